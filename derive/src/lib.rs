@@ -1,0 +1,163 @@
+//! Derive macros for [docshape](https://docs.rs/docshape): `Model` and `Embedded`.
+//!
+//! Use them through the `docshape` crate, which re-exports them and holds the runtime
+//! the generated code calls. The pipeline is visible in the modules: [`ast`] parses
+//! attributes (darling receivers plus serde's own attributes), [`check`] applies the
+//! design rules and collects every error under its tokens, and [`validator`] and
+//! [`model`] expand into code that reaches the runtime only through
+//! `::docshape::__private`, inside `const _: () = { ... };`.
+
+mod ast;
+mod attr;
+mod case;
+mod check;
+mod fallback;
+mod model;
+mod validator;
+
+use darling::FromDeriveInput;
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+use syn::spanned::Spanned;
+use syn::{Data, DeriveInput};
+
+/// Derives `docshape::Model` (and `docshape::validator::Schema`) for a struct with
+/// named fields stored in a collection. See the `docshape` crate for the attributes.
+#[proc_macro_derive(Model, attributes(model, validate))]
+pub fn derive_model(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
+    expand_model(input.into()).into()
+}
+
+/// Derives `docshape::validator::Schema` for a sub-document type (struct or enum) that
+/// has no collection of its own. See the `docshape` crate for the attributes.
+#[proc_macro_derive(Embedded, attributes(embedded, validate))]
+pub fn derive_embedded(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
+    expand_embedded(input.into()).into()
+}
+
+/// Wraps generated items so they leak no names into the user's module.
+pub(crate) fn dummy(body: TokenStream) -> TokenStream {
+    quote! {
+        #[doc(hidden)]
+        #[allow(non_upper_case_globals, unused_qualifications, clippy::all)]
+        const _: () = {
+            use ::docshape::__private as __ds;
+            #body
+        };
+    }
+}
+
+/// `#[derive(Model)]` on a token stream: the generated code, or the errors (with stub
+/// impls). Never panics, whatever the input.
+pub(crate) fn expand_model(input: TokenStream) -> TokenStream {
+    let input: DeriveInput = match syn::parse2(input) {
+        Ok(input) => input,
+        Err(e) => return e.to_compile_error(),
+    };
+    match model(&input) {
+        Ok(tokens) => tokens,
+        Err(errors) => fallback::expand(&input, errors, true),
+    }
+}
+
+/// `#[derive(Embedded)]` on a token stream, as [`expand_model`].
+pub(crate) fn expand_embedded(input: TokenStream) -> TokenStream {
+    let input: DeriveInput = match syn::parse2(input) {
+        Ok(input) => input,
+        Err(e) => return e.to_compile_error(),
+    };
+    match embedded(&input) {
+        Ok(tokens) => tokens,
+        Err(errors) => fallback::expand(&input, errors, false),
+    }
+}
+
+fn unsupported(span: Span, msg: &str) -> darling::Error {
+    darling::Error::custom(msg).with_span(&span)
+}
+
+fn model(input: &DeriveInput) -> darling::Result<TokenStream> {
+    match &input.data {
+        Data::Union(u) => {
+            return Err(unsupported(u.union_token.span, "a Model is a document with named fields; a union has no stored shape"))
+        }
+        Data::Enum(e) => {
+            return Err(unsupported(
+                e.enum_token.span,
+                "a Model is a document with named fields; store an enum inside a struct, and derive `Embedded` on the enum",
+            ))
+        }
+        Data::Struct(s) if !matches!(s.fields, syn::Fields::Named(_)) => {
+            return Err(unsupported(
+                s.fields.span().join(input.ident.span()).unwrap_or_else(|| input.ident.span()),
+                "a Model needs named fields: a collection stores documents, whose keys are the field names; use `struct Name { field: Type }`",
+            ))
+        }
+        Data::Struct(_) => {}
+    }
+    let recv = ast::ModelReceiver::from_derive_input(input)?;
+    let mut errors = darling::Error::accumulator();
+    let collection = match &recv.collection {
+        Some(lit) => {
+            if let Some(problem) = model::collection_problem(&lit.value()) {
+                errors.push(darling::Error::custom(problem).with_span(lit));
+            }
+            Some(lit.clone())
+        }
+        None => {
+            errors.push(
+                darling::Error::custom("missing `#[model(collection = \"...\")]`: a Model is stored in a collection; name it")
+                    .with_span(&recv.ident),
+            );
+            None
+        }
+    };
+    let options = collection.map(|collection| model::ModelOptions {
+        collection,
+        level: recv.validation_level.as_ref().map(|l| **l),
+        action: recv.validation_action.as_ref().map(|a| **a),
+    });
+    let strict = recv.strict.is_present();
+    let c = ast::container(
+        recv.ident,
+        recv.generics,
+        recv.data,
+        recv.attrs,
+        strict,
+        &mut errors,
+    );
+    check::container(&c, &mut errors);
+    errors.finish()?;
+    let schema = validator::schema_impl(&c, true);
+    let model = options.map(|o| model::model_impl(&c, &o));
+    Ok(dummy(quote! {
+        #schema
+        #model
+    }))
+}
+
+fn embedded(input: &DeriveInput) -> darling::Result<TokenStream> {
+    if let Data::Union(u) = &input.data {
+        return Err(unsupported(
+            u.union_token.span,
+            "a union has no stored shape serde can write; use a struct or an enum",
+        ));
+    }
+    let recv = ast::EmbeddedReceiver::from_derive_input(input)?;
+    let mut errors = darling::Error::accumulator();
+    let strict = recv.strict.is_present();
+    let c = ast::container(
+        recv.ident,
+        recv.generics,
+        recv.data,
+        recv.attrs,
+        strict,
+        &mut errors,
+    );
+    check::container(&c, &mut errors);
+    errors.finish()?;
+    Ok(dummy(validator::schema_impl(&c, false)))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,265 @@
+//! Expand: the `Schema` impl, whose `schema()` builds the type's `$jsonSchema` at run
+//! time from its fields' own schemas (`runtime/src/validator.rs` executes it).
+
+use darling::ast::Style;
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned};
+
+use crate::ast::{Body, Container, Field, Variant};
+use crate::attr::validate::{AllowedValue, Num, NumValue};
+use crate::check::{classify, is_option, known_helper, Kind};
+
+fn num(n: &NumValue) -> TokenStream {
+    match *n {
+        NumValue::Int(i) => match i32::try_from(i) {
+            Ok(small) => quote!(__ds::Bson::Int32(#small)),
+            Err(_) => quote!(__ds::Bson::Int64(#i)),
+        },
+        NumValue::Float(f) => quote!(__ds::Bson::Double(#f)),
+    }
+}
+
+fn count(n: u64) -> TokenStream {
+    let n = n as i64;
+    quote!(__ds::Bson::Int64(#n))
+}
+
+/// The schema of one field's value, with its `#[validate]` constraints.
+fn field_schema(f: &Field) -> TokenStream {
+    let r = &f.recv;
+    let ty = &r.ty;
+    let stated = r.bson_type.as_ref().map(|b| b.value()).or_else(|| {
+        f.serde
+            .with
+            .as_ref()
+            .and_then(|w| known_helper(&w.value()))
+            .map(str::to_owned)
+    });
+    let base = match stated {
+        Some(t) if is_option(ty) && !f.serde.skips_none() => {
+            quote!(__ds::nullable(__ds::bson_type(#t)))
+        }
+        Some(t) => quote!(__ds::bson_type(#t)),
+        None if f.serde.skips_none() => quote!(<#ty as __ds::Schema>::schema_some()),
+        None => quote!(<#ty as __ds::Schema>::schema()),
+    };
+
+    let mut body = Vec::new();
+    // The spelling of the type decided nothing: let the compiler check the kind, with
+    // the error under the constraint.
+    let unknown = classify(ty) == Kind::Other && r.bson_type.is_none();
+    let mut assert = |span: proc_macro2::Span, which: &str| {
+        if unknown {
+            let f = syn::Ident::new(which, span);
+            body.push(quote_spanned!(span=> let _ = __ds::#f::<#ty>;));
+        }
+    };
+    if let Some(v) = &r.min_length {
+        assert(v.span(), "assert_string");
+    }
+    if let Some(v) = &r.max_length {
+        assert(v.span(), "assert_string");
+    }
+    if let Some(v) = &r.pattern {
+        assert(v.span(), "assert_string");
+    }
+    for n in [
+        &r.minimum,
+        &r.maximum,
+        &r.exclusive_minimum,
+        &r.exclusive_maximum,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        assert(n.span, "assert_number");
+    }
+    if let Some(v) = &r.min_items {
+        assert(v.span(), "assert_array");
+    }
+    if let Some(v) = &r.max_items {
+        assert(v.span(), "assert_array");
+    }
+    if r.unique_items.is_present() {
+        assert(r.unique_items.span(), "assert_array");
+    }
+
+    let mut set =
+        |key: &str, value: TokenStream| body.push(quote!(__ds::constrain(&mut __s, #key, #value);));
+    if let Some(v) = &r.min_length {
+        set("minLength", count(**v));
+    }
+    if let Some(v) = &r.max_length {
+        set("maxLength", count(**v));
+    }
+    if let Some(p) = &r.pattern {
+        set(
+            "pattern",
+            quote!(__ds::Bson::String(::std::string::String::from(#p))),
+        );
+    }
+    if let Some(v) = &r.min_items {
+        set("minItems", count(**v));
+    }
+    if let Some(v) = &r.max_items {
+        set("maxItems", count(**v));
+    }
+    if r.unique_items.is_present() {
+        set("uniqueItems", quote!(__ds::Bson::Boolean(true)));
+    }
+    if let Some(allowed) = &r.allowed {
+        let values = allowed.values.iter().map(|v| match v {
+            AllowedValue::Str(s, _) => quote!(__ds::Bson::String(::std::string::String::from(#s))),
+            AllowedValue::Bool(b, _) => quote!(__ds::Bson::Boolean(#b)),
+            AllowedValue::Num(n) => num(&n.value),
+        });
+        set("enum", quote!(__ds::Bson::Array(::std::vec![#(#values),*])));
+    }
+    let mut bound = |n: &Option<Num>, lower: bool, exclusive: bool| {
+        if let Some(n) = n {
+            let v = num(&n.value);
+            body.push(quote!(__ds::bound(&mut __s, #lower, #v, #exclusive);));
+        }
+    };
+    bound(&r.minimum, true, false);
+    bound(&r.exclusive_minimum, true, true);
+    bound(&r.maximum, false, false);
+    bound(&r.exclusive_maximum, false, true);
+
+    if body.is_empty() {
+        return base;
+    }
+    quote!({
+        let mut __s = #base;
+        #(#body)*
+        __s
+    })
+}
+
+/// An object schema from named fields; `admit_id` for collections.
+fn object(fields: &[Field], strict: bool, admit_id: bool) -> TokenStream {
+    let steps = fields.iter().filter(|f| !f.serde.skip).map(|f| {
+        let ty = &f.recv.ty;
+        if f.serde.flatten.is_some() {
+            return quote!(__o.flatten(<#ty as __ds::Schema>::schema()););
+        }
+        let name = f.name.as_deref().unwrap_or_default();
+        let schema = field_schema(f);
+        let required = f.serde.skip_serializing_if.is_none();
+        quote!(__o.property(#name, #schema, #required);)
+    });
+    let strict = strict.then(|| quote!(__o.strict(#admit_id);));
+    quote!({
+        let mut __o = __ds::ObjectSchema::new();
+        #(#steps)*
+        #strict
+        __o.finish()
+    })
+}
+
+/// The schema of unnamed fields: a newtype is its field, a tuple an array.
+fn unnamed(fields: &[Field]) -> TokenStream {
+    let stored: Vec<&Field> = fields.iter().filter(|f| !f.serde.skip).collect();
+    match stored.as_slice() {
+        [only] if fields.len() == 1 => field_schema(only),
+        _ => {
+            let items = stored.iter().map(|f| field_schema(f));
+            quote!(__ds::tuple(::std::vec![#(#items),*]))
+        }
+    }
+}
+
+/// The value a variant writes without its tag; `None` for unit variants.
+fn variant_content(v: &Variant, strict: bool) -> Option<TokenStream> {
+    if let Some(with) = &v.serde.with {
+        return Some(match known_helper(&with.value()) {
+            Some(t) => quote!(__ds::bson_type(#t)),
+            None => quote!(__ds::Document::new()),
+        });
+    }
+    match v.style {
+        Style::Unit => None,
+        Style::Tuple => Some(unnamed(&v.fields)),
+        Style::Struct => Some(object(&v.fields, strict, false)),
+    }
+}
+
+fn enum_schema(c: &Container, variants: &[Variant]) -> TokenStream {
+    let alternatives = variants.iter().filter(|v| !v.serde.skip).map(|v| {
+        let name = &v.name;
+        let content = variant_content(v, c.strict);
+        if v.serde.untagged || c.serde.untagged.is_some() {
+            return content.unwrap_or_else(|| quote!(__ds::bson_type("null")));
+        }
+        match (&c.serde.tag, &c.serde.content) {
+            (Some(tag), Some(content_key)) => {
+                let content = match content {
+                    Some(c) => quote!(::std::option::Option::Some(#c)),
+                    None => quote!(::std::option::Option::None),
+                };
+                quote!(__ds::adjacent(#tag, #name, #content_key, #content))
+            }
+            (Some(tag), None) => {
+                let object = content.unwrap_or_else(|| object(&[], c.strict, false));
+                quote!(__ds::with_tag(#object, #tag, #name))
+            }
+            _ => match content {
+                None => quote!(__ds::string_enum(&[#name])),
+                Some(content) => quote!(__ds::single_key(#name, #content)),
+            },
+        }
+    });
+    quote!(__ds::any_of(::std::vec![#(#alternatives),*]))
+}
+
+/// The expression building the container's schema.
+pub(crate) fn schema_expr(c: &Container, admit_id: bool) -> TokenStream {
+    if let Some(into) = &c.serde.into {
+        return quote!(<#into as __ds::Schema>::schema());
+    }
+    match &c.body {
+        Body::Struct(_, fields) if c.serde.transparent => {
+            let stored: Vec<&Field> = fields.iter().filter(|f| !f.serde.skip).collect();
+            match stored.as_slice() {
+                [only] => field_schema(only),
+                _ => quote!(__ds::Document::new()),
+            }
+        }
+        Body::Struct(Style::Struct, fields) => {
+            let obj = object(fields, c.strict, admit_id);
+            match &c.serde.tag {
+                Some(tag) => {
+                    let name = c.stored_name();
+                    quote!(__ds::with_tag(#obj, #tag, #name))
+                }
+                None => obj,
+            }
+        }
+        Body::Struct(Style::Tuple, fields) => unnamed(fields),
+        Body::Struct(Style::Unit, _) => quote!(__ds::bson_type("null")),
+        Body::Enum(variants) => enum_schema(c, variants),
+    }
+}
+
+/// `impl Schema for T`, with `Schema` bounds on the type parameters.
+pub(crate) fn schema_impl(c: &Container, admit_id: bool) -> TokenStream {
+    let ident = &c.ident;
+    let mut generics = c.generics.clone();
+    let params: Vec<_> = generics.type_params().map(|p| p.ident.clone()).collect();
+    let where_clause = generics.make_where_clause();
+    for p in params {
+        where_clause
+            .predicates
+            .push(syn::parse_quote!(#p: __ds::Schema));
+    }
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    let expr = schema_expr(c, admit_id);
+    quote! {
+        #[automatically_derived]
+        impl #impl_generics __ds::Schema for #ident #ty_generics #where_clause {
+            fn schema() -> __ds::Document {
+                #expr
+            }
+        }
+    }
+}

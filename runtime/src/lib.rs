@@ -1,0 +1,107 @@
+//! # docshape
+//!
+//! NoSQL data models written as annotated serde structs, turned into what MongoDB and
+//! the application need, and checked before any data exists.
+//!
+//! Derive [`Model`] on a struct stored in a collection and [`Embedded`] on the types it
+//! contains. docshape reads serde's own attributes (`rename`, `rename_all`, `skip`,
+//! `skip_serializing_if`, `default`, `flatten`, `transparent`, `into`, enum tagging) so
+//! that every name in a validator is the name actually stored, and generates a
+//! `$jsonSchema` validator with this guarantee: **every value the Rust type can
+//! serialize passes its validator, and the validator rejects what the attributes
+//! forbid.**
+//!
+//! ```
+//! use docshape::{Model, Embedded, validator::Schema};
+//! use docshape::bson::oid::ObjectId;
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Serialize, Deserialize, Model)]
+//! #[model(collection = "usuarios", validation_action = "error")]
+//! struct Usuario {
+//!     #[serde(rename = "_id")]
+//!     id: ObjectId,
+//!     #[validate(min_length = 2, max_length = 100)]
+//!     nombre: String,
+//!     #[validate(pattern = r"^[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\.[a-zA-Z]{2,}$")]
+//!     email: String,
+//!     #[serde(skip_serializing_if = "Option::is_none")]
+//!     #[validate(minimum = 0, maximum = 150)]
+//!     edad: Option<i32>,
+//!     direccion: Direccion,
+//! }
+//!
+//! #[derive(Serialize, Deserialize, Embedded)]
+//! struct Direccion {
+//!     calle: String,
+//!     ciudad: String,
+//!     #[validate(pattern = "^[0-9]{5}$")]
+//!     cp: String,
+//! }
+//!
+//! let json = Usuario::validator_json();
+//! assert!(json.contains(r#""minLength": 2"#));
+//! ```
+//!
+//! Then `docshape::sync::<Usuario>(&db).await?` creates the collection with that
+//! validator, or `collMod`s an existing one, and reports what changed.
+//!
+//! ## Attributes
+//!
+//! On the container:
+//!
+//! | attribute | meaning |
+//! |---|---|
+//! | `#[model(collection = "name")]` | required on a `Model`: the collection |
+//! | `#[model(validation_level = "strict" \| "moderate" \| "off")]` | the `validationLevel` (default `strict`) |
+//! | `#[model(validation_action = "error" \| "warn")]` | the `validationAction` (default `error`) |
+//! | `#[model(strict)]`, `#[embedded(strict)]` | `additionalProperties: false`: only what serde writes (and `_id`) is admitted |
+//!
+//! On a field, `#[validate(...)]`:
+//!
+//! | key | applies to | schema keyword |
+//! |---|---|---|
+//! | `min_length = N`, `max_length = N` | strings | `minLength`, `maxLength` (code points) |
+//! | `pattern = "regex"` | strings | `pattern` (checked to parse at compile time) |
+//! | `minimum = N`, `maximum = N` | numbers | `minimum`, `maximum` |
+//! | `exclusive_minimum = N`, `exclusive_maximum = N` | numbers | `minimum`/`maximum` with `exclusiveMinimum`/`exclusiveMaximum` |
+//! | `min_items = N`, `max_items = N`, `unique_items` | arrays | `minItems`, `maxItems`, `uniqueItems` |
+//! | `allowed = [v, ...]` | strings, numbers | `enum` |
+//! | `bson_type = "date"` | any | replaces the inferred `bsonType`, for fields whose `serialize_with`/`with` writes another type |
+//!
+//! Contradictions (`min_length` above `max_length`, an empty range, a pattern that does
+//! not parse, a constraint on a type it cannot apply to) are compile errors under the
+//! offending tokens, and every bad attribute is reported at once.
+
+#![warn(missing_docs)]
+
+// Lets the derives' `::docshape::...` paths resolve inside this crate's own tests.
+extern crate self as docshape;
+
+pub use docshape_derive::{Embedded, Model};
+
+pub use bson;
+pub use mongodb;
+
+mod error;
+mod model;
+pub mod sync;
+#[cfg(feature = "testkit")]
+pub mod testkit;
+pub mod validator;
+
+pub use error::{Error, Result};
+pub use model::{Model, ValidationAction, ValidationLevel};
+pub use sync::{sync, SyncReport};
+
+/// What generated code calls. Not part of the public API: it may change in any release.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::model::{Model, ValidationAction, ValidationLevel};
+    pub use crate::validator::{
+        adjacent, any_of, array_of, assert_array, assert_number, assert_string, bound, bson_type,
+        constrain, nullable, single_key, string_enum, tuple, with_tag, ObjectSchema, Schema,
+    };
+    pub use bson::{Bson, Document};
+    pub use std::vec::Vec;
+}

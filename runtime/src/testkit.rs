@@ -1,0 +1,427 @@
+//! A real MongoDB-wire server for tests, yours and docshape's (feature `testkit`).
+//!
+//! [`database`] gives each test its own database on a real server over a real
+//! connection, never a mock:
+//!
+//! - when `MONGODB_URI` is set, the server it names (a real `mongod`); each test's
+//!   database is dropped when its [`TestDb`] is;
+//! - otherwise a local [SecantusDB](https://pypi.org/project/secantusdb/) server, a
+//!   MongoDB-wire-compatible server that enforces `$jsonSchema`, started once per
+//!   process on a free loopback port and stopped when the process exits. When it is
+//!   not installed, the testkit installs it (version [`SECANTUSDB_VERSION`]) into a
+//!   virtualenv under the cache folder, as `mongodb-memory-server` does for `mongod`;
+//!   that needs `python3` with `venv` and `pip`.
+//!
+//! Environment: `DOCSHAPE_CACHE` (the cache folder; default `$XDG_CACHE_HOME/docshape`
+//! or `~/.cache/docshape`), `DOCSHAPE_SECANTUS_PYTHON` (a Python that already has
+//! SecantusDB installed; skips the managed install).
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let db = docshape::testkit::database("my_test").await?;
+//! db.collection::<docshape::bson::Document>("c").insert_one(docshape::bson::doc! { "a": 1 }).await?;
+//! # Ok(()) }
+//! ```
+
+use std::fmt;
+use std::io::Read;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use mongodb::options::ClientOptions;
+use mongodb::{Client, Database};
+
+/// The SecantusDB version the testkit installs when none is available.
+pub const SECANTUSDB_VERSION: &str = "0.7.0b3";
+
+/// How long a local server may take to accept connections (a first start includes
+/// Python's imports).
+const START_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// Why the testkit could not provide a server.
+#[derive(Debug)]
+pub struct TestkitError(String);
+
+impl fmt::Display for TestkitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "docshape testkit: {}", self.0)
+    }
+}
+
+impl std::error::Error for TestkitError {}
+
+impl From<mongodb::error::Error> for TestkitError {
+    fn from(e: mongodb::error::Error) -> Self {
+        Self(format!("MongoDB: {e}"))
+    }
+}
+
+fn fail<T>(msg: impl Into<String>) -> Result<T, TestkitError> {
+    Err(TestkitError(msg.into()))
+}
+
+/// A MongoDB-wire server: the one `MONGODB_URI` names, or a local SecantusDB process
+/// that lives as long as this value (and never longer than the process that started it).
+pub struct TestServer {
+    uri: String,
+    external: bool,
+    child: Option<Child>,
+}
+
+impl fmt::Debug for TestServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TestServer")
+            .field("uri", &self.uri)
+            .field("external", &self.external)
+            .finish()
+    }
+}
+
+impl TestServer {
+    /// Starts a new local SecantusDB server on a free loopback port, installing it
+    /// first if needed.
+    pub fn start_local() -> Result<Self, TestkitError> {
+        let python = secantus_python()?;
+        let port = free_port()?;
+        let log_path = std::env::temp_dir().join(format!(
+            "docshape-secantus-{}-{port}.log",
+            std::process::id()
+        ));
+        let log = std::fs::File::create(&log_path)
+            .map_err(|e| TestkitError(format!("cannot create {}: {e}", log_path.display())))?;
+        let log_err = log.try_clone().map_err(|e| TestkitError(e.to_string()))?;
+        // The launcher exits when its stdin closes, which happens when this process
+        // ends however it ends, so no server outlives the tests that started it.
+        let mut child = Command::new(&python)
+            .arg("-c")
+            .arg(LAUNCHER)
+            .arg(port.to_string())
+            .stdin(Stdio::piped())
+            .stdout(log)
+            .stderr(log_err)
+            .spawn()
+            .map_err(|e| TestkitError(format!("cannot run {}: {e}", python.display())))?;
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        let deadline = Instant::now() + START_TIMEOUT;
+        loop {
+            if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+                break;
+            }
+            if let Ok(Some(status)) = child.try_wait() {
+                return fail(format!(
+                    "SecantusDB exited ({status}) before accepting connections:\n{}",
+                    tail(&log_path)
+                ));
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                return fail(format!(
+                    "SecantusDB did not listen on {addr} within {START_TIMEOUT:?}:\n{}",
+                    tail(&log_path)
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Ok(Self {
+            uri: format!("mongodb://{addr}/?directConnection=true"),
+            external: false,
+            child: Some(child),
+        })
+    }
+
+    /// The connection string.
+    pub fn uri(&self) -> &str {
+        &self.uri
+    }
+
+    /// Whether this is a server named by `MONGODB_URI` rather than one the testkit runs.
+    pub fn is_external(&self) -> bool {
+        self.external
+    }
+
+    /// A new client connected to this server.
+    ///
+    /// Make one client per async runtime: the driver's background tasks live on the
+    /// runtime that created the client.
+    pub async fn client(&self) -> Result<Client, TestkitError> {
+        let mut options = ClientOptions::parse(&self.uri).await?;
+        options
+            .app_name
+            .get_or_insert_with(|| "docshape-testkit".to_owned());
+        options
+            .server_selection_timeout
+            .get_or_insert(Duration::from_secs(20));
+        Ok(Client::with_options(options)?)
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(child) = &mut self.child {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// The process-wide server: `MONGODB_URI` when set, otherwise one local SecantusDB
+/// started on first use.
+pub fn server() -> Result<&'static TestServer, TestkitError> {
+    static SERVER: OnceLock<Result<TestServer, String>> = OnceLock::new();
+    SERVER
+        .get_or_init(|| match std::env::var("MONGODB_URI") {
+            Ok(uri) if !uri.trim().is_empty() => Ok(TestServer {
+                uri,
+                external: true,
+                child: None,
+            }),
+            _ => TestServer::start_local().map_err(|e| e.0),
+        })
+        .as_ref()
+        .map_err(|e| TestkitError(e.clone()))
+}
+
+/// A database of its own for one test, on [`server`]. Dereferences to
+/// [`mongodb::Database`].
+pub struct TestDb {
+    db: Database,
+    client: Client,
+    drop_on_exit: bool,
+}
+
+impl TestDb {
+    /// The client the database belongs to.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+}
+
+impl std::ops::Deref for TestDb {
+    type Target = Database;
+    fn deref(&self) -> &Database {
+        &self.db
+    }
+}
+
+impl fmt::Debug for TestDb {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TestDb")
+            .field("name", &self.db.name())
+            .finish()
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        if !self.drop_on_exit {
+            return;
+        }
+        // Drop cannot await, and the test's runtime may be single-threaded: drop the
+        // database from a thread with its own runtime and its own client.
+        let name = self.db.name().to_owned();
+        let Ok(server) = server() else { return };
+        let uri = server.uri.clone();
+        let _ = std::thread::spawn(move || {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            rt.block_on(async move {
+                if let Ok(client) = Client::with_uri_str(&uri).await {
+                    let _ = tokio::time::timeout(
+                        Duration::from_secs(10),
+                        client.database(&name).drop(),
+                    )
+                    .await;
+                }
+            });
+        })
+        .join();
+    }
+}
+
+/// A fresh, uniquely named database on the process-wide [`server`] for one test.
+/// `hint` goes into the name to make it recognisable.
+pub async fn database(hint: &str) -> Result<TestDb, TestkitError> {
+    static COUNTER: AtomicUsize = AtomicUsize::new(0);
+    let server = block_in_place_if_possible(server)?;
+    let client = server.client().await?;
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let clean: String = hint
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(32)
+        .collect();
+    let name = format!("ds_{}_{n}_{clean}", std::process::id());
+    let db = client.database(&name);
+    Ok(TestDb {
+        db,
+        client,
+        drop_on_exit: server.external,
+    })
+}
+
+/// Starting the server blocks for a moment; on a multi-threaded runtime let the other
+/// tasks move elsewhere meanwhile.
+fn block_in_place_if_possible<T>(f: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(f)
+        }
+        _ => f(),
+    }
+}
+
+/// Runs the server and exits when stdin closes (the parent is gone), removing its data.
+const LAUNCHER: &str = r#"
+import os, shutil, sys, tempfile, threading
+data = tempfile.mkdtemp(prefix="docshape-secantus-")
+def watch():
+    try:
+        while sys.stdin.buffer.read(1):
+            pass
+    except Exception:
+        pass
+    shutil.rmtree(data, ignore_errors=True)
+    os._exit(0)
+threading.Thread(target=watch, daemon=True).start()
+from secantus.cli import main
+port = sys.argv[1]
+sys.argv = ["secantusd-py", "--host", "127.0.0.1", "--port", port, "--storage-path", data, "--log-level", "WARNING"]
+sys.exit(main())
+"#;
+
+fn free_port() -> Result<u16, TestkitError> {
+    let listener =
+        TcpListener::bind("127.0.0.1:0").map_err(|e| TestkitError(format!("no free port: {e}")))?;
+    listener
+        .local_addr()
+        .map(|a| a.port())
+        .map_err(|e| TestkitError(e.to_string()))
+}
+
+fn tail(path: &Path) -> String {
+    let mut text = String::new();
+    if let Ok(mut f) = std::fs::File::open(path) {
+        let _ = f.read_to_string(&mut text);
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(30)..].join("\n")
+}
+
+/// The cache folder the managed SecantusDB is installed under.
+pub fn cache_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("DOCSHAPE_CACHE") {
+        return PathBuf::from(dir);
+    }
+    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {
+        return PathBuf::from(dir).join("docshape");
+    }
+    match std::env::var_os("HOME") {
+        Some(home) => PathBuf::from(home).join(".cache").join("docshape"),
+        None => std::env::temp_dir().join("docshape-cache"),
+    }
+}
+
+fn has_secantus(python: &Path) -> bool {
+    Command::new(python)
+        .args(["-c", "import secantus.cli"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// A Python that can import SecantusDB, installing it into the cache when needed.
+fn secantus_python() -> Result<PathBuf, TestkitError> {
+    if let Some(p) = std::env::var_os("DOCSHAPE_SECANTUS_PYTHON") {
+        let p = PathBuf::from(p);
+        if has_secantus(&p) {
+            return Ok(p);
+        }
+        return fail(format!(
+            "DOCSHAPE_SECANTUS_PYTHON={} cannot import secantus",
+            p.display()
+        ));
+    }
+    let venv = cache_dir().join(format!("secantusdb-{SECANTUSDB_VERSION}"));
+    let python = venv.join("bin").join("python");
+    if has_secantus(&python) {
+        return Ok(python);
+    }
+    install(&venv)?;
+    if has_secantus(&python) {
+        Ok(python)
+    } else {
+        fail(format!(
+            "installed SecantusDB into {} but cannot import it",
+            venv.display()
+        ))
+    }
+}
+
+/// Installs into a private folder and renames it into place, so processes installing
+/// at the same time never see a half-made virtualenv.
+fn install(venv: &Path) -> Result<(), TestkitError> {
+    let parent = venv.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent)
+        .map_err(|e| TestkitError(format!("cannot create {}: {e}", parent.display())))?;
+    let staging = parent.join(format!(
+        ".install-{}-{}",
+        std::process::id(),
+        SECANTUSDB_VERSION
+    ));
+    let _ = std::fs::remove_dir_all(&staging);
+    let run = |cmd: &mut Command, what: &str| -> Result<(), TestkitError> {
+        let out = cmd
+            .output()
+            .map_err(|e| TestkitError(format!("{what}: {e}")))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            fail(format!(
+                "{what} failed ({}):\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            ))
+        }
+    };
+    let python3 = std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into());
+    eprintln!(
+        "docshape testkit: installing SecantusDB {SECANTUSDB_VERSION} into {} (once)",
+        venv.display()
+    );
+    run(
+        Command::new(&python3).arg("-m").arg("venv").arg(&staging),
+        "python3 -m venv",
+    )?;
+    run(
+        Command::new(staging.join("bin").join("python"))
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+            ])
+            .arg(format!("secantusdb=={SECANTUSDB_VERSION}")),
+        "pip install secantusdb",
+    )?;
+    if std::fs::rename(&staging, venv).is_err() {
+        // Someone else finished first; theirs is as good as ours.
+        let _ = std::fs::remove_dir_all(&staging);
+    }
+    Ok(())
+}
