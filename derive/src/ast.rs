@@ -46,9 +46,7 @@ impl FieldReceiver {
             self.exclusive_maximum.as_ref().map(|v| v.span),
             self.min_items.as_ref().map(|v| v.span()),
             self.max_items.as_ref().map(|v| v.span()),
-            self.unique_items
-                .is_present()
-                .then(|| self.unique_items.span()),
+            self.unique_items.is_present().then(|| self.unique_items.span()),
             self.allowed.as_ref().map(|v| v.span),
             self.bson_type.as_ref().map(|v| v.span()),
         ];
@@ -145,10 +143,7 @@ pub(crate) struct Container {
 /// The stored name of the container itself (serde's `rename`, used by a struct `tag`).
 impl Container {
     pub(crate) fn stored_name(&self) -> String {
-        self.serde
-            .rename
-            .clone()
-            .unwrap_or_else(|| self.ident.unraw().to_string())
+        self.serde.rename.clone().unwrap_or_else(|| self.ident.unraw().to_string())
     }
 }
 
@@ -167,16 +162,8 @@ fn fields(
                     rule.map_or(raw.clone(), |r| r.apply_to_field(&raw))
                 })
             });
-            let span = recv
-                .ident
-                .as_ref()
-                .map_or_else(|| recv.ty.span(), |i| i.span());
-            Field {
-                name,
-                span,
-                serde,
-                recv,
-            }
+            let span = recv.ident.as_ref().map_or_else(|| recv.ty.span(), |i| i.span());
+            Field { name, span, serde, recv }
         })
         .collect()
 }
@@ -203,9 +190,7 @@ pub(crate) fn container(
                     let vserde = SerdeVariant::parse(&v.attrs, errors);
                     let raw = v.ident.unraw().to_string();
                     let name = vserde.rename.clone().unwrap_or_else(|| {
-                        serde
-                            .rename_all
-                            .map_or(raw.clone(), |r| r.apply_to_variant(&raw))
+                        serde.rename_all.map_or(raw.clone(), |r| r.apply_to_variant(&raw))
                     });
                     let rule = vserde.rename_all.or(serde.rename_all_fields);
                     let style = v.fields.style;
@@ -221,12 +206,5 @@ pub(crate) fn container(
                 .collect(),
         ),
     };
-    Container {
-        ident,
-        generics,
-        serde,
-        strict,
-        body,
-        attrs,
-    }
+    Container { ident, generics, serde, strict, body, attrs }
 }

@@ -30,20 +30,13 @@ const RULES: &[(&str, RenameRule)] = &[
 impl RenameRule {
     pub(crate) fn from_lit(lit: &LitStr) -> syn::Result<Self> {
         let value = lit.value();
-        RULES
-            .iter()
-            .find(|(name, _)| *name == value)
-            .map(|(_, r)| *r)
-            .ok_or_else(|| {
-                let names: Vec<&str> = RULES.iter().map(|(n, _)| *n).collect();
-                syn::Error::new(
-                    lit.span(),
-                    format!(
-                        "unknown rename rule `{value}`; serde accepts {}",
-                        names.join(", ")
-                    ),
-                )
-            })
+        RULES.iter().find(|(name, _)| *name == value).map(|(_, r)| *r).ok_or_else(|| {
+            let names: Vec<&str> = RULES.iter().map(|(n, _)| *n).collect();
+            syn::Error::new(
+                lit.span(),
+                format!("unknown rename rule `{value}`; serde accepts {}", names.join(", ")),
+            )
+        })
     }
 
     /// A variant name, written in PascalCase in Rust.
@@ -71,9 +64,7 @@ impl RenameRule {
             }
             Self::ScreamingSnake => Self::Snake.apply_to_variant(variant).to_ascii_uppercase(),
             Self::Kebab => Self::Snake.apply_to_variant(variant).replace('_', "-"),
-            Self::ScreamingKebab => Self::ScreamingSnake
-                .apply_to_variant(variant)
-                .replace('_', "-"),
+            Self::ScreamingKebab => Self::ScreamingSnake.apply_to_variant(variant).replace('_', "-"),
         }
     }
 

@@ -39,10 +39,7 @@ fn peel(ty: &Type) -> &Type {
             let Some(last) = p.path.segments.last() else {
                 return ty;
             };
-            let wrapper = matches!(
-                last.ident.to_string().as_str(),
-                "Option" | "Box" | "Rc" | "Arc" | "Cow"
-            );
+            let wrapper = matches!(last.ident.to_string().as_str(), "Option" | "Box" | "Rc" | "Arc" | "Cow");
             match (&last.arguments, wrapper) {
                 (PathArguments::AngleBracketed(args), true) => args
                     .args
@@ -62,9 +59,7 @@ fn peel(ty: &Type) -> &Type {
 /// Whether the type is spelled `Option<...>`.
 pub(crate) fn is_option(ty: &Type) -> bool {
     match ty {
-        Type::Path(p) if p.qself.is_none() => {
-            p.path.segments.last().is_some_and(|s| s.ident == "Option")
-        }
+        Type::Path(p) if p.qself.is_none() => p.path.segments.last().is_some_and(|s| s.ident == "Option"),
         Type::Group(g) => is_option(&g.elem),
         Type::Paren(p) => is_option(&p.elem),
         _ => false,
@@ -79,11 +74,7 @@ pub(crate) fn classify(ty: &Type) -> Kind {
                 return Kind::Other;
             };
             let name = last.ident.to_string();
-            let int = |min: i128, max: i128| Kind::Int {
-                name: name.clone(),
-                min,
-                max,
-            };
+            let int = |min: i128, max: i128| Kind::Int { name: name.clone(), min, max };
             match name.as_str() {
                 "String" | "str" | "char" => Kind::String,
                 "i8" => int(i8::MIN.into(), i8::MAX.into()),
@@ -107,16 +98,8 @@ pub(crate) fn classify(ty: &Type) -> Kind {
 fn kind_of_bson_type(name: &str) -> Kind {
     match name {
         "string" => Kind::String,
-        "int" => Kind::Int {
-            name: "int".into(),
-            min: i32::MIN.into(),
-            max: i32::MAX.into(),
-        },
-        "long" => Kind::Int {
-            name: "long".into(),
-            min: i64::MIN.into(),
-            max: i64::MAX.into(),
-        },
+        "int" => Kind::Int { name: "int".into(), min: i32::MIN.into(), max: i32::MAX.into() },
+        "long" => Kind::Int { name: "long".into(), min: i64::MIN.into(), max: i64::MAX.into() },
         "double" | "decimal" | "number" => Kind::Float,
         "array" => Kind::Array,
         _ => Kind::Other,
@@ -155,9 +138,7 @@ pub(crate) fn known_helper(path: &str) -> Option<&'static str> {
         | "rfc3339_string_as_bson_datetime"
         | "time_0_3_offsetdatetime_as_bson_datetime" => "date",
         "hex_string_as_object_id" => "objectId",
-        "bson_datetime_as_rfc3339_string" | "object_id_as_hex_string" | "uuid_1_as_string" => {
-            "string"
-        }
+        "bson_datetime_as_rfc3339_string" | "object_id_as_hex_string" | "uuid_1_as_string" => "string",
         "uuid_1_as_binary"
         | "uuid_1_as_java_legacy_binary"
         | "uuid_1_as_python_legacy_binary"
@@ -200,10 +181,7 @@ fn err(span: Span, msg: impl std::fmt::Display) -> Error {
 /// Rules for the whole type.
 pub(crate) fn container(c: &Container, errors: &mut Accumulator) {
     for attr in c.attrs.iter().filter(|a| a.path().is_ident("validate")) {
-        errors.push(err(
-            attr.span(),
-            "`#[validate]` goes on fields, not on the type",
-        ));
+        errors.push(err(attr.span(), "`#[validate]` goes on fields, not on the type"));
     }
     match &c.body {
         Body::Struct(style, fields) => {
@@ -227,17 +205,11 @@ pub(crate) fn container(c: &Container, errors: &mut Accumulator) {
                     "this enum has no variant serde writes, so no value of it can be stored",
                 ));
             }
-            let internal = c
-                .serde
-                .tag
-                .as_ref()
-                .filter(|_| c.serde.content.is_none() && c.serde.untagged.is_none());
+            let internal =
+                c.serde.tag.as_ref().filter(|_| c.serde.content.is_none() && c.serde.untagged.is_none());
             for v in variants {
                 for attr in v.attrs.iter().filter(|a| a.path().is_ident("validate")) {
-                    errors.push(err(
-                        attr.span(),
-                        "`#[validate]` goes on fields, not on variants",
-                    ));
+                    errors.push(err(attr.span(), "`#[validate]` goes on fields, not on variants"));
                 }
                 if let (Some(tag), Style::Tuple, false) = (internal, v.style, v.serde.untagged) {
                     if v.fields.len() != 1 && !v.serde.skip {
@@ -278,10 +250,7 @@ fn reserved_name(name: &str, span: Span, what: &str, errors: &mut Accumulator) {
         None
     };
     if let Some(problem) = problem {
-        errors.push(err(
-            span,
-            format!("{what} stored as `{name}` {problem}; rename it"),
-        ));
+        errors.push(err(span, format!("{what} stored as `{name}` {problem}; rename it")));
     }
 }
 
@@ -309,20 +278,9 @@ fn struct_fields(fields: &[Field], tag: Option<String>, errors: &mut Accumulator
 /// Rules for one field and its `#[validate]`.
 fn field(f: &Field, errors: &mut Accumulator) {
     let r = &f.recv;
-    for attr in r
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("model") || a.path().is_ident("embedded"))
-    {
-        let name = attr
-            .path()
-            .get_ident()
-            .map(|i| i.to_string())
-            .unwrap_or_default();
-        errors.push(err(
-            attr.span(),
-            format!("`#[{name}]` goes on the type, not on a field"),
-        ));
+    for attr in r.attrs.iter().filter(|a| a.path().is_ident("model") || a.path().is_ident("embedded")) {
+        let name = attr.path().get_ident().map(|i| i.to_string()).unwrap_or_default();
+        errors.push(err(attr.span(), format!("`#[{name}]` goes on the type, not on a field")));
     }
     let Some(vspan) = r.validate_span() else {
         if let (Some(with), None) = (&f.serde.with, &r.bson_type) {
@@ -339,12 +297,18 @@ fn field(f: &Field, errors: &mut Accumulator) {
         return;
     };
     if f.serde.skip {
-        errors.push(err(vspan, "`#[validate]` on a field serde never writes (`skip`): there is nothing stored to validate"));
+        errors.push(err(
+            vspan,
+            "`#[validate]` on a field serde never writes (`skip`): there is nothing stored to validate",
+        ));
         return;
     }
     if let Some(flatten) = f.serde.flatten {
         let _ = flatten;
-        errors.push(err(vspan, "`#[validate]` on a `flatten` field: put the constraints on the flattened type's own fields"));
+        errors.push(err(
+            vspan,
+            "`#[validate]` on a `flatten` field: put the constraints on the flattened type's own fields",
+        ));
         return;
     }
     if let (Some(with), None) = (&f.serde.with, &r.bson_type) {
@@ -363,13 +327,9 @@ fn field(f: &Field, errors: &mut Accumulator) {
     if let Some(bt) = &r.bson_type {
         let name = bt.value();
         if !BSON_TYPES.contains(&name.as_str()) {
-            let hint = did_you_mean(&name, BSON_TYPES)
-                .map(|s| format!("; did you mean `{s}`?"))
-                .unwrap_or_default();
-            errors.push(err(
-                bt.span(),
-                format!("`{name}` is not a BSON type alias{hint}"),
-            ));
+            let hint =
+                did_you_mean(&name, BSON_TYPES).map(|s| format!("; did you mean `{s}`?")).unwrap_or_default();
+            errors.push(err(bt.span(), format!("`{name}` is not a BSON type alias{hint}")));
         }
         kind = kind_of_bson_type(&name);
     } else if let Some(helper) = f.serde.with.as_ref().and_then(|w| known_helper(&w.value())) {
@@ -381,16 +341,13 @@ fn field(f: &Field, errors: &mut Accumulator) {
     };
 
     // Each key applies to one kind of value; say which, and suggest the sibling.
-    let wrong_kind =
-        |key: &str, span: Span, wants: &str, errors: &mut Accumulator, hint: Option<&str>| {
-            let hint = hint
-                .map(|h| format!("; for this type use `{h}`"))
-                .unwrap_or_default();
-            errors.push(err(
-                span,
-                format!("`{key}` applies to {wants}, but `{ty_name}` is not stored as one{hint}"),
-            ));
-        };
+    let wrong_kind = |key: &str, span: Span, wants: &str, errors: &mut Accumulator, hint: Option<&str>| {
+        let hint = hint.map(|h| format!("; for this type use `{h}`")).unwrap_or_default();
+        errors.push(err(
+            span,
+            format!("`{key}` applies to {wants}, but `{ty_name}` is not stored as one{hint}"),
+        ));
+    };
     let is_number = matches!(kind, Kind::Int { .. } | Kind::Float);
     let string_keys = [
         ("min_length", r.min_length.as_ref().map(|v| v.span())),
@@ -432,10 +389,7 @@ fn field(f: &Field, errors: &mut Accumulator) {
     let array_keys = [
         ("min_items", r.min_items.as_ref().map(|v| v.span())),
         ("max_items", r.max_items.as_ref().map(|v| v.span())),
-        (
-            "unique_items",
-            r.unique_items.is_present().then(|| r.unique_items.span()),
-        ),
+        ("unique_items", r.unique_items.is_present().then(|| r.unique_items.span())),
     ];
     for (key, span) in array_keys {
         let Some(span) = span else { continue };
@@ -460,10 +414,7 @@ fn field(f: &Field, errors: &mut Accumulator) {
             errors.push(err(min.span(), format!("contradictory bounds: `min_items = {}` is greater than `max_items = {}`, so no array can be stored", **min, **max)));
         }
     }
-    for (a, b) in [
-        ("minimum", "exclusive_minimum"),
-        ("maximum", "exclusive_maximum"),
-    ] {
+    for (a, b) in [("minimum", "exclusive_minimum"), ("maximum", "exclusive_maximum")] {
         let pick = |k: &str| match k {
             "minimum" => r.minimum.as_ref(),
             "maximum" => r.maximum.as_ref(),
@@ -471,26 +422,21 @@ fn field(f: &Field, errors: &mut Accumulator) {
             _ => r.exclusive_maximum.as_ref(),
         };
         if let (Some(_), Some(second)) = (pick(a), pick(b)) {
-            errors.push(err(
-                second.span,
-                format!("`{a}` and `{b}` both bound the same side; keep one"),
-            ));
+            errors.push(err(second.span, format!("`{a}` and `{b}` both bound the same side; keep one")));
         }
     }
-    let lower = r
-        .minimum
-        .as_ref()
-        .map(|n| (n, false))
-        .or(r.exclusive_minimum.as_ref().map(|n| (n, true)));
-    let upper = r
-        .maximum
-        .as_ref()
-        .map(|n| (n, false))
-        .or(r.exclusive_maximum.as_ref().map(|n| (n, true)));
+    let lower = r.minimum.as_ref().map(|n| (n, false)).or(r.exclusive_minimum.as_ref().map(|n| (n, true)));
+    let upper = r.maximum.as_ref().map(|n| (n, false)).or(r.exclusive_maximum.as_ref().map(|n| (n, true)));
     if let (Some((lo, lo_ex)), Some((hi, hi_ex))) = (lower, upper) {
         let (l, h) = (lo.value.as_f64(), hi.value.as_f64());
         if l > h || (l == h && (lo_ex || hi_ex)) {
-            errors.push(err(lo.span, format!("contradictory bounds: no number lies between the lower bound {} and the upper bound {}", lo.value, hi.value)));
+            errors.push(err(
+                lo.span,
+                format!(
+                    "contradictory bounds: no number lies between the lower bound {} and the upper bound {}",
+                    lo.value, hi.value
+                ),
+            ));
         }
     }
     if let Kind::Int { name, min, max } = &kind {
@@ -502,10 +448,7 @@ fn field(f: &Field, errors: &mut Accumulator) {
             if outside(lo) > *max {
                 errors.push(err(
                     lo.span,
-                    format!(
-                        "no `{name}` can be {} or more: its largest value is {max}",
-                        lo.value
-                    ),
+                    format!("no `{name}` can be {} or more: its largest value is {max}", lo.value),
                 ));
             }
         }
@@ -513,10 +456,7 @@ fn field(f: &Field, errors: &mut Accumulator) {
             if outside(hi) < *min {
                 errors.push(err(
                     hi.span,
-                    format!(
-                        "no `{name}` can be {} or less: its smallest value is {min}",
-                        hi.value
-                    ),
+                    format!("no `{name}` can be {} or less: its smallest value is {min}", hi.value),
                 ));
             }
         }
@@ -533,10 +473,7 @@ fn field(f: &Field, errors: &mut Accumulator) {
 
     if let Some(allowed) = &r.allowed {
         if allowed.values.is_empty() {
-            errors.push(err(
-                allowed.span,
-                "`allowed = []` admits no value, so nothing could be stored",
-            ));
+            errors.push(err(allowed.span, "`allowed = []` admits no value, so nothing could be stored"));
         }
         for value in &allowed.values {
             allowed_value(value, &kind, r, errors);
@@ -546,12 +483,7 @@ fn field(f: &Field, errors: &mut Accumulator) {
 
 /// An allowed value must have the field's type and meet its other constraints, or it
 /// could never be stored.
-fn allowed_value(
-    value: &AllowedValue,
-    kind: &Kind,
-    r: &crate::ast::FieldReceiver,
-    errors: &mut Accumulator,
-) {
+fn allowed_value(value: &AllowedValue, kind: &Kind, r: &crate::ast::FieldReceiver, errors: &mut Accumulator) {
     match (value, kind) {
         (AllowedValue::Str(s, span), Kind::String) => {
             let len = s.chars().count() as u64;
@@ -564,21 +496,20 @@ fn allowed_value(
         (AllowedValue::Num(n), Kind::Int { .. } | Kind::Float) => {
             let v = n.value.as_f64();
             let below = r.minimum.as_ref().is_some_and(|m| v < m.value.as_f64())
-                || r.exclusive_minimum
-                    .as_ref()
-                    .is_some_and(|m| v <= m.value.as_f64());
+                || r.exclusive_minimum.as_ref().is_some_and(|m| v <= m.value.as_f64());
             let above = r.maximum.as_ref().is_some_and(|m| v > m.value.as_f64())
-                || r.exclusive_maximum
-                    .as_ref()
-                    .is_some_and(|m| v >= m.value.as_f64());
+                || r.exclusive_maximum.as_ref().is_some_and(|m| v >= m.value.as_f64());
             if below || above {
-                errors.push(err(n.span, format!("allowed value {} is outside this field's bounds, so it could never be stored", n.value)));
-            }
-            if matches!(kind, Kind::Int { .. }) && matches!(n.value, NumValue::Float(_)) {
                 errors.push(err(
                     n.span,
-                    "allowed value is a float, but this field stores integers",
+                    format!(
+                        "allowed value {} is outside this field's bounds, so it could never be stored",
+                        n.value
+                    ),
                 ));
+            }
+            if matches!(kind, Kind::Int { .. }) && matches!(n.value, NumValue::Float(_)) {
+                errors.push(err(n.span, "allowed value is a float, but this field stores integers"));
             }
         }
         (AllowedValue::Bool(..), Kind::Other) | (_, Kind::Other) => {}

@@ -106,8 +106,10 @@ fn model(input: &DeriveInput) -> darling::Result<TokenStream> {
         }
         None => {
             errors.push(
-                darling::Error::custom("missing `#[model(collection = \"...\")]`: a Model is stored in a collection; name it")
-                    .with_span(&recv.ident),
+                darling::Error::custom(
+                    "missing `#[model(collection = \"...\")]`: a Model is stored in a collection; name it",
+                )
+                .with_span(&recv.ident),
             );
             None
         }
@@ -118,14 +120,7 @@ fn model(input: &DeriveInput) -> darling::Result<TokenStream> {
         action: recv.validation_action.as_ref().map(|a| **a),
     });
     let strict = recv.strict.is_present();
-    let c = ast::container(
-        recv.ident,
-        recv.generics,
-        recv.data,
-        recv.attrs,
-        strict,
-        &mut errors,
-    );
+    let c = ast::container(recv.ident, recv.generics, recv.data, recv.attrs, strict, &mut errors);
     check::container(&c, &mut errors);
     errors.finish()?;
     let schema = validator::schema_impl(&c, true);
@@ -146,14 +141,7 @@ fn embedded(input: &DeriveInput) -> darling::Result<TokenStream> {
     let recv = ast::EmbeddedReceiver::from_derive_input(input)?;
     let mut errors = darling::Error::accumulator();
     let strict = recv.strict.is_present();
-    let c = ast::container(
-        recv.ident,
-        recv.generics,
-        recv.data,
-        recv.attrs,
-        strict,
-        &mut errors,
-    );
+    let c = ast::container(recv.ident, recv.generics, recv.data, recv.attrs, strict, &mut errors);
     check::container(&c, &mut errors);
     errors.finish()?;
     Ok(dummy(validator::schema_impl(&c, false)))

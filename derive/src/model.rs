@@ -19,9 +19,7 @@ pub(crate) fn model_impl(c: &Container, opts: &ModelOptions) -> TokenStream {
     let params: Vec<_> = generics.type_params().map(|p| p.ident.clone()).collect();
     let where_clause = generics.make_where_clause();
     for p in params {
-        where_clause
-            .predicates
-            .push(syn::parse_quote!(#p: __ds::Schema));
+        where_clause.predicates.push(syn::parse_quote!(#p: __ds::Schema));
     }
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     let collection = &opts.collection;

@@ -28,13 +28,11 @@ fn count(n: u64) -> TokenStream {
 fn field_schema(f: &Field) -> TokenStream {
     let r = &f.recv;
     let ty = &r.ty;
-    let stated = r.bson_type.as_ref().map(|b| b.value()).or_else(|| {
-        f.serde
-            .with
-            .as_ref()
-            .and_then(|w| known_helper(&w.value()))
-            .map(str::to_owned)
-    });
+    let stated = r
+        .bson_type
+        .as_ref()
+        .map(|b| b.value())
+        .or_else(|| f.serde.with.as_ref().and_then(|w| known_helper(&w.value())).map(str::to_owned));
     let base = match stated {
         Some(t) if is_option(ty) && !f.serde.skips_none() => {
             quote!(__ds::nullable(__ds::bson_type(#t)))
@@ -63,15 +61,7 @@ fn field_schema(f: &Field) -> TokenStream {
     if let Some(v) = &r.pattern {
         assert(v.span(), "assert_string");
     }
-    for n in [
-        &r.minimum,
-        &r.maximum,
-        &r.exclusive_minimum,
-        &r.exclusive_maximum,
-    ]
-    .into_iter()
-    .flatten()
-    {
+    for n in [&r.minimum, &r.maximum, &r.exclusive_minimum, &r.exclusive_maximum].into_iter().flatten() {
         assert(n.span, "assert_number");
     }
     if let Some(v) = &r.min_items {
@@ -84,8 +74,7 @@ fn field_schema(f: &Field) -> TokenStream {
         assert(r.unique_items.span(), "assert_array");
     }
 
-    let mut set =
-        |key: &str, value: TokenStream| body.push(quote!(__ds::constrain(&mut __s, #key, #value);));
+    let mut set = |key: &str, value: TokenStream| body.push(quote!(__ds::constrain(&mut __s, #key, #value);));
     if let Some(v) = &r.min_length {
         set("minLength", count(**v));
     }
@@ -93,10 +82,7 @@ fn field_schema(f: &Field) -> TokenStream {
         set("maxLength", count(**v));
     }
     if let Some(p) = &r.pattern {
-        set(
-            "pattern",
-            quote!(__ds::Bson::String(::std::string::String::from(#p))),
-        );
+        set("pattern", quote!(__ds::Bson::String(::std::string::String::from(#p))));
     }
     if let Some(v) = &r.min_items {
         set("minItems", count(**v));
@@ -248,9 +234,7 @@ pub(crate) fn schema_impl(c: &Container, admit_id: bool) -> TokenStream {
     let params: Vec<_> = generics.type_params().map(|p| p.ident.clone()).collect();
     let where_clause = generics.make_where_clause();
     for p in params {
-        where_clause
-            .predicates
-            .push(syn::parse_quote!(#p: __ds::Schema));
+        where_clause.predicates.push(syn::parse_quote!(#p: __ds::Schema));
     }
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     let expr = schema_expr(c, admit_id);

@@ -35,10 +35,7 @@ impl fmt::Display for Error {
                 write!(f, "unexpected reply to `{command}`: {detail}")
             }
             Self::NotACollection { name, kind } => {
-                write!(
-                    f,
-                    "`{name}` exists as a {kind}, not a collection; docshape will not replace it"
-                )
+                write!(f, "`{name}` exists as a {kind}, not a collection; docshape will not replace it")
             }
         }
     }

@@ -99,8 +99,8 @@ pub use sync::{sync, SyncReport};
 pub mod __private {
     pub use crate::model::{Model, ValidationAction, ValidationLevel};
     pub use crate::validator::{
-        adjacent, any_of, array_of, assert_array, assert_number, assert_string, bound, bson_type,
-        constrain, nullable, single_key, string_enum, tuple, with_tag, ObjectSchema, Schema,
+        adjacent, any_of, array_of, assert_array, assert_number, assert_string, bound, bson_type, constrain,
+        nullable, single_key, string_enum, tuple, with_tag, ObjectSchema, Schema,
     };
     pub use bson::{Bson, Document};
     pub use std::vec::Vec;

@@ -112,6 +112,11 @@ impl fmt::Display for SyncReport {
 /// validation level and action in line with `T` (`collMod`). Idempotent: a second run
 /// changes nothing and says so.
 ///
+/// Existing documents are not re-checked: a new validator applies to later writes
+/// (with `validation_level = "moderate"`, only to documents that already pass).
+/// Several processes may sync at once; each ends with the model's options in place,
+/// and more than one may report [`SyncChange::CreatedCollection`].
+///
 /// ```no_run
 /// # use docshape::{Model, validator::Schema};
 /// # #[derive(serde::Serialize, serde::Deserialize, Model)]
@@ -129,10 +134,7 @@ pub async fn sync<T: Model>(db: &Database) -> Result<SyncReport> {
 
 /// [`sync`] for a spec built by hand or read from an export.
 pub async fn sync_spec(db: &Database, spec: &CollectionSpec) -> Result<SyncReport> {
-    let mut report = SyncReport {
-        collection: spec.name.clone(),
-        changes: Vec::new(),
-    };
+    let mut report = SyncReport { collection: spec.name.clone(), changes: Vec::new() };
     let current = match collection_options(db, &spec.name).await? {
         Some(options) => options,
         None => {
@@ -143,6 +145,8 @@ pub async fn sync_spec(db: &Database, spec: &CollectionSpec) -> Result<SyncRepor
                 "validationAction": spec.validation_action.as_str(),
             };
             match db.run_command(create).await {
+                // The server also answers ok when the collection already exists with
+                // identical options, so racing syncs may each report the creation.
                 Ok(_) => {
                     report.changes.push(SyncChange::CreatedCollection);
                     return Ok(report);
@@ -150,9 +154,7 @@ pub async fn sync_spec(db: &Database, spec: &CollectionSpec) -> Result<SyncRepor
                 // Another process created it between our look and our create: fall
                 // through and compare with what it made.
                 Err(e) if command_error_code(&e) == Some(NAMESPACE_EXISTS) => {
-                    collection_options(db, &spec.name)
-                        .await?
-                        .unwrap_or_default()
+                    collection_options(db, &spec.name).await?.unwrap_or_default()
                 }
                 Err(e) => return Err(e.into()),
             }
@@ -160,15 +162,10 @@ pub async fn sync_spec(db: &Database, spec: &CollectionSpec) -> Result<SyncRepor
     };
 
     let validator = current.get_document("validator").ok();
-    if !validator.is_some_and(|v| {
-        same_bson(
-            &Bson::Document(v.clone()),
-            &Bson::Document(spec.validator.clone()),
-        )
-    }) {
-        report.changes.push(SyncChange::ValidatorChanged {
-            before: validator.cloned(),
-        });
+    if !validator
+        .is_some_and(|v| same_bson(&Bson::Document(v.clone()), &Bson::Document(spec.validator.clone())))
+    {
+        report.changes.push(SyncChange::ValidatorChanged { before: validator.cloned() });
     }
     let level = current.get_str("validationLevel").unwrap_or("strict");
     if level != spec.validation_level.as_str() {
@@ -208,13 +205,9 @@ fn command_error_code(e: &mongodb::error::Error) -> Option<i32> {
 /// The `options` document `listCollections` reports for `name`, or `None` when there
 /// is no such namespace.
 pub(crate) async fn collection_options(db: &Database, name: &str) -> Result<Option<Document>> {
-    let reply = db
-        .run_command(doc! { "listCollections": 1, "filter": { "name": name } })
-        .await?;
-    let unexpected = |detail: &str| Error::UnexpectedReply {
-        command: "listCollections",
-        detail: detail.to_owned(),
-    };
+    let reply = db.run_command(doc! { "listCollections": 1, "filter": { "name": name } }).await?;
+    let unexpected =
+        |detail: &str| Error::UnexpectedReply { command: "listCollections", detail: detail.to_owned() };
     let batch = reply
         .get_document("cursor")
         .and_then(|c| c.get_array("firstBatch"))
@@ -224,14 +217,9 @@ pub(crate) async fn collection_options(db: &Database, name: &str) -> Result<Opti
     };
     let kind = entry.get_str("type").unwrap_or("collection");
     if kind != "collection" {
-        return Err(Error::NotACollection {
-            name: name.to_owned(),
-            kind: kind.to_owned(),
-        });
+        return Err(Error::NotACollection { name: name.to_owned(), kind: kind.to_owned() });
     }
-    Ok(Some(
-        entry.get_document("options").cloned().unwrap_or_default(),
-    ))
+    Ok(Some(entry.get_document("options").cloned().unwrap_or_default()))
 }
 
 /// BSON equality as the server means it for a validator read back: key order inside
@@ -239,9 +227,7 @@ pub(crate) async fn collection_options(db: &Database, name: &str) -> Result<Opti
 pub(crate) fn same_bson(a: &Bson, b: &Bson) -> bool {
     match (a, b) {
         (Bson::Document(x), Bson::Document(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| same_bson(v, w)))
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same_bson(v, w)))
         }
         (Bson::Array(x), Bson::Array(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(v, w)| same_bson(v, w))

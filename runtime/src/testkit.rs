@@ -74,10 +74,7 @@ pub struct TestServer {
 
 impl fmt::Debug for TestServer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TestServer")
-            .field("uri", &self.uri)
-            .field("external", &self.external)
-            .finish()
+        f.debug_struct("TestServer").field("uri", &self.uri).field("external", &self.external).finish()
     }
 }
 
@@ -87,10 +84,8 @@ impl TestServer {
     pub fn start_local() -> Result<Self, TestkitError> {
         let python = secantus_python()?;
         let port = free_port()?;
-        let log_path = std::env::temp_dir().join(format!(
-            "docshape-secantus-{}-{port}.log",
-            std::process::id()
-        ));
+        let log_path =
+            std::env::temp_dir().join(format!("docshape-secantus-{}-{port}.log", std::process::id()));
         let log = std::fs::File::create(&log_path)
             .map_err(|e| TestkitError(format!("cannot create {}: {e}", log_path.display())))?;
         let log_err = log.try_clone().map_err(|e| TestkitError(e.to_string()))?;
@@ -149,12 +144,8 @@ impl TestServer {
     /// runtime that created the client.
     pub async fn client(&self) -> Result<Client, TestkitError> {
         let mut options = ClientOptions::parse(&self.uri).await?;
-        options
-            .app_name
-            .get_or_insert_with(|| "docshape-testkit".to_owned());
-        options
-            .server_selection_timeout
-            .get_or_insert(Duration::from_secs(20));
+        options.app_name.get_or_insert_with(|| "docshape-testkit".to_owned());
+        options.server_selection_timeout.get_or_insert(Duration::from_secs(20));
         Ok(Client::with_options(options)?)
     }
 }
@@ -174,11 +165,7 @@ pub fn server() -> Result<&'static TestServer, TestkitError> {
     static SERVER: OnceLock<Result<TestServer, String>> = OnceLock::new();
     SERVER
         .get_or_init(|| match std::env::var("MONGODB_URI") {
-            Ok(uri) if !uri.trim().is_empty() => Ok(TestServer {
-                uri,
-                external: true,
-                child: None,
-            }),
+            Ok(uri) if !uri.trim().is_empty() => Ok(TestServer { uri, external: true, child: None }),
             _ => TestServer::start_local().map_err(|e| e.0),
         })
         .as_ref()
@@ -209,9 +196,7 @@ impl std::ops::Deref for TestDb {
 
 impl fmt::Debug for TestDb {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TestDb")
-            .field("name", &self.db.name())
-            .finish()
+        f.debug_struct("TestDb").field("name", &self.db.name()).finish()
     }
 }
 
@@ -226,19 +211,13 @@ impl Drop for TestDb {
         let Ok(server) = server() else { return };
         let uri = server.uri.clone();
         let _ = std::thread::spawn(move || {
-            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            else {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
                 return;
             };
             rt.block_on(async move {
                 if let Ok(client) = Client::with_uri_str(&uri).await {
-                    let _ = tokio::time::timeout(
-                        Duration::from_secs(10),
-                        client.database(&name).drop(),
-                    )
-                    .await;
+                    let _ =
+                        tokio::time::timeout(Duration::from_secs(10), client.database(&name).drop()).await;
                 }
             });
         })
@@ -253,24 +232,11 @@ pub async fn database(hint: &str) -> Result<TestDb, TestkitError> {
     let server = block_in_place_if_possible(server)?;
     let client = server.client().await?;
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let clean: String = hint
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(32)
-        .collect();
+    let clean: String =
+        hint.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).take(32).collect();
     let name = format!("ds_{}_{n}_{clean}", std::process::id());
     let db = client.database(&name);
-    Ok(TestDb {
-        db,
-        client,
-        drop_on_exit: server.external,
-    })
+    Ok(TestDb { db, client, drop_on_exit: server.external })
 }
 
 /// Starting the server blocks for a moment; on a multi-threaded runtime let the other
@@ -306,10 +272,7 @@ sys.exit(main())
 fn free_port() -> Result<u16, TestkitError> {
     let listener =
         TcpListener::bind("127.0.0.1:0").map_err(|e| TestkitError(format!("no free port: {e}")))?;
-    listener
-        .local_addr()
-        .map(|a| a.port())
-        .map_err(|e| TestkitError(e.to_string()))
+    listener.local_addr().map(|a| a.port()).map_err(|e| TestkitError(e.to_string()))
 }
 
 fn tail(path: &Path) -> String {
@@ -351,10 +314,7 @@ fn secantus_python() -> Result<PathBuf, TestkitError> {
         if has_secantus(&p) {
             return Ok(p);
         }
-        return fail(format!(
-            "DOCSHAPE_SECANTUS_PYTHON={} cannot import secantus",
-            p.display()
-        ));
+        return fail(format!("DOCSHAPE_SECANTUS_PYTHON={} cannot import secantus", p.display()));
     }
     let venv = cache_dir().join(format!("secantusdb-{SECANTUSDB_VERSION}"));
     let python = venv.join("bin").join("python");
@@ -365,10 +325,7 @@ fn secantus_python() -> Result<PathBuf, TestkitError> {
     if has_secantus(&python) {
         Ok(python)
     } else {
-        fail(format!(
-            "installed SecantusDB into {} but cannot import it",
-            venv.display()
-        ))
+        fail(format!("installed SecantusDB into {} but cannot import it", venv.display()))
     }
 }
 
@@ -378,44 +335,22 @@ fn install(venv: &Path) -> Result<(), TestkitError> {
     let parent = venv.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(parent)
         .map_err(|e| TestkitError(format!("cannot create {}: {e}", parent.display())))?;
-    let staging = parent.join(format!(
-        ".install-{}-{}",
-        std::process::id(),
-        SECANTUSDB_VERSION
-    ));
+    let staging = parent.join(format!(".install-{}-{}", std::process::id(), SECANTUSDB_VERSION));
     let _ = std::fs::remove_dir_all(&staging);
     let run = |cmd: &mut Command, what: &str| -> Result<(), TestkitError> {
-        let out = cmd
-            .output()
-            .map_err(|e| TestkitError(format!("{what}: {e}")))?;
+        let out = cmd.output().map_err(|e| TestkitError(format!("{what}: {e}")))?;
         if out.status.success() {
             Ok(())
         } else {
-            fail(format!(
-                "{what} failed ({}):\n{}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr)
-            ))
+            fail(format!("{what} failed ({}):\n{}", out.status, String::from_utf8_lossy(&out.stderr)))
         }
     };
     let python3 = std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into());
-    eprintln!(
-        "docshape testkit: installing SecantusDB {SECANTUSDB_VERSION} into {} (once)",
-        venv.display()
-    );
-    run(
-        Command::new(&python3).arg("-m").arg("venv").arg(&staging),
-        "python3 -m venv",
-    )?;
+    eprintln!("docshape testkit: installing SecantusDB {SECANTUSDB_VERSION} into {} (once)", venv.display());
+    run(Command::new(&python3).arg("-m").arg("venv").arg(&staging), "python3 -m venv")?;
     run(
         Command::new(staging.join("bin").join("python"))
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-            ])
+            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
             .arg(format!("secantusdb=={SECANTUSDB_VERSION}")),
         "pip install secantusdb",
     )?;

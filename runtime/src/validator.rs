@@ -115,10 +115,7 @@ fn admits_null(schema: &Document) -> bool {
         Some(Bson::Array(types)) => types.iter().any(|t| t.as_str() == Some("null")),
         _ => schema
             .get_array("anyOf")
-            .map(|alts| {
-                alts.iter()
-                    .any(|a| a.as_document().is_some_and(admits_null))
-            })
+            .map(|alts| alts.iter().any(|a| a.as_document().is_some_and(admits_null)))
             .unwrap_or(false),
     }
 }
@@ -173,9 +170,8 @@ pub fn any_of(alternatives: Vec<Document>) -> Document {
     let mut merged_strings: Vec<Bson> = Vec::new();
     let mut others = Vec::new();
     for alt in alternatives {
-        let is_string_enum = alt.len() == 2
-            && alt.get_str("bsonType") == Ok("string")
-            && alt.get_array("enum").is_ok();
+        let is_string_enum =
+            alt.len() == 2 && alt.get_str("bsonType") == Ok("string") && alt.get_array("enum").is_ok();
         if is_string_enum {
             merged_strings.extend(alt.get_array("enum").into_iter().flatten().cloned());
         } else {
@@ -206,15 +202,11 @@ pub fn single_key(key: &str, value: Document) -> Document {
 /// Adds the `tag` property, fixed to `value`, to an object schema: an internally
 /// tagged enum variant.
 pub fn with_tag(mut object: Document, tag: &str, value: &str) -> Document {
-    let props = object
-        .entry("properties".to_owned())
-        .or_insert_with(|| Bson::Document(Document::new()));
+    let props = object.entry("properties".to_owned()).or_insert_with(|| Bson::Document(Document::new()));
     if let Bson::Document(props) = props {
         props.insert(tag, string_enum(&[value]));
     }
-    let required = object
-        .entry("required".to_owned())
-        .or_insert_with(|| Bson::Array(Vec::new()));
+    let required = object.entry("required".to_owned()).or_insert_with(|| Bson::Array(Vec::new()));
     if let Bson::Array(required) = required {
         required.insert(0, tag.into());
     }
@@ -320,20 +312,13 @@ impl ObjectSchema {
             self.all_of.push(constraint.into());
             return;
         }
-        let props = schema
-            .get_document("properties")
-            .cloned()
-            .unwrap_or_default();
+        let props = schema.get_document("properties").cloned().unwrap_or_default();
         for (key, value) in props {
             self.properties.insert(key, value);
         }
         if !optional {
             if let Ok(required) = schema.get_array("required") {
-                self.required.extend(
-                    required
-                        .iter()
-                        .filter_map(|r| r.as_str().map(str::to_owned)),
-                );
+                self.required.extend(required.iter().filter_map(|r| r.as_str().map(str::to_owned)));
             }
         }
         match schema.get("additionalProperties") {
@@ -349,16 +334,11 @@ impl ObjectSchema {
     fn flattened_key_presence(&self, schema: &Document) -> Vec<Bson> {
         let mut keys = BTreeSet::new();
         for alt in schema.get_array("anyOf").into_iter().flatten() {
-            if let Some(props) = alt
-                .as_document()
-                .and_then(|a| a.get_document("properties").ok())
-            {
+            if let Some(props) = alt.as_document().and_then(|a| a.get_document("properties").ok()) {
                 keys.extend(props.keys().cloned());
             }
         }
-        keys.into_iter()
-            .map(|k| doc! { "required": [k] }.into())
-            .collect()
+        keys.into_iter().map(|k| doc! { "required": [k] }.into()).collect()
     }
 
     /// Refuses properties serde never writes (`additionalProperties: false`).
@@ -376,12 +356,8 @@ impl ObjectSchema {
         let mut s = bson_type("object");
         if !self.required.is_empty() {
             let mut seen = HashSet::new();
-            let required: Vec<Bson> = self
-                .required
-                .into_iter()
-                .filter(|r| seen.insert(r.clone()))
-                .map(Bson::String)
-                .collect();
+            let required: Vec<Bson> =
+                self.required.into_iter().filter(|r| seen.insert(r.clone())).map(Bson::String).collect();
             s.insert("required", required);
         }
         if !self.properties.is_empty() {
@@ -416,11 +392,7 @@ pub fn constrain(schema: &mut Document, key: &str, value: Bson) {
 /// Tightens `schema`'s lower (`minimum`) or upper (`maximum`) bound to `value`; a bound
 /// the type already makes tighter (a `u8`'s `minimum: 0`, say) is kept.
 pub fn bound(schema: &mut Document, lower: bool, value: Bson, exclusive: bool) {
-    let (key, flag) = if lower {
-        ("minimum", "exclusiveMinimum")
-    } else {
-        ("maximum", "exclusiveMaximum")
-    };
+    let (key, flag) = if lower { ("minimum", "exclusiveMinimum") } else { ("maximum", "exclusiveMaximum") };
     let as_f64 = |b: &Bson| match b {
         Bson::Int32(i) => Some(f64::from(*i)),
         Bson::Int64(i) => Some(*i as f64),
@@ -654,14 +626,8 @@ mod tests {
 
     #[test]
     fn nullable_extends_every_form_once() {
-        assert_eq!(
-            nullable(bson_type("int")),
-            doc! { "bsonType": ["int", "null"] }
-        );
-        assert_eq!(
-            nullable(nullable(bson_type("int"))),
-            doc! { "bsonType": ["int", "null"] }
-        );
+        assert_eq!(nullable(bson_type("int")), doc! { "bsonType": ["int", "null"] });
+        assert_eq!(nullable(nullable(bson_type("int"))), doc! { "bsonType": ["int", "null"] });
         assert_eq!(nullable(Document::new()), Document::new());
         let alt = any_of(vec![bson_type("int"), bson_type("string")]);
         assert_eq!(
@@ -680,11 +646,7 @@ mod tests {
 
     #[test]
     fn unit_variants_merge_into_one_string_enum() {
-        let s = any_of(vec![
-            string_enum(&["A"]),
-            single_key("B", bson_type("int")),
-            string_enum(&["C"]),
-        ]);
+        let s = any_of(vec![string_enum(&["A"]), single_key("B", bson_type("int")), string_enum(&["C"])]);
         let alts = s.get_array("anyOf").unwrap();
         assert_eq!(alts[0].as_document().unwrap(), &string_enum(&["A", "C"]));
         assert_eq!(alts.len(), 2);
@@ -694,10 +656,7 @@ mod tests {
     fn enum_constraint_admits_null_only_when_the_type_does() {
         let mut s = <Option<String>>::schema();
         constrain(&mut s, "enum", Bson::Array(vec!["x".into()]));
-        assert_eq!(
-            s.get_array("enum").unwrap(),
-            &vec![Bson::from("x"), Bson::Null]
-        );
+        assert_eq!(s.get_array("enum").unwrap(), &vec![Bson::from("x"), Bson::Null]);
         let mut s = String::schema();
         constrain(&mut s, "enum", Bson::Array(vec!["x".into()]));
         assert_eq!(s.get_array("enum").unwrap(), &vec![Bson::from("x")]);
@@ -709,9 +668,6 @@ mod tests {
         o.property("a", i32::schema(), true);
         o.flatten(<HashMap<String, String>>::schema());
         o.strict(false);
-        assert_eq!(
-            o.finish().get_document("additionalProperties").unwrap(),
-            &bson_type("string")
-        );
+        assert_eq!(o.finish().get_document("additionalProperties").unwrap(), &bson_type("string"));
     }
 }

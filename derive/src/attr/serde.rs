@@ -103,13 +103,9 @@ impl SerdeContainer {
             if p.is_ident("rename") {
                 out.rename = ser_name(meta)?.map(|l| l.value());
             } else if p.is_ident("rename_all") {
-                out.rename_all = ser_name(meta)?
-                    .map(|l| RenameRule::from_lit(&l))
-                    .transpose()?;
+                out.rename_all = ser_name(meta)?.map(|l| RenameRule::from_lit(&l)).transpose()?;
             } else if p.is_ident("rename_all_fields") {
-                out.rename_all_fields = ser_name(meta)?
-                    .map(|l| RenameRule::from_lit(&l))
-                    .transpose()?;
+                out.rename_all_fields = ser_name(meta)?.map(|l| RenameRule::from_lit(&l)).transpose()?;
             } else if p.is_ident("tag") {
                 out.tag = Some(lit(meta)?);
             } else if p.is_ident("content") {
@@ -137,9 +133,7 @@ impl SerdeVariant {
             if p.is_ident("rename") {
                 out.rename = ser_name(meta)?.map(|l| l.value());
             } else if p.is_ident("rename_all") {
-                out.rename_all = ser_name(meta)?
-                    .map(|l| RenameRule::from_lit(&l))
-                    .transpose()?;
+                out.rename_all = ser_name(meta)?.map(|l| RenameRule::from_lit(&l)).transpose()?;
             } else if p.is_ident("skip") || p.is_ident("skip_serializing") {
                 out.skip = true;
             } else if p.is_ident("untagged") {
@@ -185,9 +179,7 @@ impl SerdeField {
             let path = path.trim_start_matches("::");
             matches!(
                 path,
-                "Option::is_none"
-                    | "std::option::Option::is_none"
-                    | "core::option::Option::is_none"
+                "Option::is_none" | "std::option::Option::is_none" | "core::option::Option::is_none"
             )
         })
     }

@@ -39,19 +39,16 @@ impl std::fmt::Display for NumValue {
 fn num_from_expr(expr: &Expr) -> Result<NumValue> {
     match expr {
         Expr::Lit(l) => match &l.lit {
-            Lit::Int(i) => i.base10_parse::<i64>().map(NumValue::Int).map_err(|_| {
-                Error::custom("this integer does not fit in a 64-bit BSON long").with_span(i)
-            }),
+            Lit::Int(i) => i
+                .base10_parse::<i64>()
+                .map(NumValue::Int)
+                .map_err(|_| Error::custom("this integer does not fit in a 64-bit BSON long").with_span(i)),
             Lit::Float(f) => match f.base10_parse::<f64>() {
                 Ok(x) if x.is_finite() => Ok(NumValue::Float(x)),
-                Ok(_) => {
-                    Err(Error::custom("this number is too large for a BSON double").with_span(f))
-                }
+                Ok(_) => Err(Error::custom("this number is too large for a BSON double").with_span(f)),
                 Err(e) => Err(Error::custom(e.to_string()).with_span(f)),
             },
-            other => {
-                Err(Error::custom("expected a number, like `0`, `-5` or `2.5`").with_span(other))
-            }
+            other => Err(Error::custom("expected a number, like `0`, `-5` or `2.5`").with_span(other)),
         },
         Expr::Unary(u) if matches!(u.op, UnOp::Neg(_)) => match num_from_expr(&u.expr)? {
             NumValue::Int(i) => Ok(NumValue::Int(-i)),
@@ -64,10 +61,7 @@ fn num_from_expr(expr: &Expr) -> Result<NumValue> {
 
 impl FromMeta for Num {
     fn from_expr(expr: &Expr) -> Result<Self> {
-        Ok(Self {
-            value: num_from_expr(expr)?,
-            span: expr.span(),
-        })
+        Ok(Self { value: num_from_expr(expr)?, span: expr.span() })
     }
 }
 
@@ -98,10 +92,9 @@ pub(crate) struct Allowed {
 impl FromMeta for Allowed {
     fn from_expr(expr: &Expr) -> Result<Self> {
         let Expr::Array(array) = expr else {
-            return Err(Error::custom(
-                "expected a list of values, like `allowed = [\"a\", \"b\"]`",
-            )
-            .with_span(expr));
+            return Err(
+                Error::custom("expected a list of values, like `allowed = [\"a\", \"b\"]`").with_span(expr)
+            );
         };
         let mut errors = Error::accumulator();
         let mut values = Vec::new();
@@ -116,9 +109,6 @@ impl FromMeta for Allowed {
             };
             values.extend(value);
         }
-        errors.finish_with(Self {
-            values,
-            span: expr.span(),
-        })
+        errors.finish_with(Self { values, span: expr.span() })
     }
 }
