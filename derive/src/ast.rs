@@ -1,7 +1,7 @@
 //! Parse: attributes into a model of the type (darling receivers plus serde's view).
 
 use darling::ast::{Data, Fields, Style};
-use darling::util::{Flag, SpannedValue};
+use darling::util::SpannedValue;
 use darling::{FromDeriveInput, FromField, FromMeta, FromVariant};
 use proc_macro2::Span;
 use syn::ext::IdentExt;
@@ -10,6 +10,7 @@ use syn::{Attribute, Generics, Ident, LitStr, Type};
 
 use crate::attr::serde::{SerdeContainer, SerdeField, SerdeVariant};
 use crate::attr::validate::{Allowed, Num};
+use crate::attr::Flag;
 
 /// `#[validate(...)]` and serde's attributes on one field.
 #[derive(FromField)]
@@ -117,7 +118,6 @@ pub(crate) struct Field {
 
 /// A variant as it is stored.
 pub(crate) struct Variant {
-    pub ident: Ident,
     pub name: String,
     pub serde: SerdeVariant,
     pub style: Style,
@@ -162,7 +162,11 @@ fn fields(
                     rule.map_or(raw.clone(), |r| r.apply_to_field(&raw))
                 })
             });
-            let span = recv.ident.as_ref().map_or_else(|| recv.ty.span(), |i| i.span());
+            // Point at the rename when there is one: that is where the stored name is written.
+            let span = serde
+                .rename_span
+                .or_else(|| recv.ident.as_ref().map(|i| i.span()))
+                .unwrap_or_else(|| recv.ty.span());
             Field { name, span, serde, recv }
         })
         .collect()
@@ -195,7 +199,6 @@ pub(crate) fn container(
                     let rule = vserde.rename_all.or(serde.rename_all_fields);
                     let style = v.fields.style;
                     Variant {
-                        ident: v.ident,
                         name,
                         style,
                         fields: fields(v.fields.fields, rule, errors),

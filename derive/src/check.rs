@@ -181,7 +181,7 @@ fn err(span: Span, msg: impl std::fmt::Display) -> Error {
 /// Rules for the whole type.
 pub(crate) fn container(c: &Container, errors: &mut Accumulator) {
     for attr in c.attrs.iter().filter(|a| a.path().is_ident("validate")) {
-        errors.push(err(attr.span(), "`#[validate]` goes on fields, not on the type"));
+        errors.push(err(attr.path().span(), "`#[validate]` goes on fields, not on the type"));
     }
     match &c.body {
         Body::Struct(style, fields) => {
@@ -192,7 +192,7 @@ pub(crate) fn container(c: &Container, errors: &mut Accumulator) {
             }
             if let Some(tag) = &c.serde.tag {
                 if *style == Style::Struct {
-                    reserved_name(&tag.value(), tag.span(), "a tag", errors);
+                    reserved_name(&tag.value(), tag.span(), "the tag key", errors);
                 }
             }
             struct_fields(fields, c.serde.tag.as_ref().map(|t| t.value()), errors);
@@ -209,18 +209,7 @@ pub(crate) fn container(c: &Container, errors: &mut Accumulator) {
                 c.serde.tag.as_ref().filter(|_| c.serde.content.is_none() && c.serde.untagged.is_none());
             for v in variants {
                 for attr in v.attrs.iter().filter(|a| a.path().is_ident("validate")) {
-                    errors.push(err(attr.span(), "`#[validate]` goes on fields, not on variants"));
-                }
-                if let (Some(tag), Style::Tuple, false) = (internal, v.style, v.serde.untagged) {
-                    if v.fields.len() != 1 && !v.serde.skip {
-                        errors.push(err(
-                            v.ident.span(),
-                            format!(
-                                "an internally tagged enum (`tag = \"{}\"`) cannot store a tuple variant: serde has no key to put the tag under; use a struct variant",
-                                tag.value()
-                            ),
-                        ));
-                    }
+                    errors.push(err(attr.path().span(), "`#[validate]` goes on fields, not on variants"));
                 }
                 if v.style == Style::Struct {
                     struct_fields(
@@ -250,14 +239,15 @@ fn reserved_name(name: &str, span: Span, what: &str, errors: &mut Accumulator) {
         None
     };
     if let Some(problem) = problem {
-        errors.push(err(span, format!("{what} stored as `{name}` {problem}; rename it")));
+        errors.push(err(span, format!("{what} `{name}` {problem}; rename it")));
     }
 }
 
 fn struct_fields(fields: &[Field], tag: Option<String>, errors: &mut Accumulator) {
-    let mut seen: HashMap<String, Span> = HashMap::new();
+    // Stored name -> what already claims it.
+    let mut seen: HashMap<String, &'static str> = HashMap::new();
     if let Some(tag) = tag {
-        seen.insert(tag, Span::call_site());
+        seen.insert(tag, "the enum's tag");
     }
     for f in fields {
         field(f, errors);
@@ -265,11 +255,11 @@ fn struct_fields(fields: &[Field], tag: Option<String>, errors: &mut Accumulator
             continue;
         }
         let Some(name) = &f.name else { continue };
-        reserved_name(name, f.span, "this field is", errors);
-        if seen.insert(name.clone(), f.span).is_some() {
+        reserved_name(name, f.span, "the stored name", errors);
+        if let Some(other) = seen.insert(name.clone(), "another field") {
             errors.push(err(
                 f.span,
-                format!("two keys would be stored as `{name}` (a field or the enum tag): serde would write the key twice; rename one of them"),
+                format!("{other} is already stored as `{name}`: serde would write the key twice; rename one of them"),
             ));
         }
     }
@@ -280,7 +270,7 @@ fn field(f: &Field, errors: &mut Accumulator) {
     let r = &f.recv;
     for attr in r.attrs.iter().filter(|a| a.path().is_ident("model") || a.path().is_ident("embedded")) {
         let name = attr.path().get_ident().map(|i| i.to_string()).unwrap_or_default();
-        errors.push(err(attr.span(), format!("`#[{name}]` goes on the type, not on a field")));
+        errors.push(err(attr.path().span(), format!("`#[{name}]` goes on the type, not on a field")));
     }
     let Some(vspan) = r.validate_span() else {
         if let (Some(with), None) = (&f.serde.with, &r.bson_type) {

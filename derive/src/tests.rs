@@ -1,1 +1,312 @@
+//! The expansion functions as library functions on token streams: what they generate,
+//! and that no input, however garbled, makes them panic.
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::str::FromStr;
+
+use proc_macro2::TokenStream;
+
+use crate::{expand_embedded, expand_model};
+
+fn tokens(src: &str) -> TokenStream {
+    TokenStream::from_str(src).unwrap()
+}
+
+fn is_error(out: &TokenStream) -> bool {
+    out.to_string().contains("compile_error")
+}
+
+#[test]
+fn valid_model_expands_inside_an_anonymous_const() {
+    let out = expand_model(tokens(
+        r#"#[model(collection = "usuarios")] struct Usuario { #[validate(min_length = 2)] nombre: String }"#,
+    ));
+    assert!(!is_error(&out), "{out}");
+    let file: syn::File = syn::parse2(out).unwrap();
+    assert_eq!(file.items.len(), 1);
+    assert!(matches!(&file.items[0], syn::Item::Const(c) if c.ident == "_"));
+}
+
+#[test]
+fn errors_come_with_stub_impls() {
+    let out = expand_model(tokens(
+        r#"#[model(collection = "u")] struct U { #[validate(min_length = 5, max_length = 1)] a: String }"#,
+    ));
+    let text = out.to_string();
+    assert!(is_error(&out));
+    assert!(text.contains("impl __ds :: Schema for U"), "{text}");
+    assert!(text.contains("impl __ds :: Model for U"), "{text}");
+}
+
+#[test]
+fn all_errors_are_reported_at_once() {
+    let out = expand_model(tokens(
+        r#"#[model(collection = "u")] struct U {
+            #[validate(min_length = 5, max_length = 1)] a: String,
+            #[validate(pattern = "(")] b: String,
+            #[validate(minimum = 3, maximum = 2)] c: i32,
+        }"#,
+    ));
+    assert_eq!(out.to_string().matches("compile_error").count(), 3, "{out}");
+}
+
+#[test]
+fn a_flag_given_a_value_is_an_error_not_a_panic() {
+    // darling's own `Flag` panicked on the first of these.
+    for src in [r#"#[embedded(strict {})] struct H { a: String }"#, r#"#[embedded(strict = true)] struct H { a: String }"#] {
+        assert!(is_error(&expand_embedded(tokens(src))), "{src}");
+    }
+}
+
+/// Valid inputs the fuzzer garbles.
+const SEEDS: &[&str] = &[
+    r#"#[model(collection = "usuarios", validation_action = "error", strict)]
+       #[serde(rename_all = "camelCase")]
+       struct Usuario {
+           #[serde(rename = "_id")] id: ObjectId,
+           #[validate(min_length = 2, max_length = 100)] nombre: String,
+           #[validate(pattern = r"^[a-z]+@[a-z]+\.[a-z]{2,}$")] email: String,
+           #[serde(skip_serializing_if = "Option::is_none")] #[validate(minimum = 0, maximum = 150)] edad: Option<i32>,
+           #[validate(min_items = 1, max_items = 3, unique_items)] tags: Vec<String>,
+           #[validate(allowed = ["a", "b"])] nivel: String,
+           #[serde(flatten)] extra: HashMap<String, i32>,
+           #[serde(with = "bson::serde_helpers::hex_string_as_object_id")] legacy: String,
+       }"#,
+    r#"#[model(collection = "orders", validation_level = "moderate")]
+       struct Order<T> {
+           #[validate(exclusive_minimum = 0, exclusive_maximum = 1.5)] ratio: f64,
+           #[serde(skip)] cache: u32,
+           #[validate(bson_type = "date")] #[serde(serialize_with = "x")] when: u64,
+           items: Vec<T>,
+           r#type: Kind,
+       }"#,
+    r#"#[serde(tag = "type", rename_all = "snake_case")]
+       enum Event { Created { #[validate(max_length = 3)] id: String }, Renamed(Info), Deleted, #[serde(skip)] Hidden }"#,
+    r#"#[serde(tag = "t", content = "c")] enum Message { Ping, Text(String), Move { x: i32, y: i32 }, Pair(i32, String) }"#,
+    r#"#[serde(untagged)] enum Loose { N(i64), T(String), P { x: f64 }, Nothing }"#,
+    r#"#[embedded(strict)] #[serde(transparent)] struct Handle { #[validate(pattern = "^@")] value: String }"#,
+    r#"struct Email(#[validate(max_length = 254)] String);"#,
+];
+
+/// Pieces the fuzzer splices in.
+const VOCAB: &[&str] = &[
+    "model",
+    "validate",
+    "embedded",
+    "serde",
+    "collection",
+    "strict",
+    "min_length",
+    "max_length",
+    "pattern",
+    "minimum",
+    "maximum",
+    "exclusive_minimum",
+    "exclusive_maximum",
+    "min_items",
+    "max_items",
+    "unique_items",
+    "allowed",
+    "bson_type",
+    "validation_level",
+    "validation_action",
+    "rename",
+    "rename_all",
+    "skip",
+    "flatten",
+    "tag",
+    "content",
+    "untagged",
+    "transparent",
+    "into",
+    "with",
+    "serialize_with",
+    "skip_serializing_if",
+    "rename_all_fields",
+    "=",
+    ",",
+    "-",
+    "#",
+    "!",
+    ":",
+    "::",
+    ";",
+    "<",
+    ">",
+    "&",
+    "'a",
+    "\"\"",
+    "\"(\"",
+    "\"[\"",
+    "\"strict\"",
+    "\"camelCase\"",
+    "\"bogus\"",
+    "\"a.b\"",
+    "\"$x\"",
+    "\"system.x\"",
+    "\"date\"",
+    "\"Option::is_none\"",
+    "0",
+    "-1",
+    "1.5",
+    "-0.0",
+    "1e308",
+    "1e999",
+    "18446744073709551615",
+    "9223372036854775808",
+    "-9223372036854775808",
+    "true",
+    "false",
+    "'c'",
+    "b\"x\"",
+    "[]",
+    "[1, \"a\"]",
+    "[-1, 2.5]",
+    "()",
+    "(x)",
+    "{}",
+    "String",
+    "i32",
+    "u8",
+    "f64",
+    "Option<String>",
+    "Vec<u8>",
+    "[u8; 3]",
+    "(i32, String)",
+    "Box<Self>",
+    "T",
+    "struct",
+    "enum",
+    "union",
+    "where",
+    "pub",
+    "fn",
+    "impl",
+    "r#type",
+];
+
+/// A small deterministic generator (xorshift), seeded per run and printed on failure.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// Splits source into lexemes the mutations work on.
+fn lexemes(src: &str) -> Vec<String> {
+    fn walk(ts: TokenStream, out: &mut Vec<String>) {
+        for tt in ts {
+            match tt {
+                proc_macro2::TokenTree::Group(g) => {
+                    let (open, close) = match g.delimiter() {
+                        proc_macro2::Delimiter::Parenthesis => ("(", ")"),
+                        proc_macro2::Delimiter::Brace => ("{", "}"),
+                        proc_macro2::Delimiter::Bracket => ("[", "]"),
+                        proc_macro2::Delimiter::None => ("", ""),
+                    };
+                    out.push(open.to_owned());
+                    walk(g.stream(), out);
+                    out.push(close.to_owned());
+                }
+                other => out.push(other.to_string()),
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(tokens(src), &mut out);
+    out
+}
+
+fn garble(rng: &mut Rng) -> String {
+    let mut lex = lexemes(SEEDS[rng.below(SEEDS.len())]);
+    for _ in 0..=rng.below(4) {
+        let at = rng.below(lex.len().max(1));
+        match rng.below(5) {
+            0 if !lex.is_empty() => {
+                lex.remove(at);
+            }
+            1 => lex.insert(at, VOCAB[rng.below(VOCAB.len())].to_owned()),
+            2 if !lex.is_empty() => lex[at] = VOCAB[rng.below(VOCAB.len())].to_owned(),
+            3 if !lex.is_empty() => {
+                let other = rng.below(lex.len());
+                lex.swap(at, other);
+            }
+            _ if !lex.is_empty() => {
+                let copy = lex[at].clone();
+                lex.insert(at, copy);
+            }
+            _ => {}
+        }
+    }
+    lex.join(" ")
+}
+
+/// A struct whose attributes are random sequences of keys and values.
+fn random_attributes(rng: &mut Rng) -> String {
+    let attr = |rng: &mut Rng| {
+        let name = ["model", "validate", "embedded", "serde"][rng.below(4)];
+        let mut body = Vec::new();
+        for _ in 0..rng.below(5) {
+            let key = VOCAB[rng.below(33)];
+            match rng.below(3) {
+                0 => body.push(key.to_owned()),
+                1 => body.push(format!("{key} = {}", VOCAB[33 + rng.below(VOCAB.len() - 33)])),
+                _ => body.push(format!("{key}({})", VOCAB[rng.below(VOCAB.len())])),
+            }
+        }
+        format!("#[{name}({})]", body.join(", "))
+    };
+    let container: Vec<String> = (0..rng.below(3)).map(|_| attr(rng)).collect();
+    let mut fields = Vec::new();
+    for i in 0..rng.below(4) {
+        let attrs: Vec<String> = (0..rng.below(3)).map(|_| attr(rng)).collect();
+        let ty = ["String", "i32", "u8", "f64", "Option<String>", "Vec<u8>", "[u8; 3]", "(i32, String)", "T"]
+            [rng.below(9)];
+        fields.push(format!("{} f{i}: {ty}", attrs.join(" ")));
+    }
+    let shape = match rng.below(4) {
+        0 => format!("struct S<T> {{ {} }}", fields.join(", ")),
+        1 => format!("enum E {{ A {{ {} }}, B(i32), C }}", fields.join(", ")),
+        2 => "struct S(i32, String);".to_owned(),
+        _ => format!("union U {{ {} }}", fields.join(", ")),
+    };
+    format!("{} {shape}", container.join(" "))
+}
+
+#[test]
+fn ten_thousand_garbled_inputs_never_panic() {
+    let seed = std::env::var("DOCSHAPE_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1
+    });
+    let cases: usize = std::env::var("DOCSHAPE_FUZZ_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(10_000);
+    let mut rng = Rng(seed);
+    let (mut expanded, mut errors) = (0, 0);
+    while expanded < cases {
+        let src = if expanded % 2 == 0 { garble(&mut rng) } else { random_attributes(&mut rng) };
+        // Text that does not even tokenize never reaches a derive.
+        let Ok(input) = TokenStream::from_str(&src) else { continue };
+        for expand in [expand_model as fn(TokenStream) -> TokenStream, expand_embedded] {
+            let out = catch_unwind(AssertUnwindSafe(|| expand(input.clone())))
+                .unwrap_or_else(|_| panic!("the derive panicked (DOCSHAPE_FUZZ_SEED={seed}) on:\n{src}"));
+            if is_error(&out) {
+                errors += 1;
+            } else {
+                // Whatever is not an error must be well-formed items.
+                syn::parse2::<syn::File>(out.clone()).unwrap_or_else(|e| {
+                    panic!("malformed expansion ({e}) (DOCSHAPE_FUZZ_SEED={seed}) of:\n{src}\n{out}")
+                });
+            }
+        }
+        expanded += 1;
+    }
+    // Most garbled inputs are errors; a run where none were would test nothing.
+    assert!(errors > cases / 2, "only {errors} error results (DOCSHAPE_FUZZ_SEED={seed})");
+}

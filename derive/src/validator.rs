@@ -24,6 +24,24 @@ fn count(n: u64) -> TokenStream {
     quote!(__ds::Bson::Int64(#n))
 }
 
+/// `tokens` with every span set to `span`, so the compiler's error for them lands
+/// under the attribute that asked for the check.
+fn respan(tokens: TokenStream, span: proc_macro2::Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut tt| {
+            if let proc_macro2::TokenTree::Group(g) = &tt {
+                let mut group = proc_macro2::Group::new(g.delimiter(), respan(g.stream(), span));
+                group.set_span(span);
+                tt = proc_macro2::TokenTree::Group(group);
+            } else {
+                tt.set_span(span);
+            }
+            tt
+        })
+        .collect()
+}
+
 /// The schema of one field's value, with its `#[validate]` constraints.
 fn field_schema(f: &Field) -> TokenStream {
     let r = &f.recv;
@@ -49,6 +67,7 @@ fn field_schema(f: &Field) -> TokenStream {
     let mut assert = |span: proc_macro2::Span, which: &str| {
         if unknown {
             let f = syn::Ident::new(which, span);
+            let ty = respan(quote!(#ty), span);
             body.push(quote_spanned!(span=> let _ = __ds::#f::<#ty>;));
         }
     };

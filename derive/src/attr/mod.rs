@@ -2,3 +2,40 @@
 
 pub(crate) mod serde;
 pub(crate) mod validate;
+
+use darling::FromMeta;
+use proc_macro2::Span;
+
+/// A key that takes no value (`strict`, `unique_items`).
+///
+/// darling's own `Flag` panics on some malformed inputs (`strict {}`); this one always
+/// answers with an error under the tokens.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Flag(Option<Span>);
+
+impl Flag {
+    pub(crate) fn is_present(&self) -> bool {
+        self.0.is_some()
+    }
+
+    pub(crate) fn span(&self) -> Span {
+        self.0.unwrap_or_else(Span::call_site)
+    }
+}
+
+impl FromMeta for Flag {
+    fn from_none() -> Option<Self> {
+        Some(Self(None))
+    }
+
+    fn from_meta(item: &syn::Meta) -> darling::Result<Self> {
+        match item {
+            syn::Meta::Path(p) => Ok(Self(Some(syn::spanned::Spanned::span(p)))),
+            other => {
+                let name = other.path().get_ident().map(|i| i.to_string()).unwrap_or_default();
+                Err(darling::Error::custom(format!("`{name}` takes no value: write `{name}` alone"))
+                    .with_span(other))
+            }
+        }
+    }
+}

@@ -36,6 +36,7 @@ pub(crate) struct SerdeVariant {
 #[derive(Default)]
 pub(crate) struct SerdeField {
     pub rename: Option<String>,
+    pub rename_span: Option<Span>,
     pub skip: bool,
     pub skip_serializing_if: Option<LitStr>,
     pub flatten: Option<Span>,
@@ -155,7 +156,9 @@ impl SerdeField {
         each(attrs, errors, |meta| {
             let p = &meta.path;
             if p.is_ident("rename") {
-                out.rename = ser_name(meta)?.map(|l| l.value());
+                let lit = ser_name(meta)?;
+                out.rename_span = lit.as_ref().map(|l| l.span());
+                out.rename = lit.map(|l| l.value());
             } else if p.is_ident("skip") || p.is_ident("skip_serializing") {
                 out.skip = true;
             } else if p.is_ident("skip_serializing_if") {

@@ -1,0 +1,10 @@
+use docshape::Model;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, Model)]
+#[model(collection = "shapes")]
+enum Shape {
+    Circle { radius: f64 },
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use docshape::Embedded;
+
+#[derive(Embedded)]
+union Bits {
+    int: u32,
+    float: f32,
+}
+
+fn main() {}
