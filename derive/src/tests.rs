@@ -53,7 +53,10 @@ fn all_errors_are_reported_at_once() {
 #[test]
 fn a_flag_given_a_value_is_an_error_not_a_panic() {
     // darling's own `Flag` panicked on the first of these.
-    for src in [r#"#[embedded(strict {})] struct H { a: String }"#, r#"#[embedded(strict = true)] struct H { a: String }"#] {
+    for src in [
+        r#"#[embedded(strict {})] struct H { a: String }"#,
+        r#"#[embedded(strict = true)] struct H { a: String }"#,
+    ] {
         assert!(is_error(&expand_embedded(tokens(src))), "{src}");
     }
 }
@@ -286,7 +289,8 @@ fn ten_thousand_garbled_inputs_never_panic() {
     let seed = std::env::var("DOCSHAPE_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1
     });
-    let cases: usize = std::env::var("DOCSHAPE_FUZZ_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(10_000);
+    let cases: usize =
+        std::env::var("DOCSHAPE_FUZZ_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(10_000);
     let mut rng = Rng(seed);
     let (mut expanded, mut errors) = (0, 0);
     while expanded < cases {
