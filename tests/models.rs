@@ -280,25 +280,34 @@ pub enum Renamed {
 }
 
 /// A model that declares one of each constraint, for the completeness test.
-#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[derive(Debug, Clone, Serialize, Deserialize, Model, Arbitrary)]
 #[model(collection = "constrained", strict)]
 pub struct Constrained {
     #[validate(min_length = 3, max_length = 8, pattern = "^[a-z]+$")]
+    #[proptest(strategy = "\"[a-z]{3,8}\"")]
     pub code: String,
     #[validate(minimum = 10, maximum = 20)]
+    #[proptest(strategy = "10..=20_i32")]
     pub inclusive: i32,
     #[validate(exclusive_minimum = 0.0, exclusive_maximum = 1.0)]
+    #[proptest(strategy = "(1..1000_u32).prop_map(|n| f64::from(n) / 1000.0)")]
     pub fraction: f64,
     #[validate(min_items = 1, max_items = 3, unique_items)]
+    #[proptest(
+        strategy = "proptest::collection::btree_set(\"[a-z]{1,4}\", 1..=3).prop_map(|s| s.into_iter().collect())"
+    )]
     pub labels: Vec<String>,
     #[validate(allowed = ["red", "green"])]
+    #[proptest(strategy = "prop_oneof![Just(\"red\".to_owned()), Just(\"green\".to_owned())]")]
     pub color: String,
     #[validate(allowed = [1, 2, 3])]
+    #[proptest(strategy = "1..=3_i32")]
     pub rank: i32,
     pub level: Level,
     pub small: u8,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[validate(max_length = 4)]
+    #[proptest(strategy = "proptest::option::of(\"\\\\PC{0,4}\")")]
     pub optional: Option<String>,
 }
 

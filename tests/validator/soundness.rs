@@ -4,7 +4,7 @@
 use std::fmt::Debug;
 
 use docshape::{testkit, Model};
-use docshape_tests::{EventLog, Order, Profile, Usuario};
+use docshape_tests::{Constrained, EventLog, Order, Profile, Usuario};
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::TestRunner;
 use serde::Serialize;
@@ -68,4 +68,9 @@ async fn order_nested_embedded_and_arrays() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn event_log_enums_in_every_representation() {
     every_generated_value_is_admitted(proptest::arbitrary::any::<EventLog>(), |_, _| {}).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn constrained_every_constraint_kind() {
+    every_generated_value_is_admitted(proptest::arbitrary::any::<Constrained>(), |_, _| {}).await;
 }
