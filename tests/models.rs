@@ -400,3 +400,27 @@ pub fn any_bson() -> impl Strategy<Value = Bson> {
         document().prop_map(Bson::Document),
     ]
 }
+
+/// patterns-en's posts: "posts by user, newest first", served by
+/// `createIndex({author_id: 1, created_at: -1})`.
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "posts")]
+#[index(keys(author_id, created_at = -1))]
+#[access(
+    name = "posts_by_author",
+    operation = "Posts by user, newest first",
+    filter(author_id),
+    sort(created_at = -1),
+    fields(title, author_name, created_at),
+    freq = "500 r/s",
+    consistency = "eventual ok"
+)]
+pub struct Post {
+    #[serde(rename = "_id")]
+    pub id: String,
+    pub author_id: String,
+    /// Copy of the author's name, refreshed on rename.
+    pub author_name: String,
+    pub title: String,
+    pub created_at: DateTime,
+}

@@ -14,7 +14,7 @@ use crate::attr::Flag;
 
 /// `#[validate(...)]` and serde's attributes on one field.
 #[derive(FromField)]
-#[darling(attributes(validate), forward_attrs(serde, model, embedded))]
+#[darling(attributes(validate), forward_attrs(serde, model, embedded, index, access))]
 pub(crate) struct FieldReceiver {
     pub ident: Option<Ident>,
     pub ty: Type,
@@ -83,7 +83,7 @@ pub(crate) enum Action {
 
 /// `#[derive(Model)]`'s input.
 #[derive(FromDeriveInput)]
-#[darling(attributes(model), forward_attrs(serde, validate))]
+#[darling(attributes(model), forward_attrs(serde, validate, index, access))]
 pub(crate) struct ModelReceiver {
     pub ident: Ident,
     pub generics: Generics,
@@ -93,6 +93,9 @@ pub(crate) struct ModelReceiver {
     pub validation_level: Option<SpannedValue<Level>>,
     pub validation_action: Option<SpannedValue<Action>>,
     pub strict: Flag,
+    pub max_indexes: Option<SpannedValue<usize>>,
+    pub shard_key: Option<crate::attr::keys::KeyList>,
+    pub allow: Option<crate::attr::keys::Allow>,
 }
 
 /// `#[derive(Embedded)]`'s input.

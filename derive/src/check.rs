@@ -268,7 +268,9 @@ fn struct_fields(fields: &[Field], tag: Option<String>, errors: &mut Accumulator
 /// Rules for one field and its `#[validate]`.
 fn field(f: &Field, errors: &mut Accumulator) {
     let r = &f.recv;
-    for attr in r.attrs.iter().filter(|a| a.path().is_ident("model") || a.path().is_ident("embedded")) {
+    for attr in
+        r.attrs.iter().filter(|a| ["model", "embedded", "access"].iter().any(|n| a.path().is_ident(n)))
+    {
         let name = attr.path().get_ident().map(|i| i.to_string()).unwrap_or_default();
         errors.push(err(attr.path().span(), format!("`#[{name}]` goes on the type, not on a field")));
     }

@@ -7,12 +7,15 @@
 //! [`model`] expand into code that reaches the runtime only through
 //! `::docshape::__private`, inside `const _: () = { ... };`.
 
+mod access;
 mod ast;
 mod attr;
 mod case;
 mod check;
 mod fallback;
+mod index;
 mod model;
+mod paths;
 mod validator;
 
 use darling::FromDeriveInput;
@@ -23,7 +26,7 @@ use syn::{Data, DeriveInput};
 
 /// Derives `docshape::Model` (and `docshape::validator::Schema`) for a struct with
 /// named fields stored in a collection. See the `docshape` crate for the attributes.
-#[proc_macro_derive(Model, attributes(model, validate))]
+#[proc_macro_derive(Model, attributes(model, validate, index, access))]
 pub fn derive_model(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
     expand_model(input.into()).into()
 }
@@ -120,14 +123,38 @@ fn model(input: &DeriveInput) -> darling::Result<TokenStream> {
         action: recv.validation_action.as_ref().map(|a| **a),
     });
     let strict = recv.strict.is_present();
+    let budget = recv.max_indexes.as_ref().map_or((10, None), |m| (**m, Some(m.span())));
+    let allow = recv.allow.clone().unwrap_or_default();
+    for (rule, span) in allow.rules.iter().filter(|(r, _)| r != "index_budget") {
+        errors.push(
+            darling::Error::custom(format!("waive `{rule}` on the `#[index]` or `#[access]` it concerns; the model's own `allow` takes `index_budget`"))
+                .with_span(span),
+        );
+    }
     let c = ast::container(recv.ident, recv.generics, recv.data, recv.attrs, strict, &mut errors);
     check::container(&c, &mut errors);
+    let indexes = index::parse(&c, &c.attrs, &mut errors);
+    let mut nested = index::check(&c, &indexes, budget, allow.waives("index_budget"), &mut errors);
+    let (shard_key, shard_tokens) = access::shard_key(&c, &recv.shard_key, &mut errors);
+    let mut patterns = access::parse(&c.attrs, &mut errors);
+    nested.extend(access::check(&c, &mut patterns, &indexes, &shard_key, &mut errors));
     errors.finish()?;
     let schema = validator::schema_impl(&c, true);
-    let model = options.map(|o| model::model_impl(&c, &o));
+    let paths = paths::has_field_impls(&c);
+    let tables = quote! {
+        #shard_tokens
+    };
+    let consts = {
+        let indexes = index::expand(&indexes);
+        let patterns = access::expand(&patterns);
+        quote!(#indexes #patterns #tables)
+    };
+    let model = options.map(|o| model::model_impl(&c, &o, consts));
     Ok(dummy(quote! {
         #schema
+        #paths
         #model
+        #nested
     }))
 }
 
@@ -144,7 +171,9 @@ fn embedded(input: &DeriveInput) -> darling::Result<TokenStream> {
     let c = ast::container(recv.ident, recv.generics, recv.data, recv.attrs, strict, &mut errors);
     check::container(&c, &mut errors);
     errors.finish()?;
-    Ok(dummy(validator::schema_impl(&c, false)))
+    let schema = validator::schema_impl(&c, false);
+    let paths = paths::has_field_impls(&c);
+    Ok(dummy(quote!(#schema #paths)))
 }
 
 #[cfg(test)]

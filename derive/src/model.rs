@@ -13,7 +13,7 @@ pub(crate) struct ModelOptions {
     pub action: Option<Action>,
 }
 
-pub(crate) fn model_impl(c: &Container, opts: &ModelOptions) -> TokenStream {
+pub(crate) fn model_impl(c: &Container, opts: &ModelOptions, consts: TokenStream) -> TokenStream {
     let ident = &c.ident;
     let mut generics = c.generics.clone();
     let params: Vec<_> = generics.type_params().map(|p| p.ident.clone()).collect();
@@ -48,6 +48,7 @@ pub(crate) fn model_impl(c: &Container, opts: &ModelOptions) -> TokenStream {
             const COLLECTION: &'static str = #collection;
             #level
             #action
+            #consts
         }
     }
 }

@@ -26,7 +26,7 @@ fn count(n: u64) -> TokenStream {
 
 /// `tokens` with every span set to `span`, so the compiler's error for them lands
 /// under the attribute that asked for the check.
-fn respan(tokens: TokenStream, span: proc_macro2::Span) -> TokenStream {
+pub(crate) fn respan(tokens: TokenStream, span: proc_macro2::Span) -> TokenStream {
     tokens
         .into_iter()
         .map(|mut tt| {

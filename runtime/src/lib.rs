@@ -84,7 +84,9 @@ pub use bson;
 pub use mongodb;
 
 mod error;
+pub mod index;
 mod model;
+mod path;
 pub mod sync;
 #[cfg(feature = "testkit")]
 pub mod testkit;
@@ -92,12 +94,14 @@ pub mod validator;
 
 pub use error::{Error, Result};
 pub use model::{Model, ValidationAction, ValidationLevel};
-pub use sync::{sync, SyncReport};
+pub use sync::{sync, sync_with, SyncOptions, SyncReport};
 
 /// What generated code calls. Not part of the public API: it may change in any release.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::index::{AccessPattern, Index, IndexKey};
     pub use crate::model::{Model, ValidationAction, ValidationLevel};
+    pub use crate::path::{Ch, Cons, HasField, Nil, Open};
     pub use crate::validator::{
         adjacent, any_of, array_of, assert_array, assert_number, assert_string, bound, bson_type, constrain,
         nullable, single_key, string_enum, tuple, with_tag, ObjectSchema, Schema,

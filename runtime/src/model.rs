@@ -3,8 +3,9 @@
 use std::fmt;
 
 use bson::{doc, Document};
-use mongodb::{Collection, Database, IndexModel};
+use mongodb::{Collection, Database};
 
+use crate::index::{AccessPattern, Index, IndexKey};
 use crate::validator::Schema;
 
 /// How strictly the server applies a collection's validator (`validationLevel`).
@@ -93,6 +94,12 @@ pub trait Model: Schema + Sized {
     const VALIDATION_LEVEL: ValidationLevel = ValidationLevel::Strict;
     /// The `validationAction` set by [`crate::sync`].
     const VALIDATION_ACTION: ValidationAction = ValidationAction::Error;
+    /// The indexes (`#[index(...)]`) [`crate::sync`] creates, besides `_id`'s.
+    const INDEXES: &'static [Index] = &[];
+    /// The access-pattern table (`#[access(...)]`), each row with the index serving it.
+    const ACCESS_PATTERNS: &'static [AccessPattern] = &[];
+    /// The shard key (`#[model(shard_key(...))]`); empty when none is declared.
+    const SHARD_KEY: &'static [(&'static str, IndexKey)] = &[];
 
     /// The collection's `validator` option: `{"$jsonSchema": ...}`.
     fn validator() -> Document {
@@ -106,9 +113,9 @@ pub trait Model: Schema + Sized {
         serde_json::to_string_pretty(&value).unwrap_or_default()
     }
 
-    /// The indexes [`crate::sync`] creates for this collection.
-    fn indexes() -> Vec<IndexModel> {
-        Vec::new()
+    /// The access-pattern table as Markdown, in the seed's format.
+    fn access_table() -> String {
+        crate::index::access_table(Self::COLLECTION, Self::ACCESS_PATTERNS)
     }
 
     /// The typed collection in `db`.

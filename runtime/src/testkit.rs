@@ -250,6 +250,39 @@ fn block_in_place_if_possible<T>(f: impl FnOnce() -> T) -> T {
     }
 }
 
+/// Asserts that the server serves every access pattern of `T` with the index docshape
+/// expects: `explain` of each pattern's query shows an index scan of it and no
+/// collection scan. Syncs `T` first. Call it in your own tests.
+///
+/// ```no_run
+/// # use docshape::{Model, validator::Schema};
+/// # #[derive(serde::Serialize, serde::Deserialize, Model)]
+/// # #[model(collection = "posts")]
+/// # #[index(keys(author_id))]
+/// # #[access(name = "by_author", filter(author_id))]
+/// # struct Post { author_id: String }
+/// # async fn run() {
+/// let db = docshape::testkit::database("posts").await.unwrap();
+/// docshape::testkit::assert_access_patterns_use_indexes::<Post>(&db).await;
+/// # }
+/// ```
+pub async fn assert_access_patterns_use_indexes<T: crate::Model>(db: &Database) {
+    if let Err(e) = crate::sync::<T>(db).await {
+        panic!("sync of {} failed: {e}", T::COLLECTION);
+    }
+    let outcomes = match crate::index::explain_access_patterns::<T>(db).await {
+        Ok(o) => o,
+        Err(e) => panic!("explain on {} failed: {e}", T::COLLECTION),
+    };
+    let failures: Vec<String> = outcomes.iter().filter(|o| !o.is_served()).map(ToString::to_string).collect();
+    assert!(
+        failures.is_empty(),
+        "{}: access patterns not served as declared:\n{}",
+        T::COLLECTION,
+        failures.join("\n")
+    );
+}
+
 /// Runs the server and exits when stdin closes (the parent is gone), removing its data.
 const LAUNCHER: &str = r#"
 import os, shutil, sys, tempfile, threading

@@ -1,5 +1,6 @@
 //! Attribute parsing: serde's attributes as serde reads them, and docshape's own.
 
+pub(crate) mod keys;
 pub(crate) mod serde;
 pub(crate) mod validate;
 

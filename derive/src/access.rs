@@ -1,0 +1,419 @@
+//! `#[access(...)]` rows: the access-pattern table, checked against the indexes at
+//! compile time (the prefix rule: equality fields in any order, then the sort keys in
+//! order with matching or fully reversed directions, then the range fields), against
+//! the shard key, and expanded into `Model::ACCESS_PATTERNS`.
+
+use std::collections::BTreeSet;
+
+use darling::error::Accumulator;
+use darling::{Error, FromMeta};
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+use syn::{Attribute, LitStr};
+
+use crate::ast::Container;
+use crate::attr::keys::{Allow, KeyList, KeyValue};
+use crate::index::{IndexDef, Key, KeyKind};
+use crate::paths;
+
+#[derive(FromMeta)]
+struct AccessOpts {
+    name: LitStr,
+    operation: Option<LitStr>,
+    filter: Option<KeyList>,
+    sort: Option<KeyList>,
+    range: Option<KeyList>,
+    fields: Option<KeyList>,
+    freq: Option<LitStr>,
+    consistency: Option<LitStr>,
+    allow: Option<Allow>,
+}
+
+/// A checked access pattern.
+pub(crate) struct Access {
+    pub name: String,
+    pub span: Span,
+    pub operation: String,
+    pub filter: Vec<(String, Span)>,
+    pub case_insensitive: bool,
+    pub sort: Vec<Key>,
+    pub range: Vec<(String, Span)>,
+    pub fields: Vec<(String, Span)>,
+    pub freq: String,
+    pub consistency: String,
+    pub allow: Allow,
+    /// The serving index's name, set by [`check`].
+    pub index: Option<String>,
+}
+
+fn rule(name: &str, text: String) -> String {
+    format!("docshape rule `{name}`: {text}")
+}
+
+fn plain_paths(list: &Option<KeyList>, what: &str, errors: &mut Accumulator) -> Vec<(String, Span)> {
+    let mut out = Vec::new();
+    for item in list.iter().flat_map(|l| &l.items) {
+        if let Some((_, span)) = &item.value {
+            errors.push(
+                Error::custom(format!(
+                    "`{what}(...)` lists stored fields; `{}` takes no value here",
+                    item.path
+                ))
+                .with_span(span),
+            );
+        }
+        out.push((item.path.clone(), item.span));
+    }
+    out
+}
+
+/// Reads every `#[access]` on the struct.
+pub(crate) fn parse(attrs: &[Attribute], errors: &mut Accumulator) -> Vec<Access> {
+    let mut out: Vec<Access> = Vec::new();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("access")) {
+        let Some(opts) = errors.handle(AccessOpts::from_meta(&attr.meta)) else { continue };
+        let name = opts.name.value();
+        let span = opts.name.span();
+        if syn::parse_str::<syn::Ident>(&name).is_err() {
+            errors.push(Error::custom(format!("`{name}` is not an identifier: an access pattern's name becomes a method name, like `posts_by_author`; say it in words with `operation = \"...\"`")).with_span(&span));
+        }
+        if out.iter().any(|a| a.name == name) {
+            errors.push(Error::custom(format!("two access patterns are named `{name}`")).with_span(&span));
+        }
+        let mut filter = Vec::new();
+        let mut case_insensitive = false;
+        for item in opts.filter.iter().flat_map(|l| &l.items) {
+            match &item.value {
+                None => {}
+                Some((KeyValue::Word(w), _)) if w == "case_insensitive" => case_insensitive = true,
+                Some((_, span)) => errors.push(Error::custom(format!("`{}`: a filter field is matched by equality; the only option is `(case_insensitive)`", item.path)).with_span(span)),
+            }
+            filter.push((item.path.clone(), item.span));
+        }
+        if case_insensitive && opts.filter.iter().flat_map(|l| &l.items).any(|i| i.value.is_none()) {
+            errors.push(
+                Error::custom(
+                    "a query has one collation: mark every filter field `(case_insensitive)` or none",
+                )
+                .with_span(&span),
+            );
+        }
+        let sort = opts
+            .sort
+            .iter()
+            .flat_map(|l| &l.items)
+            .filter_map(|item| {
+                errors.handle(KeyKind::from_item(item, true)).map(|kind| Key {
+                    path: item.path.clone(),
+                    kind,
+                    span: item.span,
+                })
+            })
+            .collect();
+        let range = plain_paths(&opts.range, "range", errors);
+        for (path, span) in &range {
+            if filter.iter().any(|(f, _)| f == path) {
+                errors.push(
+                    Error::custom(format!("`{path}` is both an equality filter and a range: keep one"))
+                        .with_span(span),
+                );
+            }
+        }
+        out.push(Access {
+            operation: opts.operation.as_ref().map_or_else(|| name.clone(), LitStr::value),
+            name,
+            span,
+            filter,
+            case_insensitive,
+            sort,
+            range,
+            fields: plain_paths(&opts.fields, "fields", errors),
+            freq: opts.freq.as_ref().map(LitStr::value).unwrap_or_default(),
+            consistency: opts.consistency.as_ref().map(LitStr::value).unwrap_or_default(),
+            allow: opts.allow.unwrap_or_default(),
+            index: None,
+        });
+    }
+    out
+}
+
+/// How an index relates to an access pattern.
+enum Fit {
+    Serves,
+    /// The index holds the pattern's fields, in an order that does not serve it.
+    WrongOrder,
+    /// It would serve, but its collation differs from the query's.
+    Collation,
+    No,
+}
+
+fn fit(a: &Access, index: &IndexDef) -> Fit {
+    if index.keys.iter().any(|k| !k.kind.is_ordered())
+        && !(index.keys.len() == 1 && index.keys[0].kind == KeyKind::Hashed)
+    {
+        return Fit::No;
+    }
+    let equality: BTreeSet<&str> = a.filter.iter().map(|(p, _)| p.as_str()).collect();
+    // A sort key also matched by equality is constant, so the index need not order it.
+    let sort: Vec<&Key> = a.sort.iter().filter(|k| !equality.contains(k.path.as_str())).collect();
+    let range: BTreeSet<&str> = a.range.iter().map(|(p, _)| p.as_str()).collect();
+    let needed = equality.len() + sort.len() + range.len();
+    if needed == 0 || index.keys.len() < needed {
+        return Fit::No;
+    }
+    let keys = &index.keys;
+    if index.keys.iter().any(|k| k.kind == KeyKind::Hashed)
+        && (!sort.is_empty() || !range.is_empty() || equality.len() != 1)
+    {
+        return Fit::No;
+    }
+    let head: BTreeSet<&str> = keys[..equality.len()].iter().map(|k| k.path.as_str()).collect();
+    let mid = &keys[equality.len()..equality.len() + sort.len()];
+    let same = mid.iter().zip(&sort).all(|(k, s)| k.path == s.path && k.kind == s.kind);
+    let reversed = mid.iter().zip(&sort).all(|(k, s)| k.path == s.path && k.kind != s.kind);
+    let tail: BTreeSet<&str> =
+        keys[equality.len() + sort.len()..needed].iter().map(|k| k.path.as_str()).collect();
+    let serves = head == equality && (sort.is_empty() || same || reversed) && tail == range;
+    let collation_ok = index.locale.is_some() == a.case_insensitive;
+    match (serves, collation_ok) {
+        (true, true) => Fit::Serves,
+        (true, false) => Fit::Collation,
+        _ => {
+            let wanted: BTreeSet<&str> = equality
+                .iter()
+                .copied()
+                .chain(sort.iter().map(|k| k.path.as_str()))
+                .chain(range.iter().copied())
+                .collect();
+            let held: BTreeSet<&str> = keys[..needed].iter().map(|k| k.path.as_str()).collect();
+            if wanted == held {
+                Fit::WrongOrder
+            } else {
+                Fit::No
+            }
+        }
+    }
+}
+
+/// The index that would serve `a`, as attribute text.
+fn proposal(a: &Access) -> String {
+    let equality: Vec<&str> = a.filter.iter().map(|(p, _)| p.as_str()).collect();
+    let mut keys: Vec<String> = equality.iter().map(|p| key_text(p, "")).collect();
+    for k in a.sort.iter().filter(|k| !equality.contains(&k.path.as_str())) {
+        keys.push(key_text(&k.path, if k.kind == KeyKind::Desc { " = -1" } else { "" }));
+    }
+    keys.extend(a.range.iter().map(|(p, _)| key_text(p, "")));
+    let ci = if a.case_insensitive { ", case_insensitive" } else { "" };
+    format!("#[index(keys({}){ci})]", keys.join(", "))
+}
+
+fn key_text(path: &str, suffix: &str) -> String {
+    if path.contains('.') || syn::parse_str::<syn::Ident>(path).is_err() {
+        format!("\"{path}\"{suffix}")
+    } else {
+        format!("{path}{suffix}")
+    }
+}
+
+fn describe(a: &Access) -> String {
+    let mut parts = Vec::new();
+    if !a.filter.is_empty() {
+        parts.push(format!(
+            "filter {}",
+            a.filter.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    if !a.sort.is_empty() {
+        let sort: Vec<String> = a
+            .sort
+            .iter()
+            .map(|k| format!("{} {}", k.path, if k.kind == KeyKind::Desc { "desc" } else { "asc" }))
+            .collect();
+        parts.push(format!("sort {}", sort.join(", ")));
+    }
+    if !a.range.is_empty() {
+        parts.push(format!(
+            "range {}",
+            a.range.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    if parts.is_empty() {
+        "no filter, sort or range: it reads the whole collection".to_owned()
+    } else {
+        parts.join("; ")
+    }
+}
+
+/// Serves every pattern or explains why not; checks paths and the shard key. Returns
+/// the nested path checks to emit.
+pub(crate) fn check(
+    c: &Container,
+    patterns: &mut [Access],
+    indexes: &[IndexDef],
+    shard_key: &[Key],
+    errors: &mut Accumulator,
+) -> TokenStream {
+    let mut nested = TokenStream::new();
+    for a in patterns.iter_mut() {
+        let paths = a
+            .filter
+            .iter()
+            .chain(&a.range)
+            .chain(&a.fields)
+            .map(|(p, s)| (p.clone(), *s))
+            .chain(a.sort.iter().map(|k| (k.path.clone(), k.span)))
+            .collect::<Vec<_>>();
+        let mut all_resolved = true;
+        for (path, span) in paths {
+            match errors.handle(paths::resolve(c, &path, span)) {
+                Some(r) => nested.extend(paths::nested_checks(c, &r, span, false)),
+                None => all_resolved = false,
+            }
+        }
+        if !all_resolved {
+            continue;
+        }
+        let only_id = a.filter.len() == 1
+            && a.filter[0].0 == "_id"
+            && a.range.is_empty()
+            && a.sort.iter().all(|k| k.path == "_id");
+        let id_sort =
+            a.filter.is_empty() && a.range.is_empty() && a.sort.len() == 1 && a.sort[0].path == "_id";
+        if (only_id || id_sort) && !a.case_insensitive {
+            a.index = Some("_id_".to_owned());
+        }
+        let mut wrong_order = None;
+        let mut collation = None;
+        for index in indexes {
+            if a.index.is_some() {
+                break;
+            }
+            match fit(a, index) {
+                Fit::Serves => a.index = Some(index.name.clone()),
+                Fit::WrongOrder if index.allow.waives("esr_order") => a.index = Some(index.name.clone()),
+                Fit::WrongOrder => wrong_order = wrong_order.or(Some(index)),
+                Fit::Collation => collation = collation.or(Some(index)),
+                Fit::No => {}
+            }
+        }
+        if a.index.is_none() {
+            if let (Some(index), false) = (wrong_order, a.allow.waives("unserved")) {
+                errors.push(Error::custom(rule("esr_order", format!(
+                    "index `{}` holds the fields of access pattern `{}` ({}) out of equality → sort → range order, so it cannot serve it; use {} instead, or waive with `allow(esr_order, reason = \"...\")`",
+                    index.name, a.name, describe(a), proposal(a)
+                ))).with_span(&index.span));
+            } else if let (Some(index), false) =
+                (collation, a.allow.waives("collation_mismatch") || a.allow.waives("unserved"))
+            {
+                let (what, fix) = if a.case_insensitive {
+                    ("a case-insensitive filter", format!("add `case_insensitive` to index `{}`", index.name))
+                } else {
+                    (
+                        "a filter with the simple collation",
+                        format!("add an index without `case_insensitive`: {}", proposal(a)),
+                    )
+                };
+                errors.push(Error::custom(rule("collation_mismatch", format!(
+                    "access pattern `{}` ({}) is {what}, but index `{}` has another collation, and a query uses an index only under the same collation; {fix}, or waive with `allow(collation_mismatch, reason = \"...\")`",
+                    a.name, describe(a), index.name
+                ))).with_span(&a.span));
+            } else if !a.allow.waives("unserved") && !a.allow.waives("collation_mismatch") {
+                errors.push(Error::custom(rule("unserved", format!(
+                    "access pattern `{}` ({}) is served by no index, so it would scan the collection; add {} to the struct, or waive with `allow(unserved, reason = \"...\")`",
+                    a.name, describe(a), proposal(a)
+                ))).with_span(&a.span));
+            }
+        }
+        if let Some(first) = shard_key.first() {
+            let targeted = a.filter.iter().any(|(p, _)| *p == first.path);
+            if !targeted && !a.allow.waives("scatter_gather") {
+                errors.push(Error::custom(rule("scatter_gather", format!(
+                    "access pattern `{}` does not filter on the shard key's first field `{}`, so on a sharded cluster it asks every shard (scatter-gather); add `{}` to its filter, or waive with `allow(scatter_gather, reason = \"...\")`",
+                    a.name, first.path, first.path
+                ))).with_span(&a.span));
+            }
+        }
+    }
+    nested
+}
+
+/// `const ACCESS_PATTERNS: &[AccessPattern] = &[...]`.
+pub(crate) fn expand(patterns: &[Access]) -> TokenStream {
+    let strs = |v: &[(String, Span)]| {
+        let v = v.iter().map(|(p, _)| p);
+        quote!(&[#(#v),*])
+    };
+    let items = patterns.iter().map(|a| {
+        let name = &a.name;
+        let operation = &a.operation;
+        let filter = strs(&a.filter);
+        let ci = a.case_insensitive;
+        let sort = a.sort.iter().map(|k| {
+            let path = &k.path;
+            let kind = k.kind.tokens();
+            quote!((#path, #kind))
+        });
+        let range = strs(&a.range);
+        let fields = strs(&a.fields);
+        let freq = &a.freq;
+        let consistency = &a.consistency;
+        let index = match &a.index {
+            Some(i) => quote!(::core::option::Option::Some(#i)),
+            None => quote!(::core::option::Option::None),
+        };
+        let reason = &a.allow.reason;
+        let waivers = a.allow.rules.iter().map(|(r, _)| quote!((#r, #reason)));
+        quote! {
+            __ds::AccessPattern {
+                name: #name,
+                operation: #operation,
+                filter: #filter,
+                case_insensitive: #ci,
+                sort: &[#(#sort),*],
+                range: #range,
+                fields: #fields,
+                freq: #freq,
+                consistency: #consistency,
+                index: #index,
+                waivers: &[#(#waivers),*],
+            }
+        }
+    });
+    quote!(const ACCESS_PATTERNS: &'static [__ds::AccessPattern] = &[#(#items),*];)
+}
+
+/// The shard key, read like an index's keys.
+pub(crate) fn shard_key(
+    c: &Container,
+    list: &Option<KeyList>,
+    errors: &mut Accumulator,
+) -> (Vec<Key>, TokenStream) {
+    let mut keys = Vec::new();
+    let mut nested = TokenStream::new();
+    for item in list.iter().flat_map(|l| &l.items) {
+        let Some(kind) = errors.handle(KeyKind::from_item(item, false)) else { continue };
+        if !(kind.is_ordered() || kind == KeyKind::Hashed) || kind == KeyKind::Desc {
+            errors.push(
+                Error::custom("a shard key field is `1` (ranged) or `\"hashed\"`").with_span(&item.span),
+            );
+        }
+        if let Some(r) = errors.handle(paths::resolve(c, &item.path, item.span)) {
+            nested.extend(paths::nested_checks(c, &r, item.span, false));
+        }
+        keys.push(Key { path: item.path.clone(), kind, span: item.span });
+    }
+    if let (true, Some(span)) = (keys.is_empty(), list.as_ref().and_then(|l| l.span)) {
+        errors.push(Error::custom("`shard_key()` is empty").with_span(&span));
+    }
+    let items = keys.iter().map(|k| {
+        let path = &k.path;
+        let kind = k.kind.tokens();
+        quote!((#path, #kind))
+    });
+    let tokens = if keys.is_empty() {
+        TokenStream::new()
+    } else {
+        quote!(const SHARD_KEY: &'static [(&'static str, __ds::IndexKey)] = &[#(#items),*];)
+    };
+    (keys, quote!(#tokens #nested))
+}

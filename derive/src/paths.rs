@@ -1,0 +1,221 @@
+//! Stored paths (`author_id`, `address.city`): resolving them against the model at
+//! compile time, and the `HasField` impls that let another type's derive check the
+//! segments past the first (a cross-type check that is still a compile error).
+
+use darling::Error;
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+use syn::{GenericArgument, PathArguments, Type};
+
+use crate::ast::{Body, Container, Field};
+use crate::check::did_you_mean;
+
+/// What a path's first segment names.
+pub(crate) struct Resolved<'a> {
+    /// The field, or `None` for the implicit `_id` or a path through a flattened field.
+    pub field: Option<&'a Field>,
+    /// Whether the first segment holds an array (so the rest is per element).
+    pub array: bool,
+    /// The type the second segment is looked up in.
+    pub element: Option<Type>,
+    /// The segments after the first.
+    pub rest: Vec<String>,
+}
+
+fn last_segment(ty: &Type) -> Option<(&syn::Ident, Option<&Type>)> {
+    match ty {
+        Type::Path(p) if p.qself.is_none() => {
+            let last = p.path.segments.last()?;
+            let first_arg = match &last.arguments {
+                PathArguments::AngleBracketed(args) => args.args.iter().find_map(|a| match a {
+                    GenericArgument::Type(t) => Some(t),
+                    _ => None,
+                }),
+                _ => None,
+            };
+            Some((&last.ident, first_arg))
+        }
+        Type::Group(g) => last_segment(&g.elem),
+        Type::Paren(p) => last_segment(&p.elem),
+        _ => None,
+    }
+}
+
+/// The value a path continues into: through `Option`, `Box` and friends, and into the
+/// elements of arrays. `None` when the value is open (a map, a document) and any key
+/// may follow.
+pub(crate) fn element(ty: &Type) -> (Option<Type>, bool) {
+    let mut ty = ty.clone();
+    let mut array = false;
+    loop {
+        if let Type::Array(a) = &ty {
+            array = true;
+            ty = (*a.elem).clone();
+            continue;
+        }
+        if let Type::Slice(s) = &ty {
+            array = true;
+            ty = (*s.elem).clone();
+            continue;
+        }
+        if let Type::Reference(r) = &ty {
+            ty = (*r.elem).clone();
+            continue;
+        }
+        let Some((ident, arg)) = last_segment(&ty) else { return (Some(ty), array) };
+        match (ident.to_string().as_str(), arg) {
+            ("Option" | "Box" | "Rc" | "Arc" | "Cow", Some(inner)) => ty = inner.clone(),
+            ("Vec" | "VecDeque" | "HashSet" | "BTreeSet", Some(inner)) => {
+                array = true;
+                ty = inner.clone();
+            }
+            ("HashMap" | "BTreeMap" | "Document" | "Bson" | "Value" | "RawDocumentBuf", _) => {
+                return (None, array)
+            }
+            _ => return (Some(ty), array),
+        }
+    }
+}
+
+/// The stored fields of a struct with named fields (empty for other shapes).
+pub(crate) fn stored_fields(c: &Container) -> Vec<&Field> {
+    match &c.body {
+        Body::Struct(_, fields) => fields.iter().filter(|f| !f.serde.skip && f.name.is_some()).collect(),
+        Body::Enum(_) => Vec::new(),
+    }
+}
+
+fn has_flatten(c: &Container) -> bool {
+    matches!(&c.body, Body::Struct(_, fields) if fields.iter().any(|f| f.serde.flatten.is_some() && !f.serde.skip))
+}
+
+/// Resolves `path`'s first segment against the model's stored names.
+pub(crate) fn resolve<'a>(c: &'a Container, path: &str, span: Span) -> Result<Resolved<'a>, Error> {
+    let mut segments = path.split('.');
+    let first = segments.next().unwrap_or_default();
+    let rest: Vec<String> = segments.map(str::to_owned).collect();
+    if rest.iter().any(String::is_empty) || first.is_empty() {
+        return Err(Error::custom(format!(
+            "`{path}` is not a stored path: segments are separated by single dots"
+        ))
+        .with_span(&span));
+    }
+    let fields = stored_fields(c);
+    let direct =
+        fields.iter().filter(|f| f.serde.flatten.is_none()).find(|f| f.name.as_deref() == Some(first));
+    if let Some(field) = direct {
+        let (element, array) = element(&field.recv.ty);
+        return Ok(Resolved { field: Some(field), array, element, rest });
+    }
+    if first == "_id" || has_flatten(c) {
+        // `_id` exists on every document; a flattened type's keys are its own derive's
+        // business.
+        return Ok(Resolved { field: None, array: false, element: None, rest });
+    }
+    let names: Vec<&str> = fields.iter().filter_map(|f| f.name.as_deref()).collect();
+    let renamed = fields.iter().find(|f| f.recv.ident.as_ref().is_some_and(|i| i == first));
+    let hint = match (renamed, did_you_mean(first, &names)) {
+        (Some(f), _) => {
+            format!("; the field `{first}` is stored as `{}`", f.name.as_deref().unwrap_or_default())
+        }
+        (None, Some(s)) => format!("; did you mean `{s}`?"),
+        (None, None) => format!("; the stored fields are {}", names.join(", ")),
+    };
+    Err(Error::custom(format!("no stored field `{first}` in `{}`{hint}", c.ident)).with_span(&span))
+}
+
+/// The type-level name of a path segment.
+fn name_type(segment: &str, span: Span) -> TokenStream {
+    let mut out = quote!(__ds::Nil);
+    for ch in segment.chars().rev() {
+        out = quote!(__ds::Cons<__ds::Ch<#ch>, #out>);
+    }
+    crate::validator::respan(out, span)
+}
+
+/// Type-level checks that each segment after the first names a stored field of the
+/// type before it; `unique` also requires that no segment is an array. Reported under
+/// `span`. Nothing for generic models, whose element types are only known at use.
+pub(crate) fn nested_checks(c: &Container, r: &Resolved, span: Span, unique: bool) -> TokenStream {
+    let Some(element) = &r.element else { return TokenStream::new() };
+    if r.rest.is_empty() || c.generics.type_params().next().is_some() {
+        return TokenStream::new();
+    }
+    let mut ty = crate::validator::respan(quote!(#element), span);
+    let mut arrays = Vec::new();
+    for segment in &r.rest {
+        if segment == "$**" {
+            break;
+        }
+        let name = name_type(segment, span);
+        let has = crate::validator::respan(quote!(__ds::HasField<#name>), span);
+        arrays.push(quote!(<#ty as #has>::ARRAY));
+        ty = quote!(<#ty as #has>::Value);
+    }
+    let unique_check = unique.then(|| {
+        let message = "docshape rule `unique_in_array`: a unique index on a path inside an array of sub-documents enforces uniqueness across documents, not between the elements of one array; waive with `allow(unique_in_array, reason = \"...\")` if that is what you want";
+        crate::validator::respan(quote!(const _: () = ::core::assert!(!(false #(|| #arrays)*), #message);), span)
+    });
+    crate::validator::respan(
+        quote! {
+            const _: () = {
+                #[allow(dead_code)]
+                struct __Path(::core::marker::PhantomData<#ty>);
+                #unique_check
+            };
+        },
+        span,
+    )
+}
+
+/// `HasField` impls for a struct's stored fields, so paths from other models can be
+/// checked through it. Open (any key accepted) for enums and flattened structs.
+pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
+    let ident = &c.ident;
+    let mut generics = c.generics.clone();
+    let params: Vec<_> = generics.type_params().map(|p| p.ident.clone()).collect();
+    let where_clause = generics.make_where_clause();
+    for p in &params {
+        where_clause.predicates.push(syn::parse_quote!(#p: __ds::Schema));
+    }
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    let open = || {
+        let mut g = c.generics.clone();
+        g.params.push(syn::parse_quote!(__N));
+        let (ig, _, _) = g.split_for_impl();
+        quote! {
+            impl #ig __ds::HasField<__N> for #ident #ty_generics #where_clause {
+                type Value = __ds::Open;
+                const ARRAY: bool = false;
+            }
+        }
+    };
+    match &c.body {
+        Body::Struct(darling::ast::Style::Struct, _)
+            if !has_flatten(c) && !c.serde.transparent && c.serde.into.is_none() =>
+        {
+            let impls = stored_fields(c).into_iter().map(|f| {
+                let name = name_type(f.name.as_deref().unwrap_or_default(), Span::call_site());
+                let (element, array) = element(&f.recv.ty);
+                let value = element.map_or_else(|| quote!(__ds::Open), |t| quote!(#t));
+                quote! {
+                    impl #impl_generics __ds::HasField<#name> for #ident #ty_generics #where_clause {
+                        type Value = #value;
+                        const ARRAY: bool = #array;
+                    }
+                }
+            });
+            let tag = c.serde.tag.as_ref().map(|t| {
+                let name = name_type(&t.value(), Span::call_site());
+                quote! {
+                    impl #impl_generics __ds::HasField<#name> for #ident #ty_generics #where_clause {
+                        type Value = ::std::string::String;
+                        const ARRAY: bool = false;
+                    }
+                }
+            });
+            quote!(#(#impls)* #tag)
+        }
+        _ => open(),
+    }
+}

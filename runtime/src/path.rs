@@ -1,0 +1,35 @@
+//! Stored paths at the type level, so that a model's derive can check the segments of
+//! `address.city` that live in another type (`Address`), defined anywhere, and still
+//! fail to compile when one does not exist.
+
+use std::marker::PhantomData;
+
+/// One character of a field name.
+pub struct Ch<const C: char>;
+/// A field name, spelled as a list of [`Ch`].
+pub struct Cons<H, T>(PhantomData<(H, T)>);
+/// The end of a field name.
+pub struct Nil;
+
+/// A type with a stored field called `Name` (a [`Cons`] list of characters), generated
+/// by `#[derive(Model)]` and `#[derive(Embedded)]`.
+#[diagnostic::on_unimplemented(
+    message = "this path does not exist: `{Self}` has no stored field with the name of this segment",
+    label = "no such stored field",
+    note = "paths use stored names (after serde's renames) of types that derive `Embedded` or `Model`"
+)]
+pub trait HasField<Name> {
+    /// The type the next segment is looked up in (array elements for arrays).
+    type Value: ?Sized;
+    /// Whether the field holds an array.
+    const ARRAY: bool;
+}
+
+/// A value whose keys are not known at compile time (a map, a `Document`, an enum):
+/// any segment may follow.
+pub struct Open;
+
+impl<N> HasField<N> for Open {
+    type Value = Open;
+    const ARRAY: bool = false;
+}

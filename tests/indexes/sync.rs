@@ -1,0 +1,168 @@
+//! `sync` creates indexes, is idempotent, plans exactly what it then does, and never
+//! drops an index without the opt-in.
+
+use bson::{doc, Document};
+use docshape::sync::{SyncChange, SyncNote};
+use docshape::{testkit, Model, SyncOptions};
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, Model)]
+#[model(collection = "items")]
+#[index(keys(owner, created = -1))]
+#[index(keys(sku), unique)]
+struct ItemV1 {
+    owner: String,
+    sku: String,
+    created: bson::DateTime,
+    tag: String,
+}
+
+/// The next version: `sku` is no longer unique, `tag` is indexed, the owner index is gone.
+#[derive(Serialize, Deserialize, Model)]
+#[model(collection = "items")]
+#[index(keys(sku))]
+#[index(keys(tag), name = "by_tag")]
+struct ItemV2 {
+    owner: String,
+    sku: String,
+    created: bson::DateTime,
+    tag: String,
+}
+
+async fn index_names(db: &mongodb::Database) -> Vec<String> {
+    let reply = db.run_command(doc! { "listIndexes": "items" }).await.unwrap();
+    let batch = reply.get_document("cursor").unwrap().get_array("firstBatch").unwrap();
+    let mut names: Vec<String> =
+        batch.iter().map(|i| i.as_document().unwrap().get_str("name").unwrap().to_owned()).collect();
+    names.sort();
+    names
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sync_creates_indexes_and_is_idempotent() {
+    let db = testkit::database("items_sync").await.unwrap();
+    let first = docshape::sync::<ItemV1>(&db).await.unwrap();
+    assert_eq!(
+        first.changes,
+        vec![
+            SyncChange::CreatedCollection,
+            SyncChange::CreatedIndex { name: "owner_1_created_-1".into() },
+            SyncChange::CreatedIndex { name: "sku_1".into() },
+        ]
+    );
+    assert_eq!(index_names(&db).await, vec!["_id_", "owner_1_created_-1", "sku_1"]);
+    let second = docshape::sync::<ItemV1>(&db).await.unwrap();
+    assert!(second.is_unchanged() && second.notes.is_empty(), "{second}");
+    // The unique index is really unique on the server.
+    let items = db.collection::<Document>("items");
+    items
+        .insert_one(doc! { "owner": "a", "sku": "S1", "created": bson::DateTime::now(), "tag": "t" })
+        .await
+        .unwrap();
+    assert!(items
+        .insert_one(doc! { "owner": "b", "sku": "S1", "created": bson::DateTime::now(), "tag": "t" })
+        .await
+        .is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dry_run_plan_is_what_sync_then_does() {
+    let db = testkit::database("items_plan").await.unwrap();
+    docshape::sync::<ItemV1>(&db).await.unwrap();
+
+    let plan = docshape::sync::plan::<ItemV2>(&db, SyncOptions::default()).await.unwrap();
+    assert_eq!(plan.report.changes, vec![SyncChange::CreatedIndex { name: "by_tag".into() }]);
+    assert!(
+        matches!(&plan.report.notes[..], [SyncNote::ChangedIndex { name, .. }, SyncNote::ExtraIndex { name: extra, .. }]
+        if name == "sku_1" && extra == "owner_1_created_-1"),
+        "{:?}",
+        plan.report.notes
+    );
+    // The dry run touched nothing.
+    assert_eq!(index_names(&db).await, vec!["_id_", "owner_1_created_-1", "sku_1"]);
+    let planned = plan.report.clone();
+    let done = plan.apply(&db).await.unwrap();
+    assert_eq!(done, planned);
+    // Without the opt-ins, the changed and the extra index are left in place.
+    assert_eq!(index_names(&db).await, vec!["_id_", "by_tag", "owner_1_created_-1", "sku_1"]);
+
+    let options = SyncOptions { drop_extra_indexes: true, rebuild_changed_indexes: true };
+    let plan = docshape::sync::plan::<ItemV2>(&db, options).await.unwrap();
+    assert_eq!(
+        plan.report.changes,
+        vec![
+            SyncChange::RebuiltIndex { dropped: "sku_1".into(), created: "sku_1".into() },
+            SyncChange::DroppedIndex { name: "owner_1_created_-1".into() },
+        ]
+    );
+    let planned = plan.report.clone();
+    assert_eq!(plan.apply(&db).await.unwrap(), planned);
+    assert_eq!(index_names(&db).await, vec!["_id_", "by_tag", "sku_1"]);
+    // sku_1 is no longer unique.
+    let items = db.collection::<Document>("items");
+    items
+        .insert_one(doc! { "owner": "a", "sku": "S2", "created": bson::DateTime::now(), "tag": "t" })
+        .await
+        .unwrap();
+    items
+        .insert_one(doc! { "owner": "b", "sku": "S2", "created": bson::DateTime::now(), "tag": "t" })
+        .await
+        .unwrap();
+    assert!(docshape::sync_with::<ItemV2>(&db, options).await.unwrap().is_unchanged());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_index_made_by_hand_is_never_dropped_without_the_opt_in() {
+    let db = testkit::database("items_hand").await.unwrap();
+    docshape::sync::<ItemV1>(&db).await.unwrap();
+    db.run_command(
+        doc! { "createIndexes": "items", "indexes": [{ "key": { "tag": 1 }, "name": "by_hand" }] },
+    )
+    .await
+    .unwrap();
+    for _ in 0..2 {
+        let report = docshape::sync::<ItemV1>(&db).await.unwrap();
+        assert!(report.is_unchanged());
+        assert!(
+            matches!(&report.notes[..], [SyncNote::ExtraIndex { name, .. }] if name == "by_hand"),
+            "{report}"
+        );
+        assert!(report.to_string().contains("by_hand"));
+    }
+    assert!(index_names(&db).await.contains(&"by_hand".to_owned()));
+}
+
+#[derive(Serialize, Deserialize, Model)]
+// A ranged shard key: the local server does not build hashed indexes (mongod does).
+#[model(collection = "sessions", shard_key(user))]
+#[access(name = "by_user", filter(user))]
+struct Session {
+    #[index]
+    user: String,
+    #[index(expire_after = "2h")]
+    seen: bson::DateTime,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ttl_index_and_the_shard_key_plan() {
+    let db = testkit::database("sessions").await.unwrap();
+    let report = docshape::sync::<Session>(&db).await.unwrap();
+    // The local server is a replica set, not a sharded cluster: sharding is reported, not done.
+    assert!(
+        report.notes.iter().any(|n| matches!(n, SyncNote::NotSharded { key } if key == &doc! { "user": 1 })),
+        "{report}"
+    );
+    let reply = db.run_command(doc! { "listIndexes": "sessions" }).await.unwrap();
+    let batch = reply.get_document("cursor").unwrap().get_array("firstBatch").unwrap();
+    let ttl =
+        batch.iter().map(|i| i.as_document().unwrap()).find(|i| i.get_str("name") == Ok("seen_1")).unwrap();
+    assert_eq!(
+        ttl.get("expireAfterSeconds").and_then(|v| v.as_i64().or(v.as_i32().map(i64::from))),
+        Some(7200)
+    );
+    let user =
+        batch.iter().map(|i| i.as_document().unwrap()).find(|i| i.get_str("name") == Ok("user_1")).unwrap();
+    assert_eq!(user.get_document("key").unwrap(), &doc! { "user": 1 });
+    assert!(docshape::sync::<Session>(&db).await.unwrap().is_unchanged());
+    testkit::assert_access_patterns_use_indexes::<Session>(&db).await;
+}
