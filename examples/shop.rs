@@ -10,9 +10,17 @@
 //!    nothing.
 //! 4. The application writes through typed collections; anything else that writes
 //!    meets the same rules on the server.
+//! 5. Each collection declares its access patterns (the seed's table) and its indexes;
+//!    the compiler refuses a pattern no index serves, and `explain` on the real server
+//!    confirms every pattern uses the index chosen at compile time.
 //!
 //! Run: `cargo run -p docshape-examples --example shop` (no server needed: the testkit
 //! starts a local one; set `MONGODB_URI` to use a real mongod).
+
+// clippy's `duplicated_attributes` reads equal keys in different `#[access]` rows
+// (two `consistency = "eventual ok"`) as duplicates; it is a known false positive for
+// derive helper attributes (rust-clippy#13238).
+#![allow(clippy::duplicated_attributes)]
 
 use bson::oid::ObjectId;
 use bson::{doc, DateTime, Document};
@@ -23,12 +31,21 @@ use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Serialize, Deserialize, Model)]
 #[model(collection = "customers", strict)]
+#[access(
+    name = "customer_by_email",
+    operation = "Sign in by email, any case",
+    filter(email(case_insensitive)),
+    fields(name, tier),
+    freq = "20 r/s",
+    consistency = "strong"
+)]
 struct Customer {
     #[serde(rename = "_id")]
     id: ObjectId,
     #[validate(min_length = 1, max_length = 80)]
     name: String,
     #[validate(pattern = r"^[^@\s]+@[^@\s]+\.[a-z]{2,}$")]
+    #[index(unique, case_insensitive)]
     email: String,
     address: Address,
     tier: Tier,
@@ -53,6 +70,23 @@ enum Tier {
 
 #[derive(Debug, Clone, Serialize, Deserialize, Model)]
 #[model(collection = "products", strict)]
+#[access(
+    name = "product_by_sku",
+    operation = "Product page",
+    filter(_id),
+    fields(name, price_cents),
+    freq = "800 r/s",
+    consistency = "eventual ok"
+)]
+#[access(
+    name = "products_by_tag",
+    operation = "Browse a tag, cheapest first",
+    filter(tags),
+    sort(price_cents = 1),
+    freq = "100 r/s",
+    consistency = "eventual ok"
+)]
+#[index(keys(tags, price_cents))]
 struct Product {
     #[serde(rename = "_id")]
     #[validate(pattern = "^[A-Z]-[0-9]+$")]
@@ -68,10 +102,39 @@ struct Product {
 
 #[derive(Debug, Clone, Serialize, Deserialize, Model)]
 #[model(collection = "orders", strict)]
+#[index(keys(user_id, created_at = -1))]
+#[index(keys(status, created_at))]
+#[access(
+    name = "load_order",
+    operation = "Load order page",
+    filter(_id),
+    fields(items, status, user_name),
+    freq = "500 r/s",
+    consistency = "read-your-writes"
+)]
+#[access(
+    name = "orders_of_customer",
+    operation = "A customer's orders, newest first",
+    filter(user_id),
+    sort(created_at = -1),
+    fields(_id, status, total_cents),
+    freq = "50 r/s",
+    consistency = "read-your-writes"
+)]
+#[access(
+    name = "orders_to_ship",
+    operation = "Paid orders since a time, for the warehouse",
+    filter(status),
+    range(created_at),
+    fields(items),
+    freq = "1 r/s",
+    consistency = "eventual ok"
+)]
 struct Order {
     #[serde(rename = "_id")]
     id: String,
     user_id: ObjectId,
+    created_at: DateTime,
     /// Copy of the customer's name at order time: a historical snapshot, never refreshed.
     user_name: String,
     status: Status,
@@ -120,7 +183,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let db = fresh_database("docshape_shop").await?;
 
-    println!("== 2. sync creates each collection with its validator");
+    println!("== 2. sync creates each collection with its validator and indexes");
     for report in [
         docshape::sync::<Customer>(&db).await?,
         docshape::sync::<Product>(&db).await?,
@@ -159,6 +222,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let order = Order {
         id: "ord_81".into(),
         user_id: alice.id,
+        created_at: DateTime::now(),
         user_name: alice.name.clone(),
         status: Status::Paid,
         items: vec![
@@ -212,7 +276,26 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     orders.insert_one(good).await?;
     println!("   admitted the well-formed order ord_82");
 
-    println!("== 5. sync is idempotent");
+    println!("== 5. every access pattern is served by the index chosen at compile time");
+    print!(
+        "{}",
+        docshape::index::access_tables(&[
+            (Customer::COLLECTION, Customer::ACCESS_PATTERNS),
+            (Product::COLLECTION, Product::ACCESS_PATTERNS),
+            (Order::COLLECTION, Order::ACCESS_PATTERNS),
+        ])
+    );
+    let mut outcomes = docshape::index::explain_access_patterns::<Customer>(&db).await?;
+    outcomes.extend(docshape::index::explain_access_patterns::<Product>(&db).await?);
+    outcomes.extend(docshape::index::explain_access_patterns::<Order>(&db).await?);
+    for outcome in &outcomes {
+        if !outcome.is_served() {
+            return Err(format!("explain disagrees: {outcome}").into());
+        }
+        println!("   explain {outcome}");
+    }
+
+    println!("== 6. sync is idempotent");
     for report in [
         docshape::sync::<Customer>(&db).await?,
         docshape::sync::<Product>(&db).await?,

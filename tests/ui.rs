@@ -9,5 +9,6 @@
 fn ui() {
     let t = trybuild::TestCases::new();
     t.compile_fail("ui/fail/*.rs");
+    t.compile_fail("ui/fail_index/*.rs");
     t.pass("ui/pass/*.rs");
 }

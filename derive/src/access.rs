@@ -144,6 +144,8 @@ enum Fit {
     WrongOrder,
     /// It would serve, but its collation differs from the query's.
     Collation,
+    /// The sort keys are there, with directions matching neither the sort nor its reverse.
+    Direction,
     No,
 }
 
@@ -175,9 +177,11 @@ fn fit(a: &Access, index: &IndexDef) -> Fit {
         keys[equality.len() + sort.len()..needed].iter().map(|k| k.path.as_str()).collect();
     let serves = head == equality && (sort.is_empty() || same || reversed) && tail == range;
     let collation_ok = index.locale.is_some() == a.case_insensitive;
+    let sort_paths_match = mid.iter().zip(&sort).all(|(k, s)| k.path == s.path);
     match (serves, collation_ok) {
         (true, true) => Fit::Serves,
         (true, false) => Fit::Collation,
+        (false, _) if head == equality && tail == range && sort_paths_match => Fit::Direction,
         _ => {
             let wanted: BTreeSet<&str> = equality
                 .iter()
@@ -284,6 +288,7 @@ pub(crate) fn check(
         }
         let mut wrong_order = None;
         let mut collation = None;
+        let mut direction = None;
         for index in indexes {
             if a.index.is_some() {
                 break;
@@ -293,6 +298,7 @@ pub(crate) fn check(
                 Fit::WrongOrder if index.allow.waives("esr_order") => a.index = Some(index.name.clone()),
                 Fit::WrongOrder => wrong_order = wrong_order.or(Some(index)),
                 Fit::Collation => collation = collation.or(Some(index)),
+                Fit::Direction => direction = direction.or(Some(index)),
                 Fit::No => {}
             }
         }
@@ -302,6 +308,11 @@ pub(crate) fn check(
                     "index `{}` holds the fields of access pattern `{}` ({}) out of equality → sort → range order, so it cannot serve it; use {} instead, or waive with `allow(esr_order, reason = \"...\")`",
                     index.name, a.name, describe(a), proposal(a)
                 ))).with_span(&index.span));
+            } else if let (Some(index), false) = (direction, a.allow.waives("unserved")) {
+                errors.push(Error::custom(rule("unserved", format!(
+                    "access pattern `{}` ({}) sorts in directions that index `{}` holds neither as declared nor fully reversed, so the server would sort in memory; use {} instead, or waive with `allow(unserved, reason = \"...\")`",
+                    a.name, describe(a), index.name, proposal(a)
+                ))).with_span(&a.span));
             } else if let (Some(index), false) =
                 (collation, a.allow.waives("collation_mismatch") || a.allow.waives("unserved"))
             {

@@ -310,7 +310,8 @@ pub(crate) fn check(
                 key.span,
                 index.unique.is_some() && !unique_waived && !resolved.array,
             ));
-            if index.ttl.is_some() {
+            // A compound TTL index already has its own error; the date check is for one key.
+            if index.ttl.is_some() && index.keys.len() == 1 {
                 if let Some(field) = resolved.field.filter(|_| resolved.rest.is_empty()) {
                     if !is_date(field) {
                         errors.push(Error::custom(format!(
