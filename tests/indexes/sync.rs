@@ -166,3 +166,59 @@ async fn ttl_index_and_the_shard_key_plan() {
     assert!(docshape::sync::<Session>(&db).await.unwrap().is_unchanged());
     testkit::assert_access_patterns_use_indexes::<Session>(&db).await;
 }
+
+/// Every index option, to check that what the server reports back reads as unchanged.
+#[derive(Serialize, Deserialize, Model)]
+#[model(collection = "catalog")]
+#[index(keys(email), unique, partial_filter = r#"{"active": true}"#, name = "active_email")]
+struct Catalog {
+    email: String,
+    active: bool,
+    // Text and hashed indexes are not built by the local server (mongod builds them);
+    // their specs are checked in the compile-time pass cases.
+    body: String,
+    #[index(wildcard)]
+    attributes: std::collections::BTreeMap<String, String>,
+    #[index(desc)]
+    rank: i32,
+    #[index(sparse)]
+    nickname: Option<String>,
+    #[index(unique, case_insensitive, locale = "fr")]
+    handle: String,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_index_option_round_trips() {
+    let db = testkit::database("catalog").await.unwrap();
+    let first = docshape::sync::<Catalog>(&db).await.unwrap();
+    let created: Vec<String> = first
+        .changes
+        .iter()
+        .filter_map(|c| match c {
+            SyncChange::CreatedIndex { name } => Some(name.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(created, ["active_email", "attributes.$**_1", "rank_-1", "nickname_1", "handle_1"]);
+    let second = docshape::sync::<Catalog>(&db).await.unwrap();
+    assert!(second.is_unchanged() && second.notes.is_empty(), "{second}");
+
+    let reply = db.run_command(doc! { "listIndexes": "catalog" }).await.unwrap();
+    let batch = reply.get_document("cursor").unwrap().get_array("firstBatch").unwrap();
+    let by_name = |name: &str| batch.iter().map(|i| i.as_document().unwrap()).find(|i| i.get_str("name") == Ok(name)).unwrap().clone();
+    assert_eq!(by_name("active_email").get_document("partialFilterExpression").unwrap(), &doc! { "active": true });
+    assert_eq!(by_name("handle_1").get_document("collation").unwrap().get_str("locale").unwrap(), "fr");
+    assert!(by_name("nickname_1").get_bool("sparse").unwrap());
+    // The partial unique index admits duplicates outside its filter, and not inside.
+    let catalog = db.collection::<Document>("catalog");
+    let entry = |email: &str, active: bool, handle: &str| {
+        doc! { "email": email, "active": active, "body": "", "attributes": {}, "rank": 1, "nickname": null, "handle": handle }
+    };
+    catalog.insert_one(entry("a@x.io", false, "h1")).await.unwrap();
+    catalog.insert_one(entry("a@x.io", false, "h2")).await.unwrap();
+    catalog.insert_one(entry("a@x.io", true, "h3")).await.unwrap();
+    assert!(catalog.insert_one(entry("a@x.io", true, "h4")).await.is_err());
+    // The case-insensitive unique index treats "H5" and "h5" as one.
+    catalog.insert_one(entry("b@x.io", false, "h5")).await.unwrap();
+    assert!(catalog.insert_one(entry("c@x.io", false, "H5")).await.is_err());
+}
