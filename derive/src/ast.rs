@@ -17,6 +17,7 @@ use crate::attr::Flag;
 #[darling(attributes(validate), forward_attrs(serde, model, embedded, index, access))]
 pub(crate) struct FieldReceiver {
     pub ident: Option<Ident>,
+    pub vis: syn::Visibility,
     pub ty: Type,
     pub attrs: Vec<Attribute>,
     pub min_length: Option<SpannedValue<u64>>,
@@ -86,6 +87,7 @@ pub(crate) enum Action {
 #[darling(attributes(model), forward_attrs(serde, validate, index, access))]
 pub(crate) struct ModelReceiver {
     pub ident: Ident,
+    pub vis: syn::Visibility,
     pub generics: Generics,
     pub data: Data<VariantReceiver, FieldReceiver>,
     pub attrs: Vec<Attribute>,
@@ -103,6 +105,7 @@ pub(crate) struct ModelReceiver {
 #[darling(attributes(embedded), forward_attrs(serde, validate))]
 pub(crate) struct EmbeddedReceiver {
     pub ident: Ident,
+    pub vis: syn::Visibility,
     pub generics: Generics,
     pub data: Data<VariantReceiver, FieldReceiver>,
     pub attrs: Vec<Attribute>,
@@ -136,6 +139,7 @@ pub(crate) enum Body {
 /// The type with serde's view applied: what every later stage works from.
 pub(crate) struct Container {
     pub ident: Ident,
+    pub vis: syn::Visibility,
     pub generics: Generics,
     pub serde: SerdeContainer,
     pub strict: bool,
@@ -178,6 +182,7 @@ fn fields(
 /// Builds the [`Container`] from darling's receivers and serde's attributes.
 pub(crate) fn container(
     ident: Ident,
+    vis: syn::Visibility,
     generics: Generics,
     data: Data<VariantReceiver, FieldReceiver>,
     attrs: Vec<Attribute>,
@@ -212,5 +217,5 @@ pub(crate) fn container(
                 .collect(),
         ),
     };
-    Container { ident, generics, serde, strict, body, attrs }
+    Container { ident, vis, generics, serde, strict, body, attrs }
 }

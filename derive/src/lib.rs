@@ -131,7 +131,7 @@ fn model(input: &DeriveInput) -> darling::Result<TokenStream> {
                 .with_span(span),
         );
     }
-    let c = ast::container(recv.ident, recv.generics, recv.data, recv.attrs, strict, &mut errors);
+    let c = ast::container(recv.ident, recv.vis, recv.generics, recv.data, recv.attrs, strict, &mut errors);
     check::container(&c, &mut errors);
     let indexes = index::parse(&c, &c.attrs, &mut errors);
     let mut nested = index::check(&c, &indexes, budget, allow.waives("index_budget"), &mut errors);
@@ -168,7 +168,7 @@ fn embedded(input: &DeriveInput) -> darling::Result<TokenStream> {
     let recv = ast::EmbeddedReceiver::from_derive_input(input)?;
     let mut errors = darling::Error::accumulator();
     let strict = recv.strict.is_present();
-    let c = ast::container(recv.ident, recv.generics, recv.data, recv.attrs, strict, &mut errors);
+    let c = ast::container(recv.ident, recv.vis, recv.generics, recv.data, recv.attrs, strict, &mut errors);
     check::container(&c, &mut errors);
     errors.finish()?;
     let schema = validator::schema_impl(&c, false);

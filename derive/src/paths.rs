@@ -168,6 +168,17 @@ pub(crate) fn nested_checks(c: &Container, r: &Resolved, span: Span, unique: boo
     )
 }
 
+/// Whether a field is at least as visible as its struct, so its type may appear in
+/// the struct's impls. Restricted visibilities count only when written the same way.
+fn as_visible(field: &syn::Visibility, container: &syn::Visibility) -> bool {
+    use syn::Visibility::{Inherited, Public, Restricted};
+    match (container, field) {
+        (Inherited, _) | (_, Public(_)) => true,
+        (Restricted(a), Restricted(b)) => quote!(#a).to_string() == quote!(#b).to_string(),
+        _ => false,
+    }
+}
+
 /// `HasField` impls for a struct's stored fields, so paths from other models can be
 /// checked through it. Open (any key accepted) for enums and flattened structs.
 pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
@@ -197,6 +208,10 @@ pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
             let impls = stored_fields(c).into_iter().map(|f| {
                 let name = name_type(f.name.as_deref().unwrap_or_default(), Span::call_site());
                 let (element, array) = element(&f.recv.ty);
+                // An associated type may not be less visible than the impl (E0446, a
+                // hard error): a field less visible than its struct may have a private
+                // type, so paths continue through it unchecked.
+                let element = element.filter(|_| as_visible(&f.recv.vis, &c.vis));
                 let value = element.map_or_else(|| quote!(__ds::Open), |t| quote!(#t));
                 quote! {
                     impl #impl_generics __ds::HasField<#name> for #ident #ty_generics #where_clause {

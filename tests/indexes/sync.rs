@@ -205,8 +205,18 @@ async fn every_index_option_round_trips() {
 
     let reply = db.run_command(doc! { "listIndexes": "catalog" }).await.unwrap();
     let batch = reply.get_document("cursor").unwrap().get_array("firstBatch").unwrap();
-    let by_name = |name: &str| batch.iter().map(|i| i.as_document().unwrap()).find(|i| i.get_str("name") == Ok(name)).unwrap().clone();
-    assert_eq!(by_name("active_email").get_document("partialFilterExpression").unwrap(), &doc! { "active": true });
+    let by_name = |name: &str| {
+        batch
+            .iter()
+            .map(|i| i.as_document().unwrap())
+            .find(|i| i.get_str("name") == Ok(name))
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(
+        by_name("active_email").get_document("partialFilterExpression").unwrap(),
+        &doc! { "active": true }
+    );
     assert_eq!(by_name("handle_1").get_document("collation").unwrap().get_str("locale").unwrap(), "fr");
     assert!(by_name("nickname_1").get_bool("sparse").unwrap());
     // The partial unique index admits duplicates outside its filter, and not inside.
