@@ -27,6 +27,7 @@ struct AccessOpts {
     freq: Option<LitStr>,
     consistency: Option<LitStr>,
     allow: Option<Allow>,
+    paginate: crate::attr::Flag,
 }
 
 /// A checked access pattern.
@@ -44,6 +45,8 @@ pub(crate) struct Access {
     pub allow: Allow,
     /// The serving index's name, set by [`check`].
     pub index: Option<String>,
+    /// `paginate`: a keyset paginator is generated; `_id` ends the sort.
+    pub paginate: Option<Span>,
 }
 
 fn rule(name: &str, text: String) -> String {
@@ -98,7 +101,7 @@ pub(crate) fn parse(attrs: &[Attribute], errors: &mut Accumulator) -> Vec<Access
                 .with_span(&span),
             );
         }
-        let sort = opts
+        let sort: Vec<Key> = opts
             .sort
             .iter()
             .flat_map(|l| &l.items)
@@ -110,6 +113,18 @@ pub(crate) fn parse(attrs: &[Attribute], errors: &mut Accumulator) -> Vec<Access
                 })
             })
             .collect();
+        let mut sort: Vec<Key> = sort;
+        let paginate = opts.paginate.is_present().then(|| opts.paginate.span());
+        if let Some(span) = paginate {
+            // "_id breaks timestamp ties": the tie-breaker ends every paginated sort.
+            if !sort.iter().any(|k| k.path == "_id") {
+                let kind = sort.last().map_or(KeyKind::Asc, |k| k.kind);
+                sort.push(Key { path: "_id".to_owned(), kind, span });
+            }
+            if let Some(range) = &opts.range {
+                errors.push(Error::custom("`paginate` with `range(...)` is not supported: a keyset page continues from its cursor, which is itself a range; declare a separate access pattern without `paginate` for the range query").with_span(&range.span.unwrap_or(span)));
+            }
+        }
         let range = plain_paths(&opts.range, "range", errors);
         for (path, span) in &range {
             if filter.iter().any(|(f, _)| f == path) {
@@ -132,6 +147,7 @@ pub(crate) fn parse(attrs: &[Attribute], errors: &mut Accumulator) -> Vec<Access
             consistency: opts.consistency.as_ref().map(LitStr::value).unwrap_or_default(),
             allow: opts.allow.unwrap_or_default(),
             index: None,
+            paginate,
         });
     }
     out
@@ -274,6 +290,13 @@ pub(crate) fn check(
                 None => all_resolved = false,
             }
         }
+        if a.paginate.is_some() && all_resolved {
+            for key in a.sort.iter().filter(|k| k.path != "_id") {
+                if let Ok(r) = paths::resolve(c, &key.path, key.span) {
+                    nested.extend(sort_key_rules(c, a, key, &r, errors));
+                }
+            }
+        }
         if !all_resolved {
             continue;
         }
@@ -348,6 +371,57 @@ pub(crate) fn check(
     nested
 }
 
+/// A paginated sort key must be present, single-valued and exactly comparable in every
+/// document, or pages skip or repeat items. Returns the type-level checks for the
+/// segments inside other types.
+fn sort_key_rules(
+    c: &Container,
+    a: &Access,
+    key: &Key,
+    r: &paths::Resolved,
+    errors: &mut Accumulator,
+) -> TokenStream {
+    let waived = |rule: &str| a.allow.waives(rule);
+    let complain = |rule: &str, what: &str, errors: &mut Accumulator| {
+        errors.push(Error::custom(rule_text(rule, format!(
+            "access pattern `{}` paginates on `{}`, {what}; sort on another field, or waive with `allow({rule}, reason = \"...\")`",
+            a.name, key.path
+        ))).with_span(&key.span));
+    };
+    if let Some(field) = r.field {
+        let ty = &field.recv.ty;
+        let nullable = crate::check::is_option(ty) || field.serde.skip_serializing_if.is_some();
+        if nullable && !waived("nullable_sort") {
+            complain("nullable_sort", "which can be null or missing: documents without it sort first and a cursor cannot point at them", errors);
+        }
+        if r.array && !waived("array_sort") {
+            complain("array_sort", "which holds an array: a document sorts by one of its elements and may appear on several pages", errors);
+        }
+        let float = r.rest.is_empty()
+            && r.element.as_ref().is_some_and(|t| {
+                let t = quote!(#t).to_string();
+                t == "f64" || t == "f32"
+            });
+        if float && !waived("float_sort") {
+            complain(
+                "float_sort",
+                "a float: rounding makes equal-looking values differ and NaN compares unlike any number",
+                errors,
+            );
+        }
+    }
+    paths::sort_checks(
+        c,
+        r,
+        key.span,
+        [!waived("nullable_sort"), !waived("array_sort"), !waived("float_sort")],
+    )
+}
+
+fn rule_text(name: &str, text: String) -> String {
+    rule(name, text)
+}
+
 /// `const ACCESS_PATTERNS: &[AccessPattern] = &[...]`.
 pub(crate) fn expand(patterns: &[Access]) -> TokenStream {
     let strs = |v: &[(String, Span)]| {
@@ -374,6 +448,7 @@ pub(crate) fn expand(patterns: &[Access]) -> TokenStream {
         };
         let reason = &a.allow.reason;
         let waivers = a.allow.rules.iter().map(|(r, _)| quote!((#r, #reason)));
+        let paginate = a.paginate.is_some();
         quote! {
             __ds::AccessPattern {
                 name: #name,
@@ -387,6 +462,7 @@ pub(crate) fn expand(patterns: &[Access]) -> TokenStream {
                 consistency: #consistency,
                 index: #index,
                 waivers: &[#(#waivers),*],
+                paginate: #paginate,
             }
         }
     });

@@ -15,6 +15,7 @@ mod check;
 mod fallback;
 mod index;
 mod model;
+mod paginate;
 mod paths;
 mod validator;
 
@@ -150,10 +151,12 @@ fn model(input: &DeriveInput) -> darling::Result<TokenStream> {
         quote!(#indexes #patterns #tables)
     };
     let model = options.map(|o| model::model_impl(&c, &o, consts));
+    let paginators = paginate::expand(&c, &patterns);
     Ok(dummy(quote! {
         #schema
         #paths
         #model
+        #paginators
         #nested
     }))
 }

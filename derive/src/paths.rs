@@ -179,6 +179,39 @@ fn as_visible(field: &syn::Visibility, container: &syn::Visibility) -> bool {
     }
 }
 
+/// Type-level checks that no segment after the first of a paginated sort path can be
+/// null or missing, or hold an array, and that the last is not a float; each check
+/// only where its rule is not waived (`[nullable, array, float]`).
+pub(crate) fn sort_checks(c: &Container, r: &Resolved, span: Span, rules: [bool; 3]) -> TokenStream {
+    let Some(element) = &r.element else { return TokenStream::new() };
+    if r.rest.is_empty() || c.generics.type_params().next().is_some() {
+        return TokenStream::new();
+    }
+    let mut ty = crate::validator::respan(quote!(#element), span);
+    let (mut nullable, mut array) = (Vec::new(), Vec::new());
+    let mut last = quote!(false);
+    for segment in &r.rest {
+        let name = name_type(segment, span);
+        let has = crate::validator::respan(quote!(__ds::HasField<#name>), span);
+        nullable.push(quote!(<#ty as #has>::NULLABLE));
+        array.push(quote!(<#ty as #has>::ARRAY));
+        last = quote!(<#ty as #has>::FLOAT);
+        ty = quote!(<#ty as #has>::Value);
+    }
+    let [check_nullable, check_array, check_float] = rules;
+    let mut asserts = Vec::new();
+    if check_nullable {
+        asserts.push(quote!(::core::assert!(!(false #(|| #nullable)*), "docshape rule `nullable_sort`: this paginated sort path can be null or missing; sort on another field, or waive with `allow(nullable_sort, reason = \"...\")`");));
+    }
+    if check_array {
+        asserts.push(quote!(::core::assert!(!(false #(|| #array)*), "docshape rule `array_sort`: this paginated sort path goes through an array; sort on another field, or waive with `allow(array_sort, reason = \"...\")`");));
+    }
+    if check_float {
+        asserts.push(quote!(::core::assert!(!#last, "docshape rule `float_sort`: this paginated sort path ends in a float; sort on another field, or waive with `allow(float_sort, reason = \"...\")`");));
+    }
+    crate::validator::respan(quote!(const _: () = { #(#asserts)* };), span)
+}
+
 /// `HasField` impls for a struct's stored fields, so paths from other models can be
 /// checked through it. Open (any key accepted) for enums and flattened structs.
 pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
@@ -198,6 +231,8 @@ pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
             impl #ig __ds::HasField<__N> for #ident #ty_generics #where_clause {
                 type Value = __ds::Open;
                 const ARRAY: bool = false;
+                const NULLABLE: bool = false;
+                const FLOAT: bool = false;
             }
         }
     };
@@ -212,11 +247,18 @@ pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
                 // hard error): a field less visible than its struct may have a private
                 // type, so paths continue through it unchecked.
                 let element = element.filter(|_| as_visible(&f.recv.vis, &c.vis));
+                let float = element.as_ref().is_some_and(|t| {
+                    let t = quote!(#t).to_string();
+                    !array && (t == "f64" || t == "f32")
+                });
+                let nullable = crate::check::is_option(&f.recv.ty) || f.serde.skip_serializing_if.is_some();
                 let value = element.map_or_else(|| quote!(__ds::Open), |t| quote!(#t));
                 quote! {
                     impl #impl_generics __ds::HasField<#name> for #ident #ty_generics #where_clause {
                         type Value = #value;
                         const ARRAY: bool = #array;
+                        const NULLABLE: bool = #nullable;
+                        const FLOAT: bool = #float;
                     }
                 }
             });
@@ -226,6 +268,8 @@ pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
                     impl #impl_generics __ds::HasField<#name> for #ident #ty_generics #where_clause {
                         type Value = ::std::string::String;
                         const ARRAY: bool = false;
+                        const NULLABLE: bool = false;
+                        const FLOAT: bool = false;
                     }
                 }
             });

@@ -157,6 +157,8 @@ pub struct AccessPattern {
     pub index: Option<&'static str>,
     /// Design rules waived for this pattern, each with its reason.
     pub waivers: &'static [(&'static str, &'static str)],
+    /// Whether a keyset paginator is generated for it (`paginate`).
+    pub paginate: bool,
 }
 
 impl AccessPattern {
@@ -198,7 +200,7 @@ pub fn access_table(collection: &str, patterns: &[AccessPattern]) -> String {
 ///     filter: &["author_id"], case_insensitive: false,
 ///     sort: &[("created_at", IndexKey::Desc)], range: &[], fields: &["title"],
 ///     freq: "500 r/s", consistency: "eventual ok",
-///     index: Some("author_id_1_created_at_-1"), waivers: &[],
+///     index: Some("author_id_1_created_at_-1"), waivers: &[], paginate: false,
 /// };
 /// let md = access_tables(&[("posts", &[P])]);
 /// assert!(md.contains("| 1 | Posts by user, newest first | title | 500 r/s | eventual ok | posts: `author_id_1_created_at_-1` |"));

@@ -86,6 +86,7 @@ pub use mongodb;
 mod error;
 pub mod index;
 mod model;
+pub mod paginate;
 mod path;
 pub mod sync;
 #[cfg(feature = "testkit")]
@@ -101,11 +102,13 @@ pub use sync::{sync, sync_with, SyncOptions, SyncReport};
 pub mod __private {
     pub use crate::index::{AccessPattern, Index, IndexKey};
     pub use crate::model::{Model, ValidationAction, ValidationLevel};
+    pub use crate::paginate::Paginator;
     pub use crate::path::{Ch, Cons, HasField, Nil, Open};
     pub use crate::validator::{
         adjacent, any_of, array_of, assert_array, assert_number, assert_string, bound, bson_type, constrain,
         nullable, single_key, string_enum, tuple, with_tag, ObjectSchema, Schema,
     };
-    pub use bson::{Bson, Document};
+    pub use bson::ser::Error as BsonSerError;
+    pub use bson::{to_bson, Bson, Document};
     pub use std::vec::Vec;
 }

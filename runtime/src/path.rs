@@ -23,6 +23,10 @@ pub trait HasField<Name> {
     type Value: ?Sized;
     /// Whether the field holds an array.
     const ARRAY: bool;
+    /// Whether the field can be null or missing.
+    const NULLABLE: bool;
+    /// Whether the field holds a binary float.
+    const FLOAT: bool;
 }
 
 /// A value whose keys are not known at compile time (a map, a `Document`, an enum):
@@ -32,4 +36,6 @@ pub struct Open;
 impl<N> HasField<N> for Open {
     type Value = Open;
     const ARRAY: bool = false;
+    const NULLABLE: bool = false;
+    const FLOAT: bool = false;
 }

@@ -143,9 +143,16 @@ impl TestServer {
     /// Make one client per async runtime: the driver's background tasks live on the
     /// runtime that created the client.
     pub async fn client(&self) -> Result<Client, TestkitError> {
+        self.client_with(|_| {}).await
+    }
+
+    /// A new client, with its options adjusted first (to install a command event
+    /// handler that counts round trips, say).
+    pub async fn client_with(&self, adjust: impl FnOnce(&mut ClientOptions)) -> Result<Client, TestkitError> {
         let mut options = ClientOptions::parse(&self.uri).await?;
         options.app_name.get_or_insert_with(|| "docshape-testkit".to_owned());
         options.server_selection_timeout.get_or_insert(Duration::from_secs(20));
+        adjust(&mut options);
         Ok(Client::with_options(options)?)
     }
 }

@@ -99,6 +99,9 @@ pub(crate) const RULES: &[&str] = &[
     "unique_in_array",
     "collation_mismatch",
     "scatter_gather",
+    "nullable_sort",
+    "array_sort",
+    "float_sort",
 ];
 
 /// `allow(rule, ..., reason = "...")`: waived rules, with the reason the waiver is

@@ -1,0 +1,106 @@
+//! Expand: one typed keyset paginator per `#[access(..., paginate)]` pattern, a method
+//! named after the pattern taking its equality values (`runtime/src/paginate.rs`
+//! executes it).
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use crate::access::Access;
+use crate::ast::Container;
+use crate::index::KeyKind;
+use crate::paths;
+
+/// A parameter name for a stored path: `author_id`, `customer.id` -> `customer_id`.
+fn param_name(path: &str, taken: &mut Vec<String>) -> syn::Ident {
+    let mut name: String = path
+        .trim_start_matches('_')
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
+        .collect();
+    if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
+        name.insert_str(0, "v_");
+    }
+    if syn::parse_str::<syn::Ident>(&name).is_err() {
+        name.push('_');
+    }
+    while taken.contains(&name) {
+        name.push('_');
+    }
+    taken.push(name.clone());
+    format_ident!("{}", name)
+}
+
+pub(crate) fn expand(c: &Container, patterns: &[Access]) -> TokenStream {
+    let methods = patterns.iter().enumerate().filter(|(_, a)| a.paginate.is_some()).map(|(i, a)| {
+        let method = format_ident!("{}", a.name);
+        let mut taken = Vec::new();
+        let mut params = Vec::new();
+        let mut inserts = Vec::new();
+        for (path, _) in &a.filter {
+            let param = param_name(path, &mut taken);
+            // A top-level field converts into its own type, then serializes as the
+            // field does; other paths, and fields serialized `with` a helper, take
+            // the stored value as BSON.
+            let field = paths::resolve(c, path, proc_macro2::Span::call_site())
+                .ok()
+                .filter(|r| r.rest.is_empty())
+                .and_then(|r| r.field)
+                .filter(|f| f.serde.with.is_none() && f.recv.bson_type.is_none());
+            match field {
+                Some(f) => {
+                    let ty = &f.recv.ty;
+                    params.push(quote!(#param: impl ::core::convert::Into<#ty>));
+                    inserts.push(quote!(__f.insert(#path, __ds::to_bson(&::core::convert::Into::<#ty>::into(#param))?);));
+                }
+                None => {
+                    params.push(quote!(#param: impl ::core::convert::Into<__ds::Bson>));
+                    inserts.push(quote!(__f.insert(#path, ::core::convert::Into::<__ds::Bson>::into(#param));));
+                }
+            }
+        }
+        let sort: Vec<String> = a
+            .sort
+            .iter()
+            .map(|k| format!("`{}` {}", k.path, if k.kind == KeyKind::Desc { "descending" } else { "ascending" }))
+            .collect();
+        let doc = format!(
+            "Keyset paginator for the access pattern `{}` ({}): equality on {}, sorted by {}. Served by index `{}`.",
+            a.name,
+            a.operation,
+            if a.filter.is_empty() { "nothing".to_owned() } else { a.filter.iter().map(|(p, _)| format!("`{p}`")).collect::<Vec<_>>().join(", ") },
+            sort.join(", "),
+            a.index.as_deref().unwrap_or("none"),
+        );
+        let vis = &c.vis;
+        quote! {
+            #[doc = #doc]
+            #[allow(clippy::too_many_arguments, clippy::needless_question_mark)]
+            #vis fn #method(#(#params),*) -> __ds::Paginator<Self> {
+                let __filter = (|| {
+                    let mut __f = __ds::Document::new();
+                    #(#inserts)*
+                    ::core::result::Result::<__ds::Document, __ds::BsonSerError>::Ok(__f)
+                })();
+                __ds::Paginator::new(&<Self as __ds::Model>::ACCESS_PATTERNS[#i], __filter)
+            }
+        }
+    });
+    let methods: Vec<TokenStream> = methods.collect();
+    if methods.is_empty() {
+        return TokenStream::new();
+    }
+    let ident = &c.ident;
+    let mut generics = c.generics.clone();
+    let params: Vec<_> = generics.type_params().map(|p| p.ident.clone()).collect();
+    let where_clause = generics.make_where_clause();
+    for p in params {
+        where_clause.predicates.push(syn::parse_quote!(#p: __ds::Schema));
+    }
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    quote! {
+        #[automatically_derived]
+        impl #impl_generics #ident #ty_generics #where_clause {
+            #(#methods)*
+        }
+    }
+}
