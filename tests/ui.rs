@@ -10,5 +10,6 @@ fn ui() {
     let t = trybuild::TestCases::new();
     t.compile_fail("ui/fail/*.rs");
     t.compile_fail("ui/fail_index/*.rs");
+    t.compile_fail("ui/fail_paginate/*.rs");
     t.pass("ui/pass/*.rs");
 }

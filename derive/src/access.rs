@@ -125,7 +125,12 @@ pub(crate) fn parse(attrs: &[Attribute], errors: &mut Accumulator) -> Vec<Access
                 errors.push(Error::custom("`paginate` with `range(...)` is not supported: a keyset page continues from its cursor, which is itself a range; declare a separate access pattern without `paginate` for the range query").with_span(&range.span.unwrap_or(span)));
             }
         }
-        let range = plain_paths(&opts.range, "range", errors);
+        let mut range = plain_paths(&opts.range, "range", errors);
+        if paginate.is_some() {
+            // Already reported above; dropping it keeps the index rules from adding
+            // a second error for the same mistake.
+            range.clear();
+        }
         for (path, span) in &range {
             if filter.iter().any(|(f, _)| f == path) {
                 errors.push(
