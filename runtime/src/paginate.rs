@@ -382,7 +382,7 @@ impl<T: Model + DeserializeOwned> Paginator<T> {
         let side = match &self.cursor {
             Some((side, token)) => {
                 let values = decode_token(token, self.collection, self.pattern, self.key.as_ref())?;
-                filter.insert("$or", keyset_or(&keys, &values, *side));
+                keyset_filter(&mut filter, &keys, &values, *side);
                 *side
             }
             None => Side::After,
@@ -470,6 +470,30 @@ fn lookup(doc: &RawDocumentBuf, path: &str) -> Option<Bson> {
     None
 }
 
+/// Adds the keyset condition to the pattern's equality filter: the seed's `$or`, plus
+/// the first key's inclusive bound at the top level, which says the same thing
+/// (`a < x or (a = x and ...)` implies `a <= x`) in a form every planner turns into
+/// index bounds, so a page reads from its cursor instead of from the start.
+fn keyset_filter(filter: &mut Document, keys: &[(&'static str, IndexKey)], values: &[Bson], side: Side) {
+    let mut or = keyset_or(keys, values, side);
+    let (first, key) = keys[0];
+    if filter.contains_key(first) {
+        // The equality filter pins the first key already; keep it and the `$or`.
+        filter.insert("$or", or);
+        return;
+    }
+    if or.len() == 1 {
+        if let Some(Bson::Document(only)) = or.pop() {
+            filter.extend(only);
+        }
+        return;
+    }
+    let ascending = key == IndexKey::Asc;
+    let op = if ascending == (side == Side::After) { "$gte" } else { "$lte" };
+    filter.insert(first, doc! { op: values[0].clone() });
+    filter.insert("$or", or);
+}
+
 /// The general form of the seed's `$or`: past the boundary on the first key, or equal
 /// on it and past on the second, and so on; `_id` last breaks ties.
 fn keyset_or(keys: &[(&'static str, IndexKey)], values: &[Bson], side: Side) -> Vec<Bson> {
@@ -510,6 +534,26 @@ mod tests {
 
     fn values() -> Vec<Bson> {
         vec![Bson::DateTime(bson::DateTime::from_millis(1_700_000_000_000)), Bson::String("p_1".into())]
+    }
+
+    #[test]
+    fn the_first_key_bound_is_lifted_out_of_the_or() {
+        let mut filter = doc! { "author_id": "u_42" };
+        keyset_filter(&mut filter, &sort_keys(&P), &values(), Side::After);
+        assert_eq!(filter.get_document("created_at").unwrap(), &doc! { "$lte": values()[0].clone() });
+        assert_eq!(filter.get_array("$or").unwrap().len(), 2);
+        let mut filter = doc! { "author_id": "u_42" };
+        keyset_filter(&mut filter, &sort_keys(&P), &values(), Side::Before);
+        assert_eq!(filter.get_document("created_at").unwrap(), &doc! { "$gte": values()[0].clone() });
+        // A one-key sort needs no `$or`.
+        let by_id = AccessPattern { sort: &[], ..P };
+        let mut filter = doc! { "author_id": "u_42" };
+        keyset_filter(&mut filter, &sort_keys(&by_id), &[Bson::Int32(5)], Side::After);
+        assert_eq!(filter, doc! { "author_id": "u_42", "_id": { "$gt": 5 } });
+        // A sort key pinned by the equality filter keeps its equality.
+        let mut filter = doc! { "created_at": values()[0].clone() };
+        keyset_filter(&mut filter, &sort_keys(&P), &values(), Side::After);
+        assert_eq!(filter.get("created_at"), Some(&values()[0]));
     }
 
     #[test]
