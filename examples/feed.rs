@@ -96,7 +96,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     println!("== back one page from the last");
     if let Some(prev) = last_prev {
-        let page = Post::posts_by_author("u_42").page_size(5).signed_with(&key).before(&prev).fetch(&db).await?;
+        let page =
+            Post::posts_by_author("u_42").page_size(5).signed_with(&key).before(&prev).fetch(&db).await?;
         let ids: Vec<&str> = page.items.iter().map(|p| p.id.as_str()).collect();
         println!("previous page: {ids:?}");
     }

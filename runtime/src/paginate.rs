@@ -431,8 +431,10 @@ impl<T: Model + DeserializeOwned> Paginator<T> {
         let position = |doc: &RawDocumentBuf| -> Result<String, PageError> {
             let mut values = Vec::with_capacity(keys.len());
             for (field, _) in &keys {
-                let value = lookup(doc, field)
-                    .ok_or_else(|| PageError::MissingSortValue { id: lookup(doc, "_id").map(Box::new), field })?;
+                let value = lookup(doc, field).ok_or_else(|| PageError::MissingSortValue {
+                    id: lookup(doc, "_id").map(Box::new),
+                    field,
+                })?;
                 values.push(value);
             }
             Ok(encode_token(self.collection, self.pattern, &values, self.key.as_ref()))
