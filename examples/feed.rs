@@ -63,7 +63,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut shown: Vec<String> = Vec::new();
     let mut cursor: Option<String> = None;
     let mut page_no = 0;
-    let mut last_prev = None;
+    let mut last_prev;
     loop {
         let mut request = Post::posts_by_author("u_42").page_size(5).signed_with(&key);
         if let Some(c) = &cursor {

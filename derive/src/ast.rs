@@ -147,8 +147,20 @@ pub(crate) struct Container {
     pub attrs: Vec<Attribute>,
 }
 
-/// The stored name of the container itself (serde's `rename`, used by a struct `tag`).
 impl Container {
+    /// The type's generics with `Schema` bounds on its type parameters, as every
+    /// generated impl needs them (serde bounds its impls the same way).
+    pub(crate) fn bounded_generics(&self) -> Generics {
+        let mut generics = self.generics.clone();
+        let params: Vec<Ident> = generics.type_params().map(|p| p.ident.clone()).collect();
+        let where_clause = generics.make_where_clause();
+        for p in params {
+            where_clause.predicates.push(syn::parse_quote!(#p: ::docshape::__private::Schema));
+        }
+        generics
+    }
+
+    /// The stored name of the container itself (serde's `rename`, used by a struct `tag`).
     pub(crate) fn stored_name(&self) -> String {
         self.serde.rename.clone().unwrap_or_else(|| self.ident.unraw().to_string())
     }

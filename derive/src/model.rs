@@ -15,12 +15,7 @@ pub(crate) struct ModelOptions {
 
 pub(crate) fn model_impl(c: &Container, opts: &ModelOptions, consts: TokenStream) -> TokenStream {
     let ident = &c.ident;
-    let mut generics = c.generics.clone();
-    let params: Vec<_> = generics.type_params().map(|p| p.ident.clone()).collect();
-    let where_clause = generics.make_where_clause();
-    for p in params {
-        where_clause.predicates.push(syn::parse_quote!(#p: __ds::Schema));
-    }
+    let generics = c.bounded_generics();
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     let collection = &opts.collection;
     let level = opts.level.map(|l| match l {

@@ -90,12 +90,7 @@ pub(crate) fn expand(c: &Container, patterns: &[Access]) -> TokenStream {
         return TokenStream::new();
     }
     let ident = &c.ident;
-    let mut generics = c.generics.clone();
-    let params: Vec<_> = generics.type_params().map(|p| p.ident.clone()).collect();
-    let where_clause = generics.make_where_clause();
-    for p in params {
-        where_clause.predicates.push(syn::parse_quote!(#p: __ds::Schema));
-    }
+    let generics = c.bounded_generics();
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     quote! {
         #[automatically_derived]

@@ -216,12 +216,7 @@ pub(crate) fn sort_checks(c: &Container, r: &Resolved, span: Span, rules: [bool;
 /// checked through it. Open (any key accepted) for enums and flattened structs.
 pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
     let ident = &c.ident;
-    let mut generics = c.generics.clone();
-    let params: Vec<_> = generics.type_params().map(|p| p.ident.clone()).collect();
-    let where_clause = generics.make_where_clause();
-    for p in &params {
-        where_clause.predicates.push(syn::parse_quote!(#p: __ds::Schema));
-    }
+    let generics = c.bounded_generics();
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     let open = || {
         let mut g = c.generics.clone();

@@ -249,12 +249,7 @@ pub(crate) fn schema_expr(c: &Container, admit_id: bool) -> TokenStream {
 /// `impl Schema for T`, with `Schema` bounds on the type parameters.
 pub(crate) fn schema_impl(c: &Container, admit_id: bool) -> TokenStream {
     let ident = &c.ident;
-    let mut generics = c.generics.clone();
-    let params: Vec<_> = generics.type_params().map(|p| p.ident.clone()).collect();
-    let where_clause = generics.make_where_clause();
-    for p in params {
-        where_clause.predicates.push(syn::parse_quote!(#p: __ds::Schema));
-    }
+    let generics = c.bounded_generics();
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     let expr = schema_expr(c, admit_id);
     quote! {
