@@ -61,6 +61,20 @@ fn a_flag_given_a_value_is_an_error_not_a_panic() {
     }
 }
 
+#[test]
+fn the_most_negative_numbers_are_errors_not_overflows() {
+    // Found by the fuzzer: negating i64::MIN overflowed.
+    let most_negative = proc_macro2::Literal::i64_unsuffixed(i64::MIN);
+    let srcs = [
+        quote::quote!(#[model(collection = "c")] #[access(name = "a", sort(x = - #most_negative))] struct S { x: i64 }),
+        quote::quote!(#[model(collection = "c")] struct S { #[validate(minimum = - #most_negative)] x: i64 }),
+    ];
+    for src in srcs {
+        let out = std::panic::catch_unwind(|| expand_model(src.clone())).expect("no panic");
+        assert!(is_error(&out), "{src}");
+    }
+}
+
 /// Valid inputs the fuzzer garbles.
 const SEEDS: &[&str] = &[
     r#"#[model(collection = "usuarios", validation_action = "error", strict)]
@@ -89,6 +103,21 @@ const SEEDS: &[&str] = &[
     r#"#[serde(untagged)] enum Loose { N(i64), T(String), P { x: f64 }, Nothing }"#,
     r#"#[embedded(strict)] #[serde(transparent)] struct Handle { #[validate(pattern = "^@")] value: String }"#,
     r#"struct Email(#[validate(max_length = 254)] String);"#,
+    r##"#[model(collection = "posts", max_indexes = 4, shard_key(author_id), allow(index_budget, reason = "r"))]
+       #[index(keys(author_id, created_at = -1, _id = -1))]
+       #[index(keys("meta.tags", score = "hashed"), unique, sparse, name = "n", partial_filter = r#"{"a": 1}"#)]
+       #[access(name = "posts_by_author", operation = "Feed", filter(author_id), sort(created_at = -1), paginate,
+                fields(title, "meta.tags"), freq = "5 r/s", consistency = "eventual ok")]
+       #[access(name = "by_email", filter(author_id, email(case_insensitive)), range(score), allow(unserved, collation_mismatch, reason = "r"))]
+       struct Post {
+           author_id: String,
+           created_at: DateTime,
+           #[index(unique, case_insensitive, locale = "fr")] email: String,
+           #[index(expire_after = "30d")] seen: DateTime,
+           #[index(desc)] score: i64,
+           #[index(wildcard)] meta: Meta,
+           #[serde(rename = "t")] title: String,
+       }"##,
 ];
 
 /// Pieces the fuzzer splices in.
@@ -186,6 +215,34 @@ const VOCAB: &[&str] = &[
     "fn",
     "impl",
     "r#type",
+    "index",
+    "access",
+    "keys",
+    "filter",
+    "sort",
+    "range",
+    "fields",
+    "paginate",
+    "allow",
+    "unserved",
+    "reason",
+    "expire_after",
+    "\"30d\"",
+    "\"-1s\"",
+    "\"a.b.c\"",
+    "\"a..b\"",
+    "\".\"",
+    "case_insensitive",
+    "shard_key",
+    "max_indexes",
+    "partial_filter",
+    "\"{}\"",
+    "\"[1]\"",
+    "desc",
+    "asc",
+    "\"hashed\"",
+    "_id",
+    "(desc)",
 ];
 
 /// A small deterministic generator (xorshift), seeded per run and printed on failure.
@@ -255,7 +312,7 @@ fn garble(rng: &mut Rng) -> String {
 /// A struct whose attributes are random sequences of keys and values.
 fn random_attributes(rng: &mut Rng) -> String {
     let attr = |rng: &mut Rng| {
-        let name = ["model", "validate", "embedded", "serde"][rng.below(4)];
+        let name = ["model", "validate", "embedded", "serde", "index", "access"][rng.below(6)];
         let mut body = Vec::new();
         for _ in 0..rng.below(5) {
             let key = VOCAB[rng.below(33)];

@@ -38,7 +38,11 @@ impl Parse for KeyItem {
             Some(if input.peek(Token![-]) {
                 let minus: Token![-] = input.parse()?;
                 let int: LitInt = input.parse()?;
-                (KeyValue::Int(-int.base10_parse::<i64>()?), minus.span)
+                let value = int
+                    .base10_parse::<i64>()?
+                    .checked_neg()
+                    .ok_or_else(|| syn::Error::new(int.span(), "number out of range"))?;
+                (KeyValue::Int(value), minus.span)
             } else if input.peek(LitInt) {
                 let int: LitInt = input.parse()?;
                 (KeyValue::Int(int.base10_parse()?), int.span())

@@ -51,7 +51,9 @@ fn num_from_expr(expr: &Expr) -> Result<NumValue> {
             other => Err(Error::custom("expected a number, like `0`, `-5` or `2.5`").with_span(other)),
         },
         Expr::Unary(u) if matches!(u.op, UnOp::Neg(_)) => match num_from_expr(&u.expr)? {
-            NumValue::Int(i) => Ok(NumValue::Int(-i)),
+            NumValue::Int(i) => i.checked_neg().map(NumValue::Int).ok_or_else(|| {
+                Error::custom("this integer does not fit in a 64-bit BSON long").with_span(&u.expr)
+            }),
             NumValue::Float(f) => Ok(NumValue::Float(-f)),
         },
         Expr::Group(g) => num_from_expr(&g.expr),
