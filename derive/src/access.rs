@@ -13,6 +13,7 @@ use syn::{Attribute, LitStr};
 
 use crate::ast::Container;
 use crate::attr::keys::{Allow, KeyList, KeyValue};
+use crate::check::rule;
 use crate::index::{IndexDef, Key, KeyKind};
 use crate::paths;
 
@@ -47,10 +48,6 @@ pub(crate) struct Access {
     pub index: Option<String>,
     /// `paginate`: a keyset paginator is generated; `_id` ends the sort.
     pub paginate: Option<Span>,
-}
-
-fn rule(name: &str, text: String) -> String {
-    format!("docshape rule `{name}`: {text}")
 }
 
 fn plain_paths(list: &Option<KeyList>, what: &str, errors: &mut Accumulator) -> Vec<(String, Span)> {
@@ -387,9 +384,9 @@ fn sort_key_rules(
     errors: &mut Accumulator,
 ) -> TokenStream {
     let waived = |rule: &str| a.allow.waives(rule);
-    let complain = |rule: &str, what: &str, errors: &mut Accumulator| {
-        errors.push(Error::custom(rule_text(rule, format!(
-            "access pattern `{}` paginates on `{}`, {what}; sort on another field, or waive with `allow({rule}, reason = \"...\")`",
+    let complain = |name: &str, what: &str, errors: &mut Accumulator| {
+        errors.push(Error::custom(rule(name, format!(
+            "access pattern `{}` paginates on `{}`, {what}; sort on another field, or waive with `allow({name}, reason = \"...\")`",
             a.name, key.path
         ))).with_span(&key.span));
     };
@@ -421,10 +418,6 @@ fn sort_key_rules(
         key.span,
         [!waived("nullable_sort"), !waived("array_sort"), !waived("float_sort")],
     )
-}
-
-fn rule_text(name: &str, text: String) -> String {
-    rule(name, text)
 }
 
 /// `const ACCESS_PATTERNS: &[AccessPattern] = &[...]`.

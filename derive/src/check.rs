@@ -174,6 +174,11 @@ pub(crate) fn did_you_mean<'a>(input: &str, candidates: &[&'a str]) -> Option<&'
         .map(|(_, c)| c)
 }
 
+/// A design rule's message: it names the rule, so the waiver's spelling is at hand.
+pub(crate) fn rule(name: &str, text: String) -> String {
+    format!("docshape rule `{name}`: {text}")
+}
+
 fn err(span: Span, msg: impl std::fmt::Display) -> Error {
     Error::custom(msg).with_span(&span)
 }

@@ -12,6 +12,7 @@ use syn::{Attribute, LitStr};
 use crate::ast::Container;
 use crate::attr::keys::{Allow, KeyItem, KeyList, KeyValue};
 use crate::attr::Flag;
+use crate::check::rule;
 use crate::paths;
 
 /// The kind of one key.
@@ -277,10 +278,6 @@ fn finish(keys: Vec<Key>, opts: &IndexOpts, span: Span, errors: &mut Accumulator
         allow: opts.allow.clone().unwrap_or_default(),
         span,
     })
-}
-
-fn rule(name: &str, text: String) -> String {
-    format!("docshape rule `{name}`: {text}")
 }
 
 /// The rules that concern indexes alone; returns the nested path checks to emit.

@@ -66,8 +66,20 @@ fn the_most_negative_numbers_are_errors_not_overflows() {
     // Found by the fuzzer: negating i64::MIN overflowed.
     let most_negative = proc_macro2::Literal::i64_unsuffixed(i64::MIN);
     let srcs = [
-        quote::quote!(#[model(collection = "c")] #[access(name = "a", sort(x = - #most_negative))] struct S { x: i64 }),
-        quote::quote!(#[model(collection = "c")] struct S { #[validate(minimum = - #most_negative)] x: i64 }),
+        quote::quote!(
+            #[model(collection = "c")]
+            #[access(name = "a", sort(x = - #most_negative))]
+            struct S {
+                x: i64,
+            }
+        ),
+        quote::quote!(
+            #[model(collection = "c")]
+            struct S {
+                #[validate(minimum = - #most_negative)]
+                x: i64,
+            }
+        ),
     ];
     for src in srcs {
         let out = std::panic::catch_unwind(|| expand_model(src.clone())).expect("no panic");
