@@ -279,15 +279,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("== 5. every access pattern is served by the index chosen at compile time");
     print!(
         "{}",
-        docshape::index::access_tables(&[
+        docshape::access::access_tables(&[
             (Customer::COLLECTION, Customer::ACCESS_PATTERNS),
             (Product::COLLECTION, Product::ACCESS_PATTERNS),
             (Order::COLLECTION, Order::ACCESS_PATTERNS),
         ])
     );
-    let mut outcomes = docshape::index::explain_access_patterns::<Customer>(&db).await?;
-    outcomes.extend(docshape::index::explain_access_patterns::<Product>(&db).await?);
-    outcomes.extend(docshape::index::explain_access_patterns::<Order>(&db).await?);
+    let mut outcomes = docshape::access::explain_access_patterns::<Customer>(&db).await?;
+    outcomes.extend(docshape::access::explain_access_patterns::<Product>(&db).await?);
+    outcomes.extend(docshape::access::explain_access_patterns::<Order>(&db).await?);
     for outcome in &outcomes {
         if !outcome.is_served() {
             return Err(format!("explain disagrees: {outcome}").into());

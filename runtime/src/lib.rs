@@ -83,6 +83,7 @@ pub use docshape_derive::{Embedded, Model};
 pub use bson;
 pub use mongodb;
 
+pub mod access;
 mod error;
 pub mod index;
 mod model;
@@ -100,7 +101,8 @@ pub use sync::{sync, sync_with, SyncOptions, SyncReport};
 /// What generated code calls. Not part of the public API: it may change in any release.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::index::{AccessPattern, Index, IndexKey};
+    pub use crate::access::AccessPattern;
+    pub use crate::index::{Index, IndexKey};
     pub use crate::model::{Model, ValidationAction, ValidationLevel};
     pub use crate::paginate::Paginator;
     pub use crate::path::{Ch, Cons, HasField, Nil, Open};

@@ -5,7 +5,8 @@ use std::fmt;
 use bson::{doc, Document};
 use mongodb::{Collection, Database};
 
-use crate::index::{AccessPattern, Index, IndexKey};
+use crate::access::AccessPattern;
+use crate::index::{Index, IndexKey};
 use crate::validator::Schema;
 
 /// How strictly the server applies a collection's validator (`validationLevel`).
@@ -115,7 +116,7 @@ pub trait Model: Schema + Sized {
 
     /// The access-pattern table as Markdown, in the seed's format.
     fn access_table() -> String {
-        crate::index::access_table(Self::COLLECTION, Self::ACCESS_PATTERNS)
+        crate::access::access_table(Self::COLLECTION, Self::ACCESS_PATTERNS)
     }
 
     /// The typed collection in `db`.

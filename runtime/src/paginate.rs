@@ -22,7 +22,8 @@ use hmac::{KeyInit, Mac};
 use mongodb::Database;
 use serde::de::DeserializeOwned;
 
-use crate::index::{AccessPattern, IndexKey};
+use crate::access::AccessPattern;
+use crate::index::IndexKey;
 use crate::model::Model;
 
 const VERSION: u8 = 1;

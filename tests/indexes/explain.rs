@@ -13,7 +13,7 @@ async fn the_seed_posts_pattern_uses_its_index() {
     assert_eq!(Post::ACCESS_PATTERNS[0].index, Some("author_id_1_created_at_-1"));
     let db = testkit::database("posts_explain").await.unwrap();
     testkit::assert_access_patterns_use_indexes::<Post>(&db).await;
-    let outcomes = docshape::index::explain_access_patterns::<Post>(&db).await.unwrap();
+    let outcomes = docshape::access::explain_access_patterns::<Post>(&db).await.unwrap();
     assert_eq!(outcomes.len(), 1);
     assert_eq!(outcomes[0].used, vec!["author_id_1_created_at_-1".to_owned()]);
     assert!(!outcomes[0].collection_scan);
@@ -105,7 +105,7 @@ async fn a_dropped_index_shows_in_explain() {
     db.run_command(bson::doc! { "dropIndexes": "posts", "index": "author_id_1_created_at_-1" })
         .await
         .unwrap();
-    let outcomes = docshape::index::explain_access_patterns::<Post>(&db).await.unwrap();
+    let outcomes = docshape::access::explain_access_patterns::<Post>(&db).await.unwrap();
     assert!(!outcomes[0].is_served(), "{}", outcomes[0]);
     assert!(outcomes[0].collection_scan);
 }
