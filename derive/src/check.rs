@@ -300,8 +300,7 @@ fn field(f: &Field, errors: &mut Accumulator) {
         ));
         return;
     }
-    if let Some(flatten) = f.serde.flatten {
-        let _ = flatten;
+    if f.serde.flatten.is_some() {
         errors.push(err(
             vspan,
             "`#[validate]` on a `flatten` field: put the constraints on the flattened type's own fields",

@@ -61,6 +61,22 @@ async fn sorted_ids(db: &mongodb::Database, sort: Document) -> Vec<i64> {
     docs.into_iter().map(|d| d.id).collect()
 }
 
+/// Replaces the collection's contents: author "a"'s rows (many equal sort values: a
+/// handful of timestamps, scores and ranks), plus a few of author "b" that no page of
+/// "a" may show. Returns "a"'s documents.
+async fn reset(db: &mongodb::Database, rows: &[(i64, i32, i64)]) -> Vec<FeedItem> {
+    let items = FeedItem::collection(db);
+    items.delete_many(doc! {}).await.unwrap();
+    let docs: Vec<FeedItem> =
+        rows.iter().enumerate().map(|(i, (t, s, r))| item(i as i64, "a", *t * 1000, *s, *r)).collect();
+    let others: Vec<FeedItem> = (0..5).map(|i| item(10_000 + i, "b", 0, 0, 0)).collect();
+    if !docs.is_empty() {
+        items.insert_many(&docs).await.unwrap();
+    }
+    items.insert_many(&others).await.unwrap();
+    docs
+}
+
 #[derive(Clone, Copy, Debug)]
 enum Pattern {
     Feed,
@@ -134,19 +150,7 @@ fn forward_and_backward_walks_return_each_document_once_in_order() {
     runner
         .run(&dataset, |(rows, size, pattern)| {
             rt.block_on(async {
-                let items = FeedItem::collection(&db);
-                items.delete_many(doc! {}).await.unwrap();
-                // Many equal sort values: a handful of timestamps, scores and ranks.
-                let docs: Vec<FeedItem> = rows
-                    .iter()
-                    .enumerate()
-                    .map(|(i, (t, s, r))| item(i as i64, "a", *t * 1000, *s, *r))
-                    .collect();
-                let others: Vec<FeedItem> = (0..5).map(|i| item(10_000 + i, "b", 0, 0, 0)).collect();
-                if !docs.is_empty() {
-                    items.insert_many(&docs).await.unwrap();
-                }
-                items.insert_many(&others).await.unwrap();
+                reset(&db, &rows).await;
                 walk(&db, pattern, size).await
             })
         })
@@ -172,13 +176,7 @@ fn inserts_and_deletes_between_pages_never_duplicate_or_lose_a_stable_document()
         .run(&case, |(rows, size, churn, pattern)| {
             rt.block_on(async {
                 let items = FeedItem::collection(&db);
-                items.delete_many(doc! {}).await.unwrap();
-                let docs: Vec<FeedItem> = rows
-                    .iter()
-                    .enumerate()
-                    .map(|(i, (t, s, r))| item(i as i64, "a", *t * 1000, *s, *r))
-                    .collect();
-                items.insert_many(&docs).await.unwrap();
+                let docs = reset(&db, &rows).await;
                 let mut stable: HashSet<i64> = docs.iter().map(|d| d.id).collect();
                 let mut next_id = 1_000;
                 let mut churn = churn.into_iter();
