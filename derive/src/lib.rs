@@ -150,12 +150,14 @@ fn model(input: &DeriveInput) -> darling::Result<TokenStream> {
         let patterns = access::expand(&patterns);
         quote!(#indexes #patterns #tables)
     };
+    let registration = options.as_ref().and_then(|_| model::registration(&c));
     let model = options.map(|o| model::model_impl(&c, &o, consts));
     let paginators = paginate::expand(&c, &patterns);
     Ok(dummy(quote! {
         #schema
         #paths
         #model
+        #registration
         #paginators
         #nested
     }))

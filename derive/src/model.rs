@@ -48,6 +48,17 @@ pub(crate) fn model_impl(c: &Container, opts: &ModelOptions, consts: TokenStream
     }
 }
 
+/// Submits the model to `docshape::registry`, so deploy tools find it without a list.
+/// A generic model has no one spec to register.
+pub(crate) fn registration(c: &Container) -> Option<TokenStream> {
+    let ident = &c.ident;
+    c.generics.params.is_empty().then(|| {
+        quote! {
+            __ds::inventory::submit! { __ds::RegisteredModel::of::<#ident>() }
+        }
+    })
+}
+
 /// A collection name MongoDB accepts.
 pub(crate) fn collection_problem(name: &str) -> Option<&'static str> {
     if name.is_empty() {

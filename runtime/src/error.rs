@@ -22,6 +22,13 @@ pub enum Error {
         /// Its `type` as `listCollections` reports it.
         kind: String,
     },
+    /// Two registered models claim one collection.
+    DuplicateCollection(crate::registry::DuplicateCollection),
+    /// Exported artifacts could not be written, read or parsed.
+    Artifacts {
+        /// What went wrong, naming the file.
+        detail: String,
+    },
 }
 
 /// `Result` with docshape's [`Error`].
@@ -37,6 +44,8 @@ impl fmt::Display for Error {
             Self::NotACollection { name, kind } => {
                 write!(f, "`{name}` exists as a {kind}, not a collection; docshape will not replace it")
             }
+            Self::DuplicateCollection(d) => write!(f, "{d}"),
+            Self::Artifacts { detail } => write!(f, "artifacts: {detail}"),
         }
     }
 }
@@ -45,6 +54,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Self::Mongo(e) => Some(e),
+            Self::DuplicateCollection(d) => Some(d),
             _ => None,
         }
     }
@@ -53,5 +63,11 @@ impl std::error::Error for Error {
 impl From<mongodb::error::Error> for Error {
     fn from(e: mongodb::error::Error) -> Self {
         Self::Mongo(e)
+    }
+}
+
+impl From<crate::registry::DuplicateCollection> for Error {
+    fn from(e: crate::registry::DuplicateCollection) -> Self {
+        Self::DuplicateCollection(e)
     }
 }

@@ -84,19 +84,25 @@ pub use bson;
 pub use mongodb;
 
 pub mod access;
+pub mod artifacts;
+pub mod check;
+#[cfg(feature = "cli")]
+pub mod cli;
 mod error;
 pub mod index;
 mod model;
 pub mod paginate;
 mod path;
+pub mod registry;
 pub mod sync;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 pub mod validator;
 
+pub use check::{check, CheckReport};
 pub use error::{Error, Result};
 pub use model::{Model, ValidationAction, ValidationLevel};
-pub use sync::{sync, sync_with, SyncOptions, SyncReport};
+pub use sync::{sync, sync_all, sync_with, SyncOptions, SyncReport};
 
 /// What generated code calls. Not part of the public API: it may change in any release.
 #[doc(hidden)]
@@ -106,11 +112,13 @@ pub mod __private {
     pub use crate::model::{Model, ValidationAction, ValidationLevel};
     pub use crate::paginate::Paginator;
     pub use crate::path::{Ch, Cons, HasField, Nil, Open};
+    pub use crate::registry::RegisteredModel;
     pub use crate::validator::{
         adjacent, any_of, array_of, assert_array, assert_number, assert_string, bound, bson_type, constrain,
         nullable, single_key, string_enum, tuple, with_tag, ObjectSchema, Schema,
     };
     pub use bson::ser::Error as BsonSerError;
     pub use bson::{to_bson, Bson, Document};
+    pub use inventory;
     pub use std::vec::Vec;
 }

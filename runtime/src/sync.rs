@@ -261,7 +261,19 @@ pub async fn sync_with<T: Model>(db: &Database, options: SyncOptions) -> Result<
     sync_spec(db, &CollectionSpec::of::<T>(), options).await
 }
 
-/// [`sync`] for a spec built by hand or read from an export.
+/// [`sync_with`] for every registered model (see [`crate::registry`]), one collection
+/// after another in name order; an error before touching anything when two models
+/// claim one collection.
+pub async fn sync_all(db: &Database, options: SyncOptions) -> Result<Vec<SyncReport>> {
+    let mut reports = Vec::new();
+    for spec in crate::registry::specs()? {
+        reports.push(sync_spec(db, &spec, options).await?);
+    }
+    Ok(reports)
+}
+
+/// [`sync`] for a spec built by hand or read from an export
+/// ([`crate::artifacts::specs_from`]).
 pub async fn sync_spec(db: &Database, spec: &CollectionSpec, options: SyncOptions) -> Result<SyncReport> {
     let planned = plan_spec(db, spec, options).await?;
     match planned.clone().apply(db).await {
@@ -498,7 +510,7 @@ fn first_batch(reply: &Document, command: &'static str) -> Result<Vec<Document>>
 }
 
 /// Key documents are ordered: `{a: 1, b: 1}` is not `{b: 1, a: 1}`.
-fn same_keys(a: &Document, b: &Document) -> bool {
+pub(crate) fn same_keys(a: &Document, b: &Document) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|((ka, va), (kb, vb))| ka == kb && same_bson(va, vb))
 }
 

@@ -347,6 +347,24 @@ fn has_secantus(python: &Path) -> bool {
         .is_ok_and(|s| s.success())
 }
 
+/// A Python with pymongo, for tests that check what another client makes of docshape's
+/// output: the one SecantusDB is installed in (pymongo is one of its dependencies),
+/// installed into the cache when needed.
+pub fn pymongo_python() -> Result<PathBuf, TestkitError> {
+    let python = secantus_python()?;
+    let ok = Command::new(&python)
+        .args(["-c", "import pymongo, bson.json_util"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if ok {
+        Ok(python)
+    } else {
+        fail(format!("{} cannot import pymongo", python.display()))
+    }
+}
+
 /// A Python that can import SecantusDB, installing it into the cache when needed.
 fn secantus_python() -> Result<PathBuf, TestkitError> {
     if let Some(p) = std::env::var_os("DOCSHAPE_SECANTUS_PYTHON") {

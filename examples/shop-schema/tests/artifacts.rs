@@ -1,0 +1,303 @@
+//! The shop's artifacts: committed copies match the code, output is reproducible, the
+//! exported JSON means the same to another client, and `shopctl check` finds drift on a
+//! live database.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use bson::{doc, Bson, Document};
+use docshape::artifacts::{self, Artifact};
+use docshape::check::Drift;
+use docshape::testkit::{self, TestDb};
+use docshape::Model;
+use shop_models::Product;
+use shop_schema::{ARTIFACTS, COMMITTED_DIR};
+
+fn build_time() -> Vec<Artifact> {
+    ARTIFACTS
+        .iter()
+        .map(|(f, c)| Artifact { file_name: (*f).to_owned(), contents: (*c).to_owned() })
+        .collect()
+}
+
+fn shopctl(args: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_shopctl")).args(args).output().expect("run shopctl");
+    eprintln!(
+        "shopctl {}: {}\n{}{}",
+        args.join(" "),
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("shop-schema-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// Fails when `schema/` drifts from the models. `DOCSHAPE_BLESS=1` rewrites it instead.
+#[test]
+fn committed_artifacts_match_the_code() {
+    let dir = Path::new(COMMITTED_DIR);
+    if std::env::var_os("DOCSHAPE_BLESS").is_some() {
+        artifacts::write(dir, &build_time()).expect("write schema/");
+    }
+    let drift = artifacts::compare(dir, &build_time()).expect("read schema/");
+    assert!(
+        drift.is_empty(),
+        "the committed artifacts in {COMMITTED_DIR} differ from the code:\n{}\n\nrefresh them with \
+         `cargo run -p shop-schema --bin shopctl -- export examples/shop-schema/schema` \
+         (or DOCSHAPE_BLESS=1 cargo test -p shop-schema) and review the diff",
+        drift.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n")
+    );
+    // What the build script wrote is what this process's registry produces.
+    assert_eq!(build_time(), artifacts::registered().unwrap());
+    let names: Vec<&str> = ARTIFACTS.iter().map(|(f, _)| *f).collect();
+    assert_eq!(
+        names,
+        [
+            "ACCESS_PATTERNS.md",
+            "customers.indexes.json",
+            "customers.validator.json",
+            "orders.indexes.json",
+            "orders.validator.json",
+            "products.indexes.json",
+            "products.validator.json"
+        ]
+    );
+}
+
+#[test]
+fn a_tampered_or_stale_directory_is_reported_file_by_file() {
+    let dir = scratch("tampered");
+    artifacts::write(&dir, &build_time()).unwrap();
+    assert!(shopctl(&["verify", dir.to_str().unwrap()]).status.success());
+    let path = dir.join("products.validator.json");
+    let text = std::fs::read_to_string(&path).unwrap().replace("\"maxLength\"", "\"maxLen\"");
+    std::fs::write(&path, text).unwrap();
+    std::fs::remove_file(dir.join("orders.indexes.json")).unwrap();
+    std::fs::write(dir.join("invoices.validator.json"), "{}\n").unwrap();
+    std::fs::write(dir.join("README.md"), "not an artifact\n").unwrap();
+    let out = shopctl(&["verify", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let drift = artifacts::compare(&dir, &build_time()).unwrap();
+    let described: Vec<String> = drift.iter().map(ToString::to_string).collect();
+    assert_eq!(drift.len(), 3, "{described:#?}");
+    assert!(
+        matches!(&drift[0], artifacts::FileDrift::Missing { file_name } if file_name == "orders.indexes.json")
+    );
+    assert!(matches!(&drift[1], artifacts::FileDrift::Differs { file_name, found, .. }
+        if file_name == "products.validator.json" && found.contains("maxLen")));
+    assert!(
+        matches!(&drift[2], artifacts::FileDrift::Stale { file_name } if file_name == "invoices.validator.json")
+    );
+    for line in &described {
+        assert!(stdout(&out).contains(line.lines().next().unwrap()), "shopctl verify should say: {line}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn two_runs_produce_byte_identical_output() {
+    let (a, b) = (scratch("run-a"), scratch("run-b"));
+    for dir in [&a, &b] {
+        assert!(shopctl(&["export", dir.to_str().unwrap()]).status.success());
+    }
+    let read = |dir: &Path| -> Vec<(String, Vec<u8>)> {
+        let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap())
+            })
+            .collect();
+        files.sort();
+        files
+    };
+    let (first, second) = (read(&a), read(&b));
+    assert_eq!(first.len(), ARTIFACTS.len());
+    assert_eq!(first, second, "two separate runs wrote different bytes");
+    // And both equal what the build script wrote at build time.
+    let build: Vec<(String, Vec<u8>)> =
+        ARTIFACTS.iter().map(|(f, c)| ((*f).to_owned(), c.as_bytes().to_vec())).collect();
+    assert_eq!(first, build);
+    // Exported files read back into the very specs the code declares.
+    assert_eq!(artifacts::specs_from(&build_time()).unwrap(), docshape::registry::specs().unwrap());
+    for dir in [a, b] {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+async fn options_of(db: &TestDb) -> Vec<(String, Document)> {
+    let reply = db.run_command(doc! { "listCollections": 1 }).await.unwrap();
+    let mut out: Vec<(String, Document)> = reply
+        .get_document("cursor")
+        .unwrap()
+        .get_array("firstBatch")
+        .unwrap()
+        .iter()
+        .filter_map(Bson::as_document)
+        .map(|c| {
+            (c.get_str("name").unwrap().to_owned(), c.get_document("options").cloned().unwrap_or_default())
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+async fn indexes_of(db: &TestDb, collection: &str) -> Vec<Document> {
+    let reply = db.run_command(doc! { "listIndexes": collection }).await.unwrap();
+    let mut out: Vec<Document> = reply
+        .get_document("cursor")
+        .unwrap()
+        .get_array("firstBatch")
+        .unwrap()
+        .iter()
+        .filter_map(Bson::as_document)
+        .cloned()
+        .map(|mut d| {
+            // Per-namespace and per-build details, not part of the definition.
+            d.remove("ns");
+            d
+        })
+        .collect();
+    out.sort_by(|a, b| a.get_str("name").unwrap().cmp(b.get_str("name").unwrap()));
+    out
+}
+
+/// What `pymongo` does with the exported files: `create` with the validator file's
+/// options as `bson.json_util` reads them, `createIndexes` with the indexes file.
+const PYMONGO_APPLY: &str = r#"
+import glob, os, sys
+from bson import json_util
+from pymongo import MongoClient
+uri, name, folder = sys.argv[1:4]
+db = MongoClient(uri)[name]
+for path in sorted(glob.glob(os.path.join(folder, "*.validator.json"))):
+    coll = os.path.basename(path)[: -len(".validator.json")]
+    with open(path) as f:
+        options = json_util.loads(f.read())
+    db.command({"create": coll, **options})
+    with open(os.path.join(folder, coll + ".indexes.json")) as f:
+        indexes = json_util.loads(f.read())
+    if indexes:
+        db.command({"createIndexes": coll, "indexes": indexes})
+    print("applied", coll)
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pymongo_applies_the_exported_json_as_sync_does() {
+    let by_sync = testkit::database("by_sync").await.unwrap();
+    let by_pymongo = testkit::database("by_pymongo").await.unwrap();
+    docshape::sync_all(&by_sync, Default::default()).await.unwrap();
+
+    let dir = scratch("pymongo");
+    artifacts::write(&dir, &build_time()).unwrap();
+    let python = testkit::pymongo_python().unwrap();
+    let uri = testkit::server().unwrap().uri().to_owned();
+    let out = Command::new(python)
+        .args(["-c", PYMONGO_APPLY, &uri, by_pymongo.name(), dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "pymongo failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 3);
+
+    // The same options, BSON types included (strict equality, not numeric), and the
+    // same indexes.
+    let (a, b) = (options_of(&by_sync).await, options_of(&by_pymongo).await);
+    assert_eq!(a.len(), 3);
+    assert_eq!(a, b, "pymongo's collections differ from sync's");
+    for (collection, _) in &a {
+        assert_eq!(indexes_of(&by_sync, collection).await, indexes_of(&by_pymongo, collection).await);
+    }
+    // And docshape sees no drift in what pymongo made.
+    for report in docshape::check::check_all(&by_pymongo).await.unwrap() {
+        assert!(report.is_clean(), "{report}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_reports_exactly_the_changes_made_by_hand() {
+    let db = testkit::database("check").await.unwrap();
+    let uri = testkit::server().unwrap().uri().to_owned();
+    let connect = ["--uri", uri.as_str(), "--db", db.name()];
+    let run = |command: &str| {
+        let mut args = vec![command];
+        args.extend(connect);
+        tokio::task::block_in_place(|| shopctl(&args))
+    };
+
+    // Nothing there yet: every collection is reported missing.
+    let out = run("check");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stdout(&out).matches("the collection does not exist").count(), 3, "{}", stdout(&out));
+
+    assert!(run("sync").status.success());
+    let out = run("check");
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert_eq!(stdout(&out).matches("matches the code").count(), 3);
+
+    // By hand: a shorter maxLength for a product's name, and no index for tag browsing.
+    let mut validator = Product::validator();
+    validator
+        .get_document_mut("$jsonSchema")
+        .and_then(|s| s.get_document_mut("properties"))
+        .and_then(|p| p.get_document_mut("name"))
+        .unwrap()
+        .insert("maxLength", 60_i32);
+    db.run_command(doc! { "collMod": "products", "validator": validator }).await.unwrap();
+    db.run_command(doc! { "dropIndexes": "products", "index": "tags_1_price_cents_1" }).await.unwrap();
+
+    let reports = docshape::check::check_all(&db).await.unwrap();
+    let drift: Vec<(&str, &Drift)> =
+        reports.iter().flat_map(|r| r.drift.iter().map(move |d| (r.collection.as_str(), d))).collect();
+    assert_eq!(drift.len(), 2, "{drift:#?}");
+    match drift[0] {
+        ("products", Drift::ValidatorDiffers { differences }) => {
+            assert_eq!(differences.len(), 1, "{differences:#?}");
+            assert_eq!(differences[0].path, "$jsonSchema.properties.name.maxLength");
+            assert_eq!(differences[0].server, Some(Bson::Int32(60)));
+            assert_eq!(differences[0].code, Some(Bson::Int64(120)));
+        }
+        other => panic!("expected the validator change first, got {other:?}"),
+    }
+    assert!(
+        matches!(drift[1], ("products", Drift::MissingIndex { name, .. }) if name == "tags_1_price_cents_1"),
+        "{:?}",
+        drift[1]
+    );
+    let out = run("check");
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert!(text.contains(
+        "products: the validator differs from the code\n    at `$jsonSchema.properties.name.maxLength` the server has 60, the code has 120\n"
+    ), "{text}");
+    assert!(text.contains("products: index tags_1_price_cents_1 { \"tags\": 1, \"price_cents\": 1 } is missing on the server"), "{text}");
+    assert_eq!(text.matches("matches the code").count(), 2, "{text}");
+
+    // sync repairs both; check is clean again.
+    let out = run("sync");
+    assert!(out.status.success());
+    assert!(stdout(&out).contains("products: replaced the validator; created index tags_1_price_cents_1"));
+    let out = run("check");
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+}
+
+#[test]
+fn usage_errors_exit_with_status_2_and_say_why() {
+    let out = shopctl(&["frobnicate"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown command `frobnicate`"));
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_shopctl")).arg("check").env_remove("MONGODB_URI").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("pass --uri or set MONGODB_URI"));
+}

@@ -1,0 +1,117 @@
+//! Every [`Model`] linked into the program, found without listing them by hand.
+//!
+//! `#[derive(Model)]` registers each non-generic model when the program starts (through
+//! the `inventory` crate), so a deploy tool can [`sync_all`](crate::sync::sync_all),
+//! [`check`](crate::check) or [export](crate::artifacts) every collection the
+//! application declares. A generic model has no single collection spec and is not
+//! registered; pass its instantiations to [`CollectionSpec::of`] yourself.
+//!
+//! A model is registered when the crate that defines it is linked into the program. A
+//! binary or build script that names nothing from the models' crate must still mention
+//! it (`use my_models as _;`), or the compiler leaves the crate out and its models with
+//! it.
+//!
+//! ```
+//! use docshape::Model;
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Serialize, Deserialize, Model)]
+//! #[model(collection = "registry_doc_example")]
+//! struct Note {
+//!     text: String,
+//! }
+//!
+//! let specs = docshape::registry::specs().unwrap();
+//! assert!(specs.iter().any(|s| s.name == "registry_doc_example"));
+//! ```
+
+use std::fmt;
+
+use crate::access::AccessPattern;
+use crate::model::Model;
+use crate::sync::CollectionSpec;
+
+/// One registered model: what a program needs of it without a database.
+#[derive(Clone, Copy)]
+pub struct RegisteredModel {
+    /// The collection it is stored in.
+    pub collection: &'static str,
+    /// The Rust type's path, as `std::any::type_name` spells it.
+    pub type_name: fn() -> &'static str,
+    /// Its collection spec: validator, options, indexes, shard key.
+    pub spec: fn() -> CollectionSpec,
+    /// Its access-pattern table.
+    pub access_patterns: &'static [AccessPattern],
+}
+
+impl RegisteredModel {
+    /// The entry for `T`; what the derive submits.
+    pub const fn of<T: Model>() -> Self {
+        Self {
+            collection: T::COLLECTION,
+            type_name: std::any::type_name::<T>,
+            spec: CollectionSpec::of::<T>,
+            access_patterns: T::ACCESS_PATTERNS,
+        }
+    }
+}
+
+impl fmt::Debug for RegisteredModel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RegisteredModel")
+            .field("collection", &self.collection)
+            .field("type_name", &(self.type_name)())
+            .finish_non_exhaustive()
+    }
+}
+
+inventory::collect!(RegisteredModel);
+
+/// Every registered model, ordered by collection name and then type name, so that what
+/// is built from the list does not depend on link order.
+pub fn models() -> Vec<&'static RegisteredModel> {
+    let mut all: Vec<&'static RegisteredModel> = inventory::iter::<RegisteredModel>.into_iter().collect();
+    all.sort_by(|a, b| a.collection.cmp(b.collection).then_with(|| (a.type_name)().cmp((b.type_name)())));
+    all
+}
+
+/// Two registered models claim one collection: `sync` would make the server match
+/// whichever ran last, so docshape refuses to choose.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DuplicateCollection {
+    /// The collection.
+    pub collection: String,
+    /// The types that claim it.
+    pub types: Vec<String>,
+}
+
+impl fmt::Display for DuplicateCollection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "collection `{}` is declared by more than one model ({}); one collection has one validator and one set of indexes, so keep one `#[model(collection = ...)]` for it",
+            self.collection,
+            self.types.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for DuplicateCollection {}
+
+/// The collection spec of every registered model, ordered by collection name; an error
+/// when two models claim the same collection.
+pub fn specs() -> Result<Vec<CollectionSpec>, DuplicateCollection> {
+    let all = models();
+    if let Some(pair) = all.windows(2).find(|w| w[0].collection == w[1].collection) {
+        let collection = pair[0].collection;
+        return Err(DuplicateCollection {
+            collection: collection.to_owned(),
+            types: all
+                .iter()
+                .filter(|m| m.collection == collection)
+                .map(|m| (m.type_name)().to_owned())
+                .collect(),
+        });
+    }
+    Ok(all.iter().map(|m| (m.spec)()).collect())
+}
