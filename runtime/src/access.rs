@@ -161,7 +161,7 @@ impl std::fmt::Display for ExplainOutcome {
 }
 
 /// Runs `explain` on every access pattern's query (with placeholder values) and
-/// reports which index the server's winning plan uses. Run [`crate::sync`] first so
+/// reports which index the server's winning plan uses. Run [`crate::sync`](fn@crate::sync) first so
 /// the indexes exist.
 ///
 /// The check is on the plan's shape, not its speed: an `IXSCAN` of the expected index

@@ -15,7 +15,7 @@
 //!
 //! Three ways to get them:
 //! - [`registered`] returns every registered model's artifacts as strings;
-//! - [`write`] puts them in a directory, and [`compare`] says how a directory differs
+//! - [`write`](fn@write) puts them in a directory, and [`compare`] says how a directory differs
 //!   (a test that fails when committed artifacts drift from the code);
 //! - [`build_script`] writes them from a `build.rs` into `OUT_DIR` and generates an
 //!   index a crate can `include!`, so a binary carries its schema.
@@ -267,16 +267,16 @@ pub fn compare(dir: &Path, artifacts: &[Artifact]) -> io::Result<Vec<FileDrift>>
 /// registered model's artifacts into `$OUT_DIR/docshape/` and an index of them,
 /// `$OUT_DIR/docshape/artifacts.rs`, which the crate can include:
 ///
-/// ```ignore
-/// // build.rs, with the models' crate as a build-dependency
-/// use my_models as _; // links the models in, so they are registered
+/// ```no_run
+/// // build.rs, with the models' crate as a build-dependency, named so that it is
+/// // linked and its models registered: `use my_models as _;`
 /// fn main() {
 ///     docshape::artifacts::build_script().unwrap();
 /// }
-///
-/// // src/lib.rs: `ARTIFACTS: &[(&str, &str)]`, file name and text
-/// include!(concat!(env!("OUT_DIR"), "/docshape/artifacts.rs"));
 /// ```
+///
+/// and in the crate, `ARTIFACTS: &[(&str, &str)]` (file name and text) comes from
+/// `include!(concat!(env!("OUT_DIR"), "/docshape/artifacts.rs"));`.
 ///
 /// Returns the directory written.
 pub fn build_script() -> Result<PathBuf> {

@@ -1,6 +1,6 @@
 //! `check`: how a live database differs from the code, for CI and deploy pipelines.
 //!
-//! [`check`] compares one model's collection with what [`crate::sync`] would make of it:
+//! [`check`] compares one model's collection with what [`sync`](fn@crate::sync) would make of it:
 //! the validator (down to the path of each differing value), the validation level and
 //! action, the indexes (missing, extra, different), and the shard key. It changes
 //! nothing. [`check_all`] does it for every registered model; [`check_specs`] for specs

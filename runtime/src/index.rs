@@ -1,4 +1,4 @@
-//! Indexes a model declares with `#[index(...)]`, which [`crate::sync`] creates; the
+//! Indexes a model declares with `#[index(...)]`, which [`crate::sync`](fn@crate::sync) creates; the
 //! derive checks at compile time that they serve the access patterns
 //! ([`crate::access`]).
 

@@ -45,6 +45,10 @@
 //!
 //! Then `docshape::sync::<Usuario>(&db).await?` creates the collection with that
 //! validator, or `collMod`s an existing one, and reports what changed.
+//! [`sync_all`] does it for every model linked into the program ([`registry`]),
+//! [`check`](check::check_all) reports how a live database differs from the code, and
+//! [`artifacts`] writes validators and indexes as files without a database; the `cli`
+//! feature turns all of it into a deploy tool's `main` ([`cli`]).
 //!
 //! ## Attributes
 //!

@@ -91,11 +91,11 @@ impl fmt::Display for ValidationAction {
 pub trait Model: Schema + Sized {
     /// The collection's name.
     const COLLECTION: &'static str;
-    /// The `validationLevel` set by [`crate::sync`].
+    /// The `validationLevel` set by [`crate::sync`](fn@crate::sync).
     const VALIDATION_LEVEL: ValidationLevel = ValidationLevel::Strict;
-    /// The `validationAction` set by [`crate::sync`].
+    /// The `validationAction` set by [`crate::sync`](fn@crate::sync).
     const VALIDATION_ACTION: ValidationAction = ValidationAction::Error;
-    /// The indexes (`#[index(...)]`) [`crate::sync`] creates, besides `_id`'s.
+    /// The indexes (`#[index(...)]`) [`crate::sync`](fn@crate::sync) creates, besides `_id`'s.
     const INDEXES: &'static [Index] = &[];
     /// The access-pattern table (`#[access(...)]`), each row with the index serving it.
     const ACCESS_PATTERNS: &'static [AccessPattern] = &[];
