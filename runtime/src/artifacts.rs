@@ -268,11 +268,9 @@ pub fn compare(dir: &Path, artifacts: &[Artifact]) -> io::Result<Vec<FileDrift>>
 /// `$OUT_DIR/docshape/artifacts.rs`, which the crate can include:
 ///
 /// ```no_run
-/// // build.rs, with the models' crate as a build-dependency, named so that it is
-/// // linked and its models registered: `use my_models as _;`
-/// fn main() {
-///     docshape::artifacts::build_script().unwrap();
-/// }
+/// // In build.rs's `main`, with the models' crate as a build-dependency, named so
+/// // that it is linked and its models registered (`use my_models as _;`):
+/// docshape::artifacts::build_script().unwrap();
 /// ```
 ///
 /// and in the crate, `ARTIFACTS: &[(&str, &str)]` (file name and text) comes from

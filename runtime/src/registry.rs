@@ -2,7 +2,7 @@
 //!
 //! `#[derive(Model)]` registers each non-generic model when the program starts (through
 //! the `inventory` crate), so a deploy tool can [`sync_all`](crate::sync::sync_all),
-//! [`check`](crate::check) or [export](crate::artifacts) every collection the
+//! [`check`](crate::check::check_all) or [export](crate::artifacts) every collection the
 //! application declares. A generic model has no single collection spec and is not
 //! registered; pass its instantiations to [`CollectionSpec::of`] yourself.
 //!
