@@ -14,7 +14,7 @@ use crate::attr::Flag;
 
 /// `#[validate(...)]` and serde's attributes on one field.
 #[derive(FromField)]
-#[darling(attributes(validate), forward_attrs(serde, model, embedded, index, access))]
+#[darling(attributes(validate), forward_attrs(serde, model, embedded, index, access, schema_version))]
 pub(crate) struct FieldReceiver {
     pub ident: Option<Ident>,
     pub vis: syn::Visibility,
@@ -98,6 +98,8 @@ pub(crate) struct ModelReceiver {
     pub max_indexes: Option<SpannedValue<usize>>,
     pub shard_key: Option<crate::attr::keys::KeyList>,
     pub allow: Option<crate::attr::keys::Allow>,
+    pub version: Option<syn::LitInt>,
+    pub migrate: Option<crate::versioning::Migrate>,
 }
 
 /// `#[derive(Embedded)]`'s input.

@@ -18,6 +18,7 @@ mod model;
 mod paginate;
 mod paths;
 mod validator;
+mod versioning;
 
 use darling::FromDeriveInput;
 use proc_macro2::{Span, TokenStream};
@@ -27,7 +28,7 @@ use syn::{Data, DeriveInput};
 
 /// Derives `docshape::Model` (and `docshape::validator::Schema`) for a struct with
 /// named fields stored in a collection. See the `docshape` crate for the attributes.
-#[proc_macro_derive(Model, attributes(model, validate, index, access))]
+#[proc_macro_derive(Model, attributes(model, validate, index, access, schema_version))]
 pub fn derive_model(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
     expand_model(input.into()).into()
 }
@@ -132,8 +133,16 @@ fn model(input: &DeriveInput) -> darling::Result<TokenStream> {
                 .with_span(span),
         );
     }
+    let (version, migrate) = (recv.version.clone(), recv.migrate.clone());
     let c = ast::container(recv.ident, recv.vis, recv.generics, recv.data, recv.attrs, strict, &mut errors);
     check::container(&c, &mut errors);
+    let versioning = versioning::parse(&c, version.as_ref(), migrate.as_ref(), &mut errors);
+    if let (Some(_), Some(param)) = (&versioning, c.generics.params.first()) {
+        errors.push(
+            darling::Error::custom("a versioned model is one stored type; it cannot be generic")
+                .with_span(param),
+        );
+    }
     let indexes = index::parse(&c, &c.attrs, &mut errors);
     let mut nested = index::check(&c, &indexes, budget, allow.waives("index_budget"), &mut errors);
     let (shard_key, shard_tokens) = access::shard_key(&c, &recv.shard_key, &mut errors);
@@ -145,10 +154,11 @@ fn model(input: &DeriveInput) -> darling::Result<TokenStream> {
     let tables = quote! {
         #shard_tokens
     };
+    let (versioned, validator) = versioning.map(|v| versioning::expand(&c, &v)).unzip();
     let consts = {
         let indexes = index::expand(&indexes);
         let patterns = access::expand(&patterns);
-        quote!(#indexes #patterns #tables)
+        quote!(#indexes #patterns #tables #validator)
     };
     let registration = options.as_ref().and_then(|_| model::registration(&c));
     let model = options.map(|o| model::model_impl(&c, &o, consts));
@@ -157,6 +167,7 @@ fn model(input: &DeriveInput) -> darling::Result<TokenStream> {
         #schema
         #paths
         #model
+        #versioned
         #registration
         #paginators
         #nested

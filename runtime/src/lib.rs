@@ -102,6 +102,7 @@ pub mod sync;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 pub mod validator;
+pub mod versioning;
 
 pub use check::{check, CheckReport};
 pub use error::{Error, Result};
@@ -121,6 +122,8 @@ pub mod __private {
         adjacent, any_of, array_of, assert_array, assert_number, assert_string, bound, bson_type, constrain,
         nullable, single_key, string_enum, tuple, with_tag, ObjectSchema, Schema,
     };
+    pub use crate::versioning::{validator as versioned_validator, ReadCounter, StepFailure, Versioned};
+    pub use bson::from_document as bson_from_document;
     pub use bson::ser::Error as BsonSerError;
     pub use bson::{to_bson, Bson, Document};
     pub use inventory;
