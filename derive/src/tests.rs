@@ -130,6 +130,11 @@ const SEEDS: &[&str] = &[
            #[index(wildcard)] meta: Meta,
            #[serde(rename = "t")] title: String,
        }"##,
+    r#"#[model(collection = "users", version = 3, migrate(v1(document = up_v1), v2 = UserV2))]
+       struct User {
+           full_name: String,
+           #[schema_version(missing = 1)] #[serde(rename = "_v")] schema_version: i32,
+       }"#,
 ];
 
 /// Pieces the fuzzer splices in.
@@ -255,6 +260,12 @@ const VOCAB: &[&str] = &[
     "\"hashed\"",
     "_id",
     "(desc)",
+    "schema_version",
+    "migrate",
+    "v1",
+    "v0",
+    "document",
+    "missing",
 ];
 
 /// A small deterministic generator (xorshift), seeded per run and printed on failure.

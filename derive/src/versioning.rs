@@ -180,7 +180,7 @@ fn schema_version_attr(f: &Field, errors: &mut darling::error::Accumulator) -> O
                     .with_span(&nv.value),
             );
         }
-        found = Some((attr.span(), missing));
+        found = Some((attr.path().span(), missing));
     }
     found
 }

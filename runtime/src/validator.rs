@@ -60,6 +60,11 @@ use bson::{doc, Bson, Document};
 /// }
 /// assert_eq!(Sha1::schema().get_str("bsonType").unwrap(), "string");
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no `$jsonSchema`: docshape cannot validate what it stores",
+    label = "no schema for `{Self}`",
+    note = "derive `docshape::Embedded` on `{Self}` (or `Model` if it has its own collection), or implement `docshape::validator::Schema` by hand"
+)]
 pub trait Schema {
     /// The schema of every value this type serializes to.
     fn schema() -> Document;

@@ -1,0 +1,18 @@
+use docshape::{Embedded, Model};
+use serde::{Deserialize, Serialize};
+
+// No From<UserV1> for User: the chain does not connect.
+#[derive(Serialize, Deserialize, Model)]
+#[model(collection = "users", version = 2, migrate(v1 = UserV1))]
+struct User {
+    full_name: String,
+    #[schema_version]
+    schema_version: i32,
+}
+
+#[derive(Serialize, Deserialize, Embedded)]
+struct UserV1 {
+    name: String,
+}
+
+fn main() {}

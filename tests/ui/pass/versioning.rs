@@ -1,0 +1,44 @@
+//! A document step before typed steps, a custom missing version, a renamed version
+//! field of another integer type: it compiles, and the chain runs.
+
+use docshape::bson::{doc, Document};
+use docshape::versioning::{decode, Versioned};
+use docshape::{Embedded, Model};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Serialize, Deserialize, Model)]
+#[model(collection = "accounts", version = 4, migrate(v2(document = v2_to_v3), v3 = AccountV3))]
+struct Account {
+    email: String,
+    verified: bool,
+    #[schema_version(missing = 2)]
+    #[serde(rename = "_v")]
+    version: u8,
+}
+
+#[derive(Serialize, Deserialize, Embedded)]
+struct AccountV3 {
+    email: String,
+}
+
+impl From<AccountV3> for Account {
+    fn from(a: AccountV3) -> Self {
+        Account { email: a.email, verified: false, version: 0 }
+    }
+}
+
+fn v2_to_v3(mut d: Document) -> Result<Document, std::convert::Infallible> {
+    if let Some(mail) = d.remove("mail") {
+        d.insert("email", mail);
+    }
+    Ok(d)
+}
+
+fn main() {
+    assert_eq!((Account::VERSION, Account::VERSION_FIELD, Account::MISSING_VERSION), (4, "_v", 2));
+    let a: Account = decode(doc! { "mail": "a@b.c" }).unwrap();
+    assert_eq!((a.email.as_str(), a.verified, a.version), ("a@b.c", false, 4));
+    let b: Account = decode(doc! { "email": "x@y.z", "verified": true, "_v": 4 }).unwrap();
+    assert!(b.verified);
+    assert!(decode::<Account>(doc! { "email": "x", "_v": 1 }).is_err());
+}
