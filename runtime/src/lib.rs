@@ -78,14 +78,18 @@
 // Lets the derives' `::docshape::...` paths resolve inside this crate's own tests.
 extern crate self as docshape;
 
-pub use docshape_derive::{Embedded, Model};
+pub use docshape_derive::{Embedded, KeyFamily, Model};
 
 pub use bson;
 pub use mongodb;
+/// The `redis` crate docshape's key operations use (feature `redis`).
+#[cfg(feature = "redis")]
+pub use redis;
 
 pub mod access;
 mod error;
 pub mod index;
+pub mod keys;
 mod model;
 pub mod paginate;
 mod path;
@@ -95,6 +99,7 @@ pub mod testkit;
 pub mod validator;
 
 pub use error::{Error, Result};
+pub use keys::KeyFamily;
 pub use model::{Model, ValidationAction, ValidationLevel};
 pub use sync::{sync, sync_with, SyncOptions, SyncReport};
 
@@ -103,6 +108,11 @@ pub use sync::{sync, sync_with, SyncOptions, SyncReport};
 pub mod __private {
     pub use crate::access::AccessPattern;
     pub use crate::index::{Index, IndexKey};
+    pub use crate::keys::generated::{parse_placeholder, placeholder_text, placeholder_texts};
+    pub use crate::keys::{
+        CounterFamily, HashFamily, Json, KeyError, KeyFamily, KeyKind, KeySpec, ListFamily, Segment,
+        SetFamily, ShardedCounterFamily, SortedSetFamily, Stored, StringFamily, Text, Ttl,
+    };
     pub use crate::model::{Model, ValidationAction, ValidationLevel};
     pub use crate::paginate::Paginator;
     pub use crate::path::{Ch, Cons, HasField, Nil, Open};
@@ -112,5 +122,6 @@ pub mod __private {
     };
     pub use bson::ser::Error as BsonSerError;
     pub use bson::{to_bson, Bson, Document};
+    pub use std::string::String;
     pub use std::vec::Vec;
 }
