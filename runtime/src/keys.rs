@@ -322,12 +322,24 @@ fn render<T: KeyFamily>(value: &T, shard: u32) -> String {
     T::SPEC.render(|out| escape::push_escaped(values.next().map_or("", String::as_str), out), shard)
 }
 
+/// A type that can fill a placeholder: its `Display` text is escaped into the key and
+/// its `FromStr` reads it back, so the two must be inverses (`String`, the integer
+/// types, `IpAddr`, `Uuid`... are). Implemented for every type with both.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot fill a key placeholder: it needs `Display` and `FromStr` (with an error that is `Display`)",
+    label = "a placeholder of the key pattern",
+    note = "a key is written with the field's `Display` and read back with its `FromStr`; `String`, the integers and `IpAddr` have both"
+)]
+pub trait Placeholder: fmt::Display + FromStr<Err: fmt::Display> {}
+
+impl<T: fmt::Display + FromStr<Err: fmt::Display>> Placeholder for T {}
+
 /// What `#[derive(KeyFamily)]` generates calls.
 pub(crate) mod generated {
     use super::*;
 
     /// A placeholder's text.
-    pub fn placeholder_text<T: fmt::Display + ?Sized>(value: &T) -> String {
+    pub fn placeholder_text<T: Placeholder>(value: &T) -> String {
         value.to_string()
     }
 
@@ -341,11 +353,7 @@ pub(crate) mod generated {
     }
 
     /// A placeholder's value from its text.
-    pub fn parse_placeholder<T>(placeholder: &'static str, text: String) -> Result<T, KeyError>
-    where
-        T: FromStr,
-        T::Err: fmt::Display,
-    {
+    pub fn parse_placeholder<T: Placeholder>(placeholder: &'static str, text: String) -> Result<T, KeyError> {
         T::from_str(&text).map_err(|e| KeyError::BadValue { placeholder, text, detail: e.to_string() })
     }
 }
