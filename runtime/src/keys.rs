@@ -5,8 +5,8 @@
 //! `#[derive(KeyFamily)]` and a `#[key(...)]` row of the catalog:
 //!
 //! ```
-//! use docshape::keys::{catalog_markdown, KeyFamily};
-//! use docshape::KeyFamily;
+//! use docshape::keys::catalog_markdown;
+//! use docshape::KeyFamily; // the derive and the trait
 //!
 //! #[derive(serde::Serialize, serde::Deserialize)]
 //! struct Product { name: String }
