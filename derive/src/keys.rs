@@ -180,9 +180,7 @@ fn literal_char_problem(c: char) -> Option<&'static str> {
 }
 
 fn is_field_name(s: &str) -> bool {
-    let mut chars = s.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    syn::parse::Parser::parse_str(Ident::parse_any, s).is_ok()
 }
 
 /// The most shards a counter may have: `sum` reads them all in one `MGET`.
@@ -239,7 +237,8 @@ pub(crate) fn parse_pattern(pattern: &str) -> Result<Vec<Seg>, Vec<String>> {
                 } else if inner.is_empty() {
                     problems.push("`{}` names no field; write the field, like `{id}`".to_owned());
                 } else if is_field_name(inner) {
-                    segments.push(Seg::Placeholder(inner.to_owned()));
+                    // `{r#type}` and `{type}` both name the field `r#type`.
+                    segments.push(Seg::Placeholder(inner.trim_start_matches("r#").to_owned()));
                 } else {
                     problems.push(format!("`{part}`: `{inner}` is not a field name"));
                 }

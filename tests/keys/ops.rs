@@ -19,6 +19,7 @@ async fn a_set_takes_its_ttl_at_creation() {
     let mut conn = redis().await;
     let room = RoomMembers { room: "lobby".into() };
     let key = room.key();
+    room.delete(&mut conn).await.unwrap();
     assert!(room.add(&mut conn, "u_1").await.unwrap());
     let first = pttl(&mut conn, &key).await;
     assert!(first > 595_000 && first <= 600_000, "{first}");
@@ -53,6 +54,7 @@ async fn a_sorted_set_of_json_members_with_a_sliding_ttl() {
     let board = Leaderboard { season: 2026 };
     let key = board.key();
     assert_eq!(key, "leaderboard:2026");
+    board.delete(&mut conn).await.unwrap();
     let (ana, bo) = (Player { name: "Ana".into() }, Player { name: "Bo".into() });
     assert!(board.add(&mut conn, 30.0, &ana).await.unwrap());
     assert!(board.add(&mut conn, 10.5, &bo).await.unwrap());
@@ -101,6 +103,7 @@ struct JobQueue {
 async fn a_json_list_with_a_fixed_ttl() {
     let mut conn = redis().await;
     let queue = JobQueue { tenant: "acme".into() };
+    queue.delete(&mut conn).await.unwrap();
     let job = Job { to: "a@example.com".into(), template: "welcome".into() };
     assert_eq!(queue.push(&mut conn, &job).await.unwrap(), 1);
     assert!(pttl(&mut conn, &queue.key()).await > 7 * 86_400_000 - 5_000);
@@ -121,6 +124,7 @@ struct SeenCounter {
 async fn a_sliding_counter_is_extended_by_increments_and_reads() {
     let mut conn = redis().await;
     let seen = SeenCounter { user: 9 };
+    seen.delete(&mut conn).await.unwrap();
     assert_eq!(seen.incr(&mut conn, 2).await.unwrap(), 2);
     let _: () =
         docshape::redis::cmd("PEXPIRE").arg(seen.key()).arg(1_000).query_async(&mut conn).await.unwrap();

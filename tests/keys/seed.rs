@@ -22,6 +22,8 @@ async fn session_hash_has_a_30_day_sliding_ttl_extended_by_reads() {
     let session = UserSession { id: "u_42".into() };
     let key = session.key();
     assert_eq!(key, "user:u_42:session");
+    // On a shared REDIS_URL server, a run that failed may have left it behind.
+    session.delete(&mut conn).await.unwrap();
     assert_eq!(pttl(&mut conn, &key).await, -2);
 
     session.hset_many(&mut conn, &[("token", "t0k3n"), ("device", "phone")]).await.unwrap();
@@ -65,6 +67,7 @@ async fn a_sliding_session_lives_while_it_is_read_and_expires_when_it_is_not() {
     let mut conn = redis().await;
     let session = ShortSession { id: 7 };
     let key = session.key();
+    session.delete(&mut conn).await.unwrap();
     session.hset(&mut conn, "token", "abc").await.unwrap();
     assert!(pttl(&mut conn, &key).await > 1_500);
     // Read every 0.8 s for 3.2 s, longer than the 2 s TTL: it never expires.
@@ -88,6 +91,7 @@ async fn product_cache_is_json_set_with_ex_300() {
     let cache = ProductCache { id: "9f3e".into() };
     let key = cache.key();
     assert_eq!(key, "cache:product:9f3e");
+    cache.delete(&mut conn).await.unwrap();
     assert_eq!(cache.get(&mut conn).await.unwrap(), None);
 
     let product = Product { name: "Kettle".into(), price_cents: 2_999 };
@@ -122,6 +126,7 @@ async fn rate_window_is_incr_then_expire_120_nx() {
     let window = RateWindow { ip: "203.0.113.7".parse().unwrap(), minute: 202_608_051_211 };
     let key = window.key();
     assert_eq!(key, "rate:203.0.113.7:202608051211");
+    window.delete(&mut conn).await.unwrap();
     assert_eq!(window.get(&mut conn).await.unwrap(), 0);
     assert_eq!(pttl(&mut conn, &key).await, -2);
 
@@ -139,6 +144,7 @@ async fn rate_window_is_incr_then_expire_120_nx() {
 
     // An IPv6 address holds `:`, which is escaped, so the key keeps three segments.
     let v6 = RateWindow { ip: "2001:db8::1".parse().unwrap(), minute: 202_608_051_211 };
+    v6.delete(&mut conn).await.unwrap();
     assert_eq!(v6.key(), "rate:2001%3Adb8%3A%3A1:202608051211");
     assert_eq!(RateWindow::parse_key(&v6.key()).unwrap(), v6);
     assert_eq!(v6.incr(&mut conn, 1).await.unwrap(), 1);
@@ -157,6 +163,7 @@ struct ShortWindow {
 async fn a_rate_window_expires_and_the_next_one_starts_from_zero() {
     let mut conn = redis().await;
     let window = ShortWindow { ip: "198.51.100.9".into(), minute: 1 };
+    window.delete(&mut conn).await.unwrap();
     for n in 1..=5 {
         assert_eq!(window.incr(&mut conn, 1).await.unwrap(), n);
     }
@@ -174,6 +181,7 @@ async fn email_queue_is_a_fifo_list_without_ttl() {
     let mut conn = redis().await;
     let queue = EmailQueue;
     assert_eq!(queue.key(), "queue:emails");
+    queue.delete(&mut conn).await.unwrap();
     assert_eq!(queue.pop(&mut conn).await.unwrap(), None);
     for (n, id) in ["mail_1", "mail_2", "mail_3"].into_iter().enumerate() {
         assert_eq!(queue.push(&mut conn, id).await.unwrap(), n as u64 + 1);
@@ -194,6 +202,7 @@ async fn sharded_counter_sums_exactly_under_concurrent_increments() {
     let counter = OrderCounter;
     assert_eq!(counter.shard_keys().len(), 16);
     assert_eq!(counter.shard_keys()[15], "counter:orders:15");
+    counter.delete(&mut conn).await.unwrap();
     assert_eq!(counter.sum(&mut conn).await.unwrap(), 0);
 
     const TASKS: i64 = 8;

@@ -9,7 +9,7 @@ use super::spec::{KeySpec, Segment, Ttl};
 /// The key catalog in the seed's format (patterns-en, "Redis key catalog"): key
 /// pattern, type, TTL, notes. A family that never expires has its reason in the notes.
 ///
-/// Rows are sorted by pattern (then by type name), and a family listed twice appears
+/// Rows are sorted by pattern (then by the Rust type's name), and a family listed twice appears
 /// once, so the table is the same whatever order the families are gathered in.
 ///
 /// ```

@@ -59,6 +59,8 @@ impl fmt::Debug for RedisServer {
 /// Runs redis-server and stops it when stdin closes, which happens when the process
 /// that started it ends however it ends (the SecantusDB launcher does the same). The
 /// watcher reads a copy of stdin (fd 3): a background job's own stdin is /dev/null.
+/// A server stopped that way exits 0 and its log is removed; a failed start keeps it
+/// for the error message.
 const WATCHDOG: &str = r#"
 exec 3<&0
 "$0" "$@" 3<&- </dev/null &
@@ -66,6 +68,9 @@ server=$!
 ( cat <&3 >/dev/null; kill "$server" 2>/dev/null ) &
 exec 3<&-
 wait "$server"
+status=$?
+[ "$status" = 0 ] && rm -f "$DOCSHAPE_REDIS_LOG"
+exit "$status"
 "#;
 
 impl RedisServer {
@@ -87,6 +92,7 @@ impl RedisServer {
             .args(["--databases", &DATABASES.to_string()])
             .arg("--dir")
             .arg(&dir)
+            .env("DOCSHAPE_REDIS_LOG", &log_path)
             .stdin(Stdio::piped())
             .stdout(log)
             .stderr(log_err)
