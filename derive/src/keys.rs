@@ -351,6 +351,12 @@ fn family(input: &DeriveInput, partial: &mut Partial) -> darling::Result<TokenSt
         return Err(e);
     }
     let recv = KeyReceiver::from_derive_input(input)?;
+    if !input.attrs.iter().any(|a| a.path().is_ident("key")) {
+        return Err(Error::custom(
+            "a key family is a row of the key catalog: add `#[key(pattern = \"...\", kind = ..., ttl = \"...\")]`",
+        )
+        .with_span(&recv.ident));
+    }
     let mut errors = Error::accumulator();
     // Problems with the row as a whole sit under the attribute's name.
     let attr_span =

@@ -142,6 +142,13 @@ fn all_key_family_errors_are_reported_at_once() {
     }
 }
 
+#[test]
+fn a_key_family_without_its_row_is_one_error() {
+    let out = expand_key_family(tokens("struct Orphan { id: String }"));
+    assert_eq!(out.to_string().matches("compile_error").count(), 1, "{out}");
+    assert!(out.to_string().contains("#[key(pattern"), "{out}");
+}
+
 /// Valid inputs the fuzzer garbles.
 const SEEDS: &[&str] = &[
     r#"#[model(collection = "usuarios", validation_action = "error", strict)]
