@@ -69,7 +69,7 @@ async fn a_sliding_session_lives_while_it_is_read_and_expires_when_it_is_not() {
     let key = session.key();
     session.delete(&mut conn).await.unwrap();
     session.hset(&mut conn, "token", "abc").await.unwrap();
-    assert!(pttl(&mut conn, &key).await > 1_500);
+    assert!(pttl(&mut conn, &key).await > 1_300);
     // Read every 0.8 s for 3.2 s, longer than the 2 s TTL: it never expires.
     for _ in 0..4 {
         tokio::time::sleep(Duration::from_millis(800)).await;
@@ -77,7 +77,8 @@ async fn a_sliding_session_lives_while_it_is_read_and_expires_when_it_is_not() {
         assert!((0..=1_250).contains(&before), "{before} ms left before the read");
         assert_eq!(session.hget(&mut conn, "token").await.unwrap().as_deref(), Some("abc"));
         let after = pttl(&mut conn, &key).await;
-        assert!(after > 1_500, "the read extended it: {after} ms");
+        // Above what was left before the read: the read started the 2 s again.
+        assert!(after > 1_300 && after > before, "the read extended it: {before} -> {after} ms");
     }
     // Then nobody reads it.
     tokio::time::sleep(Duration::from_millis(2_300)).await;
@@ -173,7 +174,8 @@ async fn a_rate_window_expires_and_the_next_one_starts_from_zero() {
     assert_eq!(pttl(&mut conn, &window.key()).await, -2, "the window expired");
     assert_eq!(window.get(&mut conn).await.unwrap(), 0);
     assert_eq!(window.incr(&mut conn, 1).await.unwrap(), 1, "a new window");
-    assert!(pttl(&mut conn, &window.key()).await > 800);
+    let ttl = pttl(&mut conn, &window.key()).await;
+    assert!((1..=1_000).contains(&ttl), "with its own TTL: {ttl}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
