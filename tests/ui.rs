@@ -12,5 +12,6 @@ fn ui() {
     t.compile_fail("ui/fail_index/*.rs");
     t.compile_fail("ui/fail_paginate/*.rs");
     t.compile_fail("ui/fail_version/*.rs");
+    t.compile_fail("ui/fail_keys/*.rs");
     t.pass("ui/pass/*.rs");
 }

@@ -1,4 +1,5 @@
-//! Derive macros for [docshape](https://docs.rs/docshape): `Model` and `Embedded`.
+//! Derive macros for [docshape](https://docs.rs/docshape): `Model`, `Embedded` and
+//! `KeyFamily`.
 //!
 //! Use them through the `docshape` crate, which re-exports them and holds the runtime
 //! the generated code calls. The pipeline is visible in the modules: [`ast`] parses
@@ -14,6 +15,7 @@ mod case;
 mod check;
 mod fallback;
 mod index;
+mod keys;
 mod model;
 mod paginate;
 mod paths;
@@ -38,6 +40,14 @@ pub fn derive_model(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
 #[proc_macro_derive(Embedded, attributes(embedded, validate))]
 pub fn derive_embedded(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
     expand_embedded(input.into()).into()
+}
+
+/// Derives `docshape::keys::KeyFamily` for a struct whose fields are the placeholders
+/// of a Redis key pattern: `#[key(pattern = "cache:product:{id}", kind = string,
+/// ttl = "300s")]`. See `docshape::keys` for the attribute.
+#[proc_macro_derive(KeyFamily, attributes(key))]
+pub fn derive_key_family(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
+    keys::expand(input.into()).into()
 }
 
 /// Wraps generated items so they leak no names into the user's module.

@@ -8,6 +8,10 @@ use proc_macro2::TokenStream;
 
 use crate::{expand_embedded, expand_model};
 
+fn expand_key_family(input: TokenStream) -> TokenStream {
+    crate::keys::expand(input)
+}
+
 fn tokens(src: &str) -> TokenStream {
     TokenStream::from_str(src).unwrap()
 }
@@ -87,6 +91,64 @@ fn the_most_negative_numbers_are_errors_not_overflows() {
     }
 }
 
+#[test]
+fn valid_key_family_expands_inside_an_anonymous_const() {
+    let out = expand_key_family(tokens(
+        r#"#[key(pattern = "user:{id}:session", kind = hash, ttl = "30d", sliding, note = "auth token data")]
+           struct UserSession { id: String }"#,
+    ));
+    assert!(!is_error(&out), "{out}");
+    let file: syn::File = syn::parse2(out.clone()).unwrap();
+    assert_eq!(file.items.len(), 1);
+    let text = out.to_string();
+    assert!(text.contains("impl __ds :: KeyFamily for UserSession"), "{text}");
+    assert!(text.contains("impl __ds :: HashFamily for UserSession"), "{text}");
+    assert!(text.contains("type Encoding = __ds :: Text"), "{text}");
+}
+
+#[test]
+fn key_family_errors_come_with_stub_impls_of_the_kind() {
+    // No TTL decision, but the kind is known: the stubs include the counter trait, so
+    // `.incr()` at a use site raises no second error.
+    let out = expand_key_family(tokens(
+        r#"#[key(pattern = "rate:{ip}", kind = counter)] struct Rate { ip: String }"#,
+    ));
+    let text = out.to_string();
+    assert!(is_error(&out));
+    assert!(text.contains("key_ttl"), "{text}");
+    assert!(text.contains("impl __ds :: KeyFamily for Rate"), "{text}");
+    assert!(text.contains("impl __ds :: CounterFamily for Rate"), "{text}");
+}
+
+#[test]
+fn all_key_family_errors_are_reported_at_once() {
+    let out = expand_key_family(tokens(
+        r#"#[key(pattern = "cache:{idd}:x*", kind = hash, ttl = "none")] struct C { id: String }"#,
+    ));
+    // A pattern that does not parse is not compared with the fields; the TTL rules
+    // are still applied.
+    let text = out.to_string();
+    for expected in ["glob", "ttl_reason", "cache_ttl"] {
+        assert!(text.contains(expected), "{expected}: {text}");
+    }
+    assert_eq!(text.matches("compile_error").count(), 3, "{text}");
+    let out = expand_key_family(tokens(
+        r#"#[key(pattern = "cache:{idd}", kind = hash, ttl = "none")] struct C { id: String }"#,
+    ));
+    let text = out.to_string();
+    for expected in ["did you mean `{id}`", "field `id` is not in the key pattern", "ttl_reason", "cache_ttl"]
+    {
+        assert!(text.contains(expected), "{expected}: {text}");
+    }
+}
+
+#[test]
+fn a_key_family_without_its_row_is_one_error() {
+    let out = expand_key_family(tokens("struct Orphan { id: String }"));
+    assert_eq!(out.to_string().matches("compile_error").count(), 1, "{out}");
+    assert!(out.to_string().contains("#[key(pattern"), "{out}");
+}
+
 /// Valid inputs the fuzzer garbles.
 const SEEDS: &[&str] = &[
     r#"#[model(collection = "usuarios", validation_action = "error", strict)]
@@ -135,6 +197,14 @@ const SEEDS: &[&str] = &[
            full_name: String,
            #[schema_version(missing = 1)] #[serde(rename = "_v")] schema_version: i32,
        }"#,
+    r#"#[key(pattern = "rate:{ip}:{minute}", kind = counter, ttl = "120s", note = "rate limiting window")]
+       struct RateWindow { ip: IpAddr, minute: u64 }"#,
+    r#"#[key(pattern = "cache:product:{id}", kind = string, value = Product, ttl = "300s", sliding)]
+       struct ProductCache<T> { id: T }"#,
+    r#"#[key(pattern = "counter:orders:{0..15}", kind = "sharded_counter", ttl = "none", reason = "r")]
+       struct OrderCounter;"#,
+    r#"#[key(pattern = "queue:{tenant}:emails", kind = list, value = "Vec<Email>", ttl = "none", reason = "durable store elsewhere")]
+       pub struct Queue { pub r#tenant: String }"#,
 ];
 
 /// Pieces the fuzzer splices in.
@@ -266,7 +336,32 @@ const VOCAB: &[&str] = &[
     "v0",
     "document",
     "missing",
+    "pattern",
+    "kind",
+    "ttl",
+    "sliding",
+    "note",
+    "value",
+    "\"none\"",
+    "\"a:{b}\"",
+    "\"a:{b}{c}\"",
+    "\"{0..15}\"",
+    "\"x:{0..0}\"",
+    "\"cache:{a\"",
+    "\"::\"",
+    "\"*\"",
+    "\"0s\"",
+    "\"99999999999999999999d\"",
+    "hash",
+    "sorted_set",
+    "sharded_counter",
+    "counter",
+    "Product",
+    "key",
 ];
+
+/// `#[key(...)]`'s keys, and one near miss.
+const KEY_KEYS: &[&str] = &["pattern", "kind", "ttl", "sliding", "reason", "note", "value", "patern"];
 
 /// A small deterministic generator (xorshift), seeded per run and printed on failure.
 struct Rng(u64);
@@ -335,10 +430,15 @@ fn garble(rng: &mut Rng) -> String {
 /// A struct whose attributes are random sequences of keys and values.
 fn random_attributes(rng: &mut Rng) -> String {
     let attr = |rng: &mut Rng| {
-        let name = ["model", "validate", "embedded", "serde", "index", "access"][rng.below(6)];
+        let name = ["model", "validate", "embedded", "serde", "index", "access", "key"][rng.below(7)];
         let mut body = Vec::new();
         for _ in 0..rng.below(5) {
-            let key = VOCAB[rng.below(33)];
+            // `#[key]`'s own keys are at the end of the vocabulary.
+            let key = if name == "key" && rng.below(4) > 0 {
+                KEY_KEYS[rng.below(KEY_KEYS.len())]
+            } else {
+                VOCAB[rng.below(33)]
+            };
             match rng.below(3) {
                 0 => body.push(key.to_owned()),
                 1 => body.push(format!("{key} = {}", VOCAB[33 + rng.below(VOCAB.len() - 33)])),
@@ -377,7 +477,7 @@ fn ten_thousand_garbled_inputs_never_panic() {
         let src = if expanded % 2 == 0 { garble(&mut rng) } else { random_attributes(&mut rng) };
         // Text that does not even tokenize never reaches a derive.
         let Ok(input) = TokenStream::from_str(&src) else { continue };
-        for expand in [expand_model as fn(TokenStream) -> TokenStream, expand_embedded] {
+        for expand in [expand_model as fn(TokenStream) -> TokenStream, expand_embedded, expand_key_family] {
             let out = catch_unwind(AssertUnwindSafe(|| expand(input.clone())))
                 .unwrap_or_else(|_| panic!("the derive panicked (DOCSHAPE_FUZZ_SEED={seed}) on:\n{src}"));
             if is_error(&out) {

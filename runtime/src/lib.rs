@@ -76,16 +76,48 @@
 //! Contradictions (`min_length` above `max_length`, an empty range, a pattern that does
 //! not parse, a constraint on a type it cannot apply to) are compile errors under the
 //! offending tokens, and every bad attribute is reported at once.
+//!
+//! ## Redis key families
+//!
+//! Derive [`KeyFamily`] on a struct whose fields fill the placeholders of a Redis key
+//! pattern: a row of the seed's key catalog, with a TTL decision the compiler insists on.
+//!
+//! | attribute | meaning |
+//! |---|---|
+//! | `#[key(pattern = "user:{id}:session")]` | the keys: literal segments and `{field}` placeholders between `:`s; `{0..15}` shards a `sharded_counter` |
+//! | `#[key(kind = string \| hash \| counter \| list \| set \| sorted_set \| sharded_counter)]` | what the keys hold, and so the operations |
+//! | `#[key(value = Product)]` | values stored as JSON of this type (text without it) |
+//! | `#[key(ttl = "300s")]`, `#[key(ttl = "30d", sliding)]` | required: the expiry, fixed from creation or extended by every read and write |
+//! | `#[key(ttl = "none", reason = "...")]` | never expires, for a stated reason (not under `cache:`) |
+//! | `#[key(note = "...")]` | the catalog's notes |
+//!
+//! ```
+//! use docshape::KeyFamily;
+//!
+//! #[derive(KeyFamily)]
+//! #[key(pattern = "rate:{ip}:{minute}", kind = counter, ttl = "120s", note = "rate limiting window")]
+//! struct RateWindow { ip: std::net::IpAddr, minute: u64 }
+//!
+//! let window = RateWindow { ip: "203.0.113.7".parse().unwrap(), minute: 202608051211 };
+//! assert_eq!(window.key(), "rate:203.0.113.7:202608051211");
+//! ```
+//!
+//! With the `redis` feature, `window.incr(&mut conn, 1).await?` runs `INCR` and
+//! `EXPIRE ... 120 NX` in one round trip. See [`keys`] for the kinds, the escaping of
+//! placeholder values, `SCAN`, and the catalog.
 
 #![warn(missing_docs)]
 
 // Lets the derives' `::docshape::...` paths resolve inside this crate's own tests.
 extern crate self as docshape;
 
-pub use docshape_derive::{Embedded, Model};
+pub use docshape_derive::{Embedded, KeyFamily, Model};
 
 pub use bson;
 pub use mongodb;
+/// The `redis` crate docshape's key operations use (feature `redis`).
+#[cfg(feature = "redis")]
+pub use redis;
 
 pub mod access;
 pub mod artifacts;
@@ -94,6 +126,7 @@ pub mod check;
 pub mod cli;
 mod error;
 pub mod index;
+pub mod keys;
 mod model;
 pub mod paginate;
 mod path;
@@ -106,6 +139,7 @@ pub mod versioning;
 
 pub use check::{check, CheckReport};
 pub use error::{Error, Result};
+pub use keys::KeyFamily;
 pub use model::{Model, ValidationAction, ValidationLevel};
 pub use sync::{sync, sync_all, sync_with, SyncOptions, SyncReport};
 
@@ -114,6 +148,11 @@ pub use sync::{sync, sync_all, sync_with, SyncOptions, SyncReport};
 pub mod __private {
     pub use crate::access::AccessPattern;
     pub use crate::index::{Index, IndexKey};
+    pub use crate::keys::generated::{parse_placeholder, placeholder_text, placeholder_texts};
+    pub use crate::keys::{
+        CounterFamily, HashFamily, Json, KeyError, KeyFamily, KeyKind, KeySpec, ListFamily, Segment,
+        SetFamily, ShardedCounterFamily, SortedSetFamily, Stored, StringFamily, Text, Ttl,
+    };
     pub use crate::model::{Model, ValidationAction, ValidationLevel};
     pub use crate::paginate::Paginator;
     pub use crate::path::{Ch, Cons, HasField, Nil, Open};
@@ -127,5 +166,6 @@ pub mod __private {
     pub use bson::ser::Error as BsonSerError;
     pub use bson::{to_bson, Bson, Document};
     pub use inventory;
+    pub use std::string::String;
     pub use std::vec::Vec;
 }

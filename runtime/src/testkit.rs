@@ -1,4 +1,5 @@
-//! A real MongoDB-wire server for tests, yours and docshape's (feature `testkit`).
+//! A real MongoDB-wire server for tests, yours and docshape's (feature `testkit`); with
+//! the `redis` feature too, a real Redis ([`redis`](self::redis)).
 //!
 //! [`database`] gives each test its own database on a real server over a real
 //! connection, never a mock:
@@ -34,6 +35,9 @@ use std::time::{Duration, Instant};
 
 use mongodb::options::ClientOptions;
 use mongodb::{Client, Database};
+
+#[cfg(feature = "redis")]
+pub mod redis;
 
 /// The SecantusDB version the testkit installs when none is available.
 pub const SECANTUSDB_VERSION: &str = "0.7.0b3";

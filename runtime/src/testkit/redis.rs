@@ -1,0 +1,194 @@
+//! A real Redis for tests (features `testkit` and `redis`).
+//!
+//! [`database`] gives each test a connection to a real server, never a mock:
+//!
+//! - when `REDIS_URL` is set, the server (and database) it names; tests share it, so
+//!   they should use keys of their own;
+//! - otherwise a local `redis-server` (Debian's package `redis-server`; another binary
+//!   with `DOCSHAPE_REDIS_SERVER`), started once per process on a free loopback port
+//!   with no persistence (`--save "" --appendonly no`) and stopped when the process
+//!   exits, however it exits. Each [`database`] is then a logical database of its own,
+//!   empty when the test starts. A server already running on the machine (the one
+//!   Debian's package starts on port 6379) is never used.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let mut conn = docshape::testkit::redis::database().await?;
+//! docshape::redis::cmd("SET").arg("k").arg("v").exec_async(&mut conn).await?;
+//! # Ok(()) }
+//! ```
+
+use std::fmt;
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use redis::aio::MultiplexedConnection;
+
+use super::{fail, free_port, tail, TestkitError};
+
+/// Logical databases of the local server: one per [`database`] call.
+const DATABASES: u32 = 1024;
+
+/// How long a local server may take to accept connections.
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+
+impl From<redis::RedisError> for TestkitError {
+    fn from(e: redis::RedisError) -> Self {
+        Self(format!("Redis: {e}"))
+    }
+}
+
+/// A Redis server: the one `REDIS_URL` names, or a local `redis-server` that lives as
+/// long as this value (and never longer than the process that started it).
+pub struct RedisServer {
+    url: String,
+    external: bool,
+    child: Option<Child>,
+    next_db: AtomicU32,
+}
+
+impl fmt::Debug for RedisServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisServer").field("url", &self.url).field("external", &self.external).finish()
+    }
+}
+
+/// Runs redis-server and stops it when stdin closes, which happens when the process
+/// that started it ends however it ends (the SecantusDB launcher does the same). The
+/// watcher reads a copy of stdin (fd 3): a background job's own stdin is /dev/null.
+/// A server stopped that way exits 0 and its log is removed; a failed start keeps it
+/// for the error message.
+const WATCHDOG: &str = r#"
+exec 3<&0
+"$0" "$@" 3<&- </dev/null &
+server=$!
+( cat <&3 >/dev/null; kill "$server" 2>/dev/null ) &
+exec 3<&-
+wait "$server"
+status=$?
+[ "$status" = 0 ] && rm -f "$DOCSHAPE_REDIS_LOG"
+exit "$status"
+"#;
+
+impl RedisServer {
+    /// Starts a new local `redis-server` on a free loopback port.
+    pub fn start_local() -> Result<Self, TestkitError> {
+        let binary = std::env::var_os("DOCSHAPE_REDIS_SERVER").unwrap_or_else(|| "redis-server".into());
+        let port = free_port()?;
+        let dir = std::env::temp_dir();
+        let log_path = dir.join(format!("docshape-redis-{}-{port}.log", std::process::id()));
+        let log = std::fs::File::create(&log_path)
+            .map_err(|e| TestkitError(format!("cannot create {}: {e}", log_path.display())))?;
+        let log_err = log.try_clone().map_err(|e| TestkitError(e.to_string()))?;
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(WATCHDOG)
+            .arg(&binary)
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .args(["--databases", &DATABASES.to_string()])
+            .arg("--dir")
+            .arg(&dir)
+            .env("DOCSHAPE_REDIS_LOG", &log_path)
+            .stdin(Stdio::piped())
+            .stdout(log)
+            .stderr(log_err)
+            .spawn()
+            .map_err(|e| TestkitError(format!("cannot run sh: {e}")))?;
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        let deadline = Instant::now() + START_TIMEOUT;
+        loop {
+            if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+                break;
+            }
+            if let Ok(Some(status)) = child.try_wait() {
+                return fail(format!(
+                    "{} exited ({status}) before accepting connections (install it with `apt-get install redis-server`, or set REDIS_URL):\n{}",
+                    binary.to_string_lossy(),
+                    tail(&log_path)
+                ));
+            }
+            if Instant::now() > deadline {
+                drop(child.stdin.take());
+                let _ = child.wait();
+                return fail(format!(
+                    "redis-server did not listen on {addr} within {START_TIMEOUT:?}:\n{}",
+                    tail(&log_path)
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Ok(Self {
+            url: format!("redis://{addr}"),
+            external: false,
+            child: Some(child),
+            next_db: AtomicU32::new(0),
+        })
+    }
+
+    /// The server's URL (`redis://127.0.0.1:PORT`).
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Whether this is the server `REDIS_URL` names rather than one the testkit runs.
+    pub fn is_external(&self) -> bool {
+        self.external
+    }
+
+    /// A client of this server.
+    pub fn client(&self) -> Result<redis::Client, TestkitError> {
+        Ok(redis::Client::open(self.url.as_str())?)
+    }
+
+    /// A connection to a database of its own: on a local server, a logical database
+    /// no other call gets (empty, as the server is new); on `REDIS_URL`'s server, the
+    /// database the URL names.
+    pub async fn database(&self) -> Result<MultiplexedConnection, TestkitError> {
+        let client = if self.external {
+            redis::Client::open(self.url.as_str())?
+        } else {
+            let db = self.next_db.fetch_add(1, Ordering::Relaxed);
+            if db >= DATABASES {
+                return fail(format!("every one of the local server's {DATABASES} databases is in use"));
+            }
+            redis::Client::open(format!("{}/{db}", self.url))?
+        };
+        Ok(client.get_multiplexed_async_connection().await?)
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        if let Some(child) = &mut self.child {
+            // Closing stdin is what stops the server; killing the shell would orphan it.
+            drop(child.stdin.take());
+            let _ = child.wait();
+        }
+    }
+}
+
+/// The process-wide server: `REDIS_URL` when set, otherwise one local `redis-server`
+/// started on first use.
+pub fn server() -> Result<&'static RedisServer, TestkitError> {
+    static SERVER: OnceLock<Result<RedisServer, String>> = OnceLock::new();
+    SERVER
+        .get_or_init(|| match std::env::var("REDIS_URL") {
+            Ok(url) if !url.trim().is_empty() => {
+                Ok(RedisServer { url, external: true, child: None, next_db: AtomicU32::new(0) })
+            }
+            _ => RedisServer::start_local().map_err(|e| e.0),
+        })
+        .as_ref()
+        .map_err(|e| TestkitError(e.clone()))
+}
+
+/// A connection to a database of its own on the process-wide [`server`] (see
+/// [`RedisServer::database`]).
+pub async fn database() -> Result<MultiplexedConnection, TestkitError> {
+    let server = super::block_in_place_if_possible(server)?;
+    server.database().await
+}

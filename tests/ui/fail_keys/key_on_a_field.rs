@@ -1,0 +1,10 @@
+use docshape::KeyFamily;
+
+#[derive(KeyFamily)]
+#[key(pattern = "user:{id}:session", kind = hash, ttl = "30d")]
+struct UserSession {
+    #[key(pattern = "x")]
+    id: String,
+}
+
+fn main() {}

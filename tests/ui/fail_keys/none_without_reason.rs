@@ -1,0 +1,7 @@
+use docshape::KeyFamily;
+
+#[derive(KeyFamily)]
+#[key(pattern = "queue:emails", kind = list, ttl = "none")]
+struct EmailQueue;
+
+fn main() {}
