@@ -596,6 +596,15 @@ fn expand_family(
         }
     };
     let note = recv.note.as_ref().map(LitStr::value).unwrap_or_default();
+    // Into `docshape::registry`, for the program's catalog; a generic family has no one
+    // type to name (its spec is the same for every instantiation: list it by hand).
+    let registration = recv.generics.params.is_empty().then(|| {
+        quote! {
+            __ds::inventory::submit! {
+                __ds::RegisteredKeyFamily { spec: &<#ident as __ds::KeyFamily>::SPEC }
+            }
+        }
+    });
 
     // Placeholders in the pattern's order, each with its field.
     let placeholders: Vec<(&String, &KeyField)> = segments
@@ -666,6 +675,7 @@ fn expand_family(
         #stored
         #[automatically_derived]
         impl #impl_generics __ds::#family_trait for #ident #ty_generics #where_clause {}
+        #registration
     }
 }
 

@@ -2,6 +2,9 @@
 //! line items, a tagged payment enum and a historical snapshot of the customer's name on
 //! each order (patterns-en's `user_name`: "historical snapshot is correct here").
 //!
+//! Its Redis key families sit beside the collections, so the catalog is exported with
+//! the rest.
+//!
 //! One crate for the models, so the shop example, the deploy tool `shopctl` and the
 //! build script that writes the artifacts (`examples/shop-schema`) share them.
 
@@ -12,7 +15,7 @@
 
 use bson::oid::ObjectId;
 use bson::DateTime;
-use docshape::{Embedded, Model};
+use docshape::{Embedded, KeyFamily, Model};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -204,4 +207,20 @@ pub enum Payment {
     },
     /// Paid to the courier.
     CashOnDelivery,
+}
+
+/// The product page's cache: one JSON copy of a product, for five minutes.
+#[derive(Debug, Clone, PartialEq, KeyFamily)]
+#[key(pattern = "cache:product:{sku}", kind = string, value = Product, ttl = "300s", note = "invalidate on product write")]
+pub struct ProductCache {
+    /// The product's SKU.
+    pub sku: String,
+}
+
+/// A signed-in customer's session, kept while it is used.
+#[derive(Debug, Clone, PartialEq, KeyFamily)]
+#[key(pattern = "customer:{id}:session", kind = hash, ttl = "30d", sliding, note = "auth token data")]
+pub struct CustomerSession {
+    /// The customer's id, as hex.
+    pub id: String,
 }

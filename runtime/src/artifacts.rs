@@ -7,6 +7,7 @@
 //! | `<collection>.indexes.json` | the `indexes` array `createIndexes` receives (`_id`'s excepted) |
 //! | `<collection>.shard_key.json` | the `key` `shardCollection` receives, when the model declares one |
 //! | `ACCESS_PATTERNS.md` | every model's access-pattern table, in the seed's format |
+//! | `KEYS.md` | the Redis key catalog, in the seed's format, when key families exist |
 //!
 //! The text is canonical extended JSON (`{"$numberInt": "2"}`), so the BSON types
 //! survive any client: `bson.json_util.loads` in Python, `EJSON.parse` in JavaScript or
@@ -129,7 +130,9 @@ pub fn specs_from(artifacts: &[Artifact]) -> Result<Vec<CollectionSpec>> {
 }
 
 /// Every registered model's artifacts (see [`crate::registry`]), ordered by file name:
-/// two files per collection and `ACCESS_PATTERNS.md`.
+/// two files per collection, `ACCESS_PATTERNS.md`, and `KEYS.md` when key families are
+/// registered. Two models claiming one collection, or two key families whose patterns
+/// can match the same key, are an error.
 pub fn registered() -> Result<Vec<Artifact>> {
     let specs = crate::registry::specs()?;
     let mut out: Vec<Artifact> = specs.iter().flat_map(collection_artifacts).collect();
@@ -146,6 +149,20 @@ pub fn registered() -> Result<Vec<Artifact>> {
             crate::access::access_tables(&tables)
         ),
     });
+    let families = crate::registry::key_families();
+    if !families.is_empty() {
+        if let Err(overlaps) = crate::keys::check_catalog(&families) {
+            let lines: Vec<String> = overlaps.iter().map(ToString::to_string).collect();
+            return Err(Error::Artifacts { detail: format!("key families overlap:\n{}", lines.join("\n")) });
+        }
+        out.push(Artifact {
+            file_name: "KEYS.md".to_owned(),
+            contents: format!(
+                "# Redis key catalog\n\nEvery key family, with its TTL decision.\n\n{}",
+                crate::keys::catalog_markdown(&families)
+            ),
+        });
+    }
     out.sort_by(|a, b| a.file_name.cmp(&b.file_name));
     Ok(out)
 }

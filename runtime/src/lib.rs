@@ -156,7 +156,7 @@ pub mod __private {
     pub use crate::model::{Model, ValidationAction, ValidationLevel};
     pub use crate::paginate::Paginator;
     pub use crate::path::{Ch, Cons, HasField, Nil, Open};
-    pub use crate::registry::RegisteredModel;
+    pub use crate::registry::{RegisteredKeyFamily, RegisteredModel};
     pub use crate::validator::{
         adjacent, any_of, array_of, assert_array, assert_number, assert_string, bound, bson_type, constrain,
         nullable, single_key, string_enum, tuple, with_tag, ObjectSchema, Schema,

@@ -1,4 +1,5 @@
-//! Every [`Model`] linked into the program, found without listing them by hand.
+//! Every [`Model`] and Redis key family linked into the program, found without listing
+//! them by hand.
 //!
 //! `#[derive(Model)]` registers each non-generic model when the program starts (through
 //! the `inventory` crate), so a deploy tool can [`sync_all`](crate::sync::sync_all),
@@ -114,4 +115,21 @@ pub fn specs() -> Result<Vec<CollectionSpec>, DuplicateCollection> {
         });
     }
     Ok(all.iter().map(|m| (m.spec)()).collect())
+}
+
+/// One registered Redis key family (`#[derive(KeyFamily)]` on a non-generic struct).
+#[derive(Debug, Clone, Copy)]
+pub struct RegisteredKeyFamily {
+    /// Its spec: pattern, kind, TTL decision, note.
+    pub spec: &'static crate::keys::KeySpec,
+}
+
+inventory::collect!(RegisteredKeyFamily);
+
+/// Every registered key family, ordered by pattern and then type name.
+pub fn key_families() -> Vec<&'static crate::keys::KeySpec> {
+    let mut all: Vec<&'static crate::keys::KeySpec> =
+        inventory::iter::<RegisteredKeyFamily>.into_iter().map(|f| f.spec).collect();
+    all.sort_by(|a, b| (a.pattern, a.name).cmp(&(b.pattern, b.name)));
+    all
 }
