@@ -1,0 +1,68 @@
+//! Models shared by the benchmarks: the patterns-en user, stored at v1 (`name`) and at
+//! v2 (`full_name`), so that decoding either measures only docshape's upgrade path.
+
+use bson::{doc, oid::ObjectId, DateTime, Document};
+use docshape::{Embedded, Model};
+use serde::{Deserialize, Serialize};
+
+/// The current (v2) user.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(collection = "users", version = 2, migrate(v1 = UserV1))]
+pub struct User {
+    /// Its id.
+    #[serde(rename = "_id")]
+    pub id: ObjectId,
+    /// v2's name field.
+    pub full_name: String,
+    /// Sign-in email.
+    pub email: String,
+    /// Signed up.
+    pub created_at: DateTime,
+    /// Interests.
+    pub tags: Vec<String>,
+    /// The schema version.
+    #[schema_version]
+    pub schema_version: i32,
+}
+
+/// The v1 shape: `name` instead of `full_name`, no version field.
+#[derive(Debug, Clone, Serialize, Deserialize, Embedded)]
+pub struct UserV1 {
+    /// Its id.
+    #[serde(rename = "_id")]
+    pub id: ObjectId,
+    /// v1's name field.
+    pub name: String,
+    /// Sign-in email.
+    pub email: String,
+    /// Signed up.
+    pub created_at: DateTime,
+    /// Interests.
+    pub tags: Vec<String>,
+}
+
+impl From<UserV1> for User {
+    fn from(v1: UserV1) -> Self {
+        User {
+            id: v1.id,
+            full_name: v1.name,
+            email: v1.email,
+            created_at: v1.created_at,
+            tags: v1.tags,
+            schema_version: 2,
+        }
+    }
+}
+
+/// The same user as stored at v1 and at v2.
+pub fn stored_user() -> (Document, Document) {
+    let id = ObjectId::new();
+    let at = DateTime::from_millis(1_786_000_000_000);
+    let tags = vec!["rust", "mongodb", "modelling"];
+    let v1 = doc! { "_id": id, "name": "Ada Lovelace", "email": "ada@example.com", "created_at": at, "tags": &tags };
+    let v2 = doc! {
+        "_id": id, "full_name": "Ada Lovelace", "email": "ada@example.com", "created_at": at, "tags": &tags,
+        "schema_version": 2,
+    };
+    (v1, v2)
+}
