@@ -60,6 +60,8 @@
 //! | `#[model(validation_level = "strict" \| "moderate" \| "off")]` | the `validationLevel` (default `strict`) |
 //! | `#[model(validation_action = "error" \| "warn")]` | the `validationAction` (default `error`) |
 //! | `#[model(strict)]`, `#[embedded(strict)]` | `additionalProperties: false`: only what serde writes (and `_id`) is admitted |
+//! | `#[model(version = N, migrate(v1 = OldType, v2(document = upgrade_fn)))]` | the current schema version and one upgrade step per older version ([`versioning`]) |
+//! | `#[schema_version]`, `#[schema_version(missing = N)]` on an integer field | the field that stores the version; documents without it are version 1 (or `N`) |
 //!
 //! On a field, `#[validate(...)]`:
 //!
