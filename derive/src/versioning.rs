@@ -444,6 +444,10 @@ pub(crate) fn expand(c: &Container, v: &Versioning) -> (TokenStream, TokenStream
         }
     });
     let validator = quote! {
+        const DECODE_STORED: ::core::option::Option<
+            fn(__ds::Document) -> ::core::result::Result<Self, __ds::VersionError>,
+        > = ::core::option::Option::Some(__ds::versioned_decode::<Self>);
+
         fn validator() -> __ds::Document {
             __ds::versioned_validator(
                 <Self as __ds::Schema>::schema(),

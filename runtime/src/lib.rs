@@ -163,7 +163,10 @@ pub mod __private {
         adjacent, any_of, array_of, assert_array, assert_number, assert_string, bound, bson_type, constrain,
         nullable, single_key, string_enum, tuple, with_tag, ObjectSchema, Schema,
     };
-    pub use crate::versioning::{validator as versioned_validator, ReadCounter, StepFailure, Versioned};
+    pub use crate::versioning::{
+        decode as versioned_decode, validator as versioned_validator, ReadCounter, StepFailure, VersionError,
+        Versioned,
+    };
     pub use bson::from_document as bson_from_document;
     pub use bson::ser::Error as BsonSerError;
     pub use bson::{to_bson, Bson, Document};

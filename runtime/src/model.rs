@@ -102,6 +102,11 @@ pub trait Model: Schema + Sized {
     /// The shard key (`#[model(shard_key(...))]`); empty when none is declared.
     const SHARD_KEY: &'static [(&'static str, IndexKey)] = &[];
 
+    /// How generated readers (paginators) decode a stored document: `None` for serde as
+    /// is; a versioned model upgrades older versions ([`crate::versioning::decode`]).
+    #[doc(hidden)]
+    const DECODE_STORED: Option<fn(Document) -> Result<Self, crate::versioning::VersionError>> = None;
+
     /// The collection's `validator` option: `{"$jsonSchema": ...}`.
     fn validator() -> Document {
         doc! { "$jsonSchema": Self::schema() }

@@ -264,6 +264,8 @@ pub enum PageError {
     },
     /// A stored document does not deserialize into the model.
     Decode(bson::de::Error),
+    /// A stored document of a versioned model is at a version this code cannot read.
+    Version(Box<crate::versioning::VersionError>),
     /// The server refused the query.
     Mongo(mongodb::error::Error),
 }
@@ -278,6 +280,7 @@ impl fmt::Display for PageError {
                 None => write!(f, "a document has no `{field}`, a sort key of this pattern"),
             },
             Self::Decode(e) => write!(f, "stored document does not match the model: {e}"),
+            Self::Version(e) => write!(f, "{e}"),
             Self::Mongo(e) => write!(f, "MongoDB: {e}"),
         }
     }
@@ -451,10 +454,16 @@ impl<T: Model + DeserializeOwned> Paginator<T> {
                 if more { first.map(&position).transpose()? } else { None },
             ),
         };
-        let items = raw
-            .iter()
-            .map(|d| bson::from_slice::<T>(d.as_bytes()).map_err(PageError::Decode))
-            .collect::<Result<Vec<T>, _>>()?;
+        // A versioned model reads every stored version; others decode as they are.
+        let decode = |d: &RawDocumentBuf| match T::DECODE_STORED {
+            None => bson::from_slice::<T>(d.as_bytes()).map_err(PageError::Decode),
+            Some(decode) => {
+                let document = Document::try_from(d.as_ref())
+                    .map_err(|e| PageError::Decode(<bson::de::Error as serde::de::Error>::custom(e)))?;
+                decode(document).map_err(|e| PageError::Version(Box::new(e)))
+            }
+        };
+        let items = raw.iter().map(decode).collect::<Result<Vec<T>, _>>()?;
         Ok(Page { items, next, prev })
     }
 }
