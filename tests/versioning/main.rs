@@ -618,3 +618,18 @@ async fn paginators_of_a_versioned_model_upgrade_what_they_read() {
         other => panic!("{:?}", other.map(|p| p.items)),
     }
 }
+
+/// `max_per_second` holds the pace: 40 upgrades at 100 per second cannot finish in less
+/// than about 0.4 s, however fast the server is (a lower bound, so load cannot fail it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn backfill_keeps_to_its_rate_limit() {
+    let db = testkit::database("rate").await.unwrap();
+    docshape::sync::<User>(&db).await.unwrap();
+    db.collection::<Document>("users").insert_many((0..40).map(user_v1)).await.unwrap();
+    let started = std::time::Instant::now();
+    let options =
+        BackfillOptions { max_per_second: Some(100.0), progress: Progress::Silent, ..Default::default() };
+    let report = versioning::backfill::<User>(&db, options).await.unwrap();
+    assert_eq!(report.progress.upgraded, 40);
+    assert!(started.elapsed() >= std::time::Duration::from_millis(390), "{:?}", started.elapsed());
+}
