@@ -105,26 +105,7 @@ impl TestServer {
             .spawn()
             .map_err(|e| TestkitError(format!("cannot run {}: {e}", python.display())))?;
         let addr = SocketAddr::from(([127, 0, 0, 1], port));
-        let deadline = Instant::now() + START_TIMEOUT;
-        loop {
-            if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
-                break;
-            }
-            if let Ok(Some(status)) = child.try_wait() {
-                return fail(format!(
-                    "SecantusDB exited ({status}) before accepting connections:\n{}",
-                    tail(&log_path)
-                ));
-            }
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                return fail(format!(
-                    "SecantusDB did not listen on {addr} within {START_TIMEOUT:?}:\n{}",
-                    tail(&log_path)
-                ));
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait_until_listening(&mut child, addr, &log_path, "SecantusDB", "")?;
         Ok(Self {
             uri: format!("mongodb://{addr}/?directConnection=true"),
             external: false,
@@ -312,6 +293,39 @@ port = sys.argv[1]
 sys.argv = ["secantusd-py", "--host", "127.0.0.1", "--port", port, "--storage-path", data, "--log-level", "WARNING"]
 sys.exit(main())
 "#;
+
+/// Waits until a server the testkit started accepts connections on `addr`; an error
+/// with the tail of its log when it exits first or does not listen in time (then it is
+/// killed). `hint` follows the "exited" message: how to get the server.
+pub(crate) fn wait_until_listening(
+    child: &mut Child,
+    addr: SocketAddr,
+    log_path: &Path,
+    what: &str,
+    hint: &str,
+) -> Result<(), TestkitError> {
+    let deadline = Instant::now() + START_TIMEOUT;
+    loop {
+        if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+            return Ok(());
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            return fail(format!(
+                "{what} exited ({status}) before accepting connections{hint}:\n{}",
+                tail(log_path)
+            ));
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return fail(format!(
+                "{what} did not listen on {addr} within {START_TIMEOUT:?}:\n{}",
+                tail(log_path)
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
 
 fn free_port() -> Result<u16, TestkitError> {
     let listener =

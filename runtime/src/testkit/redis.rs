@@ -19,21 +19,17 @@
 //! ```
 
 use std::fmt;
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
 
 use redis::aio::MultiplexedConnection;
 
-use super::{fail, free_port, tail, TestkitError};
+use super::{fail, free_port, TestkitError};
 
 /// Logical databases of the local server: one per [`database`] call.
 const DATABASES: u32 = 1024;
-
-/// How long a local server may take to accept connections.
-const START_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl From<redis::RedisError> for TestkitError {
     fn from(e: redis::RedisError) -> Self {
@@ -99,28 +95,8 @@ impl RedisServer {
             .spawn()
             .map_err(|e| TestkitError(format!("cannot run sh: {e}")))?;
         let addr = SocketAddr::from(([127, 0, 0, 1], port));
-        let deadline = Instant::now() + START_TIMEOUT;
-        loop {
-            if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
-                break;
-            }
-            if let Ok(Some(status)) = child.try_wait() {
-                return fail(format!(
-                    "{} exited ({status}) before accepting connections (install it with `apt-get install redis-server`, or set REDIS_URL):\n{}",
-                    binary.to_string_lossy(),
-                    tail(&log_path)
-                ));
-            }
-            if Instant::now() > deadline {
-                drop(child.stdin.take());
-                let _ = child.wait();
-                return fail(format!(
-                    "redis-server did not listen on {addr} within {START_TIMEOUT:?}:\n{}",
-                    tail(&log_path)
-                ));
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let hint = " (install it with `apt-get install redis-server`, or set REDIS_URL)";
+        super::wait_until_listening(&mut child, addr, &log_path, &binary.to_string_lossy(), hint)?;
         Ok(Self {
             url: format!("redis://{addr}"),
             external: false,
