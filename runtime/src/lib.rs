@@ -89,15 +89,18 @@ pub use mongodb;
 
 pub mod access;
 pub mod artifacts;
+pub mod bucket;
 pub mod check;
 #[cfg(feature = "cli")]
 pub mod cli;
 mod error;
 pub mod index;
 mod model;
+pub mod outlier;
 pub mod paginate;
 mod path;
 pub mod registry;
+pub mod size;
 pub mod sync;
 #[cfg(feature = "testkit")]
 pub mod testkit;
@@ -121,8 +124,18 @@ pub mod __private {
         adjacent, any_of, array_of, assert_array, assert_number, assert_string, bound, bson_type, constrain,
         nullable, single_key, string_enum, tuple, with_tag, ObjectSchema, Schema,
     };
+    pub use crate::bucket::{
+        Aggregate, AggregateField, AggregateOp, Bucket, BucketError, BucketSpec, IdForm, Per,
+        PeriodField, SumField, TimeField,
+    };
+    pub use crate::outlier::{OutlierError, OutlierSpec, Outliers, Pushed};
+    pub use crate::size::{MaxBsonSize, Probe, ProbeFallback};
+    pub use crate::size as sz;
+    pub use crate::bucket as bk;
+    pub use crate::outlier as ol;
     pub use bson::ser::Error as BsonSerError;
-    pub use bson::{to_bson, Bson, Document};
+    pub use bson::{to_bson, Bson, DateTime, Document};
+    pub use mongodb::Database;
     pub use inventory;
     pub use std::vec::Vec;
 }
