@@ -31,8 +31,11 @@
 //! new document with the same `_id` and fails with a duplicate-key error (11000):
 //! that is the signal to read the bucket's `count` (one `find`) and either retry with
 //! what still fits, or move to the next sequence number. A process-wide hint
-//! remembers the last sequence number seen per bucket, so later appends go straight
-//! to it and stay at one `update` each.
+//! remembers the open sequence number per bucket and a lower bound of its count
+//! (counts only grow), so an append that fills a bucket sends the next one straight to
+//! the next bucket: a single writer sends exactly one `update` per append, and with
+//! concurrent writers the extra `find` happens only when another writer filled the
+//! bucket first.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -462,30 +465,40 @@ pub(crate) fn is_duplicate_key(e: &mongodb::error::Error) -> bool {
     }
 }
 
-/// Process-wide: the last sequence number seen per bucket base, so appends after the
-/// first overflow go straight to the open bucket. Only a hint: a stale one costs an
-/// extra round trip, never correctness.
-pub(crate) struct SeqHints(OnceLock<Mutex<HashMap<String, u32>>>);
+/// Process-wide, per bucket base id: the open bucket's sequence number and a lower
+/// bound of its count. Counts only grow, so a bound that reaches `max` proves the
+/// bucket full, and the next append goes straight to the next bucket: a single
+/// writer never sends more than one `update` per append. Only a hint: a stale one
+/// costs an extra round trip, never correctness.
+pub(crate) struct SeqHints(OnceLock<Mutex<HashMap<String, (u32, Option<i64>)>>>);
 
 impl SeqHints {
     pub(crate) const fn new() -> Self {
         Self(OnceLock::new())
     }
 
-    pub(crate) fn get(&self, key: &str) -> u32 {
+    pub(crate) fn get(&self, key: &str) -> (u32, Option<i64>) {
         let map = self.0.get_or_init(Default::default);
-        map.lock().map(|m| m.get(key).copied().unwrap_or(0)).unwrap_or(0)
+        map.lock().map(|m| m.get(key).copied().unwrap_or((0, None))).unwrap_or((0, None))
     }
 
-    pub(crate) fn raise(&self, key: &str, seq: u32) {
+    /// Records that bucket `seq` holds at least `floor` items (when known).
+    pub(crate) fn record(&self, key: &str, seq: u32, floor: Option<i64>) {
         let map = self.0.get_or_init(Default::default);
         if let Ok(mut m) = map.lock() {
             // Bounded memory: periods end, and a forgotten hint is only a round trip.
             if m.len() > 16_384 {
                 m.clear();
             }
-            let e = m.entry(key.to_owned()).or_insert(0);
-            *e = (*e).max(seq);
+            let e = m.entry(key.to_owned()).or_insert((0, None));
+            if seq > e.0 {
+                *e = (seq, floor);
+            } else if seq == e.0 {
+                e.1 = match (e.1, floor) {
+                    (Some(a), Some(b)) => Some(a.max(b)),
+                    (a, b) => a.or(b),
+                };
+            }
         }
     }
 }
@@ -515,7 +528,7 @@ pub(crate) struct GuardedAppend<'a> {
 impl GuardedAppend<'_> {
     /// Appends `items` (any number) to the open buckets, filling each to `max`.
     pub(crate) async fn run(&self, items: Vec<Bson>, report: &mut Appended) -> Result<(), BucketError> {
-        let mut seq = HINTS.get(&self.hint_key);
+        let (mut seq, mut floor) = HINTS.get(&self.hint_key);
         let mut rest: &[Bson] = &items;
         // How many items the next attempt may carry: `max`, or what a bucket found
         // nearly full still has room for.
@@ -523,6 +536,15 @@ impl GuardedAppend<'_> {
         let mut attempts = 0;
         while !rest.is_empty() {
             attempts += 1;
+            if floor.is_some_and(|f| f >= i64::from(self.max)) {
+                // Known full: the next items go straight to the next bucket.
+                seq += 1;
+                floor = None;
+                HINTS.record(&self.hint_key, seq, None);
+            }
+            if let Some(f) = floor {
+                cap = cap.min((i64::from(self.max) - f) as usize);
+            }
             let id = (self.id_of)(seq);
             if attempts > MAX_ATTEMPTS {
                 return Err(BucketError::Contention { id });
@@ -543,14 +565,20 @@ impl GuardedAppend<'_> {
             update.extend(extra);
             let filter = doc! { "_id": id.clone(), self.count_field: { "$lte": i64::from(self.max) - k } };
             report.updates += 1;
-            match self.collection.update_one(filter, update).upsert(true).await {
+            // The hint keeps planners that would scan for `_id` plus another
+            // predicate (the local test server does) on the `_id` index.
+            let hint = mongodb::options::Hint::Name("_id_".to_owned());
+            match self.collection.update_one(filter, update).upsert(true).hint(hint).await {
                 Ok(r) => {
+                    report.items += chunk.len();
+                    rest = after;
                     if r.upserted_id.is_some() {
                         report.created += 1;
                     }
-                    report.items += chunk.len();
-                    rest = after;
+                    // The bucket held at least `floor` before and `k` more now.
+                    floor = if r.upserted_id.is_some() { Some(k) } else { floor.map(|f| f + k) };
                     cap = self.max as usize;
+                    HINTS.record(&self.hint_key, seq, floor);
                 }
                 Err(e) if is_duplicate_key(&e) => {
                     // Full for `k` items, or another writer created it first: see how
@@ -567,9 +595,9 @@ impl GuardedAppend<'_> {
                         .and_then(|c| c.as_i32().map(i64::from).or_else(|| c.as_i64()))
                         .unwrap_or(0);
                     let room = (i64::from(self.max) - count).max(0) as usize;
+                    floor = current.is_some().then_some(count);
+                    HINTS.record(&self.hint_key, seq, floor);
                     if current.is_some() && room == 0 {
-                        seq += 1;
-                        HINTS.raise(&self.hint_key, seq);
                         cap = self.max as usize;
                     } else if room > 0 {
                         // Fill what is left here; the rest goes on after. (Room for
@@ -749,7 +777,9 @@ fn aggregate_update(spec: &BucketSpec, items: &[Bson]) -> Result<Document, Bucke
                     })?;
                     let better = match best {
                         None => true,
-                        Some((_, b)) => (a.op == AggregateOp::Min && o < b) || (a.op == AggregateOp::Max && o > b),
+                        Some((_, b)) => {
+                            (a.op == AggregateOp::Min && o < b) || (a.op == AggregateOp::Max && o > b)
+                        }
                     };
                     if better {
                         best = Some((v, o));
@@ -772,7 +802,11 @@ fn aggregate_update(spec: &BucketSpec, items: &[Bson]) -> Result<Document, Bucke
 }
 
 /// Appends one item to its bucket: one `update` command in the common case.
-pub async fn append<B: Bucket>(db: &Database, series: &B::Series, item: &B::Item) -> Result<Appended, BucketError> {
+pub async fn append<B: Bucket>(
+    db: &Database,
+    series: &B::Series,
+    item: &B::Item,
+) -> Result<Appended, BucketError> {
     append_many::<B>(db, series, std::slice::from_ref(item)).await
 }
 
@@ -823,13 +857,19 @@ pub async fn append_many<B: Bucket>(
 }
 
 /// The filter on the buckets of `series` whose period overlaps `[from, to)`.
-pub fn range_filter<B: Bucket>(series: &B::Series, from: DateTime, to: DateTime) -> Result<Document, BucketError> {
+pub fn range_filter<B: Bucket>(
+    series: &B::Series,
+    from: DateTime,
+    to: DateTime,
+) -> Result<Document, BucketError> {
     let spec = &B::BUCKET;
     if to < from {
         return Err(BucketError::EmptyRange);
     }
     let first = spec.per.start(from)?;
-    let last = spec.per.start(DateTime::from_millis(to.timestamp_millis().saturating_sub(1).max(from.timestamp_millis())))?;
+    let last = spec
+        .per
+        .start(DateTime::from_millis(to.timestamp_millis().saturating_sub(1).max(from.timestamp_millis())))?;
     let series = bson::to_bson(series)?;
     Ok(doc! {
         spec.series: series,
@@ -986,11 +1026,14 @@ mod tests {
             Bson::Document(doc! { "t": DateTime::from_millis(9), "v": 0.5, "n": 2_i32 }),
         ];
         let u = aggregate_update(&spec, &items).unwrap();
-        assert_eq!(u, doc! {
-            "$inc": { "sum": 2.5, "n": 3_i32 },
-            "$min": { "lo": 0.5 },
-            "$max": { "last": DateTime::from_millis(9) },
-        });
+        assert_eq!(
+            u,
+            doc! {
+                "$inc": { "sum": 2.5, "n": 3_i32 },
+                "$min": { "lo": 0.5 },
+                "$max": { "last": DateTime::from_millis(9) },
+            }
+        );
         let bad = vec![Bson::Document(doc! { "t": DateTime::from_millis(5), "v": "x", "n": 1_i32 })];
         assert!(matches!(aggregate_update(&spec, &bad), Err(BucketError::Aggregate { field: "sum", .. })));
     }

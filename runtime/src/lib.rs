@@ -115,27 +115,27 @@ pub use sync::{sync, sync_all, sync_with, SyncOptions, SyncReport};
 #[doc(hidden)]
 pub mod __private {
     pub use crate::access::AccessPattern;
+    pub use crate::bucket as bk;
+    pub use crate::bucket::{
+        Aggregate, AggregateField, AggregateOp, AggregateType, Bucket, BucketError, BucketSpec, IdForm, Per,
+        PeriodField, SumField, TimeField,
+    };
     pub use crate::index::{Index, IndexKey};
     pub use crate::model::{Model, ValidationAction, ValidationLevel};
+    pub use crate::outlier as ol;
+    pub use crate::outlier::{OutlierError, OutlierSpec, Outliers, Pushed};
     pub use crate::paginate::Paginator;
     pub use crate::path::{Ch, Cons, HasField, Nil, Open};
     pub use crate::registry::RegisteredModel;
+    pub use crate::size as sz;
+    pub use crate::size::{MaxBsonSize, Probe, ProbeFallback};
     pub use crate::validator::{
         adjacent, any_of, array_of, assert_array, assert_number, assert_string, bound, bson_type, constrain,
         nullable, single_key, string_enum, tuple, with_tag, ObjectSchema, Schema,
     };
-    pub use crate::bucket::{
-        Aggregate, AggregateField, AggregateOp, Bucket, BucketError, BucketSpec, IdForm, Per,
-        PeriodField, SumField, TimeField,
-    };
-    pub use crate::outlier::{OutlierError, OutlierSpec, Outliers, Pushed};
-    pub use crate::size::{MaxBsonSize, Probe, ProbeFallback};
-    pub use crate::size as sz;
-    pub use crate::bucket as bk;
-    pub use crate::outlier as ol;
     pub use bson::ser::Error as BsonSerError;
     pub use bson::{to_bson, Bson, DateTime, Document};
-    pub use mongodb::Database;
     pub use inventory;
+    pub use mongodb::Database;
     pub use std::vec::Vec;
 }

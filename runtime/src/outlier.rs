@@ -82,7 +82,9 @@ impl fmt::Display for OutlierError {
             Self::Serialize(e) => write!(f, "value does not serialize to BSON: {e}"),
             Self::Decode(e) => write!(f, "stored item does not match the model: {e}"),
             Self::ParentNotFound(id) => write!(f, "no document with _id {id}"),
-            Self::Contention(id) => write!(f, "gave up: overflow document {id} and its successors stayed full"),
+            Self::Contention(id) => {
+                write!(f, "gave up: overflow document {id} and its successors stayed full")
+            }
             Self::Sync(e) => write!(f, "{e}"),
         }
     }
@@ -173,7 +175,9 @@ pub async fn sync<T: Outliers>(db: &Database) -> Result<Vec<SyncReport>, Outlier
             shard_key: None,
         };
         reports.push(
-            crate::sync::sync_spec(db, &collection, SyncOptions::default()).await.map_err(OutlierError::Sync)?,
+            crate::sync::sync_spec(db, &collection, SyncOptions::default())
+                .await
+                .map_err(OutlierError::Sync)?,
         );
     }
     Ok(reports)
@@ -208,7 +212,8 @@ pub async fn push<P: Serialize + ?Sized, I: Serialize>(
         let mut update = doc! { "$push": { spec.field: { "$each": docs.clone() } } };
         update.extend(inc_count(k));
         pushed.commands += 1;
-        let r = parents.update_one(doc! { "_id": parent.clone(), slot: { "$exists": false } }, update).await?;
+        let r =
+            parents.update_one(doc! { "_id": parent.clone(), slot: { "$exists": false } }, update).await?;
         if r.matched_count == 1 {
             pushed.embedded = k;
             return Ok(pushed);
