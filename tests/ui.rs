@@ -11,5 +11,6 @@ fn ui() {
     t.compile_fail("ui/fail/*.rs");
     t.compile_fail("ui/fail_index/*.rs");
     t.compile_fail("ui/fail_paginate/*.rs");
+    t.compile_fail("ui/fail_bucket/*.rs");
     t.pass("ui/pass/*.rs");
 }

@@ -262,8 +262,8 @@ pub enum AggregateType {
 
 /// A type an aggregate field (`#[bucket(min = "...")]`, `max`) can have.
 #[diagnostic::on_unimplemented(
-    message = "a bucket's `min`/`max` aggregate field must be `i32`, `i64`, `f64` or `bson::DateTime`, not `{Self}`",
-    label = "aggregate field of this type"
+    message = "a bucket's `min`/`max` aggregate compares numbers or dates (`i32`, `i64`, `f64`, `bson::DateTime`), not `{Self}`",
+    label = "aggregated value of this type"
 )]
 pub trait AggregateField {
     /// The BSON type stored.
@@ -272,8 +272,8 @@ pub trait AggregateField {
 
 /// A type a sum aggregate field (`#[bucket(sum = "...")]`) can have.
 #[diagnostic::on_unimplemented(
-    message = "a bucket's `sum` aggregate field must be `i32`, `i64` or `f64`, not `{Self}`",
-    label = "sum field of this type"
+    message = "a bucket's `sum` aggregate adds numbers (`i32`, `i64`, `f64`), not `{Self}`",
+    label = "summed value of this type"
 )]
 pub trait SumField: AggregateField {}
 
