@@ -470,7 +470,10 @@ pub(crate) fn is_duplicate_key(e: &mongodb::error::Error) -> bool {
 /// bucket full, and the next append goes straight to the next bucket: a single
 /// writer never sends more than one `update` per append. Only a hint: a stale one
 /// costs an extra round trip, never correctness.
-pub(crate) struct SeqHints(OnceLock<Mutex<HashMap<String, (u32, Option<i64>)>>>);
+pub(crate) struct SeqHints(OnceLock<Mutex<HashMap<String, Hint>>>);
+
+/// The open bucket's sequence number and a lower bound of its count.
+type Hint = (u32, Option<i64>);
 
 impl SeqHints {
     pub(crate) const fn new() -> Self {

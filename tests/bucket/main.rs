@@ -380,14 +380,13 @@ fn range_reads_touch_only_overlapping_buckets_and_return_items_in_time_order() {
         assert_eq!(got, expected);
         assert!(got.windows(2).all(|w| w[0].t <= w[1].t));
         // One find, on the series and the overlapping days only.
-        let log = log.lock().unwrap();
-        let finds: Vec<&Document> = log.iter().filter(|(n, _)| n == "find").map(|(_, c)| c).collect();
+        let finds: Vec<Document> =
+            log.lock().unwrap().iter().filter(|(n, _)| n == "find").map(|(_, c)| c.clone()).collect();
         assert_eq!(finds.len(), 1);
         assert_eq!(
             finds[0].get_document("filter").unwrap(),
             &doc! { "sensor_id": "a", "day": { "$gte": "2026-08-06", "$lte": "2026-08-08" } }
         );
-        drop(log);
         // It is served by the generated `{sensor_id: 1, day: 1}` index.
         let explain = db
             .run_command(doc! { "explain": { "find": "small", "filter": { "sensor_id": "a", "day": { "$gte": "2026-08-06", "$lte": "2026-08-08" } } } })
