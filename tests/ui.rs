@@ -13,5 +13,6 @@ fn ui() {
     t.compile_fail("ui/fail_paginate/*.rs");
     t.compile_fail("ui/fail_version/*.rs");
     t.compile_fail("ui/fail_keys/*.rs");
+    t.compile_fail("ui/fail_bucket/*.rs");
     t.pass("ui/pass/*.rs");
 }

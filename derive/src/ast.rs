@@ -14,7 +14,10 @@ use crate::attr::Flag;
 
 /// `#[validate(...)]` and serde's attributes on one field.
 #[derive(FromField)]
-#[darling(attributes(validate), forward_attrs(serde, model, embedded, index, access, schema_version))]
+#[darling(
+    attributes(validate),
+    forward_attrs(serde, model, embedded, index, access, schema_version, bucket, outlier)
+)]
 pub(crate) struct FieldReceiver {
     pub ident: Option<Ident>,
     pub vis: syn::Visibility,
@@ -84,7 +87,7 @@ pub(crate) enum Action {
 
 /// `#[derive(Model)]`'s input.
 #[derive(FromDeriveInput)]
-#[darling(attributes(model), forward_attrs(serde, validate, index, access))]
+#[darling(attributes(model), forward_attrs(serde, validate, index, access, bucket, outlier))]
 pub(crate) struct ModelReceiver {
     pub ident: Ident,
     pub vis: syn::Visibility,

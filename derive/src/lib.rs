@@ -11,14 +11,17 @@
 mod access;
 mod ast;
 mod attr;
+mod bucket;
 mod case;
 mod check;
 mod fallback;
 mod index;
 mod keys;
 mod model;
+mod outlier;
 mod paginate;
 mod paths;
+mod size;
 mod validator;
 mod versioning;
 
@@ -30,7 +33,7 @@ use syn::{Data, DeriveInput};
 
 /// Derives `docshape::Model` (and `docshape::validator::Schema`) for a struct with
 /// named fields stored in a collection. See the `docshape` crate for the attributes.
-#[proc_macro_derive(Model, attributes(model, validate, index, access, schema_version))]
+#[proc_macro_derive(Model, attributes(model, validate, index, access, schema_version, bucket, outlier))]
 pub fn derive_model(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
     expand_model(input.into()).into()
 }
@@ -144,7 +147,8 @@ fn model(input: &DeriveInput) -> darling::Result<TokenStream> {
         );
     }
     let (version, migrate) = (recv.version.clone(), recv.migrate.clone());
-    let c = ast::container(recv.ident, recv.vis, recv.generics, recv.data, recv.attrs, strict, &mut errors);
+    let mut c =
+        ast::container(recv.ident, recv.vis, recv.generics, recv.data, recv.attrs, strict, &mut errors);
     check::container(&c, &mut errors);
     let versioning = versioning::parse(&c, version.as_ref(), migrate.as_ref(), &mut errors);
     if let (Some(_), Some(param)) = (&versioning, c.generics.params.first()) {
@@ -153,12 +157,27 @@ fn model(input: &DeriveInput) -> darling::Result<TokenStream> {
                 .with_span(param),
         );
     }
-    let indexes = index::parse(&c, &c.attrs, &mut errors);
+    let mut indexes = index::parse(&c, &c.attrs, &mut errors);
+    let (patterns_code, bounds) = {
+        let bucket = bucket::parse(&c, &mut errors);
+        let outliers = outlier::parse(&c, options.as_ref().map(|o| &o.collection), &mut errors);
+        if let Some(b) = &bucket {
+            bucket::add_index(b, &mut indexes);
+        }
+        let mut bounds = bucket.as_ref().map(bucket::bounds).unwrap_or_default();
+        bounds.extend(outlier::bounds(&outliers));
+        let code = (bucket.as_ref().map(|b| bucket::expand(&c, b)), outlier::expand(&c, &outliers));
+        (code, bounds)
+    };
     let mut nested = index::check(&c, &indexes, budget, allow.waives("index_budget"), &mut errors);
     let (shard_key, shard_tokens) = access::shard_key(&c, &recv.shard_key, &mut errors);
     let mut patterns = access::parse(&c.attrs, &mut errors);
     nested.extend(access::check(&c, &mut patterns, &indexes, &shard_key, &mut errors));
     errors.finish()?;
+    // The patterns' bounds reach the validator as if written in `#[validate]`.
+    bucket::apply_bounds(&mut c, bounds);
+    let (bucket_code, outlier_code) = patterns_code;
+    let size = size::impl_for(&c);
     let schema = validator::schema_impl(&c, true);
     let paths = paths::has_field_impls(&c);
     let tables = quote! {
@@ -181,6 +200,9 @@ fn model(input: &DeriveInput) -> darling::Result<TokenStream> {
         #registration
         #paginators
         #nested
+        #size
+        #bucket_code
+        #outlier_code
     }))
 }
 
@@ -199,7 +221,8 @@ fn embedded(input: &DeriveInput) -> darling::Result<TokenStream> {
     errors.finish()?;
     let schema = validator::schema_impl(&c, false);
     let paths = paths::has_field_impls(&c);
-    Ok(dummy(quote!(#schema #paths)))
+    let size = size::impl_for(&c);
+    Ok(dummy(quote!(#schema #paths #size)))
 }
 
 #[cfg(test)]

@@ -125,7 +125,7 @@ pub(crate) fn resolve<'a>(c: &'a Container, path: &str, span: Span) -> Result<Re
 }
 
 /// The type-level name of a path segment.
-fn name_type(segment: &str, span: Span) -> TokenStream {
+pub(crate) fn name_type(segment: &str, span: Span) -> TokenStream {
     let mut out = quote!(__ds::Nil);
     for ch in segment.chars().rev() {
         out = quote!(__ds::Cons<__ds::Ch<#ch>, #out>);

@@ -149,6 +149,54 @@ fn a_key_family_without_its_row_is_one_error() {
     assert!(out.to_string().contains("#[key(pattern"), "{out}");
 }
 
+#[test]
+fn a_bucket_expands_into_its_trait_methods_and_size_assertion() {
+    let out = expand_model(tokens(SEEDS[SEEDS.len() - 2]));
+    assert!(!is_error(&out), "{out}");
+    let text = out.to_string();
+    assert!(text.contains("impl __ds :: Bucket for SensorDay"), "{text}");
+    assert!(text.contains("async fn append_many"), "{text}");
+    assert!(text.contains("\"bucket_size\""), "{text}");
+    // The range reads' index is declared.
+    assert!(text.contains("\"sensor_id_1_day_1\""), "{text}");
+    let file: syn::File = syn::parse2(out).unwrap();
+    assert_eq!(file.items.len(), 1);
+}
+
+#[test]
+fn an_outlier_expands_into_push_and_load() {
+    let out = expand_model(tokens(SEEDS[SEEDS.len() - 1]));
+    assert!(!is_error(&out), "{out}");
+    let text = out.to_string();
+    assert!(text.contains("impl __ds :: Outliers for Usuario"), "{text}");
+    assert!(text.contains("async fn push_seguidores"), "{text}");
+    assert!(text.contains("async fn load_seguidores"), "{text}");
+}
+
+#[test]
+fn bad_bucket_and_outlier_attributes_are_all_reported() {
+    let out = expand_model(tokens(
+        r#"#[model(collection = "c")]
+           #[bucket(series = s, period = p, per = "fortnight", max = 0, items = n, time = t, max_bytes = 99999999)]
+           struct B { s: String, p: String, count: String, n: i32, extra: i32,
+                      #[outlier(threshold = 0, overflow = "c", flag = f)] o: Vec<i32>, f: u8 }"#,
+    ));
+    let text = out.to_string();
+    for expected in [
+        "not a bucket period",
+        "max = 0",
+        "max_bytes",
+        "growable array",
+        "must be an integer field",
+        "threshold",
+        "another collection",
+        "must be a `bool`",
+        "stored as `_id`",
+    ] {
+        assert!(text.contains(expected), "missing {expected:?} in {text}");
+    }
+}
+
 /// Valid inputs the fuzzer garbles.
 const SEEDS: &[&str] = &[
     r#"#[model(collection = "usuarios", validation_action = "error", strict)]
@@ -205,6 +253,25 @@ const SEEDS: &[&str] = &[
        struct OrderCounter;"#,
     r#"#[key(pattern = "queue:{tenant}:emails", kind = list, value = "Vec<Email>", ttl = "none", reason = "durable store elsewhere")]
        pub struct Queue { pub r#tenant: String }"#,
+    r#"#[model(collection = "sensor_days")]
+       #[bucket(series = sensor_id, period = day, per = "day", max = 1440, items = readings, time = t, count = count, max_bytes = 100000)]
+       struct SensorDay {
+           #[serde(rename = "_id")] id: String,
+           #[validate(max_length = 64)] sensor_id: String,
+           day: String,
+           count: i32,
+           readings: Vec<Reading>,
+           #[bucket(sum = "v")] sum_v: f64,
+           #[bucket(max = "meta.t")] last: DateTime,
+       }"#,
+    r#"#[model(collection = "usuarios")]
+       struct Usuario {
+           #[serde(rename = "_id")] id: ObjectId,
+           #[outlier(threshold = 1000, overflow = "seguidores_extra", flag = tiene_extras, count = "n", per_doc = 500)]
+           seguidores: Vec<ObjectId>,
+           tiene_extras: bool,
+           n: i64,
+       }"#,
 ];
 
 /// Pieces the fuzzer splices in.
@@ -358,6 +425,26 @@ const VOCAB: &[&str] = &[
     "counter",
     "Product",
     "key",
+    "bucket",
+    "outlier",
+    "series",
+    "period",
+    "per",
+    "max",
+    "items",
+    "time",
+    "count",
+    "max_bytes",
+    "threshold",
+    "overflow",
+    "flag",
+    "per_doc",
+    "sum",
+    "min",
+    "\"day\"",
+    "\"fortnight\"",
+    "\"minute\"",
+    "4294967296",
 ];
 
 /// `#[key(...)]`'s keys, and one near miss.
@@ -430,7 +517,8 @@ fn garble(rng: &mut Rng) -> String {
 /// A struct whose attributes are random sequences of keys and values.
 fn random_attributes(rng: &mut Rng) -> String {
     let attr = |rng: &mut Rng| {
-        let name = ["model", "validate", "embedded", "serde", "index", "access", "key"][rng.below(7)];
+        let name = ["model", "validate", "embedded", "serde", "index", "access", "key", "bucket", "outlier"]
+            [rng.below(9)];
         let mut body = Vec::new();
         for _ in 0..rng.below(5) {
             // `#[key]`'s own keys are at the end of the vocabulary.

@@ -123,6 +123,7 @@ pub use redis;
 
 pub mod access;
 pub mod artifacts;
+pub mod bucket;
 pub mod check;
 #[cfg(feature = "cli")]
 pub mod cli;
@@ -130,9 +131,11 @@ mod error;
 pub mod index;
 pub mod keys;
 mod model;
+pub mod outlier;
 pub mod paginate;
 mod path;
 pub mod registry;
+pub mod size;
 pub mod sync;
 #[cfg(feature = "testkit")]
 pub mod testkit;
@@ -149,6 +152,11 @@ pub use sync::{sync, sync_all, sync_with, SyncOptions, SyncReport};
 #[doc(hidden)]
 pub mod __private {
     pub use crate::access::AccessPattern;
+    pub use crate::bucket as bk;
+    pub use crate::bucket::{
+        Aggregate, AggregateField, AggregateOp, AggregateType, Bucket, BucketError, BucketSpec, IdForm, Per,
+        PeriodField, SumField, TimeField,
+    };
     pub use crate::index::{Index, IndexKey};
     pub use crate::keys::generated::{parse_placeholder, placeholder_text, placeholder_texts};
     pub use crate::keys::{
@@ -156,9 +164,13 @@ pub mod __private {
         SetFamily, ShardedCounterFamily, SortedSetFamily, Stored, StringFamily, Text, Ttl,
     };
     pub use crate::model::{Model, ValidationAction, ValidationLevel};
+    pub use crate::outlier as ol;
+    pub use crate::outlier::{OutlierError, OutlierSpec, Outliers, Pushed};
     pub use crate::paginate::Paginator;
     pub use crate::path::{Ch, Cons, HasField, Nil, Open};
     pub use crate::registry::{RegisteredKeyFamily, RegisteredModel};
+    pub use crate::size as sz;
+    pub use crate::size::{MaxBsonSize, Probe, ProbeFallback};
     pub use crate::validator::{
         adjacent, any_of, array_of, assert_array, assert_number, assert_string, bound, bson_type, constrain,
         nullable, single_key, string_enum, tuple, with_tag, ObjectSchema, Schema,
@@ -169,8 +181,9 @@ pub mod __private {
     };
     pub use bson::from_document as bson_from_document;
     pub use bson::ser::Error as BsonSerError;
-    pub use bson::{to_bson, Bson, Document};
+    pub use bson::{to_bson, Bson, DateTime, Document};
     pub use inventory;
+    pub use mongodb::Database;
     pub use std::string::String;
     pub use std::vec::Vec;
 }

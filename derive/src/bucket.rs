@@ -1,0 +1,635 @@
+//! `#[bucket(...)]`: the bucket pattern. Parse the attribute, check the design (the
+//! fields it names exist and have the right shapes, every other field survives an
+//! upsert, a full bucket fits in its size budget), and expand into `impl Bucket`, the
+//! typed `append`/`append_many`/`read_range`/`buckets_in` methods and the compile-time
+//! size assertion (`runtime/src/bucket.rs` executes them).
+
+use darling::error::Accumulator;
+use darling::util::SpannedValue;
+use darling::{Error, FromMeta};
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, ToTokens};
+use syn::spanned::Spanned;
+use syn::{Expr, Lit, LitStr, Type};
+
+use crate::ast::{Container, Field};
+use crate::check::{classify, did_you_mean, rule, Kind};
+use crate::index::{IndexDef, Key, KeyKind};
+use crate::paths;
+use crate::validator::respan;
+
+/// A stored name, written bare (`series = sensor_id`) or quoted (`time = "meta.t"`).
+#[derive(Debug, Clone)]
+pub(crate) struct Name {
+    pub value: String,
+    pub span: Span,
+}
+
+impl FromMeta for Name {
+    fn from_expr(expr: &Expr) -> darling::Result<Self> {
+        match expr {
+            Expr::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => {
+                let ident = p.path.get_ident().map(|i| syn::ext::IdentExt::unraw(i).to_string());
+                Ok(Self { value: ident.unwrap_or_default(), span: p.span() })
+            }
+            Expr::Lit(l) => match &l.lit {
+                Lit::Str(s) => Ok(Self { value: s.value(), span: s.span() }),
+                other => Err(Error::custom("expected a stored field name, like `readings` or `\"meta.t\"`")
+                    .with_span(other)),
+            },
+            Expr::Group(g) => Self::from_expr(&g.expr),
+            other => Err(Error::custom("expected a stored field name, like `readings` or `\"meta.t\"`")
+                .with_span(other)),
+        }
+    }
+}
+
+/// The periods `per` accepts.
+const PERIODS: &[&str] = &["minute", "hour", "day", "week", "month"];
+
+/// MongoDB's document limit: 16 MiB.
+pub(crate) const LIMIT: u64 = 16 * 1024 * 1024;
+
+#[derive(FromMeta)]
+struct BucketOpts {
+    series: Name,
+    period: Name,
+    per: LitStr,
+    max: SpannedValue<u64>,
+    items: Name,
+    time: Name,
+    count: Option<Name>,
+    max_bytes: Option<SpannedValue<u64>>,
+}
+
+/// `#[bucket(sum = "v")]`, `min`, `max` on an aggregate field.
+#[derive(FromMeta)]
+struct AggregateOpts {
+    sum: Option<Name>,
+    min: Option<Name>,
+    max: Option<Name>,
+}
+
+pub(crate) struct Aggregate<'a> {
+    field: &'a Field,
+    op: &'static str,
+    of: Name,
+}
+
+/// A checked `#[bucket]`.
+pub(crate) struct BucketDef<'a> {
+    series: &'a Field,
+    period: &'a Field,
+    per: String,
+    max: u64,
+    max_span: Span,
+    items: &'a Field,
+    item_ty: Type,
+    time: Name,
+    count: &'a Field,
+    id: Option<&'a Field>,
+    limit: u64,
+    aggregates: Vec<Aggregate<'a>>,
+}
+
+/// The stored field named `name`, or an error saying what exists.
+pub(crate) fn field<'a>(c: &'a Container, name: &Name, what: &str) -> Result<&'a Field, Error> {
+    let fields = paths::stored_fields(c);
+    if name.value.contains('.') {
+        return Err(Error::custom(format!(
+            "`{}`: the {what} is a top-level field of `{}`, not a path",
+            name.value, c.ident
+        ))
+        .with_span(&name.span));
+    }
+    if let Some(f) =
+        fields.iter().find(|f| f.name.as_deref() == Some(&name.value) && f.serde.flatten.is_none())
+    {
+        return Ok(f);
+    }
+    let names: Vec<&str> = fields.iter().filter_map(|f| f.name.as_deref()).collect();
+    let renamed = fields.iter().find(|f| f.recv.ident.as_ref().is_some_and(|i| *i == name.value));
+    let hint = match (renamed, did_you_mean(&name.value, &names)) {
+        (Some(f), _) => {
+            format!("; the field `{}` is stored as `{}`", name.value, f.name.as_deref().unwrap_or_default())
+        }
+        (None, Some(s)) => format!("; did you mean `{s}`?"),
+        (None, None) => format!("; the stored fields are {}", names.join(", ")),
+    };
+    Err(Error::custom(format!("no stored field `{}` in `{}` for the {what}{hint}", name.value, c.ident))
+        .with_span(&name.span))
+}
+
+fn bucket_attrs(c: &Container) -> Vec<&syn::Attribute> {
+    c.attrs.iter().filter(|a| a.path().is_ident("bucket")).collect()
+}
+
+/// Reads and checks `#[bucket(...)]` on the struct and its fields.
+pub(crate) fn parse<'a>(c: &'a Container, errors: &mut Accumulator) -> Option<BucketDef<'a>> {
+    let attrs = bucket_attrs(c);
+    let field_attrs: Vec<(&Field, &syn::Attribute)> = paths::stored_fields(c)
+        .into_iter()
+        .flat_map(|f| f.recv.attrs.iter().filter(|a| a.path().is_ident("bucket")).map(move |a| (f, a)))
+        .collect();
+    if attrs.is_empty() {
+        for (_, a) in field_attrs {
+            errors.push(
+                Error::custom("`#[bucket(sum | min | max = ...)]` on a field declares an aggregate of a bucket; put `#[bucket(series = ..., ...)]` on the struct first")
+                    .with_span(&a.path().span()),
+            );
+        }
+        return None;
+    }
+    for extra in attrs.iter().skip(1) {
+        errors.push(
+            Error::custom("a struct is one bucket: keep one `#[bucket(...)]`")
+                .with_span(&extra.path().span()),
+        );
+    }
+    let opts = errors.handle(BucketOpts::from_meta(&attrs[0].meta))?;
+    if !c.generics.params.is_empty() {
+        errors.push(
+            Error::custom(
+                "a bucket cannot be generic: its size and its item type must be known where it is declared",
+            )
+            .with_span(&c.generics.span()),
+        );
+        return None;
+    }
+    let per = opts.per.value();
+    if !PERIODS.contains(&per.as_str()) {
+        let hint = did_you_mean(&per, PERIODS)
+            .map(|p| format!("did you mean `{p}`?"))
+            .unwrap_or_else(|| "a bucket covers a `minute`, `hour`, `day`, `week` or `month`, in UTC".into());
+        errors.push(Error::custom(format!("`{per}` is not a bucket period; {hint}")).with_span(&opts.per));
+    }
+    let max = *opts.max;
+    if max == 0 {
+        errors.push(
+            Error::custom("`max = 0`: a bucket holds at least one item; say how many one bucket holds, like `max = 1440` for a reading a minute in a day bucket")
+                .with_span(&opts.max.span()),
+        );
+    } else if max > i32::MAX as u64 {
+        errors.push(
+            Error::custom("`max` is stored as the `count` bound, an int32: at most 2147483647")
+                .with_span(&opts.max.span()),
+        );
+    }
+    let limit = match &opts.max_bytes {
+        Some(b) if **b == 0 || **b > LIMIT => {
+            errors.push(
+                Error::custom(format!(
+                    "`max_bytes` is a budget below MongoDB's 16 MB document limit: between 1 and {LIMIT}"
+                ))
+                .with_span(&b.span()),
+            );
+            LIMIT
+        }
+        Some(b) => **b,
+        None => LIMIT,
+    };
+
+    let series = errors.handle(field(c, &opts.series, "series"));
+    let period = errors.handle(field(c, &opts.period, "period"));
+    let items = errors.handle(field(c, &opts.items, "items"));
+    let count_name =
+        opts.count.clone().unwrap_or_else(|| Name { value: "count".into(), span: attrs[0].path().span() });
+    let count = match field(c, &count_name, "count") {
+        Ok(f) => Some(f),
+        Err(e) if opts.count.is_none() => {
+            errors.push(
+                Error::custom(format!("a bucket keeps its item count in a field; `{}` has no `count` field: add one (`count: i32`) or name yours with `count = ...`", c.ident))
+                    .with_span(&attrs[0].path().span()),
+            );
+            drop(e);
+            None
+        }
+        Err(e) => {
+            errors.push(e);
+            None
+        }
+    };
+
+    let mut item_ty = None;
+    if let Some(items) = items {
+        let fixed = matches!(&items.recv.ty, Type::Array(_));
+        let (elem, _) = paths::element(&items.recv.ty);
+        if classify(&items.recv.ty) != Kind::Array || fixed || items.serde.with.is_some() {
+            let ty = &items.recv.ty;
+            errors.push(
+                Error::custom(format!(
+                    "the bucket's items must be a growable array, like `Vec<Reading>`; `{}` is `{}`",
+                    opts.items.value,
+                    quote!(#ty).to_string().replace(' ', "")
+                ))
+                .with_span(&opts.items.span),
+            );
+        } else if let Some(elem) = elem {
+            item_ty = Some(elem);
+        } else {
+            errors.push(
+                Error::custom("the bucket's items must be typed (`Vec<Reading>`), so their size and time can be checked")
+                    .with_span(&opts.items.span),
+            );
+        }
+        if let Some(m) = &items.recv.max_items {
+            if **m != max {
+                errors.push(
+                    Error::custom(format!(
+                        "the items array is bounded by the bucket's `max = {max}`; remove this `max_items`"
+                    ))
+                    .with_span(&m.span()),
+                );
+            }
+        }
+    }
+    if let Some(count) = count {
+        if !matches!(classify(&count.recv.ty), Kind::Int { .. }) || crate::check::is_option(&count.recv.ty) {
+            errors.push(
+                Error::custom(format!(
+                    "the bucket's count `{}` must be an integer field, like `count: i32`",
+                    count_name.value
+                ))
+                .with_span(&count_name.span),
+            );
+        }
+    }
+    if let Some(period) = period {
+        if crate::check::is_option(&period.recv.ty) {
+            errors.push(
+                Error::custom("the period field is set when a bucket is created: it cannot be an `Option`")
+                    .with_span(&opts.period.span),
+            );
+        }
+    }
+    let id = paths::stored_fields(c).into_iter().find(|f| f.name.as_deref() == Some("_id"));
+
+    // Aggregates.
+    let mut aggregates = Vec::new();
+    for (f, attr) in field_attrs {
+        let Some(a) = errors.handle(AggregateOpts::from_meta(&attr.meta)) else { continue };
+        let ops: Vec<(&'static str, Name)> = [("sum", a.sum), ("min", a.min), ("max", a.max)]
+            .into_iter()
+            .filter_map(|(op, n)| n.map(|n| (op, n)))
+            .collect();
+        match ops.as_slice() {
+            [(op, of)] => aggregates.push(Aggregate { field: f, op, of: of.clone() }),
+            _ => errors.push(
+                Error::custom("an aggregate field keeps one of `sum = \"v\"`, `min = \"v\"` or `max = \"v\"` (the item field it is computed from)")
+                    .with_span(&attr.path().span()),
+            ),
+        }
+    }
+
+    let (Some(series), Some(period), Some(items), Some(count), Some(item_ty)) =
+        (series, period, items, count, item_ty)
+    else {
+        return None;
+    };
+    let named = [(series, "series"), (period, "period"), (items, "items"), (count, "count")];
+    for (i, (a, what)) in named.iter().enumerate() {
+        for (b, other) in &named[i + 1..] {
+            if std::ptr::eq(*a, *b) {
+                errors.push(
+                    Error::custom(format!(
+                        "the {what} and the {other} are both `{}`: they are different fields",
+                        a.name.as_deref().unwrap_or_default()
+                    ))
+                    .with_span(&a.span),
+                );
+            }
+        }
+    }
+    // Every other field must be absent from a new bucket without breaking it: the
+    // upsert creates buckets with only the fields it sets.
+    for f in paths::stored_fields(c) {
+        let maintained = named.iter().any(|(m, _)| std::ptr::eq(*m, f))
+            || id.is_some_and(|i| std::ptr::eq(i, f))
+            || aggregates.iter().any(|a| std::ptr::eq(a.field, f));
+        if maintained || f.serde.skip_serializing_if.is_some() {
+            continue;
+        }
+        let name = f.name.as_deref().unwrap_or_default();
+        let message = if f.serde.flatten.is_some() {
+            "a bucket cannot flatten a type into itself: appends create buckets with only the fields they maintain".to_owned()
+        } else {
+            format!("bucket field `{name}` is not written by appends, so a new bucket would lack it and fail its validator; remove it, make it an aggregate (`#[bucket(sum = \"...\")]`), or make it `Option<...>` with `#[serde(skip_serializing_if = \"Option::is_none\")]`")
+        };
+        errors.push(Error::custom(rule("bucket_fields", message)).with_span(&f.span));
+    }
+    Some(BucketDef {
+        series,
+        period,
+        per,
+        max,
+        max_span: opts.max.span(),
+        items,
+        item_ty,
+        time: opts.time,
+        count,
+        id,
+        limit,
+        aggregates,
+    })
+}
+
+/// The `{series: 1, period: 1}` index range reads use, unless an index already starts
+/// with those keys.
+pub(crate) fn add_index(b: &BucketDef, indexes: &mut Vec<IndexDef>) {
+    let (series, period) =
+        (b.series.name.clone().unwrap_or_default(), b.period.name.clone().unwrap_or_default());
+    let served = indexes.iter().any(|i| {
+        i.partial.is_none()
+            && i.keys.len() >= 2
+            && i.keys[0].path == series
+            && i.keys[1].path == period
+            && i.keys[..2].iter().all(|k| k.kind.is_ordered())
+    });
+    if served {
+        return;
+    }
+    let keys = vec![
+        Key { path: series.clone(), kind: KeyKind::Asc, span: b.series.span },
+        Key { path: period.clone(), kind: KeyKind::Asc, span: b.period.span },
+    ];
+    indexes.push(IndexDef {
+        keys,
+        name: format!("{series}_1_{period}_1"),
+        unique: None,
+        sparse: false,
+        ttl: None,
+        locale: None,
+        partial: None,
+        allow: Default::default(),
+        span: b.series.span,
+    });
+}
+
+/// A bound a pattern adds to a field's validator, as if written in `#[validate]`.
+pub(crate) struct Bound {
+    pub field: Option<String>,
+    pub span: Span,
+    pub max_items: Option<u64>,
+    pub minimum: Option<i64>,
+    pub maximum: Option<i64>,
+}
+
+/// Adds the patterns' bounds to the fields, where `#[validate]` did not set them.
+pub(crate) fn apply_bounds(c: &mut Container, bounds: Vec<Bound>) {
+    let crate::ast::Body::Struct(_, fields) = &mut c.body else { return };
+    for b in bounds {
+        let Some(f) = fields.iter_mut().find(|f| f.name == b.field && !f.serde.skip) else { continue };
+        let num = |n: i64| crate::attr::validate::Num {
+            value: crate::attr::validate::NumValue::Int(n),
+            span: b.span,
+        };
+        if let Some(m) = b.max_items {
+            f.recv.max_items.get_or_insert(SpannedValue::new(m, b.span));
+        }
+        if let Some(m) = b.minimum {
+            f.recv.minimum.get_or_insert_with(|| num(m));
+        }
+        if let Some(m) = b.maximum {
+            f.recv.maximum.get_or_insert_with(|| num(m));
+        }
+    }
+}
+
+/// The validator learns the bucket's bounds: `maxItems` on the items, `count` between
+/// 0 and `max`.
+pub(crate) fn bounds(b: &BucketDef) -> Vec<Bound> {
+    vec![
+        Bound {
+            field: b.items.name.clone(),
+            span: b.max_span,
+            max_items: Some(b.max),
+            minimum: None,
+            maximum: None,
+        },
+        Bound {
+            field: b.count.name.clone(),
+            span: b.max_span,
+            max_items: None,
+            minimum: Some(0),
+            maximum: Some(b.max as i64),
+        },
+    ]
+}
+
+/// A type's name tokens, spanned so errors about it land on `span`.
+fn at(ty: &Type, span: Span) -> TokenStream {
+    respan(ty.to_token_stream(), span)
+}
+
+/// `const _` checks that `path` names a field of `item` of a type with `bound`.
+fn item_path_check(item: &Type, path: &Name, bound: TokenStream, nullable_message: &str) -> TokenStream {
+    let mut ty = at(item, path.span);
+    let mut nullable = Vec::new();
+    for segment in path.value.split('.') {
+        let name = paths::name_type(segment, path.span);
+        let has = respan(quote!(__ds::HasField<#name>), path.span);
+        nullable.push(quote!(<#ty as #has>::NULLABLE));
+        ty = quote!(<#ty as #has>::Value);
+    }
+    respan(
+        quote! {
+            const _: () = {
+                fn __check<__T: ?Sized + #bound>() {}
+                #[allow(dead_code)]
+                fn __use() { __check::<#ty>(); }
+                ::core::assert!(!(false #(|| #nullable)*), #nullable_message);
+            };
+        },
+        path.span,
+    )
+}
+
+pub(crate) fn expand(c: &Container, b: &BucketDef) -> TokenStream {
+    let ident = &c.ident;
+    let owner = ident.to_string();
+    let vis = &c.vis;
+    let series_ty = &b.series.recv.ty;
+    let item_ty = &b.item_ty;
+    let (series, period, items, count) = (
+        b.series.name.as_deref().unwrap_or_default(),
+        b.period.name.as_deref().unwrap_or_default(),
+        b.items.name.as_deref().unwrap_or_default(),
+        b.count.name.as_deref().unwrap_or_default(),
+    );
+    let time = &b.time.value;
+    let max = b.max as u32;
+    let per = match b.per.as_str() {
+        "minute" => quote!(__ds::Per::Minute),
+        "hour" => quote!(__ds::Per::Hour),
+        "week" => quote!(__ds::Per::Week),
+        "month" => quote!(__ds::Per::Month),
+        _ => quote!(__ds::Per::Day),
+    };
+    let string_id = b.id.is_none_or(|f| classify(&f.recv.ty) == Kind::String);
+    let id_form = if string_id { quote!(__ds::IdForm::String) } else { quote!(__ds::IdForm::Compound) };
+    let period_kind = {
+        let ty = at(&b.period.recv.ty, b.period.span);
+        let tr = respan(quote!(__ds::PeriodField), b.period.span);
+        quote!(<#ty as #tr>::KIND)
+    };
+    let aggregates = b.aggregates.iter().map(|a| {
+        let field = a.field.name.as_deref().unwrap_or_default();
+        let of = &a.of.value;
+        let op = match a.op {
+            "sum" => quote!(__ds::AggregateOp::Sum),
+            "min" => quote!(__ds::AggregateOp::Min),
+            _ => quote!(__ds::AggregateOp::Max),
+        };
+        let ty = at(&a.field.recv.ty, a.field.span);
+        let tr = if a.op == "sum" { quote!(__ds::SumField) } else { quote!(__ds::AggregateField) };
+        let tr = respan(tr, a.field.span);
+        // Through a bounded function, so a `sum` field must also be `SumField`.
+        let ty_of = quote!({
+            const fn __ty<__T: ?Sized + #tr>() -> __ds::AggregateType {
+                <__T as __ds::AggregateField>::TYPE
+            }
+            __ty::<#ty>()
+        });
+        quote!(__ds::Aggregate { field: #field, op: #op, of: #of, ty: #ty_of })
+    });
+    let aggregate_checks = b.aggregates.iter().map(|a| {
+        let bound = if a.op == "sum" { quote!(__ds::SumField) } else { quote!(__ds::AggregateField) };
+        let message = format!(
+            "the aggregate's source `{}` can be null or missing in an item; aggregate a field every item has",
+            a.of.value
+        );
+        item_path_check(item_ty, &a.of, bound, &message)
+    });
+    let time_check = item_path_check(
+        item_ty,
+        &b.time,
+        quote!(__ds::TimeField),
+        "the bucket's `time` field can be null or missing in an item; every item needs a time to find its bucket",
+    );
+
+    // The size of a full bucket.
+    let mut sizes = Vec::new();
+    let mut whys = Vec::new();
+    for f in paths::stored_fields(c) {
+        let name_len = f.name.as_deref().unwrap_or_default().len();
+        let (size, why) = if std::ptr::eq(f, b.items) {
+            let (item, why) = crate::size::probe(item_ty);
+            let n = b.max as usize;
+            (quote!(__ds::sz::element(#name_len, __ds::sz::array(#n, #item))), why)
+        } else if b.id.is_some_and(|i| std::ptr::eq(i, f)) && string_id && f.recv.max_length.is_none() {
+            // "<series>:<period label>#<seq>": the series as text (at most its string
+            // size, or 24 hex digits, or 20 decimal digits), ':', a label, '#', a u32.
+            let (series_size, why) = crate::size::value_size(&owner, b.series);
+            let extra: usize = 24 + 1 + 16 + 1 + 10;
+            (
+                quote!(__ds::sz::element(#name_len, __ds::sz::add(#series_size, ::core::option::Option::Some(#extra)))),
+                why,
+            )
+        } else if std::ptr::eq(f, b.period)
+            && classify(&f.recv.ty) == Kind::String
+            && f.recv.max_length.is_none()
+        {
+            // A label the runtime writes: ASCII, at most `Per::MAX_LABEL_LEN` bytes.
+            (
+                quote!(__ds::sz::element(#name_len, ::core::option::Option::Some(5usize + __ds::Per::MAX_LABEL_LEN))),
+                quote!(""),
+            )
+        } else {
+            crate::size::element(&owner, f)
+        };
+        whys.push(quote!((#size, #why)));
+        sizes.push(size);
+    }
+    let estimate = quote!(__ds::sz::document(&[#(#sizes),*]));
+    let unsized_why = quote!(__ds::sz::first_unsized(&[#(#whys),*]));
+    let limit = b.limit as usize;
+    let what = format!("`{owner}` bucket (max = {} items)", b.max);
+    let fix = "lower `max`, use a shorter period, or shorten the items' field names and bound their strings";
+    let assertion = respan(
+        quote! {
+            const _: () = {
+                const __VERDICT: __ds::sz::ConstMessage =
+                    __ds::sz::verdict("bucket_size", #what, #estimate, #limit, #unsized_why, #fix);
+                if !__VERDICT.is_empty() {
+                    ::core::panic!("{}", __VERDICT.as_str())
+                }
+            };
+        },
+        b.max_span,
+    );
+    let doc_append = format!("Appends one item to its `{owner}` bucket (series `{series}`, one bucket per {} holding at most {max}): one `update` in the common case.", b.per);
+    let doc_many = format!("Appends items to their `{owner}` buckets, grouped by {}: one `update` per bucket in the common case.", b.per);
+    let doc_range = format!("The items of a series with `from <= {time} < to`, in time order, read from the `{owner}` buckets overlapping the window.");
+    let doc_buckets =
+        format!("The `{owner}` buckets of a series whose {} overlaps `[from, to)`, in period order.", b.per);
+    quote! {
+        #[automatically_derived]
+        impl __ds::Bucket for #ident {
+            type Series = #series_ty;
+            type Item = #item_ty;
+            const BUCKET: __ds::BucketSpec = __ds::BucketSpec {
+                series: #series,
+                period: #period,
+                period_kind: #period_kind,
+                per: #per,
+                max: #max,
+                items: #items,
+                time: #time,
+                count: #count,
+                id: #id_form,
+                aggregates: &[#(#aggregates),*],
+            };
+            const MAX_BUCKET_BYTES: usize = match #estimate {
+                ::core::option::Option::Some(n) => n,
+                ::core::option::Option::None => usize::MAX,
+            };
+        }
+        #assertion
+        #time_check
+        #(#aggregate_checks)*
+        #[automatically_derived]
+        impl #ident {
+            #[doc = #doc_append]
+            #vis async fn append(
+                db: &__ds::Database,
+                series: impl ::core::convert::Into<#series_ty>,
+                item: &#item_ty,
+            ) -> ::core::result::Result<__ds::bk::Appended, __ds::BucketError> {
+                let series: #series_ty = series.into();
+                __ds::bk::append::<Self>(db, &series, item).await
+            }
+
+            #[doc = #doc_many]
+            #vis async fn append_many(
+                db: &__ds::Database,
+                series: impl ::core::convert::Into<#series_ty>,
+                items: &[#item_ty],
+            ) -> ::core::result::Result<__ds::bk::Appended, __ds::BucketError> {
+                let series: #series_ty = series.into();
+                __ds::bk::append_many::<Self>(db, &series, items).await
+            }
+
+            #[doc = #doc_range]
+            #vis async fn read_range(
+                db: &__ds::Database,
+                series: impl ::core::convert::Into<#series_ty>,
+                from: __ds::DateTime,
+                to: __ds::DateTime,
+            ) -> ::core::result::Result<__ds::Vec<#item_ty>, __ds::BucketError> {
+                let series: #series_ty = series.into();
+                __ds::bk::read_range::<Self>(db, &series, from, to).await
+            }
+
+            #[doc = #doc_buckets]
+            #vis async fn buckets_in(
+                db: &__ds::Database,
+                series: impl ::core::convert::Into<#series_ty>,
+                from: __ds::DateTime,
+                to: __ds::DateTime,
+            ) -> ::core::result::Result<__ds::Vec<Self>, __ds::BucketError> {
+                let series: #series_ty = series.into();
+                __ds::bk::buckets_in::<Self>(db, &series, from, to).await
+            }
+        }
+    }
+}

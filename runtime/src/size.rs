@@ -1,0 +1,395 @@
+//! The largest BSON a value can encode to, known at compile time: what lets a bucket
+//! or an outlier refuse to compile when a full document could pass MongoDB's 16 MB
+//! limit.
+//!
+//! patterns-en: "MongoDB's 16MB limit includes field names". Every size here counts
+//! them: a document is 4 bytes of length, then per field a type byte, the key and its
+//! NUL, the value, and a final NUL; an array is a document keyed `"0"`, `"1"`, ...
+//!
+//! [`MaxBsonSize`] is implemented for the scalar types and derived for `Embedded` and
+//! `Model` structs. A `String` has no bound unless its field says
+//! `#[validate(max_length = N)]` (N code points, up to 4 bytes each), and a `Vec` none
+//! unless its field says `#[validate(max_items = N)]`; then the size is unknown
+//! (`None`) and [`MaxBsonSize::UNSIZED`] says which field is to blame.
+//!
+//! ```
+//! use docshape::size::MaxBsonSize;
+//! use docshape::{bson, Embedded};
+//! use serde::Serialize;
+//!
+//! #[derive(Serialize, Embedded)]
+//! struct Reading {
+//!     t: bson::DateTime,
+//!     v: f64,
+//! }
+//! // 4 (length) + [1 + "t\0" + 8] + [1 + "v\0" + 8] + 1 (end)
+//! assert_eq!(Reading::MAX_BSON_SIZE, Some(27));
+//! let real = bson::to_vec(&Reading { t: bson::DateTime::now(), v: 1.5 }).unwrap();
+//! assert_eq!(real.len(), 27);
+//! ```
+
+use std::marker::PhantomData;
+
+/// MongoDB's limit on one document: 16 MiB.
+pub const MAX_DOCUMENT_BYTES: usize = 16 * 1024 * 1024;
+
+/// A type whose serialized BSON has a largest size, known at compile time.
+pub trait MaxBsonSize {
+    /// The most bytes the value takes as an element's value (without the element's
+    /// type byte and key), or `None` when nothing bounds it.
+    const MAX_BSON_SIZE: Option<usize>;
+    /// When [`MaxBsonSize::MAX_BSON_SIZE`] is `None`: which field or type leaves the
+    /// size unbounded, and how to bound it.
+    const UNSIZED: &'static str = "";
+}
+
+macro_rules! fixed {
+    ($($ty:ty => $n:expr),* $(,)?) => {$(
+        impl MaxBsonSize for $ty {
+            const MAX_BSON_SIZE: Option<usize> = Some($n);
+        }
+    )*};
+}
+
+// bson writes u32 and u64 as int64, the small integers as int32.
+fixed! {
+    bool => 1, i8 => 4, i16 => 4, i32 => 4, u8 => 4, u16 => 4,
+    i64 => 8, isize => 8, u32 => 8, u64 => 8, usize => 8, f32 => 8, f64 => 8,
+    // A one-code-point string: length, up to 4 bytes, NUL.
+    char => 9,
+    () => 0,
+    bson::oid::ObjectId => 12,
+    bson::DateTime => 8,
+    bson::Timestamp => 8,
+    bson::Decimal128 => 16,
+    // Binary: length, subtype, 16 bytes.
+    bson::Uuid => 21,
+}
+
+macro_rules! unbounded {
+    ($($ty:ty => $why:expr),* $(,)?) => {$(
+        impl MaxBsonSize for $ty {
+            const MAX_BSON_SIZE: Option<usize> = None;
+            const UNSIZED: &'static str = $why;
+        }
+    )*};
+}
+
+unbounded! {
+    String => "a `String` with no `#[validate(max_length = N)]` on its field",
+    str => "a `str` with no `#[validate(max_length = N)]` on its field",
+    bson::Binary => "a `Binary` has no length bound",
+    bson::Document => "a `Document` has no size bound",
+    bson::Bson => "a `Bson` value has no size bound",
+    bson::RawDocumentBuf => "a raw document has no size bound",
+    bson::Regex => "a `Regex` has no length bound",
+    serde_json::Value => "a JSON value has no size bound",
+}
+
+impl<T: MaxBsonSize> MaxBsonSize for Option<T> {
+    // `None` is written as null, which has no value bytes.
+    const MAX_BSON_SIZE: Option<usize> = T::MAX_BSON_SIZE;
+    const UNSIZED: &'static str = T::UNSIZED;
+}
+
+macro_rules! through {
+    ($($ty:ty),*) => {$(
+        impl<T: MaxBsonSize + ?Sized> MaxBsonSize for $ty {
+            const MAX_BSON_SIZE: Option<usize> = T::MAX_BSON_SIZE;
+            const UNSIZED: &'static str = T::UNSIZED;
+        }
+    )*};
+}
+through!(Box<T>, std::rc::Rc<T>, std::sync::Arc<T>, &T);
+
+impl<T: MaxBsonSize, const N: usize> MaxBsonSize for [T; N] {
+    const MAX_BSON_SIZE: Option<usize> = array(N, T::MAX_BSON_SIZE);
+    const UNSIZED: &'static str = T::UNSIZED;
+}
+
+macro_rules! sequences {
+    ($($ty:ty),*) => {$(
+        impl<T> MaxBsonSize for $ty {
+            const MAX_BSON_SIZE: Option<usize> = None;
+            const UNSIZED: &'static str = "an array with no `#[validate(max_items = N)]` on its field";
+        }
+    )*};
+}
+sequences!(Vec<T>, std::collections::VecDeque<T>, [T], std::collections::BTreeSet<T>);
+
+impl<T, S> MaxBsonSize for std::collections::HashSet<T, S> {
+    const MAX_BSON_SIZE: Option<usize> = None;
+    const UNSIZED: &'static str = "an array with no `#[validate(max_items = N)]` on its field";
+}
+
+impl<K, V, S> MaxBsonSize for std::collections::HashMap<K, V, S> {
+    const MAX_BSON_SIZE: Option<usize> = None;
+    const UNSIZED: &'static str = "a map has no bound on its keys";
+}
+
+impl<K, V> MaxBsonSize for std::collections::BTreeMap<K, V> {
+    const MAX_BSON_SIZE: Option<usize> = None;
+    const UNSIZED: &'static str = "a map has no bound on its keys";
+}
+
+/// Looks up [`MaxBsonSize`] for a type that may not implement it: the inherent consts
+/// win when `T: MaxBsonSize`, the [`ProbeFallback`] trait's (unknown) otherwise. Derived
+/// code uses it so that a field of a type without the trait makes the size unknown
+/// instead of failing to compile.
+#[doc(hidden)]
+pub struct Probe<T: ?Sized>(PhantomData<T>);
+
+impl<T: MaxBsonSize + ?Sized> Probe<T> {
+    /// `T::MAX_BSON_SIZE`.
+    pub const MAX: Option<usize> = T::MAX_BSON_SIZE;
+    /// `T::UNSIZED`.
+    pub const UNSIZED: &'static str = T::UNSIZED;
+}
+
+/// See [`Probe`].
+#[doc(hidden)]
+pub trait ProbeFallback {
+    /// Unknown.
+    const MAX: Option<usize> = None;
+    /// Why.
+    const UNSIZED: &'static str = "a type that does not implement `docshape::size::MaxBsonSize` (derive `Embedded` on it, or implement the trait)";
+}
+
+impl<T: ?Sized> ProbeFallback for Probe<T> {}
+
+/// Bytes of a string of at most `chars` code points: length, UTF-8 bytes, NUL.
+pub const fn string(chars: usize) -> Option<usize> {
+    match chars.checked_mul(4) {
+        Some(n) => add(Some(5), Some(n)),
+        None => None,
+    }
+}
+
+/// `a + b`, unknown when either is or on overflow.
+pub const fn add(a: Option<usize>, b: Option<usize>) -> Option<usize> {
+    match (a, b) {
+        (Some(a), Some(b)) => a.checked_add(b),
+        _ => None,
+    }
+}
+
+/// One element of a document: type byte, key, NUL, value.
+pub const fn element(key_len: usize, value: Option<usize>) -> Option<usize> {
+    add(Some(key_len + 2), value)
+}
+
+/// A document of these elements: length, elements, NUL.
+pub const fn document(elements: &[Option<usize>]) -> Option<usize> {
+    let mut total = 5usize;
+    let mut i = 0;
+    while i < elements.len() {
+        total = match add(Some(total), elements[i]) {
+            Some(t) => t,
+            None => return None,
+        };
+        i += 1;
+    }
+    Some(total)
+}
+
+/// The elements of a `#[serde(flatten)]`ed document, merged into their parent: its
+/// size without its own length and NUL.
+pub const fn flattened(document: Option<usize>) -> Option<usize> {
+    match document {
+        Some(n) if n >= 5 => Some(n - 5),
+        _ => None,
+    }
+}
+
+/// Total digits of the keys `"0"` to `"n-1"`.
+const fn index_key_digits(n: usize) -> usize {
+    let mut total = 0usize;
+    let mut digits = 1usize;
+    let mut low = 0usize;
+    let mut high = 10usize;
+    while low < n {
+        let top = if high < n { high } else { n };
+        total += (top - low) * digits;
+        low = high;
+        digits += 1;
+        high = match high.checked_mul(10) {
+            Some(h) => h,
+            None => usize::MAX,
+        };
+    }
+    total
+}
+
+/// An array of at most `n` values of at most `value` bytes: a document keyed by index.
+pub const fn array(n: usize, value: Option<usize>) -> Option<usize> {
+    let Some(value) = value else { return None };
+    // Per element: type byte, key digits, NUL, value.
+    let per = match value.checked_add(2) {
+        Some(p) => p,
+        None => return None,
+    };
+    match per.checked_mul(n) {
+        Some(body) => add(Some(body + 5), Some(index_key_digits(n))),
+        None => None,
+    }
+}
+
+/// The reason of the first unknown part, or `""` when all are known.
+pub const fn first_unsized(parts: &[(Option<usize>, &'static str)]) -> &'static str {
+    let mut i = 0;
+    while i < parts.len() {
+        if parts[i].0.is_none() {
+            return parts[i].1;
+        }
+        i += 1;
+    }
+    ""
+}
+
+/// A message built at compile time, for a `const` assertion's panic.
+#[doc(hidden)]
+pub struct ConstMessage {
+    buf: [u8; 1024],
+    len: usize,
+}
+
+impl ConstMessage {
+    /// An empty message.
+    pub const fn new() -> Self {
+        Self { buf: [0; 1024], len: 0 }
+    }
+
+    /// Appends text (cut at the buffer's end, on a character boundary).
+    pub const fn text(mut self, s: &str) -> Self {
+        let bytes = s.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() && self.len < self.buf.len() {
+            self.buf[self.len] = bytes[i];
+            self.len += 1;
+            i += 1;
+        }
+        self
+    }
+
+    /// Appends a number with thousands separators.
+    pub const fn number(mut self, n: usize) -> Self {
+        let mut digits = [0u8; 40];
+        let mut count = 0;
+        let mut rest = n;
+        loop {
+            if count > 0 && count % 4 == 3 {
+                digits[count] = b',';
+                count += 1;
+            }
+            digits[count] = b'0' + (rest % 10) as u8;
+            count += 1;
+            rest /= 10;
+            if rest == 0 {
+                break;
+            }
+        }
+        while count > 0 && self.len < self.buf.len() {
+            count -= 1;
+            self.buf[self.len] = digits[count];
+            self.len += 1;
+        }
+        self
+    }
+
+    /// Whether nothing was written.
+    pub const fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The text.
+    pub const fn as_str(&self) -> &str {
+        let mut len = self.len;
+        // A cut multi-byte character is dropped.
+        loop {
+            match core::str::from_utf8(self.buf.split_at(len).0) {
+                Ok(s) => return s,
+                Err(_) => len -= 1,
+            }
+        }
+    }
+}
+
+impl Default for ConstMessage {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The compile-time verdict on a bounded document: empty when `estimate` is known and
+/// within `limit`, otherwise the message a `const` assertion panics with.
+///
+/// `what` names the document (`bucket `SensorDay` (max = 1440 items)`), `unsized_why` is
+/// [`first_unsized`] of its parts, `fix` says what to change.
+pub const fn verdict(
+    rule: &str,
+    what: &str,
+    estimate: Option<usize>,
+    limit: usize,
+    unsized_why: &str,
+    fix: &str,
+) -> ConstMessage {
+    let head = ConstMessage::new().text("docshape rule `").text(rule).text("`: ");
+    match estimate {
+        Some(n) if n <= limit => ConstMessage::new(),
+        Some(n) => head
+            .text("a full ")
+            .text(what)
+            .text(" can reach ")
+            .number(n)
+            .text(" bytes of BSON (field names included), above the limit of ")
+            .number(limit)
+            .text(" bytes; ")
+            .text(fix),
+        None => head
+            .text("the size of a full ")
+            .text(what)
+            .text(" has no bound, so it could pass the 16 MB document limit: ")
+            .text(unsized_why)
+            .text("; bound every string with `#[validate(max_length = N)]` and every array with `#[validate(max_items = N)]`"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bson::doc;
+
+    #[test]
+    fn array_sizes_match_encoded_arrays() {
+        for n in [0usize, 1, 9, 10, 11, 99, 100, 101, 1000, 1440] {
+            let values: Vec<i64> = (0..n as i64).collect();
+            let encoded = bson::to_vec(&doc! { "a": values }).unwrap();
+            // The document around it: 4 + [1 + "a\0"] + array + 1.
+            assert_eq!(array(n, Some(8)), Some(encoded.len() - 8), "n = {n}");
+        }
+    }
+
+    #[test]
+    fn strings_count_four_bytes_a_code_point() {
+        let encoded = bson::to_vec(&doc! { "s": "é😀a" }).unwrap();
+        let value = encoded.len() - 4 - 3 - 1;
+        assert!(string(3).unwrap() >= value);
+    }
+
+    #[test]
+    fn messages_format_numbers() {
+        let m = ConstMessage::new().text("n=").number(16_777_216).text(", z=").number(0);
+        assert_eq!(m.as_str(), "n=16,777,216, z=0");
+        let v = verdict("r", "x", Some(10), 5, "", "fix");
+        assert!(v.as_str().contains("can reach 10 bytes"), "{}", v.as_str());
+        assert!(verdict("r", "x", Some(5), 5, "", "").is_empty());
+    }
+
+    #[test]
+    fn probe_falls_back_for_types_without_the_trait() {
+        struct Opaque;
+        assert_eq!(Probe::<f64>::MAX, Some(8));
+        assert_eq!(<Probe<Opaque> as ProbeFallback>::MAX, None);
+        assert_eq!(Probe::<Opaque>::MAX, None);
+    }
+}

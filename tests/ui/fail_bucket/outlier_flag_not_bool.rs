@@ -1,0 +1,15 @@
+use docshape::bson::oid::ObjectId;
+use docshape::Model;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, Model)]
+#[model(collection = "users")]
+pub struct User {
+    #[serde(rename = "_id")]
+    pub id: ObjectId,
+    #[outlier(threshold = 1000, overflow = "followers_extra", flag = has_extras)]
+    pub followers: Vec<ObjectId>,
+    pub has_extras: i32,
+}
+
+fn main() {}
