@@ -20,7 +20,12 @@ use serde::Serialize;
 use super::{KeyError, KeyFamily};
 
 #[cfg(feature = "redis")]
-use {super::Ttl, redis::aio::ConnectionLike, std::collections::BTreeMap, std::future::Future};
+use {
+    super::Ttl,
+    redis::{aio::ConnectionLike, FromRedisValue, ToRedisArgs},
+    std::collections::BTreeMap,
+    std::future::Future,
+};
 
 /// How a family's values are stored: [`Text`] as they are, [`Json`] as JSON.
 pub trait Encoding {
@@ -101,6 +106,47 @@ fn transaction() -> redis::Pipeline {
     let mut pipe = redis::pipe();
     pipe.atomic();
     pipe
+}
+
+/// Whether a command reads or writes its key, which says what it does to the TTL.
+#[cfg(feature = "redis")]
+#[derive(Clone, Copy)]
+enum Access {
+    /// A sliding TTL starts again ([`refresh_on_read`]).
+    Read,
+    /// The family's TTL is applied ([`ttl_on_write`]).
+    Write,
+}
+
+/// The arguments of a command that takes none after its key (`()` is not a
+/// `ToRedisArgs`; an empty array writes nothing).
+#[cfg(feature = "redis")]
+const NO_ARGS: &[&str; 0] = &[];
+
+/// `command key args...` followed by the `EXPIRE` its access calls for, in one
+/// `MULTI`/`EXEC` (one round trip); the command's reply (the `EXPIRE`'s is ignored).
+/// The pipelined operations on one key all go through here, so none can leave out
+/// its TTL step.
+///
+/// It takes the key already built, not the family, so the future holds no `&self`
+/// and is `Send` whether or not the family is `Sync`.
+#[cfg(feature = "redis")]
+async fn on_key<T: FromRedisValue, C: ConnectionLike + Send>(
+    conn: &mut C,
+    key: String,
+    ttl: Ttl,
+    access: Access,
+    command: &str,
+    args: impl ToRedisArgs + Send,
+) -> Result<T, KeyError> {
+    let mut pipe = transaction();
+    pipe.cmd(command).arg(&key).arg(args);
+    match access {
+        Access::Read => refresh_on_read(&mut pipe, &key, ttl),
+        Access::Write => ttl_on_write(&mut pipe, &key, ttl),
+    }
+    let (reply,): (T,) = pipe.query_async(conn).await?;
+    Ok(reply)
 }
 
 #[cfg(feature = "redis")]
@@ -209,14 +255,9 @@ pub trait HashFamily: Stored {
     where
         C: ConnectionLike + Send,
     {
-        let key = self.key();
-        let field = field.to_owned();
-        let ttl = Self::SPEC.ttl;
+        let reply = on_key(conn, self.key(), Self::SPEC.ttl, Access::Read, "HGET", field.to_owned());
         async move {
-            let mut pipe = transaction();
-            pipe.cmd("HGET").arg(&key).arg(&field);
-            refresh_on_read(&mut pipe, &key, ttl);
-            let (text,): (Option<String>,) = pipe.query_async(conn).await?;
+            let text: Option<String> = reply.await?;
             text.map(<Self::Encoding as Encoding>::decode).transpose()
         }
     }
@@ -230,13 +271,9 @@ pub trait HashFamily: Stored {
     where
         C: ConnectionLike + Send,
     {
-        let key = self.key();
-        let ttl = Self::SPEC.ttl;
+        let reply = on_key(conn, self.key(), Self::SPEC.ttl, Access::Read, "HGETALL", NO_ARGS);
         async move {
-            let mut pipe = transaction();
-            pipe.cmd("HGETALL").arg(&key);
-            refresh_on_read(&mut pipe, &key, ttl);
-            let (map,): (BTreeMap<String, String>,) = pipe.query_async(conn).await?;
+            let map: BTreeMap<String, String> = reply.await?;
             map.into_iter().map(|(f, t)| Ok((f, <Self::Encoding as Encoding>::decode(t)?))).collect()
         }
     }
@@ -247,14 +284,9 @@ pub trait HashFamily: Stored {
     where
         C: ConnectionLike + Send,
     {
-        let key = self.key();
-        let field = field.to_owned();
-        let ttl = Self::SPEC.ttl;
+        let reply = on_key(conn, self.key(), Self::SPEC.ttl, Access::Write, "HDEL", field.to_owned());
         async move {
-            let mut pipe = transaction();
-            pipe.cmd("HDEL").arg(&key).arg(&field);
-            ttl_on_write(&mut pipe, &key, ttl);
-            let (removed,): (u64,) = pipe.query_async(conn).await?;
+            let removed: u64 = reply.await?;
             Ok(removed > 0)
         }
     }
@@ -273,15 +305,9 @@ fn hset_pairs<F: KeyFamily, C: ConnectionLike + Send>(
             // HSET with no field is a syntax error; nothing to write is nothing to do.
             return Ok(());
         }
-        let mut pipe = transaction();
-        pipe.cmd("HSET").arg(&key);
-        for (field, value) in &pairs {
-            pipe.arg(field).arg(value);
-        }
-        pipe.ignore();
-        ttl_on_write(&mut pipe, &key, ttl);
-        pipe.exec_async(conn).await?;
-        Ok(())
+        // `HSET key field value field value ...`; the reply (how many fields are new) is
+        // not wanted, and `()` takes any reply but an error.
+        on_key(conn, key, ttl, Access::Write, "HSET", pairs).await
     }
 }
 
@@ -296,7 +322,7 @@ pub trait CounterFamily: KeyFamily {
     where
         C: ConnectionLike + Send,
     {
-        incr_key(self.key(), Self::SPEC.ttl, conn, by)
+        on_key(conn, self.key(), Self::SPEC.ttl, Access::Write, "INCRBY", by)
     }
 
     /// The value (0 when the key does not exist); a sliding TTL starts again.
@@ -305,30 +331,12 @@ pub trait CounterFamily: KeyFamily {
     where
         C: ConnectionLike + Send,
     {
-        let key = self.key();
-        let ttl = Self::SPEC.ttl;
+        let reply = on_key(conn, self.key(), Self::SPEC.ttl, Access::Read, "GET", NO_ARGS);
         async move {
-            let mut pipe = transaction();
-            pipe.cmd("GET").arg(&key);
-            refresh_on_read(&mut pipe, &key, ttl);
-            let (value,): (Option<i64>,) = pipe.query_async(conn).await?;
+            let value: Option<i64> = reply.await?;
             Ok(value.unwrap_or(0))
         }
     }
-}
-
-#[cfg(feature = "redis")]
-async fn incr_key<C: ConnectionLike + Send>(
-    key: String,
-    ttl: Ttl,
-    conn: &mut C,
-    by: i64,
-) -> Result<i64, KeyError> {
-    let mut pipe = transaction();
-    pipe.cmd("INCRBY").arg(&key).arg(by);
-    ttl_on_write(&mut pipe, &key, ttl);
-    let (value,): (i64,) = pipe.query_async(conn).await?;
-    Ok(value)
 }
 
 /// `kind = list`: a FIFO queue (`RPUSH` to the tail, `LPOP` from the head). A list in
@@ -347,14 +355,7 @@ pub trait ListFamily: Stored {
     {
         let key = self.key();
         let text = <Self::Encoding as Encoding>::encode(value);
-        let ttl = Self::SPEC.ttl;
-        async move {
-            let mut pipe = transaction();
-            pipe.cmd("RPUSH").arg(&key).arg(text?);
-            ttl_on_write(&mut pipe, &key, ttl);
-            let (len,): (u64,) = pipe.query_async(conn).await?;
-            Ok(len)
-        }
+        async move { on_key(conn, key, Self::SPEC.ttl, Access::Write, "RPUSH", text?).await }
     }
 
     /// Takes the value at the head, if any.
@@ -363,13 +364,9 @@ pub trait ListFamily: Stored {
     where
         C: ConnectionLike + Send,
     {
-        let key = self.key();
-        let ttl = Self::SPEC.ttl;
+        let reply = on_key(conn, self.key(), Self::SPEC.ttl, Access::Read, "LPOP", NO_ARGS);
         async move {
-            let mut pipe = transaction();
-            pipe.cmd("LPOP").arg(&key);
-            refresh_on_read(&mut pipe, &key, ttl);
-            let (text,): (Option<String>,) = pipe.query_async(conn).await?;
+            let text: Option<String> = reply.await?;
             text.map(<Self::Encoding as Encoding>::decode).transpose()
         }
     }
@@ -380,15 +377,7 @@ pub trait ListFamily: Stored {
     where
         C: ConnectionLike + Send,
     {
-        let key = self.key();
-        let ttl = Self::SPEC.ttl;
-        async move {
-            let mut pipe = transaction();
-            pipe.cmd("LLEN").arg(&key);
-            refresh_on_read(&mut pipe, &key, ttl);
-            let (len,): (u64,) = pipe.query_async(conn).await?;
-            Ok(len)
-        }
+        on_key(conn, self.key(), Self::SPEC.ttl, Access::Read, "LLEN", NO_ARGS)
     }
 }
 
@@ -432,14 +421,7 @@ pub trait SetFamily: Stored {
     {
         let key = self.key();
         let text = <Self::Encoding as Encoding>::encode(member);
-        let ttl = Self::SPEC.ttl;
-        async move {
-            let mut pipe = transaction();
-            pipe.cmd("SISMEMBER").arg(&key).arg(text?);
-            refresh_on_read(&mut pipe, &key, ttl);
-            let (found,): (bool,) = pipe.query_async(conn).await?;
-            Ok(found)
-        }
+        async move { on_key(conn, key, Self::SPEC.ttl, Access::Read, "SISMEMBER", text?).await }
     }
 
     /// Every member, in no particular order.
@@ -448,15 +430,8 @@ pub trait SetFamily: Stored {
     where
         C: ConnectionLike + Send,
     {
-        let key = self.key();
-        let ttl = Self::SPEC.ttl;
-        async move {
-            let mut pipe = transaction();
-            pipe.cmd("SMEMBERS").arg(&key);
-            refresh_on_read(&mut pipe, &key, ttl);
-            let (texts,): (Vec<String>,) = pipe.query_async(conn).await?;
-            decode_all::<Self::Encoding>(texts)
-        }
+        let reply = on_key(conn, self.key(), Self::SPEC.ttl, Access::Read, "SMEMBERS", NO_ARGS);
+        async move { decode_all::<Self::Encoding>(reply.await?) }
     }
 }
 
@@ -472,14 +447,8 @@ fn member_write<'c, F: KeyFamily, C: ConnectionLike + Send>(
 ) -> impl Future<Output = Result<bool, KeyError>> + Send + 'c {
     let ttl = F::SPEC.ttl;
     async move {
-        let mut pipe = transaction();
-        pipe.cmd(command).arg(&key);
-        if let Some(score) = score {
-            pipe.arg(score);
-        }
-        pipe.arg(member?);
-        ttl_on_write(&mut pipe, &key, ttl);
-        let (changed,): (u64,) = pipe.query_async(conn).await?;
+        // No score (`None`) adds no argument.
+        let changed: u64 = on_key(conn, key, ttl, Access::Write, command, (score, member?)).await?;
         Ok(changed > 0)
     }
 }
@@ -531,13 +500,10 @@ pub trait SortedSetFamily: Stored {
     where
         C: ConnectionLike + Send,
     {
-        let key = self.key();
-        let ttl = Self::SPEC.ttl;
+        let args = (start, stop, "WITHSCORES");
+        let reply = on_key(conn, self.key(), Self::SPEC.ttl, Access::Read, "ZRANGE", args);
         async move {
-            let mut pipe = transaction();
-            pipe.cmd("ZRANGE").arg(&key).arg(start).arg(stop).arg("WITHSCORES");
-            refresh_on_read(&mut pipe, &key, ttl);
-            let (pairs,): (Vec<(String, f64)>,) = pipe.query_async(conn).await?;
+            let pairs: Vec<(String, f64)> = reply.await?;
             pairs.into_iter().map(|(m, s)| Ok((<Self::Encoding as Encoding>::decode(m)?, s))).collect()
         }
     }
@@ -554,14 +520,7 @@ pub trait SortedSetFamily: Stored {
     {
         let key = self.key();
         let text = <Self::Encoding as Encoding>::encode(member);
-        let ttl = Self::SPEC.ttl;
-        async move {
-            let mut pipe = transaction();
-            pipe.cmd("ZSCORE").arg(&key).arg(text?);
-            refresh_on_read(&mut pipe, &key, ttl);
-            let (score,): (Option<f64>,) = pipe.query_async(conn).await?;
-            Ok(score)
-        }
+        async move { on_key(conn, key, Self::SPEC.ttl, Access::Read, "ZSCORE", text?).await }
     }
 }
 
@@ -598,8 +557,7 @@ pub trait ShardedCounterFamily: KeyFamily {
         C: ConnectionLike + Send,
     {
         let key = self.shard_key(shard);
-        let ttl = Self::SPEC.ttl;
-        async move { incr_key(key?, ttl, conn, by).await }
+        async move { on_key(conn, key?, Self::SPEC.ttl, Access::Write, "INCRBY", by).await }
     }
 
     /// The sum of every shard, read in one round trip (`MGET`).
