@@ -293,7 +293,20 @@ pub(crate) fn expand(c: &Container, outliers: &[OutlierDef]) -> TokenStream {
             ));
         }
     }
+    // Each overflow collection joins the registry, so `sync_all`, `check` and the
+    // artifacts cover it with the model that owns it.
+    let registrations = (0..outliers.len()).map(|i| {
+        quote! {
+            __ds::inventory::submit! {
+                __ds::RegisteredCollection {
+                    owner: ::core::any::type_name::<#ident>,
+                    spec: __ds::overflow_collection_spec::<#ident, #i>,
+                }
+            }
+        }
+    });
     quote! {
+        #(#registrations)*
         #[automatically_derived]
         impl __ds::Outliers for #ident {
             const OUTLIERS: &'static [__ds::OutlierSpec] = &[#(#specs),*];

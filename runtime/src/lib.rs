@@ -165,10 +165,11 @@ pub mod __private {
     };
     pub use crate::model::{Model, ValidationAction, ValidationLevel};
     pub use crate::outlier as ol;
+    pub use crate::outlier::overflow_collection_spec;
     pub use crate::outlier::{OutlierError, OutlierSpec, Outliers, Pushed};
     pub use crate::paginate::Paginator;
     pub use crate::path::{Ch, Cons, HasField, Nil, Open};
-    pub use crate::registry::{RegisteredKeyFamily, RegisteredModel};
+    pub use crate::registry::{RegisteredCollection, RegisteredKeyFamily, RegisteredModel};
     pub use crate::size as sz;
     pub use crate::size::{MaxBsonSize, Probe, ProbeFallback};
     pub use crate::validator::{

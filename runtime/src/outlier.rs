@@ -161,21 +161,32 @@ pub fn overflow_validator(spec: &OutlierSpec, item_schema: Document) -> Document
     } }
 }
 
-/// Creates (or brings up to date) every overflow collection of `T`: its validator and
-/// its `{parent: 1, "_id.seq": 1}` index.
+/// The collection spec of `T`'s `I`-th overflow collection: what the registry holds
+/// for it, so `sync_all`, `check` and the artifacts cover it.
+pub fn overflow_collection_spec<T: Outliers, const I: usize>() -> CollectionSpec {
+    let schema = T::item_schemas().into_iter().nth(I).unwrap_or_default();
+    overflow_spec(&T::OUTLIERS[I], schema)
+}
+
+/// An overflow collection: its validator and its `{parent: 1, "_id.seq": 1}` index.
+fn overflow_spec(spec: &OutlierSpec, item_schema: Document) -> CollectionSpec {
+    CollectionSpec {
+        name: spec.overflow.to_owned(),
+        validator: overflow_validator(spec, item_schema),
+        validation_level: crate::ValidationLevel::Strict,
+        validation_action: crate::ValidationAction::Error,
+        indexes: vec![doc! { "key": { "parent": 1, "_id.seq": 1 }, "name": "parent_1__id.seq_1" }],
+        shard_key: None,
+    }
+}
+
+/// Creates (or brings up to date) every overflow collection of `T`. [`crate::sync_all`]
+/// does it too, with every other registered collection.
 pub async fn sync<T: Outliers>(db: &Database) -> Result<Vec<SyncReport>, OutlierError> {
     let mut reports = Vec::new();
     for (spec, schema) in T::OUTLIERS.iter().zip(T::item_schemas()) {
-        let collection = CollectionSpec {
-            name: spec.overflow.to_owned(),
-            validator: overflow_validator(spec, schema),
-            validation_level: crate::ValidationLevel::Strict,
-            validation_action: crate::ValidationAction::Error,
-            indexes: vec![doc! { "key": { "parent": 1, "_id.seq": 1 }, "name": "parent_1__id.seq_1" }],
-            shard_key: None,
-        };
         reports.push(
-            crate::sync::sync_spec(db, &collection, SyncOptions::default())
+            crate::sync::sync_spec(db, &overflow_spec(spec, schema), SyncOptions::default())
                 .await
                 .map_err(OutlierError::Sync)?,
         );

@@ -68,6 +68,24 @@ impl fmt::Debug for RegisteredModel {
 
 inventory::collect!(RegisteredModel);
 
+/// A collection a model needs besides its own (an outlier's overflow collection),
+/// registered by the derive with the model.
+#[derive(Clone, Copy)]
+pub struct RegisteredCollection {
+    /// The owning model's type name.
+    pub owner: fn() -> &'static str,
+    /// The collection's spec.
+    pub spec: fn() -> CollectionSpec,
+}
+
+impl fmt::Debug for RegisteredCollection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RegisteredCollection").field("owner", &(self.owner)()).finish_non_exhaustive()
+    }
+}
+
+inventory::collect!(RegisteredCollection);
+
 /// Every registered model, ordered by collection name and then type name, so that what
 /// is built from the list does not depend on link order.
 pub fn models() -> Vec<&'static RegisteredModel> {
@@ -99,22 +117,24 @@ impl fmt::Display for DuplicateCollection {
 
 impl std::error::Error for DuplicateCollection {}
 
-/// The collection spec of every registered model, ordered by collection name; an error
-/// when two models claim the same collection.
+/// The collection spec of every registered model and of the collections they need
+/// besides their own (outlier overflow), ordered by collection name; an error when two
+/// claim the same collection.
 pub fn specs() -> Result<Vec<CollectionSpec>, DuplicateCollection> {
-    let all = models();
-    if let Some(pair) = all.windows(2).find(|w| w[0].collection == w[1].collection) {
-        let collection = pair[0].collection;
-        return Err(DuplicateCollection {
-            collection: collection.to_owned(),
-            types: all
-                .iter()
-                .filter(|m| m.collection == collection)
-                .map(|m| (m.type_name)().to_owned())
-                .collect(),
-        });
+    let mut all: Vec<(CollectionSpec, String)> =
+        models().iter().map(|m| ((m.spec)(), (m.type_name)().to_owned())).collect();
+    for extra in inventory::iter::<RegisteredCollection> {
+        let spec = (extra.spec)();
+        let owner = format!("{} (its `{}`)", (extra.owner)(), spec.name);
+        all.push((spec, owner));
     }
-    Ok(all.iter().map(|m| (m.spec)()).collect())
+    all.sort_by(|a, b| a.0.name.cmp(&b.0.name).then_with(|| a.1.cmp(&b.1)));
+    if let Some(pair) = all.windows(2).find(|w| w[0].0.name == w[1].0.name) {
+        let collection = pair[0].0.name.clone();
+        let types = all.iter().filter(|(s, _)| s.name == collection).map(|(_, t)| t.clone()).collect();
+        return Err(DuplicateCollection { collection, types });
+    }
+    Ok(all.into_iter().map(|(s, _)| s).collect())
 }
 
 /// One registered Redis key family (`#[derive(KeyFamily)]` on a non-generic struct).

@@ -615,3 +615,33 @@ fn spec_constants() {
     let index: Vec<&str> = DispositivoHora::INDEXES.iter().map(|i| i.name).collect();
     assert_eq!(index, ["dispositivoId_1_hora_1"]);
 }
+
+#[test]
+fn sync_all_and_check_cover_the_overflow_collection() {
+    let rt = runtime();
+    rt.block_on(async {
+        let specs = docshape::registry::specs().unwrap();
+        let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+        assert!(names.contains(&"usuarios") && names.contains(&"seguidores_extra"), "{names:?}");
+        let db = testkit::database("outlier_registry").await.unwrap();
+        let reports = docshape::sync_all(&db, Default::default()).await.unwrap();
+        assert_eq!(reports.len(), specs.len());
+        let overflow = db
+            .run_command(doc! { "listCollections": 1, "filter": { "name": "seguidores_extra" } })
+            .await
+            .unwrap();
+        let batch = overflow.get_document("cursor").unwrap().get_array("firstBatch").unwrap();
+        assert_eq!(batch.len(), 1, "sync_all created the overflow collection");
+        for report in docshape::check::check_all(&db).await.unwrap() {
+            assert!(report.is_clean(), "{report}");
+        }
+        // Dropping its index by hand is drift on the overflow collection.
+        db.run_command(doc! { "dropIndexes": "seguidores_extra", "index": "parent_1__id.seq_1" })
+            .await
+            .unwrap();
+        let drift: Vec<_> =
+            docshape::check::check_all(&db).await.unwrap().into_iter().filter(|r| !r.is_clean()).collect();
+        assert_eq!(drift.len(), 1);
+        assert_eq!(drift[0].collection, "seguidores_extra");
+    });
+}
