@@ -258,12 +258,28 @@ pub(crate) fn parse(
     let ty = &field.recv.ty;
     let is_option =
         matches!(ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Option"));
+    let missing = missing.unwrap_or(1);
     match classify(ty) {
-        Kind::Int { .. } if !is_option => {}
+        Kind::Int { min, max, .. } if !is_option => {
+            for (what, v) in
+                [("the current version", current), ("the version of documents without the field", missing)]
+            {
+                if i128::from(v) < min || i128::from(v) > max {
+                    errors.push(
+                        Error::custom(format!(
+                            "{what}, {v}, does not fit in `{}`: use a wider integer type",
+                            quote!(#ty).to_string().replace(' ', "")
+                        ))
+                        .with_span(ty),
+                    );
+                    return None;
+                }
+            }
+        }
         _ => {
             errors.push(
                 Error::custom(format!(
-                    "the schema version is an integer that every document carries: make `{}` an `i32` or `i64`, not `{}`",
+                    "the schema version is an integer that every document carries: make `{}` an integer type such as `i32`, not `{}`",
                     field.recv.ident.as_ref().map(ToString::to_string).unwrap_or_default(),
                     quote!(#ty).to_string().replace(' ', "")
                 ))
@@ -278,7 +294,10 @@ pub(crate) fn parse(
                 .with_span(&attr_span),
         );
     }
-    let missing = missing.unwrap_or(1);
+    if missing < 1 {
+        errors.push(Error::custom("versions start at 1").with_span(&attr_span));
+        return None;
+    }
     if missing > current {
         errors.push(
             Error::custom(format!(
@@ -302,26 +321,42 @@ pub(crate) fn parse(
     // Every version from the oldest readable one to the current one needs a step, or
     // documents stored at it could not be read.
     let oldest = steps.first().map_or(missing, |s| s.version.min(missing));
-    for v in oldest..current {
-        if !steps.iter().any(|s| s.version == v) {
-            ok = false;
-            let why = if v == missing && steps.first().is_none_or(|s| s.version > v) {
-                format!(
-                    " (documents without `{}` are version {v})",
-                    field.name.as_deref().unwrap_or("the field")
-                )
-            } else {
-                String::new()
-            };
-            let span = migrate.and_then(|m| m.span).unwrap_or(current_span);
-            errors.push(
-                Error::custom(format!(
-                    "version {v}{why} has no path to version {current}: add `v{v} = UserV{v}` (its shape, with `From` into the next) or `v{v}(document = upgrade_v{v})` to `migrate(...)`{}",
-                    if v == missing && v < current { ", or say `#[schema_version(missing = N)]` if documents without the field are another version" } else { "" }
-                ))
-                .with_span(&span),
-            );
+    // Versions without a step, as ranges: one error, however far apart the numbers.
+    let mut gaps: Vec<(i64, i64)> = Vec::new();
+    let mut next = oldest;
+    for s in steps.iter().filter(|s| s.version < current).chain(std::iter::once(&Step {
+        version: current,
+        span: current_span,
+        kind: StepKind::Document(syn::parse_quote!(current)),
+    })) {
+        if s.version > next {
+            gaps.push((next, s.version - 1));
         }
+        next = next.max(s.version + 1);
+    }
+    if let Some(&(first, _)) = gaps.first() {
+        ok = false;
+        let listed: Vec<String> =
+            gaps.iter().map(|(a, b)| if a == b { format!("{a}") } else { format!("{a} to {b}") }).collect();
+        let why = if first == missing {
+            format!(
+                " (documents without `{}` are version {first})",
+                field.name.as_deref().unwrap_or("the field")
+            )
+        } else {
+            String::new()
+        };
+        let span = migrate.and_then(|m| m.span).unwrap_or(current_span);
+        errors.push(
+            Error::custom(format!(
+                "{} {}{why} {} no path to version {current}: add `v{first} = UserV{first}` (its shape, with `From` into the next) or `v{first}(document = upgrade_v{first})` to `migrate(...)`, one step per version{}",
+                if gaps.len() == 1 && gaps[0].0 == gaps[0].1 { "version" } else { "versions" },
+                listed.join(", "),
+                if gaps.len() == 1 && gaps[0].0 == gaps[0].1 { "has" } else { "have" },
+                if first == missing { ", or say `#[schema_version(missing = N)]` if documents without the field are another version" } else { "" }
+            ))
+            .with_span(&span),
+        );
     }
     // A typed step hands a value to the next step; a document step takes a document.
     for pair in steps.windows(2) {

@@ -228,11 +228,12 @@ fn is_artifact_name(name: &str) -> bool {
     name.ends_with(".validator.json")
         || name.ends_with(".indexes.json")
         || name.ends_with(".shard_key.json")
-        || [ACCESS_PATTERNS_FILE, "DESIGN_DECISIONS.md", "KEYS.md"].contains(&name)
+        || [ACCESS_PATTERNS_FILE, "KEYS.md"].contains(&name)
 }
 
-/// How the files in `dir` differ from `artifacts`: empty when they match byte for byte.
-/// Other files in `dir` (a README, say) are left out of the comparison.
+/// How the files in `dir` differ from `artifacts`: empty when they match byte for byte,
+/// except that a checkout's CRLF line endings read as LF. Other files in `dir` (a
+/// README, say) are left out of the comparison.
 pub fn compare(dir: &Path, artifacts: &[Artifact]) -> io::Result<Vec<FileDrift>> {
     let mut drift = Vec::new();
     for a in artifacts {
@@ -241,7 +242,8 @@ pub fn compare(dir: &Path, artifacts: &[Artifact]) -> io::Result<Vec<FileDrift>>
                 drift.push(FileDrift::Missing { file_name: a.file_name.clone() })
             }
             Err(e) => return Err(e),
-            Ok(found) if found != a.contents => {
+            Ok(found) if found.replace("\r\n", "\n") != a.contents => {
+                let found = found.replace("\r\n", "\n");
                 let mut found_lines = found.lines();
                 let mut code_lines = a.contents.lines();
                 let mut line = 0;

@@ -5,7 +5,8 @@
 //! action, the indexes (missing, extra, different), and the shard key. It changes
 //! nothing. [`check_all`] does it for every registered model; [`check_specs`] for specs
 //! read from exported artifacts. A clean report means `sync` would change nothing and
-//! note nothing.
+//! note nothing, but for a declared shard key on a deployment that is not sharded
+//! (development and test databases), which is not drift.
 //!
 //! ```no_run
 //! # async fn run(db: mongodb::Database) -> docshape::Result<()> {

@@ -46,7 +46,17 @@ const USAGE: &str = "USAGE: <tool> <command> [options]
 
 /// Runs the command named by the process's arguments and returns its exit status.
 pub fn main() -> ExitCode {
-    run(std::env::args().skip(1))
+    let mut args = Vec::new();
+    for arg in std::env::args_os().skip(1) {
+        match arg.into_string() {
+            Ok(arg) => args.push(arg),
+            Err(arg) => {
+                eprintln!("error: argument {arg:?} is not valid UTF-8");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    run(args)
 }
 
 /// Runs one command (the arguments after the program name), printing to stdout and
@@ -91,8 +101,21 @@ fn parse(args: Vec<String>) -> std::result::Result<Command, String> {
     let mut connection = Connection::default();
     let mut options = SyncOptions::default();
     let mut dry_run = false;
+    if matches!(command.as_str(), "help" | "-h" | "--help") {
+        return Ok(Command::Help);
+    }
+    if !["export", "verify", "check", "sync"].contains(&command.as_str()) {
+        return Err(format!("unknown command `{command}`"));
+    }
     while let Some(arg) = args.next() {
-        let mut value = |flag: &str| args.next().ok_or_else(|| format!("{flag} needs a value"));
+        // `--uri=x` as well as `--uri x`.
+        let (arg, inline) = match arg.split_once('=') {
+            Some((flag, value)) if flag.starts_with("--") => (flag.to_owned(), Some(value.to_owned())),
+            _ => (arg, None),
+        };
+        let mut value = |flag: &str| {
+            inline.clone().or_else(|| args.next()).ok_or_else(|| format!("{flag} needs a value"))
+        };
         match arg.as_str() {
             "--uri" => connection.uri = Some(value("--uri")?),
             "--db" => connection.db = Some(value("--db")?),
@@ -111,6 +134,7 @@ fn parse(args: Vec<String>) -> std::result::Result<Command, String> {
             _ => Err(format!("`{command}` takes one directory, got {}", positional.len())),
         }
     };
+    let connection_given = connection != Connection::default();
     let parsed = match command.as_str() {
         "export" => Command::Export(dir(&mut positional)?),
         "verify" => Command::Verify(dir(&mut positional)?),
@@ -126,6 +150,11 @@ fn parse(args: Vec<String>) -> std::result::Result<Command, String> {
     let sync_only = dry_run || options != SyncOptions::default();
     if sync_only && !matches!(parsed, Command::Sync(..)) {
         return Err(format!("`--dry-run` and the index options belong to `sync`, not `{command}`"));
+    }
+    if takes_positional && connection_given {
+        return Err(format!(
+            "`{command}` reads no database: `--uri` and `--db` belong to `check` and `sync`"
+        ));
     }
     Ok(parsed)
 }
@@ -170,9 +199,13 @@ fn execute(command: Command) -> Result<bool> {
         Command::Sync(connection, options, dry_run) => block_on(async {
             let db = connect(&connection).await?;
             for spec in crate::registry::specs()? {
-                let plan = crate::sync::plan_spec(&db, &spec, options).await?;
-                let report = if dry_run { plan.report } else { plan.apply(&db).await? };
-                println!("{}{report}", if dry_run { "would: " } else { "" });
+                if dry_run {
+                    println!("would: {}", crate::sync::plan_spec(&db, &spec, options).await?.report);
+                } else {
+                    // sync_spec, not plan + apply: it re-plans when another deploy
+                    // creates the collection at the same moment.
+                    println!("{}", crate::sync::sync_spec(&db, &spec, options).await?);
+                }
             }
             Ok(true)
         }),

@@ -76,7 +76,7 @@
 // large; errors here are rare and cost a round trip anyway, so the size is not boxed away.
 #![allow(clippy::result_large_err)]
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::io::{IsTerminal, Write as _};
 use std::sync::{Arc, Mutex};
@@ -212,6 +212,11 @@ pub enum VersionError {
         /// How many attempts were made.
         attempts: u32,
     },
+    /// A document read for writing back has no `_id` (a projection left it out).
+    NoId {
+        /// The collection.
+        collection: &'static str,
+    },
     /// No document has this `_id`.
     NotFound {
         /// The collection.
@@ -252,6 +257,9 @@ impl fmt::Display for VersionError {
                 "{collection} {id}: changed by another writer while being written ({attempts} attempts); read it again"
             ),
             Self::NotFound { collection, id } => write!(f, "{collection} {id}: no such document"),
+            Self::NoId { collection } => {
+                write!(f, "{collection}: a document without `_id` cannot be written back; read it with its `_id`")
+            }
             Self::Encode(e) => write!(f, "cannot encode the document: {e}"),
             Self::Mongo(e) => write!(f, "MongoDB: {e}"),
         }
@@ -322,6 +330,16 @@ fn id_of(document: &Document) -> Bson {
     document.get("_id").cloned().unwrap_or(Bson::Null)
 }
 
+/// A document read for writing back must have an `_id`: the compare-and-set is keyed
+/// on it.
+fn require_id<T: Versioned>(document: &Document) -> Result<(), VersionError> {
+    if document.contains_key("_id") {
+        Ok(())
+    } else {
+        Err(VersionError::NoId { collection: T::COLLECTION })
+    }
+}
+
 /// Reads a stored document of any declared version as the current type.
 pub fn decode<T: Versioned>(document: Document) -> Result<T, VersionError> {
     let version = stored_version::<T>(&document)?;
@@ -344,6 +362,12 @@ fn decode_at<T: Versioned>(version: i64, document: Document) -> Result<T, Versio
         return Err(VersionError::NoPath { collection: T::COLLECTION, id: id(), version, known });
     }
     let id = id();
+    // Whatever the stored form (absent, an int, a shell's double), the version reaches
+    // serde as a long, which every integer field accepts when it fits.
+    let mut document = document;
+    if version == T::VERSION || document.contains_key(T::VERSION_FIELD) {
+        document.insert(T::VERSION_FIELD, Bson::Int64(version));
+    }
     let value = if version == T::VERSION {
         bson::from_document(document).map_err(StepFailure::decode(version))
     } else {
@@ -375,7 +399,14 @@ fn encode<T: Versioned>(value: &T) -> Result<Document, VersionError> {
 fn unchanged_since<T: Versioned>(original: &Document) -> Document {
     let mut filter = doc! { "_id": id_of(original) };
     for (key, value) in original.iter().filter(|(k, _)| *k != "_id") {
-        filter.insert(key.clone(), doc! { "$eq": value.clone() });
+        let condition = match value {
+            // `$eq: null` also matches a missing field: a removed field would pass.
+            Bson::Null => doc! { "$type": "null" },
+            // `$eq: [..]` also matches an array holding that array as an element.
+            Bson::Array(items) => doc! { "$eq": value.clone(), "$size": items.len() as i64 },
+            _ => doc! { "$eq": value.clone() },
+        };
+        filter.insert(key.clone(), condition);
     }
     if !original.contains_key(T::VERSION_FIELD) {
         filter.insert(T::VERSION_FIELD, doc! { "$exists": false });
@@ -411,28 +442,63 @@ impl<T: Versioned> Loaded<T> {
         self.stored_version < T::VERSION
     }
 
-    /// Writes [`Loaded::value`] back, at the current version, if the stored document
-    /// is still exactly as it was read; otherwise [`VersionError::Conflict`], and
-    /// nothing is written. After a save, the value is what is stored, so it can be
+    /// Whether the stored document lacks what a current one carries: an older version,
+    /// or no version field at all (`missing` equal to the current version).
+    fn needs_stamp(&self) -> bool {
+        self.is_outdated() || !self.original.contains_key(T::VERSION_FIELD)
+    }
+
+    /// Writes [`Loaded::value`] back, at the current version, if every field the
+    /// document had when read still holds the same value; otherwise
+    /// [`VersionError::Conflict`], and nothing is written.
+    ///
+    /// The write is an update of what differs (`$set` of changed and new fields,
+    /// `$unset` of removed ones), not a replacement, so a field another writer added
+    /// since the read survives. After a save, the value is what is stored, so it can be
     /// saved again.
     pub async fn save(&mut self, db: &Database) -> Result<(), VersionError> {
-        let mut replacement = encode(&self.value)?;
-        if !replacement.contains_key("_id") {
-            replacement.insert("_id", self.id());
+        require_id::<T>(&self.original)?;
+        let new = encode(&self.value)?;
+        let (mut set, mut unset) = (Document::new(), Document::new());
+        for (key, value) in new.iter().filter(|(k, _)| *k != "_id") {
+            if self.original.get(key) != Some(value) {
+                set.insert(key.clone(), value.clone());
+            }
         }
-        let done = db
-            .collection::<Document>(T::COLLECTION)
-            .replace_one(unchanged_since::<T>(&self.original), &replacement)
-            .await?;
-        if done.matched_count == 0 {
+        for key in self.original.keys().filter(|k| *k != "_id" && !new.contains_key(k.as_str())) {
+            unset.insert(key.clone(), "");
+        }
+        let collection = db.collection::<Document>(T::COLLECTION);
+        let filter = unchanged_since::<T>(&self.original);
+        // A key `$set` would read as a path or an operator: replace the document instead
+        // (keys with dots or a leading `$` come only from maps flattened into the type).
+        let plain = |k: &String| !k.contains('.') && !k.starts_with('$');
+        let matched = if !set.keys().chain(unset.keys()).all(plain) {
+            let mut replacement = new.clone();
+            replacement.insert("_id", self.id());
+            collection.replace_one(filter, replacement).await?.matched_count
+        } else if set.is_empty() && unset.is_empty() {
+            // Nothing to write; still say whether the document is as it was read.
+            collection.count_documents(filter).await?
+        } else {
+            let mut update = Document::new();
+            if !set.is_empty() {
+                update.insert("$set", set.clone());
+            }
+            if !unset.is_empty() {
+                update.insert("$unset", unset.clone());
+            }
+            collection.update_one(filter, update).await?.matched_count
+        };
+        if matched == 0 {
             return Err(VersionError::Conflict { collection: T::COLLECTION, id: self.id(), attempts: 1 });
         }
         self.value.stamp();
         self.stored_version = T::VERSION;
-        // What the server now holds: `_id` first, as the server stores it.
-        let mut stored = doc! { "_id": self.id() };
-        stored.extend(replacement.into_iter().filter(|(k, _)| k != "_id"));
-        self.original = stored;
+        for key in unset.keys() {
+            self.original.remove(key);
+        }
+        self.original.extend(set);
         Ok(())
     }
 }
@@ -506,7 +572,9 @@ pub async fn update_one<T: Versioned>(
     let mut upgraded = false;
     let mut stored = T::VERSION;
     let attempts = policy.max_attempts.max(1);
-    for attempt in 1..=attempts {
+    let mut attempt = 0;
+    while attempt < attempts {
+        attempt += 1;
         let done = collection
             .update_one(doc! { "_id": id.clone(), T::VERSION_FIELD: T::VERSION }, update.clone())
             .await?;
@@ -517,13 +585,20 @@ pub async fn update_one<T: Versioned>(
             return Err(VersionError::NotFound { collection: T::COLLECTION, id });
         };
         let mut loaded = Loaded::<T>::from_document(document)?;
-        if !loaded.is_outdated() {
-            // Upgraded by someone else between the two commands: update again.
+        if !loaded.needs_stamp() {
+            // Made current by someone else between the two commands: update again.
             continue;
         }
         stored = loaded.stored_version;
         match loaded.save(db).await {
-            Ok(()) => upgraded = true,
+            // The first upgrade is not the caller's update: it does not use up an
+            // attempt (later ones do, so old writers cannot keep this loop going).
+            Ok(()) => {
+                if !upgraded {
+                    attempt -= 1;
+                }
+                upgraded = true;
+            }
             Err(VersionError::Conflict { .. }) => {}
             Err(e) => return Err(e),
         }
@@ -722,63 +797,72 @@ pub async fn backfill<T: Versioned>(
     let mut failures = Vec::new();
     let mut bar = Bar::new(&options.progress);
     let started = Instant::now();
-    let batch = i64::from(options.batch_size.max(1));
-    // A resumed run goes from its checkpoint to the end, then once from the start.
+    let batch = options.batch_size.max(1);
+    // Rates below one document per 1,000 s are taken as that, so waits stay finite.
+    let rate = options.max_per_second.filter(|r| r.is_finite() && *r > 0.0).map(|r| r.max(0.001));
+    // Documents this run failed on or lost to another writer: a second pass does not
+    // count them again.
+    let mut seen: HashSet<String> = HashSet::new();
+    // A resumed run goes from its checkpoint to the end, then once from the start (for
+    // documents written behind the checkpoint, or of another `_id` type).
     let mut passes: Vec<Option<Bson>> = vec![checkpoint];
     if resumed {
         passes.push(None);
     }
     let mut stopped_early = false;
     'passes: for start in passes {
-        let mut after = start;
-        loop {
-            let mut filter = old.clone();
-            if let Some(after) = &after {
-                filter.insert("_id", doc! { "$gt": after.clone() });
-            }
-            let find = FindOptions::builder().sort(doc! { "_id": 1 }).limit(batch).build();
-            let documents: Vec<Document> =
-                collection.find(filter).with_options(find).await?.try_collect().await?;
-            if documents.is_empty() {
-                break;
-            }
-            for document in documents {
-                if options.max_documents.is_some_and(|max| progress.upgraded >= max) {
-                    stopped_early = true;
-                    break 'passes;
+        let mut filter = old.clone();
+        if let Some(after) = &start {
+            filter.insert("_id", doc! { "$gt": after.clone() });
+        }
+        // One cursor per pass, in `_id` order, `batch` documents per round trip: memory
+        // stays within a batch, and `_id`s of mixed types are all visited.
+        let find = FindOptions::builder().sort(doc! { "_id": 1 }).batch_size(batch).build();
+        let mut cursor = collection.find(filter).with_options(find).await?;
+        let mut in_batch = 0;
+        let mut last = None;
+        while let Some(document) = cursor.try_next().await? {
+            if options.max_documents.is_some_and(|max| progress.upgraded >= max) {
+                stopped_early = true;
+                if let Some(last) = last {
+                    save_checkpoint::<T>(&checkpoints, last).await?;
                 }
-                after = Some(id_of(&document));
-                progress.scanned += 1;
-                match Loaded::<T>::from_document(document) {
-                    Err(e) => {
-                        progress.failed += 1;
-                        if failures.len() < 100 {
-                            failures.push(e);
-                        }
+                break 'passes;
+            }
+            let id = id_of(&document);
+            last = Some(id.clone());
+            let key = format!("{id:?}");
+            if seen.contains(&key) {
+                continue;
+            }
+            progress.scanned += 1;
+            match upgrade_one::<T>(db, document).await {
+                Ok(Upgrade::Done) => progress.upgraded += 1,
+                Ok(Upgrade::Raced) => {
+                    progress.raced += 1;
+                    seen.insert(key);
+                }
+                Err(e) if is_fatal(&e) => return Err(e),
+                Err(e) => {
+                    progress.failed += 1;
+                    seen.insert(key);
+                    if failures.len() < 100 {
+                        failures.push(e);
                     }
-                    Ok(mut loaded) => match loaded.save(db).await {
-                        Ok(()) => progress.upgraded += 1,
-                        Err(VersionError::Conflict { .. }) => progress.raced += 1,
-                        Err(e) => return Err(e),
-                    },
-                }
-                if let Some(rate) = options.max_per_second.filter(|r| *r > 0.0) {
-                    let due = started + Duration::from_secs_f64(progress.upgraded as f64 / rate);
-                    if let Some(wait) = due.checked_duration_since(Instant::now()) {
-                        tokio::time::sleep(wait).await;
-                    }
                 }
             }
-            if let Some(after) = &after {
-                checkpoints
-                    .update_one(
-                        doc! { "_id": T::COLLECTION },
-                        doc! { "$set": { "after": after.clone(), "at": bson::DateTime::now() } },
-                    )
-                    .upsert(true)
-                    .await?;
+            if let Some(rate) = rate {
+                let due = started + Duration::from_secs_f64(progress.upgraded as f64 / rate);
+                if let Some(wait) = due.checked_duration_since(Instant::now()) {
+                    tokio::time::sleep(wait).await;
+                }
             }
-            bar.show(&progress);
+            in_batch += 1;
+            if in_batch == batch {
+                in_batch = 0;
+                save_checkpoint::<T>(&checkpoints, id).await?;
+                bar.show(&progress);
+            }
         }
     }
     if !stopped_early {
@@ -789,6 +873,63 @@ pub async fn backfill<T: Versioned>(
     bar.finish();
     let counts = version_counts::<T>(db).await?;
     Ok(BackfillReport { progress, stopped_early, resumed, failures, counts })
+}
+
+/// How one document's upgrade ended.
+enum Upgrade {
+    Done,
+    /// Another writer changed it first, and it is current now (or gone).
+    Raced,
+}
+
+/// Upgrades one old document with a compare-and-set; on a lost race, reads it again
+/// and retries while it is still old (a few times: each loss is another writer's
+/// progress).
+async fn upgrade_one<T: Versioned>(db: &Database, document: Document) -> Result<Upgrade, VersionError> {
+    let collection = db.collection::<Document>(T::COLLECTION);
+    let mut document = document;
+    for _ in 0..3 {
+        let mut loaded = Loaded::<T>::from_document(document)?;
+        if !loaded.needs_stamp() {
+            return Ok(Upgrade::Raced);
+        }
+        match loaded.save(db).await {
+            Ok(()) => return Ok(Upgrade::Done),
+            Err(VersionError::Conflict { .. }) => {}
+            Err(e) => return Err(e),
+        }
+        match collection.find_one(doc! { "_id": loaded.id() }).await? {
+            Some(again) => document = again,
+            None => return Ok(Upgrade::Raced),
+        }
+    }
+    Ok(Upgrade::Raced)
+}
+
+/// Whether an error stops a backfill: the server or the network failing, not one
+/// document that cannot be read or written (a validation or duplicate-key error).
+fn is_fatal(e: &VersionError) -> bool {
+    match e {
+        VersionError::Mongo(e) => !matches!(
+            e.kind.as_ref(),
+            mongodb::error::ErrorKind::Write(_) | mongodb::error::ErrorKind::Command(_)
+        ),
+        _ => false,
+    }
+}
+
+async fn save_checkpoint<T: Versioned>(
+    checkpoints: &mongodb::Collection<Document>,
+    after: Bson,
+) -> Result<(), VersionError> {
+    checkpoints
+        .update_one(
+            doc! { "_id": T::COLLECTION },
+            doc! { "$set": { "after": after, "at": bson::DateTime::now() } },
+        )
+        .upsert(true)
+        .await?;
+    Ok(())
 }
 
 /// The terminal progress bar, or the event callback.
@@ -848,11 +989,15 @@ pub fn validator(
         constraint.insert("enum", vec![Bson::Int64(v)]);
         properties.insert(field, constraint);
         schema.insert("properties", properties);
+        // Required at every version but the one a document without the field has.
+        let mut required = schema.get_array("required").cloned().unwrap_or_default();
+        required.retain(|r| r.as_str() != Some(field));
         if v != missing {
-            let mut required = schema.get_array("required").cloned().unwrap_or_default();
-            if !required.iter().any(|r| r.as_str() == Some(field)) {
-                required.push(Bson::String(field.to_owned()));
-            }
+            required.push(Bson::String(field.to_owned()));
+        }
+        if required.is_empty() {
+            schema.remove("required");
+        } else {
             schema.insert("required", required);
         }
         if !schema.contains_key("bsonType") {
