@@ -55,10 +55,12 @@
 //! version it was stored at ([`reads`]) so you can see when the old reader can go.
 //!
 //! **Writing**: [`update_one`] applies an update only to a current-version document; it
-//! first persists the upgraded shape of an old one with a compare-and-set on the whole
-//! document as read, so a concurrent writer's change is never overwritten: a lost race
-//! means reading again and retrying ([`RetryPolicy`]). [`Loaded::save`] replaces a
-//! document read with [`find_one`] under the same compare-and-set, and returns
+//! first persists the upgraded shape of an old one with a compare-and-set: the write
+//! (an update of what differs, never a replacement) applies only while every field the
+//! document had when read still holds the same value, so a concurrent writer's change
+//! is never overwritten, and a field another writer added meanwhile survives. A lost
+//! race means reading again and retrying ([`RetryPolicy`]). [`Loaded::save`] writes a
+//! document read with [`find_one`] the same way, and returns
 //! [`VersionError::Conflict`] when it changed meanwhile.
 //!
 //! **Backfill** ([`backfill`]) upgrades the remaining old documents in batches, with
