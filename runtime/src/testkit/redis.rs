@@ -1,6 +1,6 @@
 //! A real Redis for tests (features `testkit` and `redis`).
 //!
-//! [`database`] gives each test a connection to a real server, never a mock:
+//! [`database`] gives each test a connection to a real server, never a stand-in:
 //!
 //! - when `REDIS_URL` is set, the server (and database) it names; tests share it, so
 //!   they should use keys of their own;
