@@ -157,6 +157,19 @@ fn model(input: &DeriveInput) -> darling::Result<TokenStream> {
                 .with_span(param),
         );
     }
+    // Bucket and outlier writers upsert documents of their own making, without the
+    // version field: the two do not mix (yet), and saying so beats a silent v1 document.
+    let patterned = c.attrs.iter().any(|a| a.path().is_ident("bucket"))
+        || matches!(&c.body, ast::Body::Struct(_, fields)
+            if fields.iter().any(|f| f.recv.attrs.iter().any(|a| a.path().is_ident("outlier"))));
+    if let (Some(_), true, Some(lit)) = (&versioning, patterned, &version) {
+        errors.push(
+            darling::Error::custom(
+                "a versioned model cannot be a bucket or hold outlier arrays: their writers create documents without the version field; version the model that embeds them instead",
+            )
+            .with_span(lit),
+        );
+    }
     let mut indexes = index::parse(&c, &c.attrs, &mut errors);
     let (patterns_code, bounds) = {
         let bucket = bucket::parse(&c, &mut errors);
