@@ -1,5 +1,5 @@
 //! A real MongoDB-wire server for tests, yours and docshape's (feature `testkit`); with
-//! the `redis` feature too, a real Redis ([`redis`](self::redis)).
+//! the `redis` feature too, a real Redis ([`redis`]).
 //!
 //! [`database`] gives each test its own database on a real server over a real
 //! connection, never a mock:
