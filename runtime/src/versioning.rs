@@ -91,7 +91,6 @@ use mongodb::Database;
 use serde::Serialize;
 
 use crate::model::Model;
-use crate::validator::Schema;
 
 /// A model with a schema version: what `#[model(version = N, migrate(...))]` and
 /// `#[schema_version]` generate.
@@ -1012,10 +1011,4 @@ pub fn validator(
         branches.push(at(schema.unwrap_or_default(), v));
     }
     doc! { "$jsonSchema": { "bsonType": "object", "anyOf": branches } }
-}
-
-/// The schema of `T` as a document, for [`validator`]'s typed steps.
-#[doc(hidden)]
-pub fn schema_of<T: Schema>() -> Document {
-    T::schema()
 }
