@@ -136,15 +136,18 @@ fn two_runs_produce_byte_identical_output() {
     }
 }
 
+/// The documents of a command's first batch (a test database's collections and
+/// indexes fit in one).
+async fn first_batch(db: &TestDb, command: Document) -> Vec<Document> {
+    let reply = db.run_command(command).await.unwrap();
+    let batch = reply.get_document("cursor").unwrap().get_array("firstBatch").unwrap();
+    batch.iter().filter_map(Bson::as_document).cloned().collect()
+}
+
 async fn options_of(db: &TestDb) -> Vec<(String, Document)> {
-    let reply = db.run_command(doc! { "listCollections": 1 }).await.unwrap();
-    let mut out: Vec<(String, Document)> = reply
-        .get_document("cursor")
-        .unwrap()
-        .get_array("firstBatch")
-        .unwrap()
-        .iter()
-        .filter_map(Bson::as_document)
+    let mut out: Vec<(String, Document)> = first_batch(db, doc! { "listCollections": 1 })
+        .await
+        .into_iter()
         .map(|c| {
             (c.get_str("name").unwrap().to_owned(), c.get_document("options").cloned().unwrap_or_default())
         })
@@ -154,21 +157,11 @@ async fn options_of(db: &TestDb) -> Vec<(String, Document)> {
 }
 
 async fn indexes_of(db: &TestDb, collection: &str) -> Vec<Document> {
-    let reply = db.run_command(doc! { "listIndexes": collection }).await.unwrap();
-    let mut out: Vec<Document> = reply
-        .get_document("cursor")
-        .unwrap()
-        .get_array("firstBatch")
-        .unwrap()
-        .iter()
-        .filter_map(Bson::as_document)
-        .cloned()
-        .map(|mut d| {
-            // Per-namespace and per-build details, not part of the definition.
-            d.remove("ns");
-            d
-        })
-        .collect();
+    let mut out = first_batch(db, doc! { "listIndexes": collection }).await;
+    for d in &mut out {
+        // Per-namespace detail, not part of the definition.
+        d.remove("ns");
+    }
     out.sort_by(|a, b| a.get_str("name").unwrap().cmp(b.get_str("name").unwrap()));
     out
 }
