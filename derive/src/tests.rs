@@ -150,6 +150,17 @@ fn a_key_family_without_its_row_is_one_error() {
 }
 
 #[test]
+fn a_document_step_with_generic_arguments_is_an_error_not_broken_code() {
+    // Found by the fuzzer: `Option<String>(doc)` is not an expression.
+    let out = expand_model(tokens(
+        r#"#[model(collection = "users", version = 2, migrate(v1(document = Option<String>)))]
+           struct User { full_name: String, #[schema_version] v: i32 }"#,
+    ));
+    assert!(is_error(&out), "{out}");
+    assert!(out.to_string().contains("names a function"), "{out}");
+}
+
+#[test]
 fn a_bucket_expands_into_its_trait_methods_and_size_assertion() {
     let out = expand_model(tokens(SEEDS[SEEDS.len() - 2]));
     assert!(!is_error(&out), "{out}");

@@ -108,6 +108,20 @@ impl FromMeta for Migrate {
                             errors.push(e.into());
                             continue;
                         }
+                        // Called as `path(doc)`: generic arguments there would not parse.
+                        (Ok(()), Some(f))
+                            if f.segments
+                                .iter()
+                                .any(|seg| !matches!(seg.arguments, syn::PathArguments::None)) =>
+                        {
+                            errors.push(
+                                Error::custom(format!(
+                                    "`document = ...` names a function `fn(Document) -> Result<Document, E>`, such as `upgrade_v{version}`; wrap a generic one in a plain function"
+                                ))
+                                .with_span(&f),
+                            );
+                            continue;
+                        }
                         (Ok(()), Some(f)) => StepKind::Document(f),
                         (Ok(()), None) => {
                             errors.push(
