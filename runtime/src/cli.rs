@@ -140,7 +140,6 @@ fn parse(args: Vec<String>) -> std::result::Result<Command, String> {
         "verify" => Command::Verify(dir(&mut positional)?),
         "check" => Command::Check(connection),
         "sync" => Command::Sync(connection, options, dry_run),
-        "help" | "-h" | "--help" => Command::Help,
         other => return Err(format!("unknown command `{other}`")),
     };
     let takes_positional = matches!(parsed, Command::Export(_) | Command::Verify(_));
