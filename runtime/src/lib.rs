@@ -125,6 +125,7 @@ pub mod access;
 pub mod artifacts;
 pub mod bucket;
 pub mod check;
+pub mod copies;
 #[cfg(feature = "cli")]
 pub mod cli;
 mod error;
@@ -152,6 +153,7 @@ pub use sync::{sync, sync_all, sync_with, SyncOptions, SyncReport};
 #[doc(hidden)]
 pub mod __private {
     pub use crate::access::AccessPattern;
+    pub use crate::copies::{CopySpec, Refresh};
     pub use crate::bucket as bk;
     pub use crate::bucket::{
         Aggregate, AggregateField, AggregateOp, AggregateType, Bucket, BucketError, BucketSpec, IdForm, Per,
