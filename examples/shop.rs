@@ -22,6 +22,7 @@
 
 use bson::oid::ObjectId;
 use bson::{doc, DateTime, Document};
+use docshape::refs::Ref;
 use docshape::Model;
 use docshape_examples::{fresh_database, why};
 use shop_models::{Address, Customer, LineItem, Order, Payment, Product, Status, Tier};
@@ -66,11 +67,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         },
     ];
     Product::collection(&db).insert_many(&products).await?;
-    let order = Order {
+    let mut order = Order {
         id: "ord_81".into(),
-        user_id: alice.id,
+        user_id: Ref::new(alice.id),
         created_at: DateTime::now(),
-        user_name: alice.name.clone(),
+        // Filled from the customer by `insert_one`: the copy's source is declared.
+        user_name: String::new(),
         status: Status::Paid,
         items: vec![
             LineItem { sku: "A-1".into(), qty: 2, unit_price_cents: 1250 },
@@ -80,8 +82,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         total_cents: 3300,
         schema_version: 1,
     };
-    Order::collection(&db).insert_one(&order).await?;
-    println!("   stored customer {}, {} products, order {}", alice.name, products.len(), order.id);
+    docshape::relation::insert_one(&db, &mut order).await?;
+    println!(
+        "   stored customer {}, {} products, order {} (user_name copied: {:?})",
+        alice.name,
+        products.len(),
+        order.id,
+        order.user_name
+    );
 
     println!("== 4. writes from anywhere else meet the same rules");
     let orders = db.collection::<Document>("orders");

@@ -201,6 +201,7 @@ pub struct LineItem {
 #[model(collection = "events", strict)]
 pub struct EventLog {
     #[proptest(strategy = "small_vec(any::<Shape>())")]
+    #[embed(max = 16)]
     pub shapes: Vec<Shape>,
     pub event: Event,
     pub message: Message,

@@ -14,5 +14,6 @@ fn ui() {
     t.compile_fail("ui/fail_version/*.rs");
     t.compile_fail("ui/fail_keys/*.rs");
     t.compile_fail("ui/fail_bucket/*.rs");
+    t.compile_fail("ui/fail_relations/*.rs");
     t.pass("ui/pass/*.rs");
 }

@@ -48,6 +48,8 @@ pub(crate) struct Access {
     pub index: Option<String>,
     /// `paginate`: a keyset paginator is generated; `_id` ends the sort.
     pub paginate: Option<Span>,
+    /// Paths of other collections the pattern needs, waived with `allow(lookup)`.
+    pub foreign: Vec<String>,
 }
 
 fn plain_paths(list: &Option<KeyList>, what: &str, errors: &mut Accumulator) -> Vec<(String, Span)> {
@@ -150,6 +152,7 @@ pub(crate) fn parse(attrs: &[Attribute], errors: &mut Accumulator) -> Vec<Access
             allow: opts.allow.unwrap_or_default(),
             index: None,
             paginate,
+            foreign: Vec::new(),
         });
     }
     out
@@ -437,7 +440,10 @@ pub(crate) fn expand(patterns: &[Access]) -> TokenStream {
             quote!((#path, #kind))
         });
         let range = strs(&a.range);
-        let fields = strs(&a.fields);
+        let fields = {
+            let v = a.fields.iter().map(|(p, _)| p).chain(&a.foreign);
+            quote!(&[#(#v),*])
+        };
         let freq = &a.freq;
         let consistency = &a.consistency;
         let index = match &a.index {

@@ -16,7 +16,19 @@ use crate::attr::Flag;
 #[derive(FromField)]
 #[darling(
     attributes(validate),
-    forward_attrs(serde, model, embedded, index, access, schema_version, bucket, outlier)
+    forward_attrs(
+        serde,
+        model,
+        embedded,
+        index,
+        access,
+        schema_version,
+        bucket,
+        outlier,
+        embed,
+        reference,
+        denormalized
+    )
 )]
 pub(crate) struct FieldReceiver {
     pub ident: Option<Ident>,

@@ -21,6 +21,7 @@ mod model;
 mod outlier;
 mod paginate;
 mod paths;
+mod relations;
 mod size;
 mod validator;
 mod versioning;
@@ -33,14 +34,28 @@ use syn::{Data, DeriveInput};
 
 /// Derives `docshape::Model` (and `docshape::validator::Schema`) for a struct with
 /// named fields stored in a collection. See the `docshape` crate for the attributes.
-#[proc_macro_derive(Model, attributes(model, validate, index, access, schema_version, bucket, outlier))]
+#[proc_macro_derive(
+    Model,
+    attributes(
+        model,
+        validate,
+        index,
+        access,
+        schema_version,
+        bucket,
+        outlier,
+        embed,
+        reference,
+        denormalized
+    )
+)]
 pub fn derive_model(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
     expand_model(input.into()).into()
 }
 
 /// Derives `docshape::validator::Schema` for a sub-document type (struct or enum) that
 /// has no collection of its own. See the `docshape` crate for the attributes.
-#[proc_macro_derive(Embedded, attributes(embedded, validate))]
+#[proc_macro_derive(Embedded, attributes(embedded, validate, embed, reference))]
 pub fn derive_embedded(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
     expand_embedded(input.into()).into()
 }
@@ -170,6 +185,15 @@ fn model(input: &DeriveInput) -> darling::Result<TokenStream> {
             .with_span(lit),
         );
     }
+    let relations = relations::parse(&c, true, &mut errors);
+    if let (false, Some(param)) = (relations.copies.is_empty(), c.generics.params.first()) {
+        errors.push(
+            darling::Error::custom(
+                "a model with denormalized copies is one stored type; it cannot be generic",
+            )
+            .with_span(param),
+        );
+    }
     let mut indexes = index::parse(&c, &c.attrs, &mut errors);
     let (patterns_code, bounds) = {
         let bucket = bucket::parse(&c, &mut errors);
@@ -179,16 +203,21 @@ fn model(input: &DeriveInput) -> darling::Result<TokenStream> {
         }
         let mut bounds = bucket.as_ref().map(bucket::bounds).unwrap_or_default();
         bounds.extend(outlier::bounds(&outliers));
+        bounds.extend(relations::bounds(&relations));
         let code = (bucket.as_ref().map(|b| bucket::expand(&c, b)), outlier::expand(&c, &outliers));
         (code, bounds)
     };
     let mut nested = index::check(&c, &indexes, budget, allow.waives("index_budget"), &mut errors);
     let (shard_key, shard_tokens) = access::shard_key(&c, &recv.shard_key, &mut errors);
     let mut patterns = access::parse(&c.attrs, &mut errors);
+    relations::resolve_lookups(&relations, &mut patterns, &mut errors);
     nested.extend(access::check(&c, &mut patterns, &indexes, &shard_key, &mut errors));
     errors.finish()?;
     // The patterns' bounds reach the validator as if written in `#[validate]`.
     bucket::apply_bounds(&mut c, bounds);
+    let mut errors = darling::Error::accumulator();
+    let unbounded = relations::unbounded_arrays(&c, &relations, &mut errors);
+    errors.finish()?;
     let (bucket_code, outlier_code) = patterns_code;
     let size = size::impl_for(&c);
     let schema = validator::schema_impl(&c, true);
@@ -200,13 +229,17 @@ fn model(input: &DeriveInput) -> darling::Result<TokenStream> {
     let consts = {
         let indexes = index::expand(&indexes);
         let patterns = access::expand(&patterns);
-        quote!(#indexes #patterns #tables #validator)
+        let relations = relations::consts(&c, &relations);
+        quote!(#indexes #patterns #tables #validator #relations)
     };
     let registration = options.as_ref().and_then(|_| model::registration(&c));
     let model = options.map(|o| model::model_impl(&c, &o, consts));
     let paginators = paginate::expand(&c, &patterns);
+    let relation_items = relations::items(&c, &relations, true);
     Ok(dummy(quote! {
         #schema
+        #unbounded
+        #relation_items
         #paths
         #model
         #versioned
@@ -229,13 +262,20 @@ fn embedded(input: &DeriveInput) -> darling::Result<TokenStream> {
     let recv = ast::EmbeddedReceiver::from_derive_input(input)?;
     let mut errors = darling::Error::accumulator();
     let strict = recv.strict.is_present();
-    let c = ast::container(recv.ident, recv.vis, recv.generics, recv.data, recv.attrs, strict, &mut errors);
+    let mut c =
+        ast::container(recv.ident, recv.vis, recv.generics, recv.data, recv.attrs, strict, &mut errors);
     check::container(&c, &mut errors);
+    let relations = relations::parse(&c, false, &mut errors);
+    errors.finish()?;
+    bucket::apply_bounds(&mut c, relations::bounds(&relations));
+    let mut errors = darling::Error::accumulator();
+    let unbounded = relations::unbounded_arrays(&c, &relations, &mut errors);
+    let relation_items = relations::items(&c, &relations, false);
     errors.finish()?;
     let schema = validator::schema_impl(&c, false);
     let paths = paths::has_field_impls(&c);
     let size = size::impl_for(&c);
-    Ok(dummy(quote!(#schema #paths #size)))
+    Ok(dummy(quote!(#schema #paths #size #unbounded #relation_items)))
 }
 
 #[cfg(test)]

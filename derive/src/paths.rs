@@ -225,6 +225,7 @@ pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
         quote! {
             impl #ig __ds::HasField<__N> for #ident #ty_generics #where_clause {
                 type Value = __ds::Open;
+                type Stored = __ds::Open;
                 const ARRAY: bool = false;
                 const NULLABLE: bool = false;
                 const FLOAT: bool = false;
@@ -241,7 +242,14 @@ pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
                 // An associated type may not be less visible than the impl (E0446, a
                 // hard error): a field less visible than its struct may have a private
                 // type, so paths continue through it unchecked.
-                let element = element.filter(|_| as_visible(&f.recv.vis, &c.vis));
+                let visible = as_visible(&f.recv.vis, &c.vis);
+                let element = element.filter(|_| visible);
+                let stored = if visible {
+                    let ty = &f.recv.ty;
+                    quote!(#ty)
+                } else {
+                    quote!(__ds::Open)
+                };
                 let float = element.as_ref().is_some_and(|t| {
                     let t = quote!(#t).to_string();
                     !array && (t == "f64" || t == "f32")
@@ -251,6 +259,7 @@ pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
                 quote! {
                     impl #impl_generics __ds::HasField<#name> for #ident #ty_generics #where_clause {
                         type Value = #value;
+                        type Stored = #stored;
                         const ARRAY: bool = #array;
                         const NULLABLE: bool = #nullable;
                         const FLOAT: bool = #float;
@@ -262,6 +271,7 @@ pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
                 quote! {
                     impl #impl_generics __ds::HasField<#name> for #ident #ty_generics #where_clause {
                         type Value = ::std::string::String;
+                        type Stored = ::std::string::String;
                         const ARRAY: bool = false;
                         const NULLABLE: bool = false;
                         const FLOAT: bool = false;

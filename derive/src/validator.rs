@@ -223,7 +223,10 @@ pub(crate) fn schema_expr(c: &Container, admit_id: bool) -> TokenStream {
         return quote!(<#into as __ds::Schema>::schema());
     }
     match &c.body {
-        Body::Struct(_, fields) if c.serde.transparent => {
+        // serde writes a newtype struct as its one field, like a transparent one.
+        Body::Struct(style, fields)
+            if c.serde.transparent || (*style == Style::Tuple && fields.len() == 1) =>
+        {
             let stored: Vec<&Field> = fields.iter().filter(|f| !f.serde.skip).collect();
             match stored.as_slice() {
                 [only] => field_schema(only),
@@ -252,12 +255,39 @@ pub(crate) fn schema_impl(c: &Container, admit_id: bool) -> TokenStream {
     let generics = c.bounded_generics();
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     let expr = schema_expr(c, admit_id);
+    let document = stored_as_document(c);
     quote! {
         #[automatically_derived]
         impl #impl_generics __ds::Schema for #ident #ty_generics #where_clause {
+            const DOCUMENT: bool = #document;
             fn schema() -> __ds::Document {
                 #expr
             }
+        }
+    }
+}
+
+/// `Schema::DOCUMENT`: whether the type is stored as a sub-document. A transparent
+/// struct is what its one field is; an enum is a document as soon as one variant
+/// carries data or the tag is a key of its own.
+fn stored_as_document(c: &Container) -> TokenStream {
+    match &c.body {
+        Body::Struct(_, fields) if c.serde.transparent => match fields.iter().find(|f| !f.serde.skip) {
+            Some(f) => {
+                let ty = &f.recv.ty;
+                quote!(<#ty as __ds::Schema>::DOCUMENT)
+            }
+            None => quote!(false),
+        },
+        Body::Struct(..) if c.serde.into.is_some() => quote!(false),
+        Body::Struct(style, _) => {
+            let named = *style == Style::Struct;
+            quote!(#named)
+        }
+        Body::Enum(variants) => {
+            let document =
+                c.serde.tag.is_some() || variants.iter().any(|v| v.style != Style::Unit && !v.serde.skip);
+            quote!(#document)
         }
     }
 }

@@ -15,6 +15,7 @@
 
 use bson::oid::ObjectId;
 use bson::DateTime;
+use docshape::refs::Ref;
 use docshape::{Embedded, KeyFamily, Model};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -42,6 +43,7 @@ pub struct Customer {
     #[index(unique, case_insensitive)]
     pub email: String,
     /// Where orders are shipped.
+    #[embed(reason = "always read with the customer, and one per customer")]
     pub address: Address,
     /// Loyalty tier.
     pub tier: Tier,
@@ -145,16 +147,24 @@ pub struct Order {
     /// The order number, stored as `_id`.
     #[serde(rename = "_id")]
     pub id: String,
-    /// The customer who ordered (a reference: customers change on their own).
-    pub user_id: ObjectId,
+    /// The customer who ordered.
+    #[reference(reason = "customers change on their own and have many orders")]
+    pub user_id: Ref<Customer>,
     /// When the order was placed.
     pub created_at: DateTime,
     /// Copy of the customer's name at order time: a historical snapshot, never refreshed.
+    #[denormalized(
+        from = "Customer::name",
+        via = "user_id",
+        refresh = "never",
+        reason = "historical snapshot is correct here"
+    )]
     pub user_name: String,
     /// Where the order is.
     pub status: Status,
     /// Line items: one to a hundred.
-    #[validate(min_items = 1, max_items = 100)]
+    #[validate(min_items = 1)]
+    #[embed(max = 100, reason = "1:few, read and updated with the order")]
     pub items: Vec<LineItem>,
     /// How it is paid.
     pub payment: Payment,

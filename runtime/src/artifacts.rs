@@ -8,6 +8,7 @@
 //! | `<collection>.shard_key.json` | the `key` `shardCollection` receives, when the model declares one |
 //! | `ACCESS_PATTERNS.md` | every model's access-pattern table, in the seed's format |
 //! | `KEYS.md` | the Redis key catalog, in the seed's format, when key families exist |
+//! | `DESIGN_DECISIONS.md` | per relation: embed, reference or copy, its bound, its refresh policy and its reason |
 //!
 //! The text is canonical extended JSON (`{"$numberInt": "2"}`), so the BSON types
 //! survive any client: `bson.json_util.loads` in Python, `EJSON.parse` in JavaScript or
@@ -53,6 +54,9 @@ use crate::sync::CollectionSpec;
 
 /// The access-pattern table's file name.
 pub const ACCESS_PATTERNS_FILE: &str = "ACCESS_PATTERNS.md";
+
+/// The design-decision table's file name.
+pub const DESIGN_DECISIONS_FILE: &str = "DESIGN_DECISIONS.md";
 
 /// One generated file: its name (no directory) and its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -130,8 +134,8 @@ pub fn specs_from(artifacts: &[Artifact]) -> Result<Vec<CollectionSpec>> {
 }
 
 /// Every registered model's artifacts (see [`crate::registry`]), ordered by file name:
-/// two files per collection, `ACCESS_PATTERNS.md`, and `KEYS.md` when key families are
-/// registered. Two models claiming one collection, or two key families whose patterns
+/// two files per collection, `ACCESS_PATTERNS.md`, `DESIGN_DECISIONS.md`, and `KEYS.md`
+/// when key families are registered. Two models claiming one collection, or two key families whose patterns
 /// can match the same key, are an error.
 pub fn registered() -> Result<Vec<Artifact>> {
     let specs = crate::registry::specs()?;
@@ -148,6 +152,12 @@ pub fn registered() -> Result<Vec<Artifact>> {
             "# Access patterns\n\nEvery query the application runs, and the index that serves it.\n\n{}",
             crate::access::access_tables(&tables)
         ),
+    });
+    let relations: Vec<(&str, &[crate::relation::Relation])> =
+        models.iter().filter(|m| !m.relations.is_empty()).map(|m| (m.collection, m.relations)).collect();
+    out.push(Artifact {
+        file_name: DESIGN_DECISIONS_FILE.to_owned(),
+        contents: crate::relation::design_decisions(&relations),
     });
     let families = crate::registry::key_families();
     if !families.is_empty() {
@@ -228,7 +238,7 @@ fn is_artifact_name(name: &str) -> bool {
     name.ends_with(".validator.json")
         || name.ends_with(".indexes.json")
         || name.ends_with(".shard_key.json")
-        || [ACCESS_PATTERNS_FILE, "KEYS.md"].contains(&name)
+        || [ACCESS_PATTERNS_FILE, DESIGN_DECISIONS_FILE, "KEYS.md"].contains(&name)
 }
 
 /// How the files in `dir` differ from `artifacts`: empty when they match byte for byte,

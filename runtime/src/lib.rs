@@ -125,9 +125,9 @@ pub mod access;
 pub mod artifacts;
 pub mod bucket;
 pub mod check;
-pub mod copies;
 #[cfg(feature = "cli")]
 pub mod cli;
+pub mod copies;
 mod error;
 pub mod index;
 pub mod keys;
@@ -135,7 +135,9 @@ mod model;
 pub mod outlier;
 pub mod paginate;
 mod path;
+pub mod refs;
 pub mod registry;
+pub mod relation;
 pub mod size;
 pub mod sync;
 #[cfg(feature = "testkit")]
@@ -153,12 +155,12 @@ pub use sync::{sync, sync_all, sync_with, SyncOptions, SyncReport};
 #[doc(hidden)]
 pub mod __private {
     pub use crate::access::AccessPattern;
-    pub use crate::copies::{CopySpec, Refresh};
     pub use crate::bucket as bk;
     pub use crate::bucket::{
         Aggregate, AggregateField, AggregateOp, AggregateType, Bucket, BucketError, BucketSpec, IdForm, Per,
         PeriodField, SumField, TimeField,
     };
+    pub use crate::copies::{CopySpec, Refresh};
     pub use crate::index::{Index, IndexKey};
     pub use crate::keys::generated::{parse_placeholder, placeholder_text, placeholder_texts};
     pub use crate::keys::{
@@ -171,7 +173,10 @@ pub mod __private {
     pub use crate::outlier::{OutlierError, OutlierSpec, Outliers, Pushed};
     pub use crate::paginate::Paginator;
     pub use crate::path::{Ch, Cons, HasField, Nil, Open};
+    pub use crate::refs::{Identified, Ref};
     pub use crate::registry::{RegisteredCollection, RegisteredKeyFamily, RegisteredModel};
+    pub use crate::relation::checks::{assert_copy_type, assert_model, assert_reference_id, assert_via};
+    pub use crate::relation::{Relation, RelationKind};
     pub use crate::size as sz;
     pub use crate::size::{MaxBsonSize, Probe, ProbeFallback};
     pub use crate::validator::{
@@ -183,8 +188,10 @@ pub mod __private {
         Versioned,
     };
     pub use bson::from_document as bson_from_document;
+    pub use bson::oid::ObjectId;
     pub use bson::ser::Error as BsonSerError;
     pub use bson::{to_bson, Bson, DateTime, Document};
+    pub use core::time::Duration;
     pub use inventory;
     pub use mongodb::Database;
     pub use std::string::String;

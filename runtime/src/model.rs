@@ -101,6 +101,12 @@ pub trait Model: Schema + Sized {
     const ACCESS_PATTERNS: &'static [AccessPattern] = &[];
     /// The shard key (`#[model(shard_key(...))]`); empty when none is declared.
     const SHARD_KEY: &'static [(&'static str, IndexKey)] = &[];
+    /// The relations its attributes declare (`#[embed]`, references, `#[denormalized]`),
+    /// for the design-decision table.
+    const RELATIONS: &'static [crate::relation::Relation] = &[];
+    /// Its denormalized copies (`#[denormalized]`), filled by
+    /// [`crate::relation::snapshot`] and refreshed as each one's policy says.
+    const COPIES: &'static [crate::copies::CopySpec] = &[];
 
     /// How generated readers (paginators) decode a stored document: `None` for serde as
     /// is; a versioned model upgrades older versions ([`crate::versioning::decode`]).

@@ -27,6 +27,8 @@ pub trait HasField<Name> {
     const NULLABLE: bool;
     /// Whether the field holds a binary float.
     const FLOAT: bool;
+    /// The field's own type, as declared (`Open` where it cannot be named).
+    type Stored: ?Sized;
 }
 
 /// A value whose keys are not known at compile time (a map, a `Document`, an enum):
@@ -35,6 +37,7 @@ pub struct Open;
 
 impl<N> HasField<N> for Open {
     type Value = Open;
+    type Stored = Open;
     const ARRAY: bool = false;
     const NULLABLE: bool = false;
     const FLOAT: bool = false;

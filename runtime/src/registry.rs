@@ -43,6 +43,8 @@ pub struct RegisteredModel {
     pub spec: fn() -> CollectionSpec,
     /// Its access-pattern table.
     pub access_patterns: &'static [AccessPattern],
+    /// Its relations, for the design-decision table.
+    pub relations: &'static [crate::relation::Relation],
 }
 
 impl RegisteredModel {
@@ -53,6 +55,7 @@ impl RegisteredModel {
             type_name: std::any::type_name::<T>,
             spec: CollectionSpec::of::<T>,
             access_patterns: T::ACCESS_PATTERNS,
+            relations: T::RELATIONS,
         }
     }
 }

@@ -75,6 +75,11 @@ pub trait Schema {
     fn schema_some() -> Document {
         Self::schema()
     }
+
+    /// Whether the value is stored as a sub-document (an object), so that an array of
+    /// them must be bounded (the `unbounded_array` rule). Set by the derives for
+    /// structs with named fields and for enums with data; wrappers pass it through.
+    const DOCUMENT: bool = false;
 }
 
 /// `{bsonType: ty}`.
@@ -487,13 +492,27 @@ scalar! {
     bson::Uuid => bson_type("binData");
     bson::Timestamp => bson_type("timestamp");
     bson::Regex => bson_type("regex");
-    bson::Document => bson_type("object");
-    bson::RawDocumentBuf => bson_type("object");
     bson::Bson => Document::new();
     serde_json::Value => Document::new();
 }
 
+// A document, whatever keys it holds.
+impl Schema for bson::Document {
+    fn schema() -> Document {
+        bson_type("object")
+    }
+    const DOCUMENT: bool = true;
+}
+
+impl Schema for bson::RawDocumentBuf {
+    fn schema() -> Document {
+        bson_type("object")
+    }
+    const DOCUMENT: bool = true;
+}
+
 impl<T: Schema> Schema for Option<T> {
+    const DOCUMENT: bool = T::DOCUMENT;
     fn schema() -> Document {
         nullable(T::schema())
     }
@@ -505,6 +524,7 @@ impl<T: Schema> Schema for Option<T> {
 macro_rules! transparent {
     ($($ty:ty),*) => {$(
         impl<T: Schema + ?Sized> Schema for $ty {
+            const DOCUMENT: bool = T::DOCUMENT;
             fn schema() -> Document {
                 T::schema()
             }
@@ -517,6 +537,7 @@ macro_rules! transparent {
 transparent!(Box<T>, Rc<T>, Arc<T>, &T, &mut T);
 
 impl<T: Schema + ToOwned + ?Sized> Schema for Cow<'_, T> {
+    const DOCUMENT: bool = T::DOCUMENT;
     fn schema() -> Document {
         T::schema()
     }

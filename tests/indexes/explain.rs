@@ -60,6 +60,7 @@ struct Account {
     last_seen: DateTime,
     score: i64,
     profile: Profile,
+    #[embed(max = 10)]
     devices: Vec<Device>,
 }
 

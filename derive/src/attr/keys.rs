@@ -31,7 +31,14 @@ impl Parse for KeyItem {
             (lit.value(), lit.span())
         } else {
             let ident = Ident::parse_any(input)?;
-            (ident.unraw().to_string(), ident.span())
+            let mut path = ident.unraw().to_string();
+            // `User::name`: another model's field (the `lookup` rule reads it).
+            while input.peek(Token![::]) {
+                input.parse::<Token![::]>()?;
+                path.push_str("::");
+                path.push_str(&Ident::parse_any(input)?.unraw().to_string());
+            }
+            (path, ident.span())
         };
         let value = if input.peek(Token![=]) {
             input.parse::<Token![=]>()?;
@@ -106,6 +113,8 @@ pub(crate) const RULES: &[&str] = &[
     "nullable_sort",
     "array_sort",
     "float_sort",
+    "lookup",
+    "unbounded_array",
 ];
 
 /// `allow(rule, ..., reason = "...")`: waived rules, with the reason the waiver is

@@ -3,6 +3,7 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Serialize, Deserialize, Embedded)]
 struct Cart {
+    #[embed(max = 50)]
     items: Vec<LineItem>,
 }
 

@@ -10,6 +10,7 @@ mod shop {
     #[index(keys("owner.name"))]
     pub struct Cart {
         owner: Owner,
+        #[embed(max = 50)]
         items: Vec<Item>,
     }
 

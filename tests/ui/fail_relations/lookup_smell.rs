@@ -1,0 +1,31 @@
+#[allow(unused_imports)]
+use docshape::refs::Ref;
+use docshape::{Embedded, Model};
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, Model)]
+#[model(collection = "users")]
+pub struct User {
+    #[serde(rename = "_id")]
+    pub id: String,
+    pub name: String,
+}
+
+#[derive(Serialize, Deserialize, Embedded)]
+pub struct LineItem {
+    pub sku: String,
+    pub qty: u32,
+}
+
+// Showing a post with its author's name, with no copy of the name: a `$lookup` on
+// every read.
+#[derive(Serialize, Deserialize, Model)]
+#[model(collection = "posts")]
+#[index(keys(author_id))]
+#[access(name = "posts_with_author", filter(author_id), fields(title, User::name))]
+pub struct Post {
+    pub author_id: Ref<User>,
+    pub title: String,
+}
+
+fn main() {}

@@ -1,0 +1,27 @@
+#[allow(unused_imports)]
+use docshape::refs::Ref;
+use docshape::{Embedded, Model};
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, Model)]
+#[model(collection = "users")]
+pub struct User {
+    #[serde(rename = "_id")]
+    pub id: String,
+    pub name: String,
+}
+
+#[derive(Serialize, Deserialize, Embedded)]
+pub struct LineItem {
+    pub sku: String,
+    pub qty: u32,
+}
+
+#[derive(Serialize, Deserialize, Model)]
+#[model(collection = "posts")]
+pub struct Post {
+    #[reference(reason = "the author lives on")]
+    pub author_id: String,
+}
+
+fn main() {}
