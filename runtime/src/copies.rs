@@ -1157,8 +1157,10 @@ impl Worker {
             return self.fail(queue, &key, None, CopyError::MalformedJob { job: job.clone() }, report).await;
         };
         let Some(&spec) = specs.get(copy) else {
-            // Claims ask only for these keys; a job of another key is left alone.
-            return self.release(queue, &key).await.map(drop);
+            // Claims ask only for these keys: unreachable, but a job released here would
+            // be claimed again at once, so it waits out a lease like a failure.
+            let error = CopyError::UnknownCopy { copy: copy.to_owned() };
+            return self.fail(queue, &key, None, error, report).await;
         };
         let refresh_error = |error| CopyError::Refresh { copy: spec.key(), id: id.clone(), error };
         let source = self.db.collection::<Document>(spec.source);
