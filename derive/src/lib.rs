@@ -208,6 +208,7 @@ fn model(input: &DeriveInput) -> darling::Result<TokenStream> {
         (code, bounds)
     };
     let mut nested = index::check(&c, &indexes, budget, allow.waives("index_budget"), &mut errors);
+    relations::check_via_indexes(&c, &relations, &indexes, &mut errors);
     let (shard_key, shard_tokens) = access::shard_key(&c, &recv.shard_key, &mut errors);
     let mut patterns = access::parse(&c.attrs, &mut errors);
     relations::resolve_lookups(&relations, &mut patterns, &mut errors);

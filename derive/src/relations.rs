@@ -516,6 +516,26 @@ fn copy(c: &Container, f: &Field, name: &str, attr: &Attribute, errors: &mut Acc
     })
 }
 
+/// A refreshed copy is rewritten with an `update_many` on its `via` field: without an
+/// index starting with it, every refresh scans the collection.
+pub(crate) fn check_via_indexes(c: &Container, r: &Relations, indexes: &[crate::index::IndexDef], errors: &mut Accumulator) {
+    for d in r.copies.iter().filter(|d| !matches!(d.refresh, Refresh::Never)) {
+        let served = indexes.iter().any(|i| i.partial.is_none() && i.keys.first().is_some_and(|k| k.path == d.via));
+        if !served {
+            errors.push(
+                Error::custom(rule(
+                    "unindexed_via",
+                    format!(
+                        "refreshing `{}` updates every `{}` document whose `{}` is the source's `_id`; without an index starting with `{}` each refresh scans the collection: add `#[index(keys({}))]` (or put `{}` first in an existing index)",
+                        d.field, c.ident, d.via, d.via, d.via, d.via
+                    ),
+                ))
+                .with_span(&d.via_span),
+            );
+        }
+    }
+}
+
 /// `#[embed(max = N)]` bounds, applied to the validator like `max_items`.
 pub(crate) fn bounds(r: &Relations) -> Vec<crate::bucket::Bound> {
     r.bounds

@@ -267,14 +267,16 @@ pub mod checks {
     pub trait ReferenceId<Id: ?Sized> {}
     impl<T: ?Sized> ReferenceId<T> for T {}
 
-    /// A copy whose type is not the source field's.
+    /// A copy whose type is not the source field's (or an `Option` of it: a copy may
+    /// be missing where its source is, through an optional sub-document say).
     #[diagnostic::on_unimplemented(
         message = "the copy is a `{Self}`, but the source field is a `{Source}`",
         label = "the copy's type differs from the source field's",
-        note = "a denormalized copy holds the very value of its source: declare it with the source field's type"
+        note = "a denormalized copy holds the very value of its source: declare it with the source field's type, or an `Option` of it"
     )]
     pub trait CopyType<Source: ?Sized> {}
     impl<T: ?Sized> CopyType<T> for T {}
+    impl<T> CopyType<T> for Option<T> {}
 
     /// A `via` field that references another model than the copy's source.
     #[diagnostic::on_unimplemented(

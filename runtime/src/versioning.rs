@@ -229,6 +229,9 @@ pub enum VersionError {
     Encode(bson::ser::Error),
     /// The driver or the server refused an operation.
     Mongo(mongodb::error::Error),
+    /// The document was written, but a denormalized copy of it could not be refreshed
+    /// or queued (see [`crate::copies`]); [`crate::copies::repair`] brings it back.
+    Copies(Box<crate::copies::CopyError>),
 }
 
 impl fmt::Display for VersionError {
@@ -263,6 +266,7 @@ impl fmt::Display for VersionError {
             }
             Self::Encode(e) => write!(f, "cannot encode the document: {e}"),
             Self::Mongo(e) => write!(f, "MongoDB: {e}"),
+            Self::Copies(e) => write!(f, "written, but its copies were not refreshed: {e}"),
         }
     }
 }
@@ -273,6 +277,7 @@ impl std::error::Error for VersionError {
             Self::Upgrade { failure: StepFailure::Decode { source, .. }, .. } => Some(source),
             Self::Encode(e) => Some(e),
             Self::Mongo(e) => Some(e),
+            Self::Copies(e) => Some(e.as_ref()),
             _ => None,
         }
     }
@@ -474,6 +479,9 @@ impl<T: Versioned> Loaded<T> {
         // A key `$set` would read as a path or an operator: replace the document instead
         // (keys with dots or a leading `$` come only from maps flattened into the type).
         let plain = |k: &String| !k.contains('.') && !k.starts_with('$');
+        // What the write may have changed, for the denormalized copies of this model:
+        // `None` for a replacement (anything).
+        let mut written: Option<Document> = None;
         let matched = if !set.keys().chain(unset.keys()).all(plain) {
             let mut replacement = new.clone();
             replacement.insert("_id", self.id());
@@ -489,10 +497,17 @@ impl<T: Versioned> Loaded<T> {
             if !unset.is_empty() {
                 update.insert("$unset", unset.clone());
             }
-            collection.update_one(filter, update).await?.matched_count
+            let matched = collection.update_one(filter, update.clone()).await?.matched_count;
+            written = Some(update);
+            matched
         };
         if matched == 0 {
             return Err(VersionError::Conflict { collection: T::COLLECTION, id: self.id(), attempts: 1 });
+        }
+        if !(set.is_empty() && unset.is_empty()) {
+            crate::copies::after_source_write(db, T::COLLECTION, &self.id(), written.as_ref())
+                .await
+                .map_err(|e| VersionError::Copies(Box::new(e)))?;
         }
         self.value.stamp();
         self.stored_version = T::VERSION;
@@ -580,6 +595,9 @@ pub async fn update_one<T: Versioned>(
             .update_one(doc! { "_id": id.clone(), T::VERSION_FIELD: T::VERSION }, update.clone())
             .await?;
         if done.matched_count == 1 {
+            crate::copies::after_source_write(db, T::COLLECTION, &id, Some(&update))
+                .await
+                .map_err(|e| VersionError::Copies(Box::new(e)))?;
             return Ok(UpdateOutcome { stored_version: stored, upgraded, attempts: attempt });
         }
         let Some(document) = collection.find_one(doc! { "_id": id.clone() }).await? else {

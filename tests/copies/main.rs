@@ -3,14 +3,14 @@
 //! drained by workers that are aborted, restarted and run side by side, converging on
 //! the source's last value within `max_stale`.
 //!
-//! The copies are registered here as the derive registers them for
-//! `#[denormalized(...)]` fields; the `via` fields hold the source's `_id` as a
-//! `Ref<User>` stores it.
+//! The copies are declared with `#[denormalized(...)]`, so the derive registers them
+//! and the source's update API finds them.
 
 use std::time::Duration;
 
 use bson::{doc, Bson, Document};
-use docshape::copies::{self, CopySpec, Refresh, QUEUE};
+use docshape::copies::{self, QUEUE};
+use docshape::refs::Ref;
 use docshape::{testkit, Embedded, Model};
 use futures_util::TryStreamExt;
 use mongodb::Database;
@@ -46,21 +46,31 @@ pub struct Profile {
 pub struct Post {
     #[serde(rename = "_id")]
     pub id: i64,
-    pub author_id: String,
+    pub author_id: Ref<User>,
+    #[denormalized(
+        from = "User::name",
+        via = "author_id",
+        refresh = "async",
+        max_stale = "5m",
+        reason = "the feed shows author names without a lookup"
+    )]
     pub author_name: String,
     pub title: String,
 }
 
-/// Sync copies of the author's name and city.
+/// Sync copies of the author's name and city (a copy through an optional
+/// sub-document is optional itself).
 #[derive(Debug, Clone, Serialize, Deserialize, Model)]
 #[model(collection = "comments")]
 #[index(keys(author_id))]
 pub struct Comment {
     #[serde(rename = "_id")]
     pub id: i64,
-    pub author_id: String,
+    pub author_id: Ref<User>,
+    #[denormalized(from = "User::name", via = "author_id", refresh = "sync")]
     pub author_name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[denormalized(from = "User::profile.city", via = "author_id", refresh = "sync")]
     pub author_city: Option<String>,
 }
 
@@ -71,56 +81,14 @@ pub struct Comment {
 pub struct Order {
     #[serde(rename = "_id")]
     pub id: i64,
-    pub user_id: String,
+    pub user_id: Ref<User>,
+    #[denormalized(
+        from = "User::name",
+        via = "user_id",
+        refresh = "never",
+        reason = "the name at the time of the order"
+    )]
     pub user_name: String,
-}
-
-docshape::__private::inventory::submit! {
-    CopySpec {
-        collection: "posts",
-        field: "author_name",
-        via: "author_id",
-        source: "users",
-        source_field: "name",
-        refresh: Refresh::Async { max_stale: MAX_STALE },
-        reason: Some("the feed shows author names without a lookup"),
-    }
-}
-
-docshape::__private::inventory::submit! {
-    CopySpec {
-        collection: "comments",
-        field: "author_name",
-        via: "author_id",
-        source: "users",
-        source_field: "name",
-        refresh: Refresh::Sync,
-        reason: None,
-    }
-}
-
-docshape::__private::inventory::submit! {
-    CopySpec {
-        collection: "comments",
-        field: "author_city",
-        via: "author_id",
-        source: "users",
-        source_field: "profile.city",
-        refresh: Refresh::Sync,
-        reason: None,
-    }
-}
-
-docshape::__private::inventory::submit! {
-    CopySpec {
-        collection: "orders",
-        field: "user_name",
-        via: "user_id",
-        source: "users",
-        source_field: "name",
-        refresh: Refresh::Never,
-        reason: Some("the name at the time of the order"),
-    }
 }
 
 pub const POSTS: &str = "posts.author_name";

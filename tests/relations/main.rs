@@ -99,6 +99,39 @@ pub struct Usuario {
     pub direccion: Direccion,
 }
 
+/// A versioned source: its versioned writers keep its copies in line too.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(collection = "authors", version = 1)]
+pub struct Author {
+    #[serde(rename = "_id")]
+    pub id: String,
+    pub name: String,
+    #[schema_version]
+    pub schema_version: i32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(collection = "reviews")]
+#[index(keys(author_id))]
+pub struct Review {
+    #[serde(rename = "_id")]
+    pub id: i32,
+    pub author_id: Ref<Author>,
+    #[denormalized(from = "Author::name", via = "author_id", refresh = "sync")]
+    pub author_name: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(collection = "articles")]
+#[index(keys(author_id))]
+pub struct Article {
+    #[serde(rename = "_id")]
+    pub id: i32,
+    pub author_id: Ref<Author>,
+    #[denormalized(from = "Author::name", via = "author_id", refresh = "async", max_stale = "1m")]
+    pub author_name: String,
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
 }
@@ -315,4 +348,61 @@ fn the_design_decision_table_lists_every_relation() {
     // The feed reads the copy: the access table names the copy, not a join.
     let feed = &Post::ACCESS_PATTERNS[0];
     assert_eq!(feed.fields, ["title", "author_name"]);
+}
+
+#[test]
+fn versioned_writers_refresh_the_copies_of_what_they_write() {
+    use docshape::copies::{self, Worker};
+    use docshape::versioning::{self, RetryPolicy};
+    runtime().block_on(async {
+        let db = testkit::database("versioned_source").await.unwrap();
+        docshape::sync_all(&db, Default::default()).await.unwrap();
+        Author::collection(&db)
+            .insert_one(Author { id: "a1".into(), name: "Ada".into(), schema_version: 1 })
+            .await
+            .unwrap();
+        for i in 0..5 {
+            let mut review = Review { id: i, author_id: Ref::new("a1".into()), author_name: String::new() };
+            relation::insert_one(&db, &mut review).await.unwrap();
+            let mut article = Article { id: i, author_id: Ref::new("a1".into()), author_name: String::new() };
+            relation::insert_one(&db, &mut article).await.unwrap();
+        }
+        let names = |c: &'static str| {
+            let db = db.clone();
+            async move {
+                let mut out: Vec<String> = Vec::new();
+                let mut cursor = db.collection::<Document>(c).find(doc! {}).await.unwrap();
+                while cursor.advance().await.unwrap() {
+                    out.push(cursor.deserialize_current().unwrap().get_str("author_name").unwrap().to_owned());
+                }
+                out
+            }
+        };
+        assert_eq!(names("reviews").await, vec!["Ada"; 5]);
+
+        // `versioning::update_one`: the sync copies in the call, the async one queued.
+        versioning::update_one::<Author>(&db, "a1", doc! { "$set": { "name": "Ada King" } }, RetryPolicy::default())
+            .await
+            .unwrap();
+        assert_eq!(names("reviews").await, vec!["Ada King"; 5]);
+        assert_eq!(names("articles").await, vec!["Ada"; 5]);
+        assert_eq!(copies::lag(&db).await.unwrap().pending, 1);
+        let report = Worker::new(&db).run_until_empty().await.unwrap();
+        assert_eq!(report.documents_updated, 5);
+        assert_eq!(names("articles").await, vec!["Ada King"; 5]);
+
+        // `versioning::modify` (a save of what changed) does the same.
+        versioning::modify::<Author>(&db, "a1", RetryPolicy::default(), |a| a.name = "Ada Lovelace".into())
+            .await
+            .unwrap();
+        assert_eq!(names("reviews").await, vec!["Ada Lovelace"; 5]);
+        Worker::new(&db).run_until_empty().await.unwrap();
+        assert_eq!(names("articles").await, vec!["Ada Lovelace"; 5]);
+
+        // A write that does not touch the copied field queues nothing.
+        versioning::update_one::<Author>(&db, "a1", doc! { "$set": { "schema_version": 1 } }, RetryPolicy::default())
+            .await
+            .unwrap();
+        assert_eq!(copies::lag(&db).await.unwrap().pending, 0);
+    });
 }

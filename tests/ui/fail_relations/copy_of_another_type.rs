@@ -19,10 +19,11 @@ pub struct LineItem {
 
 #[derive(Serialize, Deserialize, Model)]
 #[model(collection = "posts")]
+#[index(keys(author_id))]
 pub struct Post {
     pub author_id: Ref<User>,
     #[denormalized(from = "User::name", via = "author_id", refresh = "sync")]
-    pub author_name: Option<String>,
+    pub author_name: i64,
 }
 
 fn main() {}

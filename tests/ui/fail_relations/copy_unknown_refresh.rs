@@ -19,6 +19,7 @@ pub struct LineItem {
 
 #[derive(Serialize, Deserialize, Model)]
 #[model(collection = "posts")]
+#[index(keys(author_id))]
 pub struct Post {
     pub author_id: Ref<User>,
     #[denormalized(from = "User::name", via = "author_id", refresh = "eventually")]

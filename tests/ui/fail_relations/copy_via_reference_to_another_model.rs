@@ -27,6 +27,7 @@ pub struct Customer {
 
 #[derive(Serialize, Deserialize, Model)]
 #[model(collection = "posts")]
+#[index(keys(customer_id))]
 pub struct Post {
     pub customer_id: Ref<Customer>,
     #[denormalized(from = "User::name", via = "customer_id", refresh = "sync")]
