@@ -16,6 +16,9 @@
 //!    confirms every pattern uses the index chosen at compile time.
 //! 6. `check` finds an index dropped by hand; `sync` puts it back, and a second
 //!    `sync` changes nothing.
+//! 7. Each relation is a stated decision (embed, reference or copy, with its bound,
+//!    refresh policy and reason): the table is printed; the customer is renamed
+//!    through the source's update API, and the order keeps its snapshot.
 //!
 //! Run: `cargo run -p docshape-examples --example shop` (no server needed: the testkit
 //! starts a local one; set `MONGODB_URI` to use a real mongod).
@@ -165,6 +168,31 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Err(format!("check after sync: {report}").into());
     }
     println!("   check: every collection matches the code");
+
+    println!("== 7. embed, reference or copy: each relation's decision, and a rename");
+    let relations: Vec<_> = docshape::registry::models()
+        .iter()
+        .filter(|m| !m.relations.is_empty())
+        .map(|m| (m.collection, m.relations))
+        .collect();
+    print!("{}", docshape::relation::design_decisions(&relations));
+    let renamed =
+        docshape::copies::update_one::<Customer>(&db, alice.id, doc! { "$set": { "name": "Alice Martin" } })
+            .await?;
+    let stored =
+        Order::collection(&db).find_one(doc! { "_id": "ord_81" }).await?.ok_or("order ord_81 is gone")?;
+    if stored.user_name != alice.name {
+        return Err(format!("the snapshot changed: {:?}", stored.user_name).into());
+    }
+    println!(
+        "   renamed the customer ({} copies rewritten, {} queued); order {} still says {:?}: a snapshot",
+        renamed.documents_updated(),
+        renamed.jobs_enqueued(),
+        stored.id,
+        stored.user_name
+    );
+    let customer = stored.user_id.load(&db).await?.ok_or("the order's customer is gone")?;
+    println!("   the order's reference loads its customer, now {:?}", customer.name);
 
     let read_back: Vec<Order> = {
         use futures_util::TryStreamExt;

@@ -518,9 +518,15 @@ fn copy(c: &Container, f: &Field, name: &str, attr: &Attribute, errors: &mut Acc
 
 /// A refreshed copy is rewritten with an `update_many` on its `via` field: without an
 /// index starting with it, every refresh scans the collection.
-pub(crate) fn check_via_indexes(c: &Container, r: &Relations, indexes: &[crate::index::IndexDef], errors: &mut Accumulator) {
+pub(crate) fn check_via_indexes(
+    c: &Container,
+    r: &Relations,
+    indexes: &[crate::index::IndexDef],
+    errors: &mut Accumulator,
+) {
     for d in r.copies.iter().filter(|d| !matches!(d.refresh, Refresh::Never)) {
-        let served = indexes.iter().any(|i| i.partial.is_none() && i.keys.first().is_some_and(|k| k.path == d.via));
+        let served =
+            indexes.iter().any(|i| i.partial.is_none() && i.keys.first().is_some_and(|k| k.path == d.via));
         if !served {
             errors.push(
                 Error::custom(rule(

@@ -265,7 +265,9 @@ impl std::error::Error for RefError {
 fn decode<T: Model + DeserializeOwned>(raw: &RawDocumentBuf) -> Result<T, RefError> {
     let fail = |detail: String| RefError::Decode {
         collection: T::COLLECTION,
-        id: Box::new(raw.get("_id").ok().flatten().and_then(|v| Bson::try_from(v).ok()).unwrap_or(Bson::Null)),
+        id: Box::new(
+            raw.get("_id").ok().flatten().and_then(|v| Bson::try_from(v).ok()).unwrap_or(Bson::Null),
+        ),
         detail,
     };
     match T::DECODE_STORED {
@@ -282,7 +284,8 @@ pub async fn load_one<T: Identified + DeserializeOwned>(
     db: &Database,
     r: &Ref<T>,
 ) -> Result<Option<T>, RefError> {
-    let id = r.to_bson().map_err(|source| RefError::Id { collection: T::COLLECTION, source: Box::new(source) })?;
+    let id =
+        r.to_bson().map_err(|source| RefError::Id { collection: T::COLLECTION, source: Box::new(source) })?;
     let found = db
         .collection::<RawDocumentBuf>(T::COLLECTION)
         .find_one(doc! { "_id": id })
@@ -356,7 +359,9 @@ pub async fn load_many<T: Identified + DeserializeOwned>(
     let mut distinct: Vec<Bson> = Vec::new();
     let mut seen = HashMap::new();
     for r in refs {
-        let id = r.to_bson().map_err(|source| RefError::Id { collection: T::COLLECTION, source: Box::new(source) })?;
+        let id = r
+            .to_bson()
+            .map_err(|source| RefError::Id { collection: T::COLLECTION, source: Box::new(source) })?;
         let key = id_key(&id);
         if !seen.contains_key(&key) {
             seen.insert(key.clone(), distinct.len());

@@ -373,7 +373,9 @@ fn versioned_writers_refresh_the_copies_of_what_they_write() {
                 let mut out: Vec<String> = Vec::new();
                 let mut cursor = db.collection::<Document>(c).find(doc! {}).await.unwrap();
                 while cursor.advance().await.unwrap() {
-                    out.push(cursor.deserialize_current().unwrap().get_str("author_name").unwrap().to_owned());
+                    out.push(
+                        cursor.deserialize_current().unwrap().get_str("author_name").unwrap().to_owned(),
+                    );
                 }
                 out
             }
@@ -381,9 +383,14 @@ fn versioned_writers_refresh_the_copies_of_what_they_write() {
         assert_eq!(names("reviews").await, vec!["Ada"; 5]);
 
         // `versioning::update_one`: the sync copies in the call, the async one queued.
-        versioning::update_one::<Author>(&db, "a1", doc! { "$set": { "name": "Ada King" } }, RetryPolicy::default())
-            .await
-            .unwrap();
+        versioning::update_one::<Author>(
+            &db,
+            "a1",
+            doc! { "$set": { "name": "Ada King" } },
+            RetryPolicy::default(),
+        )
+        .await
+        .unwrap();
         assert_eq!(names("reviews").await, vec!["Ada King"; 5]);
         assert_eq!(names("articles").await, vec!["Ada"; 5]);
         assert_eq!(copies::lag(&db).await.unwrap().pending, 1);
@@ -400,9 +407,14 @@ fn versioned_writers_refresh_the_copies_of_what_they_write() {
         assert_eq!(names("articles").await, vec!["Ada Lovelace"; 5]);
 
         // A write that does not touch the copied field queues nothing.
-        versioning::update_one::<Author>(&db, "a1", doc! { "$set": { "schema_version": 1 } }, RetryPolicy::default())
-            .await
-            .unwrap();
+        versioning::update_one::<Author>(
+            &db,
+            "a1",
+            doc! { "$set": { "schema_version": 1 } },
+            RetryPolicy::default(),
+        )
+        .await
+        .unwrap();
         assert_eq!(copies::lag(&db).await.unwrap().pending, 0);
     });
 }

@@ -1,0 +1,145 @@
+//! Embed, reference, copy: patterns-en's order and posts on a real server.
+//!
+//! The order embeds its line items (bounded), references its user and keeps the user's
+//! name as a historical snapshot; posts reference their author and copy the name,
+//! refreshed by an async worker within five minutes. A user with 2,000 posts is
+//! renamed: the order keeps the old name, the posts' copies are queued, a worker
+//! drains the queue, and the lag is measured against `max_stale`. Then 2,000 posts'
+//! authors load in one query.
+//!
+//! Run: `cargo run -p docshape-examples --example relations`.
+
+#![allow(clippy::duplicated_attributes)]
+
+use std::time::Instant;
+
+use bson::{doc, DateTime};
+use docshape::copies::{self, Worker};
+use docshape::refs::{self, Ref};
+use docshape::relation;
+use docshape::{Embedded, Model};
+use docshape_examples::fresh_database;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "users")]
+struct User {
+    #[serde(rename = "_id")]
+    id: String,
+    #[validate(min_length = 1, max_length = 100)]
+    name: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Embedded)]
+struct LineItem {
+    sku: String,
+    qty: i32,
+    unit_price_cents: i64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "orders")]
+struct Order {
+    #[serde(rename = "_id")]
+    id: String,
+    #[reference(reason = "user updates independently")]
+    user_id: Ref<User>,
+    #[denormalized(
+        from = "User::name",
+        via = "user_id",
+        refresh = "never",
+        reason = "historical snapshot is correct here"
+    )]
+    user_name: String,
+    status: String,
+    #[embed(max = 50, reason = "1:few, read and updated together")]
+    items: Vec<LineItem>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "posts")]
+#[index(keys(author_id, created_at = -1))]
+#[access(name = "posts_by_user", filter(author_id), sort(created_at = -1), fields(title, User::name))]
+struct Post {
+    #[serde(rename = "_id")]
+    id: String,
+    #[reference(reason = "unbounded growth: the post references its author")]
+    author_id: Ref<User>,
+    #[denormalized(
+        from = "User::name",
+        via = "author_id",
+        refresh = "async",
+        max_stale = "5m",
+        reason = "name may be stale ≤5 min"
+    )]
+    author_name: String,
+    title: String,
+    created_at: DateTime,
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let db = fresh_database("docshape_relations").await?;
+    docshape::sync_all(&db, Default::default()).await?;
+
+    let relations: Vec<_> = docshape::registry::models()
+        .iter()
+        .filter(|m| !m.relations.is_empty())
+        .map(|m| (m.collection, m.relations))
+        .collect();
+    print!("{}", relation::design_decisions(&relations));
+
+    User::collection(&db).insert_one(User { id: "u_42".into(), name: "Alice".into() }).await?;
+    let mut order = Order {
+        id: "ord_81".into(),
+        user_id: Ref::new("u_42".into()),
+        user_name: String::new(),
+        status: "shipped".into(),
+        items: vec![LineItem { sku: "A-1".into(), qty: 2, unit_price_cents: 1250 }],
+    };
+    relation::insert_one(&db, &mut order).await?;
+    println!("\norder {} written with user_name {:?} (copied at write time)", order.id, order.user_name);
+
+    let posts: Vec<Post> = (0..2000)
+        .map(|i| Post {
+            id: format!("p_{i}"),
+            author_id: Ref::new("u_42".into()),
+            author_name: "Alice".into(),
+            title: format!("post {i}"),
+            created_at: DateTime::from_millis(1_785_000_000_000 + i),
+        })
+        .collect();
+    Post::collection(&db).insert_many(&posts).await?;
+    println!("2,000 posts by u_42");
+
+    let renamed = copies::update_one::<User>(&db, "u_42", doc! { "$set": { "name": "Alicia" } }).await?;
+    let at = Instant::now();
+    println!(
+        "renamed u_42: {} job(s) queued; lag now: {}",
+        renamed.jobs_enqueued(),
+        copies::lag(&db).await?.pending
+    );
+    let report = Worker::new(&db).batch(250).run_until_empty().await?;
+    let converged = at.elapsed();
+    let stale = Post::collection(&db).count_documents(doc! { "author_name": { "$ne": "Alicia" } }).await?;
+    let order =
+        Order::collection(&db).find_one(doc! { "_id": "ord_81" }).await?.ok_or("the order is gone")?;
+    println!(
+        "worker: {} job(s), {} posts rewritten in {:.1?} (max_stale 5m), {stale} stale left; the order still says {:?}",
+        report.jobs, report.documents_updated, converged, order.user_name
+    );
+    if stale != 0 || order.user_name != "Alice" {
+        return Err("the copies did not converge as declared".into());
+    }
+
+    // Every post's author, as a feed page would: one query, whatever the count.
+    let refs: Vec<Ref<User>> = posts.iter().map(|p| p.author_id.clone()).collect();
+    let distinct = refs.iter().collect::<std::collections::HashSet<_>>().len();
+    let authors = refs::load_many(&db, &refs).await?;
+    println!(
+        "{} references ({distinct} distinct) loaded with one find; {} missing",
+        authors.items().len(),
+        authors.missing().len()
+    );
+    Ok(())
+}
