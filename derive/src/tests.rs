@@ -162,7 +162,7 @@ fn a_document_step_with_generic_arguments_is_an_error_not_broken_code() {
 
 #[test]
 fn a_bucket_expands_into_its_trait_methods_and_size_assertion() {
-    let out = expand_model(tokens(SEEDS[SEEDS.len() - 2]));
+    let out = expand_model(tokens(SEEDS[SEEDS.len() - 3]));
     assert!(!is_error(&out), "{out}");
     let text = out.to_string();
     assert!(text.contains("impl __ds :: Bucket for SensorDay"), "{text}");
@@ -175,8 +175,23 @@ fn a_bucket_expands_into_its_trait_methods_and_size_assertion() {
 }
 
 #[test]
-fn an_outlier_expands_into_push_and_load() {
+fn relations_expand_into_their_tables_checks_and_registrations() {
     let out = expand_model(tokens(SEEDS[SEEDS.len() - 1]));
+    assert!(!is_error(&out), "{out}");
+    let text = out.to_string();
+    assert!(text.contains("impl __ds :: Identified for Post"), "{text}");
+    assert!(text.contains("const RELATIONS"), "{text}");
+    assert!(text.contains("inventory :: submit"), "{text}");
+    assert!(text.contains("assert_copy_type"), "{text}");
+    assert!(text.contains("assert_via"), "{text}");
+    // The waived foreign path is listed; the copied one became the copy.
+    assert!(text.contains("\"User::address.city\"") || text.contains("\"city\""), "{text}");
+    assert!(text.contains("\"author_name\""), "{text}");
+}
+
+#[test]
+fn an_outlier_expands_into_push_and_load() {
+    let out = expand_model(tokens(SEEDS[SEEDS.len() - 2]));
     assert!(!is_error(&out), "{out}");
     let text = out.to_string();
     assert!(text.contains("impl __ds :: Outliers for Usuario"), "{text}");
@@ -282,6 +297,21 @@ const SEEDS: &[&str] = &[
            seguidores: Vec<ObjectId>,
            tiene_extras: bool,
            n: i64,
+       }"#,
+    r#"#[model(collection = "posts")]
+       #[index(keys(author_id, created_at = -1))]
+       #[access(name = "feed", filter(author_id), fields(title, User::name, "User::address.city"), allow(lookup, reason = "r"))]
+       struct Post {
+           #[reference(reason = "grows")] author_id: Ref<User>,
+           #[reference(User, max = 5)] editors: Vec<String>,
+           #[denormalized(from = "User::name", via = "author_id", refresh = "async", max_stale = "5m", reason = "r")]
+           author_name: String,
+           #[denormalized(from = "User::address.city", via = "author_id", refresh = "sync")] city: Option<String>,
+           #[embed(max = 50, reason = "r")] items: Vec<Item>,
+           #[embed(allow(unbounded_array, reason = "r"))] log: Vec<Entry>,
+           #[embed] address: Address,
+           title: String,
+           created_at: DateTime,
        }"#,
 ];
 
@@ -456,6 +486,19 @@ const VOCAB: &[&str] = &[
     "\"fortnight\"",
     "\"minute\"",
     "4294967296",
+    "\"User::name\"",
+    "\"User::\"",
+    "\"::name\"",
+    "\"async\"",
+    "\"never\"",
+    "\"5m\"",
+    "Ref",
+    "from",
+    "via",
+    "refresh",
+    "max_stale",
+    "unbounded_array",
+    "lookup",
 ];
 
 /// `#[key(...)]`'s keys, and one near miss.
@@ -528,8 +571,20 @@ fn garble(rng: &mut Rng) -> String {
 /// A struct whose attributes are random sequences of keys and values.
 fn random_attributes(rng: &mut Rng) -> String {
     let attr = |rng: &mut Rng| {
-        let name = ["model", "validate", "embedded", "serde", "index", "access", "key", "bucket", "outlier"]
-            [rng.below(9)];
+        let name = [
+            "model",
+            "validate",
+            "embedded",
+            "serde",
+            "index",
+            "access",
+            "key",
+            "bucket",
+            "outlier",
+            "embed",
+            "reference",
+            "denormalized",
+        ][rng.below(12)];
         let mut body = Vec::new();
         for _ in 0..rng.below(5) {
             // `#[key]`'s own keys are at the end of the vocabulary.
