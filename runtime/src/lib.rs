@@ -79,6 +79,27 @@
 //! not parse, a constraint on a type it cannot apply to) are compile errors under the
 //! offending tokens, and every bad attribute is reported at once.
 //!
+//! ## Embed, reference, copy
+//!
+//! Every relation is a stated decision ([`relation`]): a sub-document or a bounded
+//! array of them (`#[embed]`, `#[embed(max = N)]`: an array of sub-documents or of
+//! references with no bound does not compile), a typed reference ([`refs::Ref<T>`],
+//! or `#[reference(T)]` on a raw id; loaded many at a time in one query with
+//! [`refs::load_many`]), or a denormalized copy with its refresh policy
+//! ([`copies`]):
+//!
+//! | attribute | meaning |
+//! |---|---|
+//! | `#[embed(max = N, reason = "...")]` | embedded, at most `N` elements (`maxItems`) |
+//! | `#[reference(reason = "...")]` on a `Ref<T>`, `#[reference(T, max = N)]` | a reference, with its reason and, for an array, its bound |
+//! | `#[denormalized(from = "User::name", via = "author_id", refresh = "never")]` | a snapshot taken at write time |
+//! | `... refresh = "sync"` | rewritten in the source's update call ([`copies::update_one`]) |
+//! | `... refresh = "async", max_stale = "5m"` | queued by the source's update and rewritten by a [`copies::Worker`] |
+//!
+//! An access pattern that names another model's field (`fields(title, User::name)`)
+//! must be served by a copy of it, or waive the `lookup` rule with a reason.
+//! `DESIGN_DECISIONS.md`, among the [`artifacts`], lists every relation.
+//!
 //! ## Redis key families
 //!
 //! Derive [`KeyFamily`] on a struct whose fields fill the placeholders of a Redis key

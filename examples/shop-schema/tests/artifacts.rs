@@ -64,6 +64,7 @@ fn committed_artifacts_match_the_code() {
         names,
         [
             "ACCESS_PATTERNS.md",
+            "DESIGN_DECISIONS.md",
             "KEYS.md",
             "customers.indexes.json",
             "customers.validator.json",
