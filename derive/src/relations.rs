@@ -472,17 +472,13 @@ fn copy(c: &Container, f: &Field, name: &str, attr: &Attribute, errors: &mut Acc
             return None;
         }
         Some(g) => {
-            let declared = attrs(g, "reference").find_map(|a| match &a.meta {
-                Meta::List(list) => list
-                    .parse_args_with(Punctuated::<Meta, Token![,]>::parse_terminated)
-                    .ok()
-                    .and_then(|items| {
-                        items.into_iter().find_map(|m| match m {
-                            Meta::Path(p) if !p.is_ident("reason") => Some(path_type(p)),
-                            _ => None,
-                        })
-                    }),
-                _ => None,
+            // Its own problems are reported where the field is read; here only the
+            // model it names matters.
+            let declared = attrs(g, "reference").find_map(|a| {
+                let mut quiet = Error::accumulator();
+                let target = parse_reference(a, &mut quiet).target;
+                let _ = quiet.finish();
+                target.map(path_type)
             });
             match ref_target(&g.recv.ty).or(declared) {
                 Some(t) => Some(t),
