@@ -78,6 +78,9 @@ pub struct Post {
 pub struct Group {
     #[reference(User)]
     pub owner_id: String,
+    // A copy may follow a raw-id reference too.
+    #[denormalized(from = "User::name", via = "owner_id", refresh = "never")]
+    pub owner_name: String,
     #[reference(max = 50, reason = "a group is small; members are read with it")]
     pub members: Vec<Ref<User>>,
     // A waived bound, with its reason.
@@ -114,8 +117,8 @@ fn main() {
     let props = members.get_document("$jsonSchema").unwrap().get_document("properties").unwrap();
     assert_eq!(props.get_document("members").unwrap().get_i64("maxItems").unwrap(), 50);
     assert!(props.get_document("log").unwrap().get("maxItems").is_none());
-    assert_eq!(Group::RELATIONS.len(), 3);
+    assert_eq!(Group::RELATIONS.len(), 4);
 
     let copies = docshape::copies::dependents("users");
-    assert_eq!(copies.len(), 3);
+    assert_eq!(copies.len(), 4);
 }
