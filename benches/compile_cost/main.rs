@@ -22,7 +22,8 @@
 //! Options: `--rounds R` (default 5), `--derive-rounds R` (default 5; 0 skips),
 //! `--dir PATH` (default: `docshape-compile-cost` in the system's temp dir; kept, so a
 //! second run reuses the built dependencies), `--expand`, `--timings` (one
-//! `cargo build --timings` of each variant at the largest N, frontend vs codegen split).
+//! `cargo build --timings` of each variant at the largest N, frontend vs codegen split),
+//! `--incremental` (time incremental rebuilds after the one-comment change instead).
 //! It runs cargo offline: the dependencies must already be in cargo's cache, which a
 //! build of this repository ensures.
 
@@ -64,6 +65,7 @@ fn options() -> Result<Options, String> {
             "--dir" => o.dir = PathBuf::from(value("--dir")?),
             "--expand" => o.expand = true,
             "--timings" => o.timings = true,
+            "--incremental" => INCREMENTAL.store(true, std::sync::atomic::Ordering::Relaxed),
             // `cargo bench` passes this to every target; nothing to do with it here.
             "--bench" => {}
             n => o.counts.push(n.parse().map_err(|_| format!("not a model count or option: {n}"))?),
@@ -80,11 +82,17 @@ fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("benches/ is inside the repository").to_path_buf()
 }
 
+/// Set by `--incremental`: time incremental rebuilds instead of whole builds.
+static INCREMENTAL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 fn cargo(dir: &Path) -> Command {
     let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    // Whole builds of the crate: an incremental rebuild after a one-comment change
-    // reuses most of the last build, which would hide what the derives cost.
-    c.current_dir(dir).arg("--offline").env("CARGO_INCREMENTAL", "0");
+    c.current_dir(dir).arg("--offline");
+    // Whole builds of the crate by default: an incremental rebuild after a one-comment
+    // change reuses much of the last build, which hides part of what the derives cost.
+    if !INCREMENTAL.load(std::sync::atomic::Ordering::Relaxed) {
+        c.env("CARGO_INCREMENTAL", "0");
+    }
     c
 }
 
@@ -188,6 +196,10 @@ fn derive_builds(o: &Options) {
         timed(&o.dir, &["clean", "-q", "-p", package]);
         timed(&o.dir, &["build", "-q", "-p", package])
     };
+    // One of each first, not counted: building a package alone may first build its
+    // dependencies with other features than the models crate needed.
+    clean_build("docshape-derive");
+    clean_build("serde_derive");
     let (mut ds, mut serde, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
     for round in 0..o.derive_rounds {
         let (d, s) = if round % 2 == 0 {
