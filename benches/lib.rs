@@ -1,5 +1,7 @@
 //! Models shared by the benchmarks: the patterns-en user, stored at v1 (`name`) and at
-//! v2 (`full_name`), so that decoding either measures only docshape's upgrade path.
+//! v2 (`full_name`), so that decoding either measures only docshape's upgrade path; a
+//! paginated feed (sorted by date, and by `_id` alone), a day bucket, and two Redis key
+//! families.
 
 use bson::{doc, oid::ObjectId, DateTime, Document};
 use docshape::{Embedded, Model};
@@ -65,4 +67,90 @@ pub fn stored_user() -> (Document, Document) {
         "schema_version": 2,
     };
     (v1, v2)
+}
+
+/// patterns-en's feed: posts by author, newest first, `_id` breaking ties. A page
+/// after a cursor filters with the seed's `$or`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(collection = "posts")]
+#[index(keys(author_id, created_at = -1, _id = -1))]
+#[access(name = "posts_by_author", filter(author_id), sort(created_at = -1), paginate)]
+pub struct Post {
+    /// Its id.
+    #[serde(rename = "_id")]
+    pub id: ObjectId,
+    /// Who wrote it.
+    #[validate(max_length = 64)]
+    pub author_id: String,
+    /// The title.
+    #[validate(min_length = 1, max_length = 200)]
+    pub title: String,
+    /// Published.
+    pub created_at: DateTime,
+}
+
+/// The same posts sorted by `_id` alone: a page after a cursor is one `$lt` bound, no
+/// `$or`, which the local server serves from the index.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(collection = "posts_by_id")]
+#[index(keys(author_id, _id = -1))]
+#[access(name = "newest_by_author", filter(author_id), sort(_id = -1), paginate)]
+pub struct PostById {
+    /// Its id.
+    #[serde(rename = "_id")]
+    pub id: ObjectId,
+    /// Who wrote it.
+    #[validate(max_length = 64)]
+    pub author_id: String,
+    /// The title.
+    #[validate(min_length = 1, max_length = 200)]
+    pub title: String,
+    /// Published.
+    pub created_at: DateTime,
+}
+
+/// patterns-en's reading.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Embedded)]
+pub struct Reading {
+    /// When.
+    pub t: DateTime,
+    /// The value.
+    pub v: f64,
+}
+
+/// patterns-en's day bucket: `_id: "sensor_9:2026-08-05"`.
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "sensor_days")]
+#[bucket(series = sensor_id, period = day, per = "day", max = 1440, items = readings, time = t)]
+pub struct SensorDay {
+    /// `series:day`.
+    #[serde(rename = "_id")]
+    pub id: String,
+    /// The series.
+    #[validate(max_length = 64)]
+    pub sensor_id: String,
+    /// The day's label.
+    pub day: String,
+    /// Readings held.
+    pub count: i32,
+    /// The readings, in append order.
+    pub readings: Vec<Reading>,
+}
+
+/// patterns-en's rate-limit window: two placeholders, one of them an address.
+#[derive(Debug, Clone, PartialEq, docshape::KeyFamily)]
+#[key(pattern = "rate:{ip}:{minute}", kind = counter, ttl = "120s", note = "rate limiting window")]
+pub struct RateWindow {
+    /// The client.
+    pub ip: std::net::IpAddr,
+    /// The minute, as `yyyymmddhhmm`.
+    pub minute: u64,
+}
+
+/// patterns-en's session hash: one string placeholder.
+#[derive(Debug, Clone, PartialEq, docshape::KeyFamily)]
+#[key(pattern = "user:{id}:session", kind = hash, ttl = "30d", sliding, note = "auth token data")]
+pub struct UserSession {
+    /// The user.
+    pub id: String,
 }

@@ -9,19 +9,20 @@ use crate::ast::{Body, Container, Field, Variant};
 use crate::attr::validate::{AllowedValue, Num, NumValue};
 use crate::check::{classify, is_option, known_helper, Kind};
 
+/// A number as a `__ds::Lit`: an int when it fits in 32 bits, as the server stores it.
 fn num(n: &NumValue) -> TokenStream {
     match *n {
         NumValue::Int(i) => match i32::try_from(i) {
-            Ok(small) => quote!(__ds::Bson::Int32(#small)),
-            Err(_) => quote!(__ds::Bson::Int64(#i)),
+            Ok(small) => quote!(__ds::Lit::Int32(#small)),
+            Err(_) => quote!(__ds::Lit::Int64(#i)),
         },
-        NumValue::Float(f) => quote!(__ds::Bson::Double(#f)),
+        NumValue::Float(f) => quote!(__ds::Lit::Double(#f)),
     }
 }
 
 fn count(n: u64) -> TokenStream {
     let n = n as i64;
-    quote!(__ds::Bson::Int64(#n))
+    quote!(__ds::Lit::Int64(#n))
 }
 
 /// `tokens` with every span set to `span`, so the compiler's error for them lands
@@ -93,7 +94,10 @@ fn field_schema(f: &Field) -> TokenStream {
         assert(r.unique_items.span(), "assert_array");
     }
 
-    let mut set = |key: &str, value: TokenStream| body.push(quote!(__ds::constrain(&mut __s, #key, #value);));
+    // The constraints as one constant slice, applied in this order by `constrained`.
+    let mut constraints = Vec::new();
+    let mut set =
+        |key: &str, value: TokenStream| constraints.push(quote!(__ds::Constraint::Set(#key, #value)));
     if let Some(v) = &r.min_length {
         set("minLength", count(**v));
     }
@@ -101,7 +105,7 @@ fn field_schema(f: &Field) -> TokenStream {
         set("maxLength", count(**v));
     }
     if let Some(p) = &r.pattern {
-        set("pattern", quote!(__ds::Bson::String(::std::string::String::from(#p))));
+        set("pattern", quote!(__ds::Lit::Str(#p)));
     }
     if let Some(v) = &r.min_items {
         set("minItems", count(**v));
@@ -110,20 +114,22 @@ fn field_schema(f: &Field) -> TokenStream {
         set("maxItems", count(**v));
     }
     if r.unique_items.is_present() {
-        set("uniqueItems", quote!(__ds::Bson::Boolean(true)));
+        set("uniqueItems", quote!(__ds::Lit::Bool(true)));
     }
     if let Some(allowed) = &r.allowed {
         let values = allowed.values.iter().map(|v| match v {
-            AllowedValue::Str(s, _) => quote!(__ds::Bson::String(::std::string::String::from(#s))),
-            AllowedValue::Bool(b, _) => quote!(__ds::Bson::Boolean(#b)),
+            AllowedValue::Str(s, _) => quote!(__ds::Lit::Str(#s)),
+            AllowedValue::Bool(b, _) => quote!(__ds::Lit::Bool(#b)),
             AllowedValue::Num(n) => num(&n.value),
         });
-        set("enum", quote!(__ds::Bson::Array(::std::vec![#(#values),*])));
+        constraints.push(quote!(__ds::Constraint::Enum(&[#(#values),*])));
     }
     let mut bound = |n: &Option<Num>, lower: bool, exclusive: bool| {
         if let Some(n) = n {
-            let v = num(&n.value);
-            body.push(quote!(__ds::bound(&mut __s, #lower, #v, #exclusive);));
+            let value = num(&n.value);
+            constraints.push(
+                quote!(__ds::Constraint::Bound { lower: #lower, value: #value, exclusive: #exclusive }),
+            );
         }
     };
     bound(&r.minimum, true, false);
@@ -131,14 +137,16 @@ fn field_schema(f: &Field) -> TokenStream {
     bound(&r.maximum, false, false);
     bound(&r.exclusive_maximum, false, true);
 
+    let schema =
+        if constraints.is_empty() { base } else { quote!(__ds::constrained(#base, &[#(#constraints),*])) };
     if body.is_empty() {
-        return base;
+        schema
+    } else {
+        quote!({
+            #(#body)*
+            #schema
+        })
     }
-    quote!({
-        let mut __s = #base;
-        #(#body)*
-        __s
-    })
 }
 
 /// An object schema from named fields; `admit_id` for collections.

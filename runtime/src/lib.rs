@@ -202,7 +202,8 @@ pub mod __private {
     pub use crate::size::{MaxBsonSize, Probe, ProbeFallback};
     pub use crate::validator::{
         adjacent, any_of, array_of, assert_array, assert_number, assert_string, bound, bson_type, constrain,
-        nullable, single_key, string_enum, tuple, with_tag, ObjectSchema, Schema,
+        constrained, nullable, single_key, string_enum, tuple, with_tag, Constraint, Lit, ObjectSchema,
+        Schema,
     };
     pub use crate::versioning::{
         decode as versioned_decode, validator as versioned_validator, ReadCounter, StepFailure, VersionError,

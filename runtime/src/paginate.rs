@@ -16,7 +16,7 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use base64::Engine as _;
-use bson::{doc, Bson, Document, RawDocumentBuf};
+use bson::{doc, Bson, Document, RawArrayBuf, RawBson, RawBsonRef, RawDocument, RawDocumentBuf};
 use futures_util::TryStreamExt;
 use hmac::{KeyInit, Mac};
 use mongodb::Database;
@@ -37,8 +37,11 @@ type HmacSha256 = hmac::Hmac<sha2::Sha256>;
 
 /// A secret that signs cursor tokens, so a client can return a token but not forge or
 /// alter one.
+///
+/// It holds the HMAC state already keyed, so signing or checking a token starts from a
+/// copy of it instead of hashing the secret again.
 #[derive(Clone)]
-pub struct CursorKey(Vec<u8>);
+pub struct CursorKey(HmacSha256);
 
 impl CursorKey {
     /// A key from secret bytes (at least 16; 32 random bytes are a good choice).
@@ -47,11 +50,11 @@ impl CursorKey {
         if secret.len() < 16 {
             return Err(CursorError::WeakKey);
         }
-        Ok(Self(secret))
+        Ok(Self(<HmacSha256 as KeyInit>::new_from_slice(&secret).expect("HMAC takes keys of any length")))
     }
 
     fn mac(&self) -> HmacSha256 {
-        <HmacSha256 as KeyInit>::new_from_slice(&self.0).expect("HMAC takes keys of any length")
+        self.0.clone()
     }
 }
 
@@ -101,12 +104,14 @@ impl std::error::Error for CursorError {}
 
 /// The sort of a paginated pattern: its sort keys, then `_id` unless already there.
 pub fn sort_keys(pattern: &AccessPattern) -> Vec<(&'static str, IndexKey)> {
-    let mut keys: Vec<(&'static str, IndexKey)> = pattern.sort.to_vec();
-    if !keys.iter().any(|(f, _)| *f == "_id") {
-        let last = keys.last().map_or(IndexKey::Asc, |(_, k)| *k);
-        keys.push(("_id", last));
-    }
-    keys
+    sort_key_iter(pattern).collect()
+}
+
+/// [`sort_keys`] without the allocation, for the token codec.
+fn sort_key_iter(pattern: &AccessPattern) -> impl Iterator<Item = (&'static str, IndexKey)> + '_ {
+    let tie_break = (!pattern.sort.iter().any(|(f, _)| *f == "_id"))
+        .then(|| ("_id", pattern.sort.last().map_or(IndexKey::Asc, |(_, k)| *k)));
+    pattern.sort.iter().copied().chain(tie_break)
 }
 
 /// Identifies the pattern (and collection) a token belongs to: FNV-1a over the names
@@ -123,7 +128,7 @@ fn fingerprint(collection: &str, pattern: &AccessPattern) -> u64 {
     };
     eat(collection.as_bytes());
     eat(pattern.name.as_bytes());
-    for (field, key) in sort_keys(pattern) {
+    for (field, key) in sort_key_iter(pattern) {
         eat(field.as_bytes());
         eat(key.name_part().as_bytes());
     }
@@ -137,13 +142,20 @@ pub fn encode_token(
     values: &[Bson],
     key: Option<&CursorKey>,
 ) -> String {
-    let mut bytes = vec![VERSION, if key.is_some() { SIGNED } else { UNSIGNED }];
+    let mut bytes = Vec::with_capacity(64 + MAC_LEN);
+    bytes.extend_from_slice(&[VERSION, if key.is_some() { SIGNED } else { UNSIGNED }]);
     bytes.extend_from_slice(&fingerprint(collection, pattern).to_le_bytes());
-    let payload = doc! { "v": values.to_vec() };
-    let mut raw = Vec::new();
-    // Serializing a document of scalars into a Vec cannot fail.
-    let _ = payload.to_writer(&mut raw);
-    bytes.extend_from_slice(&raw);
+    // `{v: [values]}` as BSON, written straight into the token's bytes.
+    let mut array = RawArrayBuf::new();
+    for value in values {
+        // Every value a cursor holds is a scalar, which always converts.
+        if let Ok(raw) = RawBson::try_from(value.clone()) {
+            array.push(raw);
+        }
+    }
+    let mut payload = RawDocumentBuf::new();
+    payload.append("v", array);
+    bytes.extend_from_slice(payload.as_bytes());
     if let Some(key) = key {
         let mut mac = key.mac();
         mac.update(&bytes);
@@ -197,17 +209,22 @@ pub fn decode_token(
     if u64::from_le_bytes(fp_bytes) != fingerprint(collection, pattern) {
         return Err(CursorError::WrongPattern);
     }
-    let raw =
-        RawDocumentBuf::from_bytes(body[10..].to_vec()).map_err(|_| CursorError::Malformed("payload"))?;
-    let payload: Document = raw.to_document().map_err(|_| CursorError::Malformed("payload"))?;
-    if payload.len() != 1 {
-        return Err(CursorError::Malformed("payload"));
+    // Read in place: the payload must be exactly `{v: [...]}`, every element well formed.
+    let payload = RawDocument::from_bytes(&body[10..]).map_err(|_| CursorError::Malformed("payload"))?;
+    let mut elements = payload.iter();
+    let array = match (elements.next(), elements.next()) {
+        (Some(Ok(("v", RawBsonRef::Array(array)))), None) => array,
+        _ => return Err(CursorError::Malformed("payload")),
+    };
+    let mut values = Vec::with_capacity(pattern.sort.len() + 1);
+    for value in array {
+        let value = value.map_err(|_| CursorError::Malformed("payload"))?;
+        values.push(Bson::try_from(value.to_raw_bson()).map_err(|_| CursorError::Malformed("payload"))?);
     }
-    let values = payload.get_array("v").map_err(|_| CursorError::Malformed("payload"))?;
-    if values.len() != sort_keys(pattern).len() {
+    if values.len() != sort_key_iter(pattern).count() {
         return Err(CursorError::Malformed("wrong number of values"));
     }
-    for value in values {
+    for value in &values {
         let scalar = matches!(
             value,
             Bson::String(_)
@@ -225,7 +242,7 @@ pub fn decode_token(
             return Err(CursorError::Malformed("a value of a type cursors do not hold"));
         }
     }
-    Ok(values.clone())
+    Ok(values)
 }
 
 /// Which side of the cursor to read.
@@ -546,6 +563,34 @@ mod tests {
 
     fn values() -> Vec<Bson> {
         vec![Bson::DateTime(bson::DateTime::from_millis(1_700_000_000_000)), Bson::String("p_1".into())]
+    }
+
+    #[test]
+    fn a_token_is_its_header_and_the_bson_document_v() {
+        // The byte layout of version 1, written by earlier releases too: a token issued
+        // before an upgrade still decodes after it.
+        let token = encode_token("posts", &P, &values(), None);
+        let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(&token).unwrap();
+        let mut payload = Vec::new();
+        doc! { "v": values() }.to_writer(&mut payload).unwrap();
+        assert_eq!(bytes[..2], [VERSION, UNSIGNED]);
+        assert_eq!(bytes[2..10], fingerprint("posts", &P).to_le_bytes());
+        assert_eq!(bytes[10..], payload[..]);
+        // A payload with a second key, or `v` twice, is refused.
+        let array = || {
+            let mut a = RawArrayBuf::new();
+            values().into_iter().for_each(|v| a.push(RawBson::try_from(v).unwrap()));
+            a
+        };
+        for second in ["w", "v"] {
+            let mut extra = RawDocumentBuf::new();
+            extra.append("v", array());
+            extra.append(second, array());
+            let mut forged = bytes[..10].to_vec();
+            forged.extend_from_slice(extra.as_bytes());
+            let forged = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(forged);
+            assert!(decode_token(&forged, "posts", &P, None).is_err(), "{second}");
+        }
     }
 
     #[test]

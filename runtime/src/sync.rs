@@ -13,6 +13,7 @@ use bson::{doc, Bson, Document};
 use mongodb::Database;
 
 use crate::error::{Error, Result};
+use crate::index::{Index, IndexKey};
 use crate::model::{Model, ValidationAction, ValidationLevel};
 
 /// Everything [`sync`] makes true of one collection.
@@ -35,13 +36,31 @@ pub struct CollectionSpec {
 impl CollectionSpec {
     /// The spec a model declares.
     pub fn of<T: Model>() -> Self {
-        let shard_key: Document = T::SHARD_KEY.iter().map(|(f, k)| ((*f).to_owned(), k.to_bson())).collect();
+        // Every registered model instantiates this function in the crate that defines
+        // it, so it only gathers the model's constants; the work is done once, below.
+        Self::from_parts(
+            T::COLLECTION,
+            T::validator(),
+            (T::VALIDATION_LEVEL, T::VALIDATION_ACTION),
+            T::INDEXES,
+            T::SHARD_KEY,
+        )
+    }
+
+    fn from_parts(
+        name: &str,
+        validator: Document,
+        (validation_level, validation_action): (ValidationLevel, ValidationAction),
+        indexes: &[Index],
+        shard_key: &[(&str, IndexKey)],
+    ) -> Self {
+        let shard_key: Document = shard_key.iter().map(|(f, k)| ((*f).to_owned(), k.to_bson())).collect();
         Self {
-            name: T::COLLECTION.to_owned(),
-            validator: T::validator(),
-            validation_level: T::VALIDATION_LEVEL,
-            validation_action: T::VALIDATION_ACTION,
-            indexes: T::INDEXES.iter().map(|i| i.to_document()).collect(),
+            name: name.to_owned(),
+            validator,
+            validation_level,
+            validation_action,
+            indexes: indexes.iter().map(|i| i.to_document()).collect(),
             shard_key: (!shard_key.is_empty()).then_some(shard_key),
         }
     }

@@ -1,0 +1,172 @@
+//! The source of the measured crates: N models, each the same struct twice, once with
+//! docshape's derives and attributes and once with serde's derives only.
+//!
+//! Each model has ten stored fields (seven validated), an embedded type, two indexes
+//! (one on the struct, one on a field) and one paginated access pattern, which is
+//! what a typical collection in the patterns documents declares.
+
+use std::fmt::Write;
+
+/// Which derives the generated structs carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Variant {
+    /// `Serialize, Deserialize` plus `Model`/`Embedded`, with their attributes.
+    Docshape,
+    /// `Serialize, Deserialize` only: the baseline.
+    Serde,
+}
+
+impl Variant {
+    /// The generated package's name.
+    pub fn package(self) -> &'static str {
+        match self {
+            Variant::Docshape => "models_docshape",
+            Variant::Serde => "models_serde",
+        }
+    }
+}
+
+/// `lib.rs` of a crate of `n` models. `salt` goes into a comment, so that writing the
+/// file with a new salt changes its content and cargo rebuilds the crate.
+pub fn lib_rs(variant: Variant, n: usize, salt: u64) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "//! {n} generated models ({variant:?}); build {salt}.");
+    s.push_str("#![allow(dead_code)]\n\n");
+    s.push_str("use bson::{oid::ObjectId, DateTime};\nuse serde::{Deserialize, Serialize};\n");
+    if variant == Variant::Docshape {
+        s.push_str("use docshape::{Embedded, Model};\n");
+    }
+    for i in 0..n {
+        s.push('\n');
+        model(&mut s, variant, i);
+    }
+    s
+}
+
+/// Emits `attr` only for the docshape variant.
+fn ds(s: &mut String, variant: Variant, attr: &str) {
+    if variant == Variant::Docshape {
+        let _ = writeln!(s, "{attr}");
+    }
+}
+
+fn model(s: &mut String, variant: Variant, i: usize) {
+    let docshape = variant == Variant::Docshape;
+    let extra = if docshape { ", Embedded" } else { "" };
+    let _ = writeln!(s, "#[derive(Debug, Clone, Serialize, Deserialize{extra})]");
+    let _ = writeln!(s, "pub struct Address{i} {{");
+    ds(s, variant, "    #[validate(min_length = 1, max_length = 100)]");
+    s.push_str("    pub street: String,\n");
+    ds(s, variant, "    #[validate(max_length = 60)]");
+    s.push_str("    pub city: String,\n");
+    ds(s, variant, "    #[validate(pattern = \"^[0-9]{5}$\")]");
+    s.push_str("    pub zip: String,\n}\n\n");
+
+    let extra = if docshape { ", Model" } else { "" };
+    let _ = writeln!(s, "#[derive(Debug, Clone, Serialize, Deserialize{extra})]");
+    ds(s, variant, &format!("#[model(collection = \"items_{i}\")]"));
+    ds(s, variant, "#[index(keys(owner_id, created_at = -1, _id = -1))]");
+    ds(
+        s,
+        variant,
+        &format!("#[access(name = \"by_owner_{i}\", filter(owner_id), sort(created_at = -1), paginate)]"),
+    );
+    let _ = writeln!(s, "pub struct Item{i} {{");
+    s.push_str("    #[serde(rename = \"_id\")]\n    pub id: ObjectId,\n");
+    ds(s, variant, "    #[validate(max_length = 64)]");
+    s.push_str("    pub owner_id: String,\n");
+    ds(s, variant, "    #[validate(min_length = 2, max_length = 100)]");
+    s.push_str("    pub name: String,\n");
+    ds(s, variant, "    #[index(unique)]");
+    ds(s, variant, "    #[validate(pattern = \"^[^@]+@[^@]+$\")]");
+    s.push_str("    pub email: String,\n");
+    s.push_str("    #[serde(skip_serializing_if = \"Option::is_none\")]\n");
+    ds(s, variant, "    #[validate(minimum = 0, maximum = 150)]");
+    s.push_str("    pub age: Option<i32>,\n");
+    ds(s, variant, "    #[validate(allowed = [\"active\", \"blocked\"])]");
+    s.push_str("    pub status: String,\n");
+    ds(s, variant, "    #[validate(max_items = 10)]");
+    s.push_str("    pub tags: Vec<String>,\n");
+    ds(s, variant, "    #[validate(minimum = 0)]");
+    s.push_str("    pub score: f64,\n");
+    s.push_str("    pub created_at: DateTime,\n");
+    let _ = writeln!(s, "    pub address: Address{i},\n}}");
+}
+
+/// The generated workspace's `Cargo.toml`: both variants as members, docshape by path
+/// from this repository, and the repository's own dev profile.
+pub fn workspace_toml() -> String {
+    r#"[workspace]
+resolver = "2"
+members = ["models_docshape", "models_serde"]
+
+[profile.dev]
+debug = "line-tables-only"
+
+[profile.dev.package."*"]
+debug = false
+"#
+    .to_owned()
+}
+
+/// A variant's `Cargo.toml`. `repo` is this repository's root.
+pub fn package_toml(variant: Variant, repo: &str) -> String {
+    let mut s = format!(
+        "[package]\nname = \"{}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n[dependencies]\n",
+        variant.package()
+    );
+    s.push_str("bson = \"2.15\"\nserde = { version = \"1\", features = [\"derive\"] }\n");
+    if variant == Variant::Docshape {
+        let _ = writeln!(s, "docshape = {{ path = \"{repo}/runtime\" }}");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_model_has_its_declared_parts() {
+        let n = 3;
+        let ds = lib_rs(Variant::Docshape, n, 0);
+        assert_eq!(ds.matches("#[derive(").count(), 2 * n);
+        assert_eq!(ds.matches(", Model)]").count(), n);
+        assert_eq!(ds.matches(", Embedded)]").count(), n);
+        assert_eq!(ds.matches("#[index(").count(), 2 * n);
+        assert_eq!(ds.matches("#[access(").count(), n);
+        assert_eq!(ds.matches("#[validate(").count(), 10 * n);
+        // Ten stored fields in each model, three in its embedded type.
+        assert_eq!(ds.matches("    pub ").count(), 13 * n);
+        assert_eq!(ds.matches('{').count(), ds.matches('}').count());
+    }
+
+    #[test]
+    fn the_baseline_is_the_same_structs_without_docshape() {
+        let ds = lib_rs(Variant::Docshape, 2, 7);
+        let serde = lib_rs(Variant::Serde, 2, 7);
+        let strip = |s: &str| -> Vec<String> {
+            s.lines()
+                .filter(|l| {
+                    let t = l.trim_start();
+                    !(t.starts_with("#[validate")
+                        || t.starts_with("#[index")
+                        || t.starts_with("#[access")
+                        || t.starts_with("#[model")
+                        || t.starts_with("//!")
+                        || t.starts_with("use docshape"))
+                })
+                .map(|l| l.replace(", Model)]", ")]").replace(", Embedded)]", ")]"))
+                .collect()
+        };
+        assert_eq!(strip(&ds), strip(&serde));
+        assert!(!serde.contains("docshape"));
+        assert_ne!(lib_rs(Variant::Serde, 2, 1), serde, "the salt changes the text");
+    }
+
+    #[test]
+    fn only_the_docshape_variant_depends_on_docshape() {
+        assert!(package_toml(Variant::Docshape, "/r").contains("path = \"/r/runtime\""));
+        assert!(!package_toml(Variant::Serde, "/r").contains("docshape"));
+    }
+}
