@@ -9,8 +9,9 @@
 //! Both sides return the same values (asserted).
 //!
 //! `cargo bench -p docshape-benches --bench runtime_overhead` measures (against
-//! `MONGODB_URI`, or the local SecantusDB the testkit starts). Under `cargo test` it
-//! runs one tiny round, to show that it works and that both sides agree.
+//! `MONGODB_URI`, or the local SecantusDB the testkit starts; the database
+//! `docshape_bench_overhead` is dropped first). Under `cargo test` it runs one tiny
+//! round, to show that it works and that both sides agree.
 
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
