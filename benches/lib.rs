@@ -109,33 +109,7 @@ pub struct PostById {
     pub created_at: DateTime,
 }
 
-/// patterns-en's reading.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Embedded)]
-pub struct Reading {
-    /// When.
-    pub t: DateTime,
-    /// The value.
-    pub v: f64,
-}
-
-/// patterns-en's day bucket: `_id: "sensor_9:2026-08-05"`.
-#[derive(Debug, Clone, Serialize, Deserialize, Model)]
-#[model(collection = "sensor_days")]
-#[bucket(series = sensor_id, period = day, per = "day", max = 1440, items = readings, time = t)]
-pub struct SensorDay {
-    /// `series:day`.
-    #[serde(rename = "_id")]
-    pub id: String,
-    /// The series.
-    #[validate(max_length = 64)]
-    pub sensor_id: String,
-    /// The day's label.
-    pub day: String,
-    /// Readings held.
-    pub count: i32,
-    /// The readings, in append order.
-    pub readings: Vec<Reading>,
-}
+pub use docshape_examples::bucket::{Reading, SensorDay};
 
 /// patterns-en's rate-limit window: two placeholders, one of them an address.
 #[derive(Debug, Clone, PartialEq, docshape::KeyFamily)]

@@ -14,8 +14,6 @@
 //! round, to show that it works and that both sides agree.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 use std::time::Instant;
 
 use bson::{doc, oid::ObjectId, DateTime, Document};
@@ -23,8 +21,6 @@ use docshape::paginate::CursorKey;
 use docshape::{testkit, versioning, Model};
 use docshape_benches::{Post, PostById, Reading, SensorDay, User, UserV1};
 use futures_util::TryStreamExt;
-use mongodb::event::command::CommandEvent;
-use mongodb::event::EventHandler;
 use mongodb::options::Hint;
 use mongodb::Database;
 
@@ -55,17 +51,17 @@ struct Row {
 
 struct Bench {
     db: Database,
-    commands: Arc<AtomicUsize>,
+    commands: testkit::CommandLog,
 }
 
 impl Bench {
     /// Runs `f`, returning its output, wall time in microseconds and commands sent.
     async fn call<T>(&self, f: impl Future<Output = T>) -> (T, f64, usize) {
-        let before = self.commands.load(Ordering::SeqCst);
+        let before = self.commands.count();
         let start = Instant::now();
         let out = f.await;
         let micros = start.elapsed().as_secs_f64() * 1e6;
-        (out, micros, self.commands.load(Ordering::SeqCst) - before)
+        (out, micros, self.commands.count() - before)
     }
 }
 
@@ -192,7 +188,8 @@ async fn hand_page_by_id(
     Ok((items, next))
 }
 
-/// A hand-written append of one reading to its day bucket: the same guarded upsert.
+/// A hand-written append of one reading to its day bucket: the same guarded upsert,
+/// keeping the same aggregates.
 async fn hand_append(db: &Database, series: &str, r: &Reading) -> mongodb::error::Result<()> {
     let day = r.t.try_to_rfc3339_string().expect("a date")[..10].to_owned();
     db.collection::<Document>(SensorDay::COLLECTION)
@@ -201,7 +198,9 @@ async fn hand_append(db: &Database, series: &str, r: &Reading) -> mongodb::error
             doc! {
                 "$push": { "readings": { "t": r.t, "v": r.v } },
                 "$setOnInsert": { "sensor_id": series, "day": day },
-                "$inc": { "count": 1 },
+                "$inc": { "count": 1, "sum_v": r.v },
+                "$min": { "min_v": r.v },
+                "$max": { "max_v": r.v },
             },
         )
         .upsert(true)
@@ -271,18 +270,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     } else {
         Plan { rounds: 1, pairs: 2, page_pairs: 2, posts: 60 }
     };
-    let commands = Arc::new(AtomicUsize::new(0));
-    let counter = commands.clone();
-    let server = testkit::server()?;
-    let client = server
-        .client_with(|o| {
-            o.command_event_handler = Some(EventHandler::callback(move |event: CommandEvent| {
-                if let CommandEvent::Started(_) = event {
-                    counter.fetch_add(1, Ordering::SeqCst);
-                }
-            }))
-        })
-        .await?;
+    let commands = testkit::CommandLog::counting();
+    let client = testkit::monitored_client(&commands).await?;
     let db = client.database("docshape_bench_overhead");
     db.drop().await?;
     let b = Bench { db, commands };

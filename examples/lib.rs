@@ -1,4 +1,5 @@
-//! Shared pieces of the docshape examples: where they find a server.
+//! Shared pieces of the docshape examples: where they find a server, and the seed's
+//! bucket models, which the tests and benchmarks use too.
 
 use bson::Document;
 use docshape::testkit;
@@ -79,5 +80,52 @@ fn failed_rules(d: &Document, path: &str, out: &mut Vec<String>) {
             let reason = d.get_str("reason").unwrap_or_default();
             out.push(format!("{at}: {op} {spec} ({reason})"));
         }
+    }
+}
+
+/// patterns-en's bucket pattern: one document per sensor per day,
+/// `_id: "sensor_9:2026-08-05"`, instead of one ever-growing `readings` array.
+pub mod bucket {
+    use bson::DateTime;
+    use docshape::{Embedded, Model};
+    use serde::{Deserialize, Serialize};
+
+    /// One reading: `{ t, v }`, with a full date so it can be placed in a day and
+    /// filtered by range (a time of day alone could not).
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Embedded)]
+    pub struct Reading {
+        /// When it was taken.
+        pub t: DateTime,
+        /// The value read.
+        pub v: f64,
+    }
+
+    /// A reading a minute makes 1,440 a day: the bucket's bound, checked against 16 MB
+    /// at compile time. The aggregates are kept by the same update as the append.
+    #[derive(Debug, Clone, Serialize, Deserialize, Model)]
+    #[model(collection = "sensor_days")]
+    #[bucket(series = sensor_id, period = day, per = "day", max = 1440, items = readings, time = t)]
+    pub struct SensorDay {
+        /// `series:day`.
+        #[serde(rename = "_id")]
+        pub id: String,
+        /// The series.
+        #[validate(max_length = 64)]
+        pub sensor_id: String,
+        /// The day's label.
+        pub day: String,
+        /// Readings held.
+        pub count: i32,
+        /// The readings, in append order.
+        pub readings: Vec<Reading>,
+        /// The sum of `v`, for the mean.
+        #[bucket(sum = "v")]
+        pub sum_v: f64,
+        /// The least `v`.
+        #[bucket(min = "v")]
+        pub min_v: f64,
+        /// The greatest `v`.
+        #[bucket(max = "v")]
+        pub max_v: f64,
     }
 }

@@ -39,6 +39,9 @@ use mongodb::{Client, Database};
 #[cfg(feature = "redis")]
 pub mod redis;
 
+mod monitor;
+pub use monitor::{monitored, monitored_client, CommandLog};
+
 /// The SecantusDB version the testkit installs when none is available.
 pub const SECANTUSDB_VERSION: &str = "0.7.0b3";
 
@@ -176,6 +179,14 @@ impl TestDb {
     /// The client the database belongs to.
     pub fn client(&self) -> &Client {
         &self.client
+    }
+
+    /// The same database reached through another client of the same server (one with
+    /// command monitoring, say); the returned value now owns the clean-up.
+    fn with_client(mut self, client: Client) -> TestDb {
+        let db = client.database(self.db.name());
+        let drop_on_exit = std::mem::replace(&mut self.drop_on_exit, false);
+        TestDb { db, client, drop_on_exit }
     }
 }
 

@@ -1,49 +1,19 @@
-//! The bucket and outlier patterns on a real server: concurrent appends lose and
-//! duplicate nothing and never overfill a bucket; one `update` per append (counted
-//! by driver command monitoring); ceil(N / max) buckets; range reads in time order
-//! from the overlapping buckets only; both seed id forms; the compile-time size bound
-//! against real encoded sizes; outliers that spill, flag and merge.
+//! The bucket pattern on a real server: concurrent appends lose and duplicate nothing
+//! and never overfill a bucket; one `update` per append (counted by driver command
+//! monitoring); ceil(N / max) buckets; range reads in time order from the overlapping
+//! buckets only; both seed id forms; the compile-time size bound against real encoded
+//! sizes.
 
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
 
 use bson::{doc, DateTime, Document, RawDocumentBuf};
 use docshape::bucket::{Bucket, BucketError};
 use docshape::size::MaxBsonSize;
 use docshape::{testkit, Embedded, Model};
+use docshape_examples::bucket::{Reading, SensorDay};
 use futures_util::TryStreamExt;
-use mongodb::event::command::CommandEvent;
-use mongodb::event::EventHandler;
 use mongodb::Database;
 use serde::{Deserialize, Serialize};
-
-/// patterns-en's reading: `{ t, v }` (with a full date: a time of day alone cannot be
-/// placed in a day or filtered by range).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Embedded)]
-pub struct Reading {
-    pub t: DateTime,
-    pub v: f64,
-}
-
-/// patterns-en: one bucket per sensor per day, `_id: "sensor_9:2026-08-05"`.
-#[derive(Debug, Clone, Serialize, Deserialize, Model)]
-#[model(collection = "sensor_days")]
-#[bucket(series = sensor_id, period = day, per = "day", max = 1440, items = readings, time = t)]
-pub struct SensorDay {
-    #[serde(rename = "_id")]
-    pub id: String,
-    #[validate(max_length = 64)]
-    pub sensor_id: String,
-    pub day: String,
-    pub count: i32,
-    pub readings: Vec<Reading>,
-    #[bucket(sum = "v")]
-    pub sum_v: f64,
-    #[bucket(min = "v")]
-    pub min_v: f64,
-    #[bucket(max = "v")]
-    pub max_v: f64,
-}
 
 /// The concurrency test's bucket: `max = 1000`.
 #[derive(Debug, Clone, Serialize, Deserialize, Model)]
@@ -110,20 +80,6 @@ pub struct DispositivoHora {
     pub lecturas: Vec<Lectura>,
 }
 
-/// patrones-es's outlier: users with millions of followers.
-#[derive(Debug, Clone, Serialize, Deserialize, Model)]
-#[model(collection = "usuarios")]
-pub struct Usuario {
-    #[serde(rename = "_id")]
-    pub id: i64,
-    #[validate(max_length = 100)]
-    pub nombre: String,
-    #[outlier(threshold = 100, overflow = "seguidores_extra", flag = tiene_extras, count = num_seguidores, per_doc = 250)]
-    pub seguidores: Vec<i64>,
-    pub tiene_extras: bool,
-    pub num_seguidores: i64,
-}
-
 const DAY: i64 = 86_400_000;
 /// 2026-08-05T00:00:00Z.
 const T0: i64 = 1_785_888_000_000;
@@ -134,32 +90,6 @@ fn at(ms: i64) -> DateTime {
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
-}
-
-/// Every command's name, in order, from a client with command monitoring.
-type Log = Arc<Mutex<Vec<(String, Document)>>>;
-
-async fn monitored(hint: &str) -> (testkit::TestDb, Database, Log) {
-    let test_db = testkit::database(hint).await.unwrap();
-    let log: Log = Arc::default();
-    let sink = log.clone();
-    let client = testkit::server()
-        .unwrap()
-        .client_with(|o| {
-            o.command_event_handler = Some(EventHandler::callback(move |event: CommandEvent| {
-                if let CommandEvent::Started(started) = event {
-                    sink.lock().unwrap().push((started.command_name.clone(), started.command));
-                }
-            }))
-        })
-        .await
-        .unwrap();
-    let db = client.database(test_db.name());
-    (test_db, db, log)
-}
-
-fn names(log: &Log) -> Vec<String> {
-    log.lock().unwrap().iter().map(|(n, _)| n.clone()).collect()
 }
 
 async fn all<T: Model + serde::de::DeserializeOwned + Send + Sync>(db: &Database) -> Vec<T> {
@@ -261,15 +191,15 @@ fn eight_concurrent_single_item_writers_cross_many_full_buckets() {
 fn a_single_writer_makes_ceil_n_over_max_buckets_with_one_update_per_append() {
     let rt = runtime();
     rt.block_on(async {
-        let (_keep, db, log) = monitored("bucket_single").await;
+        let (db, log) = testkit::monitored("bucket_single").await.unwrap();
         docshape::sync::<Small>(&db).await.unwrap();
         const N: i64 = 95;
         let mut per_append = Vec::new();
         for i in 0..N {
-            log.lock().unwrap().clear();
+            log.clear();
             let r = Reading { t: at(T0 + i * 1000), v: i as f64 };
             let report = Small::append(&db, "s1", &r).await.unwrap();
-            let commands = names(&log);
+            let commands = log.names();
             assert_eq!(commands.iter().filter(|c| *c == "update").count(), report.updates);
             per_append.push(commands);
         }
@@ -296,9 +226,9 @@ fn a_single_writer_makes_ceil_n_over_max_buckets_with_one_update_per_append() {
             .unwrap();
         let mut commands = Vec::new();
         for i in 0..3 {
-            log.lock().unwrap().clear();
+            log.clear();
             Small::append(&db, "s1", &Reading { t: at(T0 + DAY + 100 + i), v: 1.0 }).await.unwrap();
-            commands.push(names(&log));
+            commands.push(log.names());
         }
         assert_eq!(commands, [vec!["update", "find", "update"], vec!["update"], vec!["update"]]);
         let next = Small::collection(&db).find_one(doc! { "_id": "s1:2026-08-06#1" }).await.unwrap().unwrap();
@@ -310,16 +240,16 @@ fn a_single_writer_makes_ceil_n_over_max_buckets_with_one_update_per_append() {
 fn batched_appends_fill_buckets_in_one_update_each_and_group_by_period() {
     let rt = runtime();
     rt.block_on(async {
-        let (_keep, db, log) = monitored("bucket_batch").await;
+        let (db, log) = testkit::monitored("bucket_batch").await.unwrap();
         docshape::sync::<SensorDay>(&db).await.unwrap();
         // Three days, 2 readings a minute: 2,880 a day, so each day fills two
         // buckets of 1,440 exactly.
         let readings: Vec<Reading> =
             (0..3 * 2880).map(|i| Reading { t: at(T0 + i * 30_000), v: (i % 100) as f64 }).collect();
-        log.lock().unwrap().clear();
+        log.clear();
         let report = SensorDay::append_many(&db, "sensor_9", &readings).await.unwrap();
         assert_eq!(report.items, readings.len());
-        assert_eq!(names(&log).iter().filter(|c| *c == "update").count(), 6, "one update per bucket");
+        assert_eq!(log.names().iter().filter(|c| *c == "update").count(), 6, "one update per bucket");
         let buckets: Vec<SensorDay> = all(&db).await;
         let ids: Vec<&str> = buckets.iter().map(|b| b.id.as_str()).collect();
         assert_eq!(
@@ -348,10 +278,10 @@ fn batched_appends_fill_buckets_in_one_update_each_and_group_by_period() {
         SensorDay::append_many(&db, "sensor_9", &more).await.unwrap();
         let tail: Vec<Reading> =
             (0..10).map(|i| Reading { t: at(T0 + 10 * DAY + 5000 + i), v: 2.0 }).collect();
-        log.lock().unwrap().clear();
+        log.clear();
         let report = SensorDay::append_many(&db, "sensor_9", &tail).await.unwrap();
         // The open bucket's count is known from the previous call: 5 go there, 5 on.
-        assert_eq!(names(&log), ["update", "update"]);
+        assert_eq!(log.names(), ["update", "update"]);
         assert_eq!((report.updates, report.finds, report.created), (2, 0, 1));
         let day = SensorDay::buckets_in(&db, "sensor_9", at(T0 + 10 * DAY), at(T0 + 11 * DAY)).await.unwrap();
         let counts: Vec<i32> = day.iter().map(|b| b.count).collect();
@@ -365,7 +295,7 @@ fn batched_appends_fill_buckets_in_one_update_each_and_group_by_period() {
 fn range_reads_touch_only_overlapping_buckets_and_return_items_in_time_order() {
     let rt = runtime();
     rt.block_on(async {
-        let (_keep, db, log) = monitored("bucket_range").await;
+        let (db, log) = testkit::monitored("bucket_range").await.unwrap();
         docshape::sync::<Small>(&db).await.unwrap();
         // Out of order, over five days, two sensors.
         let mut readings: Vec<Reading> = (0..60).map(|i| Reading { t: at(T0 + (i * 7919 % 60) * DAY / 12), v: i as f64 }).collect();
@@ -373,7 +303,7 @@ fn range_reads_touch_only_overlapping_buckets_and_return_items_in_time_order() {
         Small::append_many(&db, "a", &readings).await.unwrap();
         Small::append_many(&db, "b", &readings).await.unwrap();
         let (from, to) = (at(T0 + DAY + DAY / 3), at(T0 + 3 * DAY + DAY / 2));
-        log.lock().unwrap().clear();
+        log.clear();
         let got = Small::read_range(&db, "a", from, to).await.unwrap();
         let mut expected: Vec<Reading> = readings.iter().filter(|r| from <= r.t && r.t < to).cloned().collect();
         expected.sort_by_key(|r| r.t);
@@ -381,7 +311,7 @@ fn range_reads_touch_only_overlapping_buckets_and_return_items_in_time_order() {
         assert!(got.windows(2).all(|w| w[0].t <= w[1].t));
         // One find, on the series and the overlapping days only.
         let finds: Vec<Document> =
-            log.lock().unwrap().iter().filter(|(n, _)| n == "find").map(|(_, c)| c.clone()).collect();
+            log.named("find");
         assert_eq!(finds.len(), 1);
         assert_eq!(
             finds[0].get_document("filter").unwrap(),
@@ -488,17 +418,13 @@ fn the_size_bound_holds_every_full_bucket_and_is_tight_for_fixed_size_items() {
 }
 
 #[test]
-fn validators_carry_the_bucket_and_outlier_bounds_and_the_server_enforces_them() {
+fn validators_carry_the_bucket_bounds_and_the_server_enforces_them() {
     let v = SensorDay::validator();
     let props = v.get_document("$jsonSchema").unwrap().get_document("properties").unwrap();
     assert_eq!(props.get_document("readings").unwrap().get_i64("maxItems").unwrap(), 1440);
     let count = props.get_document("count").unwrap();
     assert_eq!(count.get_i32("minimum").unwrap(), 0);
     assert_eq!(count.get_i32("maximum").unwrap(), 1440);
-    let v = Usuario::validator();
-    let props = v.get_document("$jsonSchema").unwrap().get_document("properties").unwrap();
-    assert_eq!(props.get_document("seguidores").unwrap().get_i64("maxItems").unwrap(), 100);
-    assert_eq!(props.get_document("num_seguidores").unwrap().get_i32("minimum").unwrap(), 0);
 
     let rt = runtime();
     rt.block_on(async {
@@ -509,85 +435,6 @@ fn validators_carry_the_bucket_and_outlier_bounds_and_the_server_enforces_them()
         let over = doc! { "_id": "x:2026-08-05", "sensor_id": "x", "day": "2026-08-05", "count": 11, "readings": eleven };
         let e = raw.insert_one(over).await.unwrap_err();
         assert!(e.to_string().contains("121") || e.to_string().contains("validation"), "{e}");
-        // The outlier's overflow collection gets its own validator and index.
-        docshape::sync::<Usuario>(&db).await.unwrap();
-        docshape::outlier::sync::<Usuario>(&db).await.unwrap();
-        let overflow = db.collection::<Document>("seguidores_extra");
-        let too_many: Vec<i64> = (0..251).collect();
-        let e = overflow
-            .insert_one(doc! { "_id": { "parent": 1_i64, "seq": 0_i64 }, "parent": 1_i64, "count": 251, "items": too_many })
-            .await
-            .unwrap_err();
-        assert!(e.to_string().contains("121") || e.to_string().contains("validation"), "{e}");
-    });
-}
-
-#[test]
-fn outliers_spill_past_the_threshold_set_the_flag_and_read_back_whole() {
-    let rt = runtime();
-    rt.block_on(async {
-        let (_keep, db, log) = monitored("outlier").await;
-        docshape::sync::<Usuario>(&db).await.unwrap();
-        docshape::outlier::sync::<Usuario>(&db).await.unwrap();
-        let usuarios = Usuario::collection(&db);
-        for (id, nombre) in [(1, "Celebridad"), (2, "Usuario Regular")] {
-            let u = Usuario {
-                id,
-                nombre: nombre.into(),
-                seguidores: vec![],
-                tiene_extras: false,
-                num_seguidores: 0,
-            };
-            usuarios.insert_one(u).await.unwrap();
-        }
-        // A normal user: one update per push.
-        for f in [10, 11, 12, 13, 14] {
-            log.lock().unwrap().clear();
-            let pushed = Usuario::push_seguidores(&db, &2, &[f]).await.unwrap();
-            assert_eq!((pushed.embedded, pushed.overflow), (1, 0));
-            assert_eq!(names(&log), ["update"]);
-        }
-        // The celebrity: 10x the threshold, singly and in batches.
-        let mut expected: Vec<i64> = Vec::new();
-        for i in 0..300 {
-            Usuario::push_seguidores(&db, &1, &[1000 + i]).await.unwrap();
-            expected.push(1000 + i);
-        }
-        for chunk in (300..1000).collect::<Vec<i64>>().chunks(70) {
-            let batch: Vec<i64> = chunk.iter().map(|i| 1000 + i).collect();
-            Usuario::push_seguidores(&db, &1, &batch).await.unwrap();
-            expected.extend(batch);
-        }
-        let celeb = usuarios.find_one(doc! { "_id": 1 }).await.unwrap().unwrap();
-        let regular = usuarios.find_one(doc! { "_id": 2 }).await.unwrap().unwrap();
-        assert!(celeb.tiene_extras);
-        assert!(!regular.tiene_extras, "the flag is set only on the outlier");
-        assert_eq!(celeb.seguidores.len(), 100, "the threshold is kept embedded");
-        assert_eq!(celeb.num_seguidores, 1000);
-        assert_eq!(regular.num_seguidores, 5);
-        let loaded = Usuario::load_seguidores(&db, &1).await.unwrap();
-        assert_eq!(loaded, expected, "every follower once, in push order");
-        assert_eq!(Usuario::load_seguidores(&db, &2).await.unwrap(), [10, 11, 12, 13, 14]);
-        let overflow: Vec<Document> = db
-            .collection::<Document>("seguidores_extra")
-            .find(doc! {})
-            .await
-            .unwrap()
-            .try_collect()
-            .await
-            .unwrap();
-        let mut stored = 0;
-        for d in &overflow {
-            let n = d.get_array("items").unwrap().len();
-            assert!(n <= 250);
-            assert_eq!(d.get_i32("count").unwrap() as usize, n);
-            stored += n;
-        }
-        assert_eq!(stored, 900);
-        assert!(matches!(
-            Usuario::push_seguidores(&db, &99, &[1; 101]).await,
-            Err(docshape::outlier::OutlierError::ParentNotFound(_))
-        ));
     });
 }
 
@@ -614,34 +461,4 @@ fn spec_constants() {
     assert_eq!(<DispositivoHora as Bucket>::BUCKET.period_kind, docshape::bucket::PeriodKind::Date);
     let index: Vec<&str> = DispositivoHora::INDEXES.iter().map(|i| i.name).collect();
     assert_eq!(index, ["dispositivoId_1_hora_1"]);
-}
-
-#[test]
-fn sync_all_and_check_cover_the_overflow_collection() {
-    let rt = runtime();
-    rt.block_on(async {
-        let specs = docshape::registry::specs().unwrap();
-        let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
-        assert!(names.contains(&"usuarios") && names.contains(&"seguidores_extra"), "{names:?}");
-        let db = testkit::database("outlier_registry").await.unwrap();
-        let reports = docshape::sync_all(&db, Default::default()).await.unwrap();
-        assert_eq!(reports.len(), specs.len());
-        let overflow = db
-            .run_command(doc! { "listCollections": 1, "filter": { "name": "seguidores_extra" } })
-            .await
-            .unwrap();
-        let batch = overflow.get_document("cursor").unwrap().get_array("firstBatch").unwrap();
-        assert_eq!(batch.len(), 1, "sync_all created the overflow collection");
-        for report in docshape::check::check_all(&db).await.unwrap() {
-            assert!(report.is_clean(), "{report}");
-        }
-        // Dropping its index by hand is drift on the overflow collection.
-        db.run_command(doc! { "dropIndexes": "seguidores_extra", "index": "parent_1__id.seq_1" })
-            .await
-            .unwrap();
-        let drift: Vec<_> =
-            docshape::check::check_all(&db).await.unwrap().into_iter().filter(|r| !r.is_clean()).collect();
-        assert_eq!(drift.len(), 1);
-        assert_eq!(drift[0].collection, "seguidores_extra");
-    });
 }

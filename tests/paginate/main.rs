@@ -6,14 +6,11 @@
 #![allow(clippy::duplicated_attributes)]
 
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
 
 use bson::{doc, Document};
 use docshape::paginate::{CursorError, CursorKey, PageError};
 use docshape::{testkit, Model};
 use futures_util::TryStreamExt;
-use mongodb::event::command::CommandEvent;
-use mongodb::event::EventHandler;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use serde::{Deserialize, Serialize};
@@ -227,27 +224,14 @@ fn inserts_and_deletes_between_pages_never_duplicate_or_lose_a_stable_document()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_find_per_page_and_never_a_skip() {
-    let finds: Arc<Mutex<Vec<Document>>> = Arc::default();
-    let log = finds.clone();
-    let server = testkit::server().unwrap();
-    let client = server
-        .client_with(|o| {
-            o.command_event_handler = Some(EventHandler::callback(move |event: CommandEvent| {
-                if let CommandEvent::Started(started) = event {
-                    if started.command_name == "find" {
-                        log.lock().unwrap().push(started.command);
-                    }
-                }
-            }))
-        })
-        .await
-        .unwrap();
+    let log = testkit::CommandLog::new();
+    let client = testkit::monitored_client(&log).await.unwrap();
     let db = client.database(&format!("ds_{}_paginate_count", std::process::id()));
     db.drop().await.unwrap();
     docshape::sync::<FeedItem>(&db).await.unwrap();
     let docs: Vec<FeedItem> = (0..95).map(|i| item(i, "a", (i % 7) * 1000, 0, 0)).collect();
     FeedItem::collection(&db).insert_many(&docs).await.unwrap();
-    finds.lock().unwrap().clear();
+    log.clear();
 
     let mut pages = 0;
     let mut cursor: Option<String> = None;
@@ -265,7 +249,7 @@ async fn one_find_per_page_and_never_a_skip() {
         }
     }
     assert_eq!(pages, 10);
-    let finds: Vec<Document> = finds.lock().unwrap().clone();
+    let finds: Vec<Document> = log.named("find");
     assert_eq!(finds.len(), pages, "one find per page");
     assert!(finds.iter().all(|f| !f.contains_key("skip")), "a find used skip");
     db.drop().await.unwrap();

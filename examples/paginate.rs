@@ -5,7 +5,7 @@
 //! a new post arrives between two page requests and nothing shifts: no post is shown
 //! twice, none is skipped. Tokens are signed, so a client cannot forge a position.
 //!
-//! Run: `cargo run --example feed`
+//! Run: `cargo run --example paginate`
 
 use bson::DateTime;
 use docshape::paginate::{CursorKey, PageError};

@@ -5,7 +5,7 @@
 //! A normal user's follow is one `update`; the embedded array never passes the
 //! threshold; the count stays right; a read merges embedded and overflow followers.
 //!
-//! Run: `cargo run --example followers`
+//! Run: `cargo run --example outlier`
 
 use bson::doc;
 use docshape::Model;

@@ -7,42 +7,16 @@
 //! touches only the buckets of the days it overlaps. The compiler has already checked
 //! that a full bucket fits in 16 MB.
 //!
-//! Run: `cargo run --example sensors`
+//! The models, `Reading` and `SensorDay`, are in this crate's `lib.rs` (module
+//! `bucket`), shared with the tests and benchmarks.
+//!
+//! Run: `cargo run --example bucket`
 
 use bson::{doc, DateTime};
 use docshape::bucket::Bucket;
 use docshape::size::MaxBsonSize;
-use docshape::{Embedded, Model};
+use docshape_examples::bucket::{Reading, SensorDay};
 use docshape_examples::fresh_database;
-use serde::{Deserialize, Serialize};
-
-/// One reading: `{ t, v }`, with a full date so it can be placed in a day and
-/// filtered by range.
-#[derive(Debug, Clone, Serialize, Deserialize, Embedded)]
-struct Reading {
-    t: DateTime,
-    v: f64,
-}
-
-/// patterns-en's bucket: a reading a minute makes 1,440 a day.
-#[derive(Debug, Serialize, Deserialize, Model)]
-#[model(collection = "sensor_days")]
-#[bucket(series = sensor_id, period = day, per = "day", max = 1440, items = readings, time = t)]
-struct SensorDay {
-    #[serde(rename = "_id")]
-    id: String,
-    #[validate(max_length = 64)]
-    sensor_id: String,
-    day: String,
-    count: i32,
-    readings: Vec<Reading>,
-    #[bucket(min = "v")]
-    min_v: f64,
-    #[bucket(max = "v")]
-    max_v: f64,
-    #[bucket(sum = "v")]
-    sum_v: f64,
-}
 
 /// 2026-08-05T00:00:00Z.
 const DAY_START: i64 = 1_785_888_000_000;

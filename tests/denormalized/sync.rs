@@ -246,37 +246,21 @@ async fn concurrent_renames_leave_the_sync_copies_at_the_last_name() {
 /// comes from the source write itself, with no read or `hello` of its own.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rename_costs_one_write_per_copy_and_no_extra_read() {
-    use std::sync::Mutex;
-
-    use mongodb::event::command::CommandEvent;
-    use mongodb::event::EventHandler;
-
     let test_db = setup("round_trips").await;
     insert_user(&test_db, "u1", "Ada").await;
     insert_comments(&test_db, "u1", "Ada", 0..5).await;
-    let log: Arc<Mutex<Vec<String>>> = Arc::default();
-    let sink = log.clone();
-    let client = testkit::server()
-        .unwrap()
-        .client_with(|o| {
-            o.command_event_handler = Some(EventHandler::callback(move |event: CommandEvent| {
-                if let CommandEvent::Started(started) = event {
-                    sink.lock().unwrap().push(started.command_name.clone());
-                }
-            }))
-        })
-        .await
-        .unwrap();
+    let log = testkit::CommandLog::new();
+    let client = testkit::monitored_client(&log).await.unwrap();
     let db = client.database(test_db.name());
     let sent = |atomicity| {
         let db = db.clone();
         let log = log.clone();
         async move {
-            log.lock().unwrap().clear();
+            log.clear();
             copies::update_one_with::<User>(&db, "u1", rename("Ada Lovelace"), &UpdateOptions { atomicity })
                 .await
                 .unwrap();
-            std::mem::take(&mut *log.lock().unwrap())
+            log.take().into_iter().map(|(name, _)| name).collect::<Vec<_>>()
         }
     };
     // The source and the sync copy in the transaction, the async copy's job after it.
@@ -284,7 +268,7 @@ async fn a_rename_costs_one_write_per_copy_and_no_extra_read() {
     // In order, and one read of the source to settle the sync copy.
     assert_eq!(sent(Atomicity::Sequential).await, ["findAndModify", "update", "update", "find"]);
     // Nothing copied, nothing but the update.
-    log.lock().unwrap().clear();
+    log.clear();
     copies::update_one::<User>(&db, "u1", doc! { "$inc": { "visits": 1 } }).await.unwrap();
-    assert_eq!(*log.lock().unwrap(), ["update"]);
+    assert_eq!(log.names(), ["update"]);
 }

@@ -1,13 +1,12 @@
-//! Embed, reference, copy: patterns-en's order and posts on a real server.
+//! Denormalized copies: patterns-en's order and posts on a real server.
 //!
-//! The order embeds its line items (bounded), references its user and keeps the user's
-//! name as a historical snapshot; posts reference their author and copy the name,
-//! refreshed by an async worker within five minutes. A user with 2,000 posts is
-//! renamed: the order keeps the old name, the posts' copies are queued, a worker
-//! drains the queue, and the lag is measured against `max_stale`. Then 2,000 posts'
-//! authors load in one query.
+//! The order keeps the user's name as a historical snapshot (`refresh = "never"`);
+//! posts copy their author's name, refreshed by an async worker within five minutes
+//! (`refresh = "async", max_stale = "5m"`). A user with 2,000 posts is renamed: the
+//! order keeps the old name, the posts' copies are queued, a worker drains the queue,
+//! and the lag is measured against `max_stale`.
 //!
-//! Run: `cargo run -p docshape-examples --example relations`.
+//! Run: `cargo run -p docshape-examples --example denormalized`.
 
 #![allow(clippy::duplicated_attributes)]
 
@@ -15,7 +14,7 @@ use std::time::Instant;
 
 use bson::{doc, DateTime};
 use docshape::copies::{self, Worker};
-use docshape::refs::{self, Ref};
+use docshape::refs::Ref;
 use docshape::relation;
 use docshape::{Embedded, Model};
 use docshape_examples::fresh_database;
@@ -79,15 +78,8 @@ struct Post {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let db = fresh_database("docshape_relations").await?;
+    let db = fresh_database("docshape_denormalized").await?;
     docshape::sync_all(&db, Default::default()).await?;
-
-    let relations: Vec<_> = docshape::registry::models()
-        .iter()
-        .filter(|m| !m.relations.is_empty())
-        .map(|m| (m.collection, m.relations))
-        .collect();
-    print!("{}", relation::design_decisions(&relations));
 
     User::collection(&db).insert_one(User { id: "u_42".into(), name: "Alice".into() }).await?;
     let mut order = Order {
@@ -132,14 +124,5 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Err("the copies did not converge as declared".into());
     }
 
-    // Every post's author, as a feed page would: one query, whatever the count.
-    let refs: Vec<Ref<User>> = posts.iter().map(|p| p.author_id.clone()).collect();
-    let distinct = refs.iter().collect::<std::collections::HashSet<_>>().len();
-    let authors = refs::load_many(&db, &refs).await?;
-    println!(
-        "{} references ({distinct} distinct) loaded with one find; {} missing",
-        authors.items().len(),
-        authors.missing().len()
-    );
     Ok(())
 }

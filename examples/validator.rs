@@ -2,7 +2,7 @@
 //! Rust struct: docshape generates the `$jsonSchema`, `sync` creates the collection,
 //! and the server enforces it.
 //!
-//! Run: `cargo run -p docshape-examples --example usuarios`
+//! Run: `cargo run -p docshape-examples --example validator`
 
 use bson::doc;
 use docshape::{Embedded, Model};

@@ -6,15 +6,10 @@
 
 #![allow(clippy::duplicated_attributes)]
 
-use std::sync::{Arc, Mutex};
-
 use bson::{doc, DateTime, Document};
 use docshape::refs::{self, Ref, RefError};
 use docshape::relation::{self, RelationKind};
 use docshape::{testkit, Embedded, Model};
-use mongodb::event::command::CommandEvent;
-use mongodb::event::EventHandler;
-use mongodb::Database;
 use serde::{Deserialize, Serialize};
 
 /// patterns-en: `{ _id: "u_42", name: "Alice" }`.
@@ -136,28 +131,6 @@ fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
 }
 
-type Log = Arc<Mutex<Vec<(String, Document)>>>;
-
-/// A database on a client that records every command started.
-async fn monitored(hint: &str) -> (testkit::TestDb, Database, Log) {
-    let test_db = testkit::database(hint).await.unwrap();
-    let log: Log = Arc::default();
-    let sink = log.clone();
-    let client = testkit::server()
-        .unwrap()
-        .client_with(|o| {
-            o.command_event_handler = Some(EventHandler::callback(move |event: CommandEvent| {
-                if let CommandEvent::Started(started) = event {
-                    sink.lock().unwrap().push((started.command_name.clone(), started.command));
-                }
-            }))
-        })
-        .await
-        .unwrap();
-    let db = client.database(test_db.name());
-    (test_db, db, log)
-}
-
 fn user(i: usize) -> User {
     User { id: format!("u_{i}"), name: format!("User {i}") }
 }
@@ -165,7 +138,7 @@ fn user(i: usize) -> User {
 #[test]
 fn loading_1000_references_is_one_query_in_order() {
     runtime().block_on(async {
-        let (_keep, db, log) = monitored("refs_many").await;
+        let (db, log) = testkit::monitored("refs_many").await.unwrap();
         docshape::sync::<User>(&db).await.unwrap();
         let users: Vec<User> = (0..1000).map(user).collect();
         User::collection(&db).insert_many(&users).await.unwrap();
@@ -173,9 +146,9 @@ fn loading_1000_references_is_one_query_in_order() {
         // A scrambled order, so that the server's order (by `_id`) is not the one asked.
         let order: Vec<usize> = (0..1000).map(|i| (i * 7919) % 1000).collect();
         let wanted: Vec<Ref<User>> = order.iter().map(|&i| Ref::new(format!("u_{i}"))).collect();
-        log.lock().unwrap().clear();
+        log.clear();
         let loaded = refs::load_many(&db, &wanted).await.unwrap();
-        let commands: Vec<String> = log.lock().unwrap().iter().map(|(n, _)| n.clone()).collect();
+        let commands: Vec<String> = log.names();
         assert_eq!(commands, ["find"], "one query for 1,000 references, no getMore");
         assert!(loaded.missing().is_empty());
         let got: Vec<User> = loaded.all().unwrap();
@@ -190,10 +163,10 @@ fn loading_1000_references_is_one_query_in_order() {
             Ref::new("u_also_gone".to_string()),
             Ref::new("u_gone".to_string()),
         ];
-        log.lock().unwrap().clear();
+        log.clear();
         let loaded = refs::load_many(&db, &asked).await.unwrap();
-        assert_eq!(log.lock().unwrap().len(), 1);
-        let find = log.lock().unwrap()[0].1.clone();
+        assert_eq!(log.names().len(), 1);
+        let find = log.commands()[0].1.clone();
         let ids = find.get_document("filter").unwrap().get_document("_id").unwrap().get_array("$in").unwrap();
         assert_eq!(ids.len(), 3, "each distinct _id asked once: {ids:?}");
         let slots: Vec<Option<String>> =
@@ -206,9 +179,9 @@ fn loading_1000_references_is_one_query_in_order() {
         }
 
         // No references, no query.
-        log.lock().unwrap().clear();
+        log.clear();
         assert!(refs::load_many::<User>(&db, &[]).await.unwrap().items().is_empty());
-        assert!(log.lock().unwrap().is_empty());
+        assert!(log.names().is_empty());
 
         // One by one.
         assert_eq!(Ref::<User>::new("u_7".into()).load(&db).await.unwrap(), Some(user(7)));

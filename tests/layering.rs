@@ -1,0 +1,431 @@
+//! The shape of the code, kept by a test: every `crate::...` path in runtime/src and
+//! derive/src is read (from `use` trees and from paths written inline) and checked
+//! against the layering rules. A failure names the file, the line and the rule.
+//!
+//! runtime: `core` imports nothing above it; `ops` import `core`; a pattern imports
+//! `core`, never another pattern nor `ops`. lib.rs is the map and may name anything;
+//! the public facades it defines (`docshape::copies`, `docshape::refs`, ...) count as
+//! the layer they lead into, so a path through a facade is no way around the rules.
+//!
+//! derive: the shared layer (`common`) imports no pattern; a pattern imports the
+//! shared layer and the parsed model (`ast`, `attr`), never another pattern.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The layer a module of one crate belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Layer {
+    /// The crate root: may name anything.
+    Root,
+    /// The runtime's core, or the derive's shared layer and parsed model.
+    Core,
+    /// The runtime's operations on a database.
+    Ops,
+    /// A pattern, by name.
+    Pattern(&'static str),
+    /// Not ruled on (tests support, feature-gated helpers outside the layers).
+    Free,
+}
+
+/// One crate's rules: which layer each top-level name belongs to.
+struct Crate {
+    src: PathBuf,
+    /// The first path segment after `crate::` (or the file's first directory), and its layer.
+    layers: BTreeMap<&'static str, Layer>,
+}
+
+impl Crate {
+    fn layer_of_name(&self, name: &str) -> Option<Layer> {
+        self.layers.get(name).copied()
+    }
+
+    /// The layer of a file, from where it lives: `core/x.rs` is core,
+    /// `patterns/bucket/append.rs` is the bucket pattern.
+    fn layer_of_file(&self, file: &Path) -> Layer {
+        let rel = file.strip_prefix(&self.src).unwrap();
+        let parts: Vec<String> = rel.iter().map(|p| p.to_string_lossy().trim_end_matches(".rs").to_owned()).collect();
+        if parts == ["lib"] {
+            return Layer::Root;
+        }
+        match parts[0].as_str() {
+            "patterns" if parts.len() > 1 => match self.layer_of_name(&parts[1]) {
+                Some(l @ Layer::Pattern(_)) => l,
+                _ => panic!("{}: a pattern folder with no entry in the layering table", rel.display()),
+            },
+            first => self
+                .layer_of_name(first)
+                .unwrap_or_else(|| panic!("{}: a module with no entry in the layering table", rel.display())),
+        }
+    }
+
+    /// The layer a `crate::...` path leads into: through `crate::patterns::x`, or
+    /// through a facade named at the root.
+    fn layer_of_path(&self, segments: &[String]) -> Option<Layer> {
+        let first = segments.first()?;
+        if first == "patterns" {
+            return segments.get(1).and_then(|p| self.layer_of_name(p));
+        }
+        self.layer_of_name(first)
+    }
+}
+
+fn allowed(from: Layer, to: Layer) -> Result<(), &'static str> {
+    use Layer::*;
+    match (from, to) {
+        (Root, _) | (Free, _) | (_, Free) | (_, Root) => Ok(()),
+        (Core, Core) => Ok(()),
+        (Core, Ops) | (Core, Pattern(_)) => Err("core imports nothing above it (ops, patterns)"),
+        (Ops, Core) | (Ops, Ops) => Ok(()),
+        (Ops, Pattern(_)) => Err("ops import core only; a pattern's descriptors reach ops through core"),
+        (Pattern(_), Core) => Ok(()),
+        (Pattern(_), Ops) => Err("a pattern imports core only, not ops"),
+        (Pattern(a), Pattern(b)) if a == b => Ok(()),
+        (Pattern(_), Pattern(_)) => {
+            Err("no pattern imports another pattern: cross-pattern effects go through core (hooks, descriptors)")
+        }
+    }
+}
+
+/// Every `crate::` path of a source text, with its 1-based line: `use` trees expanded,
+/// inline paths (`crate::a::b(...)`) read as they stand; comments and strings skipped.
+fn crate_paths(source: &str) -> Vec<(usize, Vec<String>)> {
+    let code = strip_comments_and_strings(source);
+    let mut out = Vec::new();
+    let bytes: Vec<char> = code.chars().collect();
+    let mut line = 1;
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == '\n' {
+            line += 1;
+            i += 1;
+            continue;
+        }
+        let at_word_start = i == 0 || !(bytes[i - 1].is_alphanumeric() || bytes[i - 1] == '_' || bytes[i - 1] == ':');
+        if at_word_start && code_at(&bytes, i, "crate::") {
+            let start_line = line;
+            let mut j = i + "crate::".len();
+            // A path, possibly ending in a `{...}` group (a use tree).
+            let mut depth = 0;
+            let mut text = String::new();
+            while j < bytes.len() {
+                let c = bytes[j];
+                if c == '{' {
+                    depth += 1;
+                } else if c == '}' {
+                    if depth == 0 {
+                        break;
+                    }
+                    depth -= 1;
+                } else if depth == 0 && !(c.is_alphanumeric() || c == '_' || c == ':') {
+                    break;
+                }
+                if c == '\n' {
+                    line += 1;
+                }
+                text.push(c);
+                j += 1;
+            }
+            for path in expand_tree(&text) {
+                if !path.is_empty() {
+                    out.push((start_line, path));
+                }
+            }
+            i = j;
+            continue;
+        }
+        i += 1;
+    }
+    out
+}
+
+fn code_at(chars: &[char], i: usize, word: &str) -> bool {
+    word.chars().enumerate().all(|(k, w)| chars.get(i + k) == Some(&w))
+}
+
+/// `a::{b, c::{d, e}}` -> `[a, b]`, `[a, c, d]`, `[a, c, e]`.
+fn expand_tree(text: &str) -> Vec<Vec<String>> {
+    let text: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    fn go(prefix: &[String], text: &str, out: &mut Vec<Vec<String>>) {
+        match text.find('{') {
+            None => {
+                let mut p = prefix.to_vec();
+                p.extend(text.split("::").filter(|s| !s.is_empty() && *s != "self" && *s != "*").map(String::from));
+                out.push(p);
+            }
+            Some(open) => {
+                let mut p = prefix.to_vec();
+                p.extend(text[..open].split("::").filter(|s| !s.is_empty()).map(String::from));
+                let inner = &text[open + 1..text.rfind('}').unwrap_or(text.len())];
+                let mut depth = 0;
+                let mut start = 0;
+                for (k, c) in inner.char_indices() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' => depth -= 1,
+                        ',' if depth == 0 => {
+                            go(&p, &inner[start..k], out);
+                            start = k + 1;
+                        }
+                        _ => {}
+                    }
+                }
+                if start < inner.len() {
+                    go(&p, &inner[start..], out);
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    go(&[], &text, &mut out);
+    out
+}
+
+/// Blanks comments (line, block and doc), string and char literals, keeping newlines,
+/// so that a path in prose or in a generated-code string is not read as an import.
+fn strip_comments_and_strings(source: &str) -> String {
+    let chars: Vec<char> = source.chars().collect();
+    let mut out = String::with_capacity(source.len());
+    let mut i = 0;
+    let blank = |c: char| if c == '\n' { '\n' } else { ' ' };
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        if c == '/' && next == Some('/') {
+            while i < chars.len() && chars[i] != '\n' {
+                out.push(' ');
+                i += 1;
+            }
+        } else if c == '/' && next == Some('*') {
+            let mut depth = 0;
+            while i < chars.len() {
+                if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    out.push_str("  ");
+                    i += 2;
+                } else if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    out.push_str("  ");
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    out.push(blank(chars[i]));
+                    i += 1;
+                }
+            }
+        } else if c == 'r' && (next == Some('"') || next == Some('#')) && (i == 0 || !is_ident(chars[i - 1])) {
+            // A raw string: r"..." or r#"..."#.
+            let mut j = i + 1;
+            let mut hashes = 0;
+            while chars.get(j) == Some(&'#') {
+                hashes += 1;
+                j += 1;
+            }
+            if chars.get(j) != Some(&'"') {
+                out.push(c);
+                i += 1;
+                continue;
+            }
+            let close: String = std::iter::once('"').chain(std::iter::repeat_n('#', hashes)).collect();
+            let rest: String = chars[j + 1..].iter().collect();
+            let end = rest.find(&close).map_or(chars.len(), |k| j + 1 + rest[..k].chars().count() + close.len());
+            for &ch in &chars[i..end.min(chars.len())] {
+                out.push(blank(ch));
+            }
+            i = end;
+        } else if c == '"' {
+            out.push(' ');
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                if chars[i] == '\\' {
+                    out.push(' ');
+                    i += 1;
+                }
+                if i < chars.len() {
+                    out.push(blank(chars[i]));
+                    i += 1;
+                }
+            }
+            out.push(' ');
+            i += 1;
+        } else if c == '\'' && next.is_some() && chars.get(i + 2) == Some(&'\'') {
+            out.push_str("   ");
+            i += 3;
+        } else if c == '\'' && next == Some('\\') {
+            // '\n', '\'', '\u{..}'
+            let mut j = i + 2;
+            while j < chars.len() && chars[j] != '\'' {
+                j += 1;
+            }
+            for _ in i..=j.min(chars.len() - 1) {
+                out.push(' ');
+            }
+            i = j + 1;
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// Every path that breaks a rule, as `file:line: crate::path: rule`.
+fn violations(krate: &Crate) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(&krate.src, &mut files);
+    let mut found = Vec::new();
+    for file in files {
+        let from = krate.layer_of_file(&file);
+        let source = fs::read_to_string(&file).unwrap();
+        for (line, path) in crate_paths(&source) {
+            let Some(to) = krate.layer_of_path(&path) else { continue };
+            if let Err(rule) = allowed(from, to) {
+                let rel = file.strip_prefix(krate.src.parent().unwrap().parent().unwrap()).unwrap();
+                found.push(format!("{}:{line}: crate::{}: {rule}", rel.display(), path.join("::")));
+            }
+        }
+    }
+    found
+}
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+fn runtime() -> Crate {
+    use Layer::*;
+    let layers = BTreeMap::from([
+        ("core", Core),
+        // The public facades lib.rs keeps for today's paths, by the layer they lead into.
+        ("access", Core),
+        ("index", Core),
+        ("validator", Core),
+        ("size", Core),
+        ("registry", Core),
+        ("path", Core),
+        ("error", Core),
+        ("hooks", Core),
+        ("model", Core),
+        ("ops", Ops),
+        ("sync", Ops),
+        ("check", Ops),
+        ("artifacts", Ops),
+        ("cli", Ops),
+        ("patterns", Free),
+        ("paginate", Pattern("paginate")),
+        ("versioning", Pattern("versioning")),
+        ("bucket", Pattern("bucket")),
+        ("outlier", Pattern("outlier")),
+        ("relation", Pattern("relation")),
+        ("refs", Pattern("relation")),
+        ("denormalized", Pattern("denormalized")),
+        ("copies", Pattern("denormalized")),
+        ("keys", Pattern("keys")),
+        // Test support, outside the layers (feature `testkit`).
+        ("testkit", Free),
+        ("__private", Free),
+    ]);
+    Crate { src: workspace().join("runtime/src"), layers }
+}
+
+fn derive() -> Crate {
+    use Layer::*;
+    let layers = BTreeMap::from([
+        ("common", Core),
+        ("ast", Core),
+        ("attr", Core),
+        ("model", Core),
+        ("validator", Core),
+        ("index", Core),
+        ("access", Core),
+        ("size", Core),
+        ("paths", Core),
+        ("case", Core),
+        ("fallback", Core),
+        ("paginate", Pattern("paginate")),
+        ("versioning", Pattern("versioning")),
+        ("bucket", Pattern("bucket")),
+        ("outlier", Pattern("outlier")),
+        ("relation", Pattern("relation")),
+        ("denormalized", Pattern("denormalized")),
+        ("keys", Pattern("keys")),
+        ("tests", Free),
+    ]);
+    Crate { src: workspace().join("derive/src"), layers }
+}
+
+#[test]
+fn the_runtime_keeps_its_layers() {
+    let found = violations(&runtime());
+    assert!(found.is_empty(), "imports against the layering:\n{}", found.join("\n"));
+}
+
+#[test]
+fn the_derive_keeps_its_layers() {
+    let found = violations(&derive());
+    assert!(found.is_empty(), "imports against the layering:\n{}", found.join("\n"));
+}
+
+#[test]
+fn the_reader_finds_every_kind_of_path() {
+    let src = r#"
+use crate::core::{model::Model, registry};
+use crate::patterns::{bucket::{Bucket, append}, outlier};
+// use crate::patterns::keys;  (a comment is not an import)
+/// [`crate::copies`] in prose
+fn f() { crate::patterns::versioning::decode(); let s = "crate::ops::sync"; }
+"#;
+    let paths: Vec<(usize, String)> = crate_paths(src).into_iter().map(|(l, p)| (l, p.join("::"))).collect();
+    assert_eq!(
+        paths,
+        [
+            (2, "core::model::Model".to_owned()),
+            (2, "core::registry".to_owned()),
+            (3, "patterns::bucket::Bucket".to_owned()),
+            (3, "patterns::bucket::append".to_owned()),
+            (3, "patterns::outlier".to_owned()),
+            (6, "patterns::versioning::decode".to_owned()),
+        ]
+    );
+}
+
+#[test]
+fn a_forbidden_import_is_reported_with_its_file_and_line() {
+    let dir = std::env::temp_dir().join(format!("docshape_layering_{}", std::process::id()));
+    let src = dir.join("runtime/src");
+    fs::create_dir_all(src.join("core")).unwrap();
+    fs::create_dir_all(src.join("patterns/bucket")).unwrap();
+    fs::write(src.join("lib.rs"), "pub use crate::patterns::bucket;\n").unwrap();
+    fs::write(src.join("core/model.rs"), "use crate::core::path;\n\nuse crate::patterns::outlier::X;\n").unwrap();
+    fs::write(src.join("patterns/bucket/append.rs"), "use crate::core::Model;\nfn f() { crate::copies::update_one(); }\n")
+        .unwrap();
+    let mut krate = runtime();
+    krate.src = src;
+    let found = violations(&krate);
+    let _ = fs::remove_dir_all(&dir);
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(found[0].starts_with("runtime/src/core/model.rs:3: crate::patterns::outlier::X: core imports nothing"), "{found:?}");
+    assert!(
+        found[1].starts_with("runtime/src/patterns/bucket/append.rs:2: crate::copies::update_one: no pattern imports another"),
+        "{found:?}"
+    );
+}
