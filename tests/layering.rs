@@ -45,7 +45,8 @@ impl Crate {
     /// `patterns/bucket/append.rs` is the bucket pattern.
     fn layer_of_file(&self, file: &Path) -> Layer {
         let rel = file.strip_prefix(&self.src).unwrap();
-        let parts: Vec<String> = rel.iter().map(|p| p.to_string_lossy().trim_end_matches(".rs").to_owned()).collect();
+        let parts: Vec<String> =
+            rel.iter().map(|p| p.to_string_lossy().trim_end_matches(".rs").to_owned()).collect();
         if parts == ["lib"] {
             return Layer::Root;
         }
@@ -82,9 +83,9 @@ fn allowed(from: Layer, to: Layer) -> Result<(), &'static str> {
         (Pattern(_), Core) => Ok(()),
         (Pattern(_), Ops) => Err("a pattern imports core only, not ops"),
         (Pattern(a), Pattern(b)) if a == b => Ok(()),
-        (Pattern(_), Pattern(_)) => {
-            Err("no pattern imports another pattern: cross-pattern effects go through core (hooks, descriptors)")
-        }
+        (Pattern(_), Pattern(_)) => Err(
+            "no pattern imports another pattern: cross-pattern effects go through core (hooks, descriptors)",
+        ),
     }
 }
 
@@ -102,7 +103,8 @@ fn crate_paths(source: &str) -> Vec<(usize, Vec<String>)> {
             i += 1;
             continue;
         }
-        let at_word_start = i == 0 || !(bytes[i - 1].is_alphanumeric() || bytes[i - 1] == '_' || bytes[i - 1] == ':');
+        let at_word_start =
+            i == 0 || !(bytes[i - 1].is_alphanumeric() || bytes[i - 1] == '_' || bytes[i - 1] == ':');
         if at_word_start && code_at(&bytes, i, "crate::") {
             let start_line = line;
             let mut j = i + "crate::".len();
@@ -151,7 +153,9 @@ fn expand_tree(text: &str) -> Vec<Vec<String>> {
         match text.find('{') {
             None => {
                 let mut p = prefix.to_vec();
-                p.extend(text.split("::").filter(|s| !s.is_empty() && *s != "self" && *s != "*").map(String::from));
+                p.extend(
+                    text.split("::").filter(|s| !s.is_empty() && *s != "self" && *s != "*").map(String::from),
+                );
                 out.push(p);
             }
             Some(open) => {
@@ -216,7 +220,8 @@ fn strip_comments_and_strings(source: &str) -> String {
                     i += 1;
                 }
             }
-        } else if c == 'r' && (next == Some('"') || next == Some('#')) && (i == 0 || !is_ident(chars[i - 1])) {
+        } else if c == 'r' && (next == Some('"') || next == Some('#')) && (i == 0 || !is_ident(chars[i - 1]))
+        {
             // A raw string: r"..." or r#"..."#.
             let mut j = i + 1;
             let mut hashes = 0;
@@ -231,7 +236,8 @@ fn strip_comments_and_strings(source: &str) -> String {
             }
             let close: String = std::iter::once('"').chain(std::iter::repeat_n('#', hashes)).collect();
             let rest: String = chars[j + 1..].iter().collect();
-            let end = rest.find(&close).map_or(chars.len(), |k| j + 1 + rest[..k].chars().count() + close.len());
+            let end =
+                rest.find(&close).map_or(chars.len(), |k| j + 1 + rest[..k].chars().count() + close.len());
             for &ch in &chars[i..end.min(chars.len())] {
                 out.push(blank(ch));
             }
@@ -415,17 +421,27 @@ fn a_forbidden_import_is_reported_with_its_file_and_line() {
     fs::create_dir_all(src.join("core")).unwrap();
     fs::create_dir_all(src.join("patterns/bucket")).unwrap();
     fs::write(src.join("lib.rs"), "pub use crate::patterns::bucket;\n").unwrap();
-    fs::write(src.join("core/model.rs"), "use crate::core::path;\n\nuse crate::patterns::outlier::X;\n").unwrap();
-    fs::write(src.join("patterns/bucket/append.rs"), "use crate::core::Model;\nfn f() { crate::copies::update_one(); }\n")
+    fs::write(src.join("core/model.rs"), "use crate::core::path;\n\nuse crate::patterns::outlier::X;\n")
         .unwrap();
+    fs::write(
+        src.join("patterns/bucket/append.rs"),
+        "use crate::core::Model;\nfn f() { crate::copies::update_one(); }\n",
+    )
+    .unwrap();
     let mut krate = runtime();
     krate.src = src;
     let found = violations(&krate);
     let _ = fs::remove_dir_all(&dir);
     assert_eq!(found.len(), 2, "{found:?}");
-    assert!(found[0].starts_with("runtime/src/core/model.rs:3: crate::patterns::outlier::X: core imports nothing"), "{found:?}");
     assert!(
-        found[1].starts_with("runtime/src/patterns/bucket/append.rs:2: crate::copies::update_one: no pattern imports another"),
+        found[0]
+            .starts_with("runtime/src/core/model.rs:3: crate::patterns::outlier::X: core imports nothing"),
+        "{found:?}"
+    );
+    assert!(
+        found[1].starts_with(
+            "runtime/src/patterns/bucket/append.rs:2: crate::copies::update_one: no pattern imports another"
+        ),
         "{found:?}"
     );
 }

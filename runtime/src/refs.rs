@@ -213,6 +213,15 @@ pub enum RefError {
         /// What went wrong.
         detail: String,
     },
+    /// [`load_many`] asked again for the ids a full reply left out and the server's
+    /// answer settled none of them (documents larger than a reply can carry, or ids
+    /// the server matches but this process cannot). Asking once more would loop.
+    NoProgress {
+        /// The referenced collection.
+        collection: &'static str,
+        /// How many distinct ids were still unsettled.
+        pending: usize,
+    },
     /// [`Referents::all`]: some references point at no document.
     Missing {
         /// The referenced collection.
@@ -237,6 +246,10 @@ impl fmt::Display for RefError {
             Self::Decode { collection, id, detail } => {
                 write!(f, "`{collection}` document {id} does not decode: {detail}")
             }
+            Self::NoProgress { collection, pending } => write!(
+                f,
+                "loading references from `{collection}`: asked again for {pending} id(s) a full reply left out, and the answer settled none; stopped rather than ask forever"
+            ),
             Self::Missing { collection, ids } => {
                 let ids: Vec<String> = ids.iter().map(ToString::to_string).collect();
                 write!(
@@ -294,16 +307,72 @@ pub async fn load_one<T: Identified + DeserializeOwned>(
     found.as_ref().map(decode).transpose()
 }
 
-/// A key under which a stored `_id` and a referenced one meet: the BSON value's own
-/// bytes, so ids of any type (strings, ObjectIds, compound documents) compare as the
-/// server compares them for equality of equal types.
+/// A key under which a stored `_id` and a referenced one meet when the server would
+/// call them equal: numbers by value whatever their BSON type (an `int32` stored by the
+/// shell, an `i64` asked by Rust), documents and arrays element by element, every other
+/// value by its type and bytes.
 fn id_key(id: &Bson) -> Vec<u8> {
-    let mut key = vec![id.element_type() as u8];
-    match bson::to_vec(&doc! { "k": id.clone() }) {
-        Ok(bytes) => key.extend(bytes),
-        Err(_) => key.extend(id.to_string().into_bytes()),
-    }
+    let mut key = Vec::new();
+    push_key(id, &mut key);
     key
+}
+
+fn push_key(value: &Bson, key: &mut Vec<u8>) {
+    // A number that is a whole value within i64 is keyed as that integer; any other
+    // number by its f64 bits (the server compares mixed numbers by value too).
+    fn number(key: &mut Vec<u8>, whole: Option<i64>, float: f64) {
+        key.push(b'n');
+        match whole {
+            Some(i) => {
+                key.push(b'i');
+                key.extend(i.to_be_bytes());
+            }
+            None => {
+                key.push(b'f');
+                let bits = if float.is_nan() { f64::NAN.to_bits() } else { float.to_bits() };
+                key.extend(bits.to_be_bytes());
+            }
+        }
+    }
+    fn whole(f: f64) -> Option<i64> {
+        // i64::MAX as f64 rounds up to 2^63, which no i64 holds.
+        (f.is_finite() && f.fract() == 0.0 && f >= i64::MIN as f64 && f < i64::MAX as f64).then_some(f as i64)
+    }
+    match value {
+        Bson::Int32(i) => number(key, Some(i64::from(*i)), f64::from(*i)),
+        Bson::Int64(i) => number(key, Some(*i), *i as f64),
+        Bson::Double(f) => number(key, whole(*f), if *f == 0.0 { 0.0 } else { *f }),
+        Bson::Decimal128(d) => match d.to_string().parse::<f64>() {
+            Ok(f) => number(key, whole(f), f),
+            Err(_) => {
+                key.push(b'd');
+                key.extend(d.bytes());
+            }
+        },
+        Bson::Document(d) => {
+            key.push(b'{');
+            for (k, v) in d {
+                key.extend(k.as_bytes());
+                key.push(0);
+                push_key(v, key);
+            }
+            key.push(b'}');
+        }
+        Bson::Array(items) => {
+            key.push(b'[');
+            for v in items {
+                push_key(v, key);
+            }
+            key.push(b']');
+        }
+        other => {
+            key.push(other.element_type() as u8);
+            match bson::to_vec(&doc! { "k": other.clone() }) {
+                Ok(bytes) => key.extend(bytes),
+                Err(_) => key.extend(other.to_string().into_bytes()),
+            }
+        }
+    }
 }
 
 /// The documents [`load_many`] found, one slot per reference asked, in that order.
@@ -396,7 +465,13 @@ pub async fn load_many<T: Identified + DeserializeOwned>(
         if bytes < 12 * 1024 * 1024 {
             break;
         }
+        let before = asking.len();
         asking.retain(|id| !found.contains_key(&id_key(id)));
+        // The progress argument: each round must settle at least one id, or asking
+        // again would send the same query forever.
+        if asking.len() == before {
+            return Err(RefError::NoProgress { collection: T::COLLECTION, pending: asking.len() });
+        }
     }
     let mut items = Vec::with_capacity(refs.len());
     let mut missing = Vec::new();
@@ -413,4 +488,31 @@ pub async fn load_many<T: Identified + DeserializeOwned>(
         }
     }
     Ok(Referents { items, missing })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::str::FromStr;
+
+    use bson::{doc, Bson, Decimal128};
+
+    use super::id_key;
+
+    #[test]
+    fn numbers_meet_by_value_whatever_their_type() {
+        let five = id_key(&Bson::Int64(5));
+        assert_eq!(id_key(&Bson::Int32(5)), five);
+        assert_eq!(id_key(&Bson::Double(5.0)), five);
+        assert_eq!(id_key(&Bson::Decimal128(Decimal128::from_str("5").unwrap())), five);
+        assert_ne!(id_key(&Bson::Double(5.5)), five);
+        assert_ne!(id_key(&Bson::String("5".into())), five);
+        assert_eq!(id_key(&Bson::Double(-0.0)), id_key(&Bson::Int32(0)));
+        assert_eq!(id_key(&Bson::Double(2f64.powi(63))), id_key(&Bson::Double(2f64.powi(63))));
+        assert_ne!(id_key(&Bson::Double(2f64.powi(63))), id_key(&Bson::Int64(i64::MAX)));
+        // Inside compound ids too, where the field order still counts.
+        let a = id_key(&Bson::Document(doc! { "d": 1_i32, "h": 2_i64 }));
+        assert_eq!(a, id_key(&Bson::Document(doc! { "d": 1_i64, "h": 2.0 })));
+        assert_ne!(a, id_key(&Bson::Document(doc! { "h": 2_i64, "d": 1_i32 })));
+        assert_eq!(id_key(&Bson::Array(vec![1_i32.into()])), id_key(&Bson::Array(vec![1_i64.into()])));
+    }
 }

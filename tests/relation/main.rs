@@ -12,6 +12,8 @@ use docshape::relation::{self, RelationKind};
 use docshape::{testkit, Embedded, Model};
 use serde::{Deserialize, Serialize};
 
+mod hardening;
+
 /// patterns-en: `{ _id: "u_42", name: "Alice" }`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
 #[model(collection = "users")]
