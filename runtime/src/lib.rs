@@ -142,78 +142,73 @@ pub use mongodb;
 #[cfg(feature = "redis")]
 pub use redis;
 
-pub mod access;
-pub mod artifacts;
-pub mod bucket;
-pub mod check;
-#[cfg(feature = "cli")]
-pub mod cli;
-pub mod copies;
-mod error;
-pub mod index;
-pub mod keys;
-mod model;
-pub mod outlier;
-pub mod paginate;
-mod path;
-pub mod refs;
-pub mod registry;
-pub mod relation;
-pub mod size;
-pub mod sync;
+// The three layers (see "Layout" above); private, so the paths below are the only
+// public ones.
+mod core;
+mod ops;
+mod patterns;
+
 #[cfg(feature = "testkit")]
 pub mod testkit;
-pub mod validator;
-pub mod versioning;
 
-pub use check::{check, CheckReport};
-pub use error::{Error, Result};
-pub use keys::KeyFamily;
-pub use model::{Model, ValidationAction, ValidationLevel};
-pub use sync::{sync, sync_all, sync_with, SyncOptions, SyncReport};
+pub use crate::core::{access, index, registry, size, validator};
+#[cfg(feature = "cli")]
+pub use crate::ops::cli;
+pub use crate::ops::{artifacts, check, sync};
+pub use crate::patterns::denormalized as copies;
+pub use crate::patterns::relation::refs;
+pub use crate::patterns::{bucket, keys, outlier, paginate, relation, versioning};
+
+pub use crate::core::error::{Error, Result};
+pub use crate::core::model::{Model, ValidationAction, ValidationLevel};
+pub use crate::ops::check::{check, CheckReport};
+pub use crate::ops::sync::{sync, sync_all, sync_with, SyncOptions, SyncReport};
+pub use crate::patterns::keys::KeyFamily;
 
 /// What generated code calls. Not part of the public API: it may change in any release.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::access::AccessPattern;
-    pub use crate::bucket as bk;
-    pub use crate::bucket::{
-        Aggregate, AggregateField, AggregateOp, AggregateType, Bucket, BucketError, BucketSpec, IdForm, Per,
-        PeriodField, SumField, TimeField,
-    };
-    pub use crate::copies::{CopySpec, Refresh};
-    pub use crate::index::{Index, IndexKey};
-    pub use crate::keys::generated::{parse_placeholder, placeholder_text, placeholder_texts};
-    pub use crate::keys::{
-        CounterFamily, HashFamily, Json, KeyError, KeyFamily, KeyKind, KeySpec, ListFamily, Segment,
-        SetFamily, ShardedCounterFamily, SortedSetFamily, Stored, StringFamily, Text, Ttl,
-    };
-    pub use crate::model::{Model, ValidationAction, ValidationLevel};
-    pub use crate::outlier as ol;
-    pub use crate::outlier::overflow_collection_spec;
-    pub use crate::outlier::{OutlierError, OutlierSpec, Outliers, Pushed};
-    pub use crate::paginate::Paginator;
-    pub use crate::path::{Ch, Cons, HasField, Nil, Open};
-    pub use crate::refs::{Identified, Ref};
-    pub use crate::registry::{RegisteredCollection, RegisteredKeyFamily, RegisteredModel};
-    pub use crate::relation::checks::{assert_copy_type, assert_model, assert_reference_id, assert_via};
-    pub use crate::relation::{Relation, RelationKind};
-    pub use crate::size as sz;
-    pub use crate::size::{MaxBsonSize, Probe, ProbeFallback};
-    pub use crate::validator::{
+    pub use crate::core::access::AccessPattern;
+    pub use crate::core::index::{Index, IndexKey};
+    pub use crate::core::model::{Model, ValidationAction, ValidationLevel};
+    pub use crate::core::path::{Ch, Cons, HasField, Nil, Open};
+    pub use crate::core::registry::{RegisteredCollection, RegisteredKeyFamily, RegisteredModel};
+    pub use crate::core::size::{MaxBsonSize, Probe, ProbeFallback};
+    pub use crate::core::validator::{
         adjacent, any_of, array_of, assert_array, assert_number, assert_string, bound, bson_type, constrain,
         constrained, nullable, single_key, string_enum, tuple, with_tag, Constraint, Lit, ObjectSchema,
         Schema,
     };
-    pub use crate::versioning::{
+    pub use crate::patterns::bucket as bk;
+    pub use crate::patterns::bucket::{
+        Aggregate, AggregateField, AggregateOp, AggregateType, Bucket, BucketError, BucketSpec, IdForm, Per,
+        PeriodField, SumField, TimeField,
+    };
+    pub use crate::patterns::denormalized::{CopySpec, Refresh};
+    pub use crate::patterns::keys::generated::{parse_placeholder, placeholder_text, placeholder_texts};
+    pub use crate::patterns::keys::{
+        CounterFamily, HashFamily, Json, KeyError, KeyFamily, KeyKind, KeySpec, ListFamily, Segment,
+        SetFamily, ShardedCounterFamily, SortedSetFamily, Stored, StringFamily, Text, Ttl,
+    };
+    pub use crate::patterns::outlier as ol;
+    pub use crate::patterns::outlier::overflow_collection_spec;
+    pub use crate::patterns::outlier::{OutlierError, OutlierSpec, Outliers, Pushed};
+    pub use crate::patterns::paginate::Paginator;
+    pub use crate::patterns::relation::checks::{
+        assert_copy_type, assert_model, assert_reference_id, assert_via,
+    };
+    pub use crate::patterns::relation::refs::{Identified, Ref};
+    pub use crate::patterns::relation::{Relation, RelationKind};
+    pub use crate::patterns::versioning::{
         decode as versioned_decode, validator as versioned_validator, ReadCounter, StepFailure, VersionError,
         Versioned,
     };
+    pub use crate::size as sz;
+    pub use ::core::time::Duration;
     pub use bson::from_document as bson_from_document;
     pub use bson::oid::ObjectId;
     pub use bson::ser::Error as BsonSerError;
     pub use bson::{to_bson, Bson, DateTime, Document};
-    pub use core::time::Duration;
     pub use inventory;
     pub use mongodb::Database;
     pub use std::string::String;

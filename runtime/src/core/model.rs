@@ -5,9 +5,9 @@ use std::fmt;
 use bson::{doc, Document};
 use mongodb::{Collection, Database};
 
-use crate::access::AccessPattern;
-use crate::index::{Index, IndexKey};
-use crate::validator::Schema;
+use crate::core::access::AccessPattern;
+use crate::core::index::{Index, IndexKey};
+use crate::core::validator::Schema;
 
 /// How strictly the server applies a collection's validator (`validationLevel`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -103,15 +103,16 @@ pub trait Model: Schema + Sized {
     const SHARD_KEY: &'static [(&'static str, IndexKey)] = &[];
     /// The relations its attributes declare (`#[embed]`, references, `#[denormalized]`),
     /// for the design-decision table.
-    const RELATIONS: &'static [crate::relation::Relation] = &[];
+    const RELATIONS: &'static [crate::patterns::relation::Relation] = &[];
     /// Its denormalized copies (`#[denormalized]`), filled by
     /// [`crate::relation::snapshot`] and refreshed as each one's policy says.
-    const COPIES: &'static [crate::copies::CopySpec] = &[];
+    const COPIES: &'static [crate::patterns::denormalized::CopySpec] = &[];
 
     /// How generated readers (paginators) decode a stored document: `None` for serde as
     /// is; a versioned model upgrades older versions ([`crate::versioning::decode`]).
     #[doc(hidden)]
-    const DECODE_STORED: Option<fn(Document) -> Result<Self, crate::versioning::VersionError>> = None;
+    const DECODE_STORED: Option<fn(Document) -> Result<Self, crate::patterns::versioning::VersionError>> =
+        None;
 
     /// The collection's `validator` option: `{"$jsonSchema": ...}`.
     fn validator() -> Document {
@@ -127,7 +128,7 @@ pub trait Model: Schema + Sized {
 
     /// The access-pattern table as Markdown, in the seed's format.
     fn access_table() -> String {
-        crate::access::access_table(Self::COLLECTION, Self::ACCESS_PATTERNS)
+        crate::core::access::access_table(Self::COLLECTION, Self::ACCESS_PATTERNS)
     }
 
     /// The typed collection in `db`.

@@ -22,9 +22,9 @@ use hmac::{KeyInit, Mac};
 use mongodb::Database;
 use serde::de::DeserializeOwned;
 
-use crate::access::AccessPattern;
-use crate::index::IndexKey;
-use crate::model::Model;
+use crate::core::access::AccessPattern;
+use crate::core::index::IndexKey;
+use crate::core::model::Model;
 
 const VERSION: u8 = 1;
 const UNSIGNED: u8 = 0;
@@ -282,7 +282,7 @@ pub enum PageError {
     /// A stored document does not deserialize into the model.
     Decode(bson::de::Error),
     /// A stored document of a versioned model is at a version this code cannot read.
-    Version(Box<crate::versioning::VersionError>),
+    Version(Box<crate::patterns::versioning::VersionError>),
     /// The server refused the query.
     Mongo(mongodb::error::Error),
 }

@@ -48,9 +48,9 @@ use std::path::{Path, PathBuf};
 
 use bson::{Bson, Document};
 
-use crate::error::{Error, Result};
-use crate::model::{ValidationAction, ValidationLevel};
-use crate::sync::CollectionSpec;
+use crate::core::error::{Error, Result};
+use crate::core::model::{ValidationAction, ValidationLevel};
+use crate::ops::sync::CollectionSpec;
 
 /// The access-pattern table's file name.
 pub const ACCESS_PATTERNS_FILE: &str = "ACCESS_PATTERNS.md";
@@ -138,10 +138,10 @@ pub fn specs_from(artifacts: &[Artifact]) -> Result<Vec<CollectionSpec>> {
 /// when key families are registered. Two models claiming one collection, or two key families whose patterns
 /// can match the same key, are an error.
 pub fn registered() -> Result<Vec<Artifact>> {
-    let specs = crate::registry::specs()?;
+    let specs = crate::core::registry::specs()?;
     let mut out: Vec<Artifact> = specs.iter().flat_map(collection_artifacts).collect();
-    let models = crate::registry::models();
-    let tables: Vec<(&str, &[crate::access::AccessPattern])> = models
+    let models = crate::core::registry::models();
+    let tables: Vec<(&str, &[crate::core::access::AccessPattern])> = models
         .iter()
         .filter(|m| !m.access_patterns.is_empty())
         .map(|m| (m.collection, m.access_patterns))
@@ -150,18 +150,18 @@ pub fn registered() -> Result<Vec<Artifact>> {
         file_name: ACCESS_PATTERNS_FILE.to_owned(),
         contents: format!(
             "# Access patterns\n\nEvery query the application runs, and the index that serves it.\n\n{}",
-            crate::access::access_tables(&tables)
+            crate::core::access::access_tables(&tables)
         ),
     });
-    let relations: Vec<(&str, &[crate::relation::Relation])> =
+    let relations: Vec<(&str, &[crate::patterns::relation::Relation])> =
         models.iter().filter(|m| !m.relations.is_empty()).map(|m| (m.collection, m.relations)).collect();
     out.push(Artifact {
         file_name: DESIGN_DECISIONS_FILE.to_owned(),
-        contents: crate::relation::design_decisions(&relations),
+        contents: crate::patterns::relation::design_decisions(&relations),
     });
-    let families = crate::registry::key_families();
+    let families = crate::core::registry::key_families();
     if !families.is_empty() {
-        if let Err(overlaps) = crate::keys::check_catalog(&families) {
+        if let Err(overlaps) = crate::patterns::keys::check_catalog(&families) {
             let lines: Vec<String> = overlaps.iter().map(ToString::to_string).collect();
             return Err(Error::Artifacts { detail: format!("key families overlap:\n{}", lines.join("\n")) });
         }
@@ -169,7 +169,7 @@ pub fn registered() -> Result<Vec<Artifact>> {
             file_name: "KEYS.md".to_owned(),
             contents: format!(
                 "# Redis key catalog\n\nEvery key family, with its TTL decision.\n\n{}",
-                crate::keys::catalog_markdown(&families)
+                crate::patterns::keys::catalog_markdown(&families)
             ),
         });
     }

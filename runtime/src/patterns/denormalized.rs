@@ -131,7 +131,7 @@ use mongodb::error::{
 use mongodb::options::{ReturnDocument, UpdateModifications};
 use mongodb::{ClientSession, Collection, Database, IndexModel};
 
-use crate::model::Model;
+use crate::core::model::Model;
 
 /// When a denormalized copy is brought back in line with its source.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -25,9 +25,9 @@ use std::fmt;
 use bson::{Bson, Document};
 use mongodb::Database;
 
-use crate::error::Result;
-use crate::model::{Model, ValidationAction, ValidationLevel};
-use crate::sync::{plan_spec, same_bson, CollectionSpec, SyncChange, SyncNote, SyncOptions};
+use crate::core::error::Result;
+use crate::core::model::{Model, ValidationAction, ValidationLevel};
+use crate::ops::sync::{plan_spec, same_bson, CollectionSpec, SyncChange, SyncNote, SyncOptions};
 
 /// One way a collection on the server differs from the code.
 #[derive(Debug, Clone, PartialEq)]
@@ -192,7 +192,7 @@ pub async fn check<T: Model>(db: &Database) -> Result<CheckReport> {
 
 /// [`check`] for every registered model, in collection-name order.
 pub async fn check_all(db: &Database) -> Result<Vec<CheckReport>> {
-    check_specs(db, &crate::registry::specs()?).await
+    check_specs(db, &crate::core::registry::specs()?).await
 }
 
 /// [`check`] for several specs (from [`crate::artifacts::specs_from`], say).

@@ -47,7 +47,7 @@ use mongodb::Database;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::model::Model;
+use crate::core::model::Model;
 
 /// The length of one bucket's period.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -23,7 +23,7 @@ pub enum Error {
         kind: String,
     },
     /// Two registered models claim one collection.
-    DuplicateCollection(crate::registry::DuplicateCollection),
+    DuplicateCollection(crate::core::registry::DuplicateCollection),
     /// Exported artifacts could not be written, read or parsed.
     Artifacts {
         /// What went wrong, naming the file.
@@ -66,8 +66,8 @@ impl From<mongodb::error::Error> for Error {
     }
 }
 
-impl From<crate::registry::DuplicateCollection> for Error {
-    fn from(e: crate::registry::DuplicateCollection) -> Self {
+impl From<crate::core::registry::DuplicateCollection> for Error {
+    fn from(e: crate::core::registry::DuplicateCollection) -> Self {
         Self::DuplicateCollection(e)
     }
 }

@@ -12,9 +12,9 @@ use std::fmt;
 use bson::{doc, Bson, Document};
 use mongodb::Database;
 
-use crate::error::{Error, Result};
-use crate::index::{Index, IndexKey};
-use crate::model::{Model, ValidationAction, ValidationLevel};
+use crate::core::error::{Error, Result};
+use crate::core::index::{Index, IndexKey};
+use crate::core::model::{Model, ValidationAction, ValidationLevel};
 
 /// Everything [`sync`] makes true of one collection.
 #[derive(Debug, Clone, PartialEq)]
@@ -285,7 +285,7 @@ pub async fn sync_with<T: Model>(db: &Database, options: SyncOptions) -> Result<
 /// claim one collection.
 pub async fn sync_all(db: &Database, options: SyncOptions) -> Result<Vec<SyncReport>> {
     let mut reports = Vec::new();
-    for spec in crate::registry::specs()? {
+    for spec in crate::core::registry::specs()? {
         reports.push(sync_spec(db, &spec, options).await?);
     }
     Ok(reports)

@@ -26,7 +26,7 @@ use std::process::ExitCode;
 use mongodb::options::ClientOptions;
 use mongodb::{Client, Database};
 
-use crate::sync::SyncOptions;
+use crate::ops::sync::SyncOptions;
 
 /// Whatever stops a command: docshape's errors, or the tool's own (no URI, say).
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
@@ -166,8 +166,8 @@ fn execute(command: Command) -> Result<bool> {
             Ok(true)
         }
         Command::Export(dir) => {
-            let artifacts = crate::artifacts::registered()?;
-            let written = crate::artifacts::write(&dir, &artifacts)
+            let artifacts = crate::ops::artifacts::registered()?;
+            let written = crate::ops::artifacts::write(&dir, &artifacts)
                 .map_err(|e| format!("cannot write into {}: {e}", dir.display()))?;
             println!("{} artifacts in {}, {} rewritten", artifacts.len(), dir.display(), written.len());
             for name in written {
@@ -176,8 +176,8 @@ fn execute(command: Command) -> Result<bool> {
             Ok(true)
         }
         Command::Verify(dir) => {
-            let artifacts = crate::artifacts::registered()?;
-            let drift = crate::artifacts::compare(&dir, &artifacts)
+            let artifacts = crate::ops::artifacts::registered()?;
+            let drift = crate::ops::artifacts::compare(&dir, &artifacts)
                 .map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
             for d in &drift {
                 println!("{d}");
@@ -189,7 +189,7 @@ fn execute(command: Command) -> Result<bool> {
         }
         Command::Check(connection) => block_on(async {
             let db = connect(&connection).await?;
-            let reports = crate::check::check_all(&db).await?;
+            let reports = crate::ops::check::check_all(&db).await?;
             for report in &reports {
                 print!("{report}");
             }
@@ -197,13 +197,13 @@ fn execute(command: Command) -> Result<bool> {
         }),
         Command::Sync(connection, options, dry_run) => block_on(async {
             let db = connect(&connection).await?;
-            for spec in crate::registry::specs()? {
+            for spec in crate::core::registry::specs()? {
                 if dry_run {
-                    println!("would: {}", crate::sync::plan_spec(&db, &spec, options).await?.report);
+                    println!("would: {}", crate::ops::sync::plan_spec(&db, &spec, options).await?.report);
                 } else {
                     // sync_spec, not plan + apply: it re-plans when another deploy
                     // creates the collection at the same moment.
-                    println!("{}", crate::sync::sync_spec(&db, &spec, options).await?);
+                    println!("{}", crate::ops::sync::sync_spec(&db, &spec, options).await?);
                 }
             }
             Ok(true)

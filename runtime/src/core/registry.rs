@@ -28,9 +28,9 @@
 
 use std::fmt;
 
-use crate::access::AccessPattern;
-use crate::model::Model;
-use crate::sync::CollectionSpec;
+use crate::core::access::AccessPattern;
+use crate::core::model::Model;
+use crate::ops::sync::CollectionSpec;
 
 /// One registered model: what a program needs of it without a database.
 #[derive(Clone, Copy)]
@@ -44,7 +44,7 @@ pub struct RegisteredModel {
     /// Its access-pattern table.
     pub access_patterns: &'static [AccessPattern],
     /// Its relations, for the design-decision table.
-    pub relations: &'static [crate::relation::Relation],
+    pub relations: &'static [crate::patterns::relation::Relation],
 }
 
 impl RegisteredModel {
@@ -144,14 +144,14 @@ pub fn specs() -> Result<Vec<CollectionSpec>, DuplicateCollection> {
 #[derive(Debug, Clone, Copy)]
 pub struct RegisteredKeyFamily {
     /// Its spec: pattern, kind, TTL decision, note.
-    pub spec: &'static crate::keys::KeySpec,
+    pub spec: &'static crate::patterns::keys::KeySpec,
 }
 
 inventory::collect!(RegisteredKeyFamily);
 
 /// Every registered key family, ordered by pattern and then type name.
-pub fn key_families() -> Vec<&'static crate::keys::KeySpec> {
-    let mut all: Vec<&'static crate::keys::KeySpec> =
+pub fn key_families() -> Vec<&'static crate::patterns::keys::KeySpec> {
+    let mut all: Vec<&'static crate::patterns::keys::KeySpec> =
         inventory::iter::<RegisteredKeyFamily>.into_iter().map(|f| f.spec).collect();
     all.sort_by(|a, b| (a.pattern, a.name).cmp(&(b.pattern, b.name)));
     all

@@ -5,6 +5,8 @@
 //! ([`design_decisions`]); and filling denormalized copies when a document is
 //! written ([`snapshot`], [`insert_one`]).
 
+pub mod refs;
+
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -13,9 +15,9 @@ use mongodb::Database;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::copies::{CopySpec, Refresh};
-use crate::refs::RefError;
-use crate::Model;
+use crate::core::model::Model;
+use crate::patterns::denormalized::{CopySpec, Refresh};
+use crate::patterns::relation::refs::RefError;
 
 /// What a relation is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -294,5 +296,5 @@ pub mod checks {
     /// Compiles when the reference's model is the copy's source.
     pub const fn assert_via<Referenced: ?Sized + ViaSource<Source>, Source: ?Sized>() {}
     /// Compiles when `T` is a model (has a collection).
-    pub const fn assert_model<T: crate::Model>() {}
+    pub const fn assert_model<T: crate::core::model::Model>() {}
 }

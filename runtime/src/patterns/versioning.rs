@@ -90,7 +90,7 @@ use mongodb::options::FindOptions;
 use mongodb::Database;
 use serde::Serialize;
 
-use crate::model::Model;
+use crate::core::model::Model;
 
 /// A model with a schema version: what `#[model(version = N, migrate(...))]` and
 /// `#[schema_version]` generate.
@@ -231,7 +231,7 @@ pub enum VersionError {
     Mongo(mongodb::error::Error),
     /// The document was written, but a denormalized copy of it could not be refreshed
     /// or queued (see [`crate::copies`]); [`crate::copies::repair`] brings it back.
-    Copies(Box<crate::copies::CopyError>),
+    Copies(Box<crate::patterns::denormalized::CopyError>),
 }
 
 impl fmt::Display for VersionError {
@@ -505,9 +505,14 @@ impl<T: Versioned> Loaded<T> {
             return Err(VersionError::Conflict { collection: T::COLLECTION, id: self.id(), attempts: 1 });
         }
         if !(set.is_empty() && unset.is_empty()) {
-            crate::copies::after_source_write(db, T::COLLECTION, &self.id(), written.as_ref())
-                .await
-                .map_err(|e| VersionError::Copies(Box::new(e)))?;
+            crate::patterns::denormalized::after_source_write(
+                db,
+                T::COLLECTION,
+                &self.id(),
+                written.as_ref(),
+            )
+            .await
+            .map_err(|e| VersionError::Copies(Box::new(e)))?;
         }
         self.value.stamp();
         self.stored_version = T::VERSION;
@@ -595,7 +600,7 @@ pub async fn update_one<T: Versioned>(
             .update_one(doc! { "_id": id.clone(), T::VERSION_FIELD: T::VERSION }, update.clone())
             .await?;
         if done.matched_count == 1 {
-            crate::copies::after_source_write(db, T::COLLECTION, &id, Some(&update))
+            crate::patterns::denormalized::after_source_write(db, T::COLLECTION, &id, Some(&update))
                 .await
                 .map_err(|e| VersionError::Copies(Box::new(e)))?;
             return Ok(UpdateOutcome { stored_version: stored, upgraded, attempts: attempt });

@@ -45,9 +45,9 @@ use mongodb::Database;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::size::MaxBsonSize;
-use crate::validator::Schema;
-use crate::Model;
+use crate::core::model::Model;
+use crate::core::size::MaxBsonSize;
+use crate::core::validator::Schema;
 
 /// A model whose documents can be referenced: the Rust type of its `_id`.
 ///

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use bson::{doc, Bson, Document};
 
-use crate::index::IndexKey;
+use crate::core::index::IndexKey;
 
 /// One row of a model's access-pattern table (`#[access(...)]`): a query the
 /// application runs, and the index that serves it.
@@ -166,16 +166,16 @@ impl std::fmt::Display for ExplainOutcome {
 ///
 /// The check is on the plan's shape, not its speed: an `IXSCAN` of the expected index
 /// and no `COLLSCAN`.
-pub async fn explain_access_patterns<T: crate::Model>(
+pub async fn explain_access_patterns<T: crate::core::model::Model>(
     db: &mongodb::Database,
-) -> crate::Result<Vec<ExplainOutcome>> {
+) -> crate::core::error::Result<Vec<ExplainOutcome>> {
     let mut out = Vec::new();
     for pattern in T::ACCESS_PATTERNS {
         let find = pattern.sample_find(T::COLLECTION);
         let reply = db.run_command(doc! { "explain": find, "verbosity": "queryPlanner" }).await?;
         let plan =
             reply.get_document("queryPlanner").and_then(|q| q.get_document("winningPlan")).map_err(|_| {
-                crate::Error::UnexpectedReply {
+                crate::core::error::Error::UnexpectedReply {
                     command: "explain",
                     detail: "no queryPlanner.winningPlan".to_owned(),
                 }
