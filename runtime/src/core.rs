@@ -14,10 +14,16 @@
 //! [`hooks`], which the pattern fills at link time.
 
 pub mod access;
+pub mod append;
+pub mod copy;
 pub mod error;
+pub mod hooks;
 pub mod index;
 pub mod model;
 pub mod path;
 pub mod registry;
+pub mod relation;
 pub mod size;
+pub mod spec;
 pub mod validator;
+pub mod version;

@@ -6,8 +6,11 @@ use bson::{doc, Document};
 use mongodb::{Collection, Database};
 
 use crate::core::access::AccessPattern;
+use crate::core::copy::CopySpec;
 use crate::core::index::{Index, IndexKey};
+use crate::core::relation::Relation;
 use crate::core::validator::Schema;
+use crate::core::version::VersionError;
 
 /// How strictly the server applies a collection's validator (`validationLevel`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -103,16 +106,15 @@ pub trait Model: Schema + Sized {
     const SHARD_KEY: &'static [(&'static str, IndexKey)] = &[];
     /// The relations its attributes declare (`#[embed]`, references, `#[denormalized]`),
     /// for the design-decision table.
-    const RELATIONS: &'static [crate::patterns::relation::Relation] = &[];
+    const RELATIONS: &'static [Relation] = &[];
     /// Its denormalized copies (`#[denormalized]`), filled by
     /// [`crate::relation::snapshot`] and refreshed as each one's policy says.
-    const COPIES: &'static [crate::patterns::denormalized::CopySpec] = &[];
+    const COPIES: &'static [CopySpec] = &[];
 
     /// How generated readers (paginators) decode a stored document: `None` for serde as
     /// is; a versioned model upgrades older versions ([`crate::versioning::decode`]).
     #[doc(hidden)]
-    const DECODE_STORED: Option<fn(Document) -> Result<Self, crate::patterns::versioning::VersionError>> =
-        None;
+    const DECODE_STORED: Option<fn(Document) -> Result<Self, VersionError>> = None;
 
     /// The collection's `validator` option: `{"$jsonSchema": ...}`.
     fn validator() -> Document {

@@ -1,36 +1,13 @@
-//! Every [`Model`] and Redis key family linked into the program, found without listing
-//! them by hand.
-//!
-//! `#[derive(Model)]` registers each non-generic model when the program starts (through
-//! the `inventory` crate), so a deploy tool can [`sync_all`](crate::sync::sync_all),
-//! [`check`](crate::check::check_all) or [export](crate::artifacts) every collection the
-//! application declares. A generic model has no single collection spec and is not
-//! registered; pass its instantiations to [`CollectionSpec::of`] yourself.
-//!
-//! A model is registered when the crate that defines it is linked into the program. A
-//! binary or build script that names nothing from the models' crate must still mention
-//! it (`use my_models as _;`), or the compiler leaves the crate out and its models with
-//! it.
-//!
-//! ```
-//! use docshape::Model;
-//! use serde::{Deserialize, Serialize};
-//!
-//! #[derive(Serialize, Deserialize, Model)]
-//! #[model(collection = "registry_doc_example")]
-//! struct Note {
-//!     text: String,
-//! }
-//!
-//! let specs = docshape::registry::specs().unwrap();
-//! assert!(specs.iter().any(|s| s.name == "registry_doc_example"));
-//! ```
+//! The registry of models: every `#[derive(Model)]` on a non-generic type submits a
+//! [`RegisteredModel`] (and its extra collections) through the `inventory` crate. The
+//! public path [`crate::registry`] adds the key families, which the keys pattern
+//! registers.
 
 use std::fmt;
 
 use crate::core::access::AccessPattern;
 use crate::core::model::Model;
-use crate::ops::sync::CollectionSpec;
+use crate::core::spec::CollectionSpec;
 
 /// One registered model: what a program needs of it without a database.
 #[derive(Clone, Copy)]
@@ -44,7 +21,7 @@ pub struct RegisteredModel {
     /// Its access-pattern table.
     pub access_patterns: &'static [AccessPattern],
     /// Its relations, for the design-decision table.
-    pub relations: &'static [crate::patterns::relation::Relation],
+    pub relations: &'static [crate::core::relation::Relation],
 }
 
 impl RegisteredModel {
@@ -138,21 +115,4 @@ pub fn specs() -> Result<Vec<CollectionSpec>, DuplicateCollection> {
         return Err(DuplicateCollection { collection, types });
     }
     Ok(all.into_iter().map(|(s, _)| s).collect())
-}
-
-/// One registered Redis key family (`#[derive(KeyFamily)]` on a non-generic struct).
-#[derive(Debug, Clone, Copy)]
-pub struct RegisteredKeyFamily {
-    /// Its spec: pattern, kind, TTL decision, note.
-    pub spec: &'static crate::patterns::keys::KeySpec,
-}
-
-inventory::collect!(RegisteredKeyFamily);
-
-/// Every registered key family, ordered by pattern and then type name.
-pub fn key_families() -> Vec<&'static crate::patterns::keys::KeySpec> {
-    let mut all: Vec<&'static crate::patterns::keys::KeySpec> =
-        inventory::iter::<RegisteredKeyFamily>.into_iter().map(|f| f.spec).collect();
-    all.sort_by(|a, b| (a.pattern, a.name).cmp(&(b.pattern, b.name)));
-    all
 }

@@ -50,13 +50,12 @@ use bson::{Bson, Document};
 
 use crate::core::error::{Error, Result};
 use crate::core::model::{ValidationAction, ValidationLevel};
-use crate::ops::sync::CollectionSpec;
+use crate::core::spec::CollectionSpec;
 
 /// The access-pattern table's file name.
 pub const ACCESS_PATTERNS_FILE: &str = "ACCESS_PATTERNS.md";
 
-/// The design-decision table's file name.
-pub const DESIGN_DECISIONS_FILE: &str = "DESIGN_DECISIONS.md";
+pub use crate::core::relation::DESIGN_DECISIONS_FILE;
 
 /// One generated file: its name (no directory) and its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -153,25 +152,9 @@ pub fn registered() -> Result<Vec<Artifact>> {
             crate::core::access::access_tables(&tables)
         ),
     });
-    let relations: Vec<(&str, &[crate::patterns::relation::Relation])> =
-        models.iter().filter(|m| !m.relations.is_empty()).map(|m| (m.collection, m.relations)).collect();
-    out.push(Artifact {
-        file_name: DESIGN_DECISIONS_FILE.to_owned(),
-        contents: crate::patterns::relation::design_decisions(&relations),
-    });
-    let families = crate::core::registry::key_families();
-    if !families.is_empty() {
-        if let Err(overlaps) = crate::patterns::keys::check_catalog(&families) {
-            let lines: Vec<String> = overlaps.iter().map(ToString::to_string).collect();
-            return Err(Error::Artifacts { detail: format!("key families overlap:\n{}", lines.join("\n")) });
-        }
-        out.push(Artifact {
-            file_name: "KEYS.md".to_owned(),
-            contents: format!(
-                "# Redis key catalog\n\nEvery key family, with its TTL decision.\n\n{}",
-                crate::patterns::keys::catalog_markdown(&families)
-            ),
-        });
+    // The design-decision table and the key catalog come from their patterns.
+    for (file_name, contents) in crate::core::hooks::generated_files()? {
+        out.push(Artifact { file_name: file_name.to_owned(), contents });
     }
     out.sort_by(|a, b| a.file_name.cmp(&b.file_name));
     Ok(out)

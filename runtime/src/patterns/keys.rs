@@ -85,6 +85,7 @@
 mod catalog;
 mod escape;
 mod kinds;
+pub(crate) mod registry;
 mod spec;
 
 use std::fmt;

@@ -282,7 +282,7 @@ pub enum PageError {
     /// A stored document does not deserialize into the model.
     Decode(bson::de::Error),
     /// A stored document of a versioned model is at a version this code cannot read.
-    Version(Box<crate::patterns::versioning::VersionError>),
+    Version(Box<crate::core::version::VersionError>),
     /// The server refused the query.
     Mongo(mongodb::error::Error),
 }

@@ -15,54 +15,13 @@ use mongodb::Database;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use crate::core::copy::{CopySpec, Refresh};
+use crate::core::hooks::GeneratedFile;
 use crate::core::model::Model;
-use crate::patterns::denormalized::{CopySpec, Refresh};
+use crate::core::registry;
+use crate::core::relation::DESIGN_DECISIONS_FILE;
+pub use crate::core::relation::{Relation, RelationKind};
 use crate::patterns::relation::refs::RefError;
-
-/// What a relation is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum RelationKind {
-    /// Stored inside the document: read and written with it.
-    Embed,
-    /// The `_id` of a document of another collection.
-    Reference,
-    /// A copy of another collection's field, refreshed by a stated policy.
-    Copy,
-}
-
-impl RelationKind {
-    /// `"embed"`, `"reference"` or `"copy"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Embed => "embed",
-            Self::Reference => "reference",
-            Self::Copy => "copy",
-        }
-    }
-}
-
-/// One relation of a model, as its attributes declare it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Relation {
-    /// The stored field name.
-    pub field: &'static str,
-    /// Embed, reference or copy.
-    pub kind: RelationKind,
-    /// What the field holds: the embedded type's name, the referenced collection, or
-    /// for a copy the source as `collection.field`.
-    pub target: &'static str,
-    /// Whether the field is an array of them.
-    pub many: bool,
-    /// The array's bound (`#[embed(max = N)]`, `#[validate(max_items = N)]`, a bucket's
-    /// or an outlier's bound).
-    pub bound: Option<u64>,
-    /// A copy's refresh policy.
-    pub refresh: Option<Refresh>,
-    /// A copy's reference field: the stored name holding the source's `_id`.
-    pub via: Option<&'static str>,
-    /// Why, as written in the attribute's `reason = "..."`.
-    pub reason: Option<&'static str>,
-}
 
 fn duration_text(d: std::time::Duration) -> String {
     let s = d.as_secs();
@@ -138,6 +97,17 @@ pub fn design_decisions(models: &[(&str, &[Relation])]) -> String {
         out.push_str("| (none) | | | | | | |\n");
     }
     out
+}
+
+inventory::submit! { GeneratedFile { file_name: DESIGN_DECISIONS_FILE, build: design_decisions_file } }
+
+/// `DESIGN_DECISIONS.md`: [`design_decisions`] of every registered model that
+/// declares relations, in registry order.
+fn design_decisions_file() -> Result<Option<String>, crate::core::error::Error> {
+    let models = registry::models();
+    let relations: Vec<(&str, &[Relation])> =
+        models.iter().filter(|m| !m.relations.is_empty()).map(|m| (m.collection, m.relations)).collect();
+    Ok(Some(design_decisions(&relations)))
 }
 
 /// The value at a dotted path of a document.
