@@ -199,3 +199,17 @@ impl std::error::Error for CopyError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_say_what_was_left() {
+        let e = CopyError::UnknownCopy { copy: "posts.x".into() };
+        assert!(e.to_string().contains("posts.x"));
+        let e = CopyError::Unsettled { copy: "posts.author_name".into(), id: Bson::from("u1"), rounds: 40 };
+        assert!(e.to_string().contains("posts.author_name"), "{e}");
+        assert!(e.to_string().contains("\"u1\""), "{e}");
+    }
+}
