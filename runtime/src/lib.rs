@@ -128,6 +128,24 @@
 //! With the `redis` feature, `window.incr(&mut conn, 1).await?` runs `INCR` and
 //! `EXPIRE ... 120 NX` in one round trip. See [`keys`] for the kinds, the escaping of
 //! placeholder values, `SCAN`, and the catalog.
+//!
+//! ## Layout
+//!
+//! The crate is three layers, and imports point one way, towards the core:
+//!
+//! | layer | modules (public path) | may import |
+//! |---|---|---|
+//! | core | [`Model`], [`validator`], [`index`], [`access`], [`size`], [`registry`], [`Error`], paths, the collection spec, the guarded append, hooks | nothing above it |
+//! | ops | [`sync`](mod@sync), [`check`](mod@check), [`artifacts`], `cli` | the core |
+//! | patterns | [`paginate`], [`versioning`], [`bucket`], [`outlier`], [`relation`] and [`refs`], [`denormalized`] (also [`copies`]), [`keys`] | the core, never another pattern |
+//!
+//! A descriptor that the `Model` trait or the registry names (a relation, a copy, the
+//! error of decoding a stored version) lives in the core and is re-exported by its
+//! pattern. A pattern that reacts to another registers a hook in the core: the
+//! versioned writers refresh denormalized copies through one, and the key catalog and
+//! the design-decision table join the artifacts through another. A public module that
+//! gathers items of several layers ([`registry`], [`outlier`]) is put together here,
+//! in the crate root, the one place that imports everything.
 
 #![warn(missing_docs)]
 

@@ -74,3 +74,18 @@ pub fn generated_files() -> Result<Vec<(&'static str, String)>, Error> {
     out.sort_by(|a, b| a.0.cmp(b.0));
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // The hooks are filled from other modules of this crate at link time: a pattern
+    // whose registration the linker dropped would fail silently, so check they arrive.
+    #[test]
+    fn the_patterns_register_their_hooks() {
+        assert!(inventory::iter::<SourceWriteHook>.into_iter().count() >= 1);
+        let files: Vec<&str> = inventory::iter::<GeneratedFile>.into_iter().map(|f| f.file_name).collect();
+        assert!(files.contains(&"DESIGN_DECISIONS.md"), "{files:?}");
+        assert!(files.contains(&"KEYS.md"), "{files:?}");
+    }
+}

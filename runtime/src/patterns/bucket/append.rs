@@ -4,8 +4,8 @@ use bson::{doc, Bson, DateTime, Document};
 use mongodb::Database;
 
 use super::error::BucketError;
-use super::period::*;
-use super::spec::*;
+use super::period::{Per, PeriodKind};
+use super::spec::{AggregateOp, AggregateType, Bucket, BucketSpec, IdForm};
 use crate::core::append::{Appended, GuardedAppend};
 
 /// The string form of a series value, for string ids.
@@ -255,6 +255,7 @@ pub async fn append_many<B: Bucket>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::patterns::bucket::spec::Aggregate;
 
     #[test]
     fn aggregates_write_the_declared_types() {

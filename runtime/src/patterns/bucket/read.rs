@@ -4,9 +4,9 @@ use bson::{doc, Bson, DateTime, Document};
 use futures_util::TryStreamExt;
 use mongodb::Database;
 
-use super::append::*;
+use super::append::{item_time, period_value};
 use super::error::BucketError;
-use super::spec::*;
+use super::spec::Bucket;
 
 /// The filter on the buckets of `series` whose period overlaps `[from, to)`.
 pub fn range_filter<B: Bucket>(

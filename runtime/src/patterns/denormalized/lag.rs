@@ -7,7 +7,7 @@ use bson::{doc, Bson, DateTime, Document};
 use futures_util::TryStreamExt;
 use mongodb::Database;
 
-use super::apply::*;
+use super::apply::since;
 use super::worker::count;
 use crate::core::copy::{CopyError, QUEUE};
 

@@ -6,8 +6,8 @@ use futures_util::future::BoxFuture;
 use mongodb::options::UpdateModifications;
 use mongodb::Database;
 
-use super::apply::*;
-use super::spec::*;
+use super::apply::{apply, enqueue, ApplyError};
+use super::spec::{dependents, projection, touches, value_at};
 use crate::core::copy::{CopyError, CopySpec, Refresh};
 use crate::core::hooks::SourceWriteHook;
 use crate::core::model::Model;

@@ -10,8 +10,8 @@ use mongodb::error::{
 use mongodb::options::{ReturnDocument, UpdateModifications};
 use mongodb::{ClientSession, Database};
 
-use super::apply::*;
-use super::spec::*;
+use super::apply::{change, enqueue};
+use super::spec::{dependents, projection, touches, value_at};
 use crate::core::copy::{CopyError, CopySpec, Refresh};
 use crate::core::model::Model;
 

@@ -12,8 +12,8 @@ use mongodb::error::ErrorKind;
 use mongodb::options::ReturnDocument;
 use mongodb::{Collection, Database, IndexModel};
 
-use super::apply::*;
-use super::spec::*;
+use super::apply::{apply, enqueue, plus, since, ApplyError, Lease};
+use super::spec::{copies, value_at};
 use crate::core::copy::{CopyError, CopySpec, Refresh, QUEUE};
 
 /// Whether an error stops a worker: the server or the network failing, not a write

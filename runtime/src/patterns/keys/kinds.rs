@@ -17,11 +17,12 @@ use std::marker::PhantomData;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use super::{KeyError, KeyFamily};
+use super::error::KeyError;
+use super::family::KeyFamily;
 
 #[cfg(feature = "redis")]
 use {
-    super::Ttl,
+    super::spec::Ttl,
     redis::{aio::ConnectionLike, FromRedisValue, ToRedisArgs},
     std::collections::BTreeMap,
     std::future::Future,

@@ -3,8 +3,8 @@
 use std::fmt;
 use std::ops::RangeInclusive;
 
+use super::error::KeyError;
 use super::escape::{push_escaped, unescape};
-use super::KeyError;
 
 /// One `:`-separated segment of a key pattern.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -11,8 +11,8 @@ use futures_util::TryStreamExt;
 use mongodb::options::FindOptions;
 use mongodb::Database;
 
-use super::decode::*;
-use super::write::*;
+use super::decode::{id_of, Versioned};
+use super::write::Loaded;
 use crate::core::version::VersionError;
 
 /// How many documents of a collection are stored at each version.

@@ -5,7 +5,7 @@ use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
 use mongodb::Database;
 
-use super::decode::*;
+use super::decode::{decode_at, id_of, require_id, stored_version, Versioned};
 use crate::core::version::VersionError;
 
 /// The current shape of `value` as stored: serialized, with the current version in the
