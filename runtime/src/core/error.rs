@@ -23,7 +23,7 @@ pub enum Error {
         kind: String,
     },
     /// Two registered models claim one collection.
-    DuplicateCollection(crate::core::registry::DuplicateCollection),
+    DuplicateCollection(DuplicateCollection),
     /// Exported artifacts could not be written, read or parsed.
     Artifacts {
         /// What went wrong, naming the file.
@@ -66,8 +66,31 @@ impl From<mongodb::error::Error> for Error {
     }
 }
 
-impl From<crate::core::registry::DuplicateCollection> for Error {
-    fn from(e: crate::core::registry::DuplicateCollection) -> Self {
+impl From<DuplicateCollection> for Error {
+    fn from(e: DuplicateCollection) -> Self {
         Self::DuplicateCollection(e)
     }
 }
+
+/// Two registered models claim one collection: `sync` would make the server match
+/// whichever ran last, so docshape refuses to choose.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DuplicateCollection {
+    /// The collection.
+    pub collection: String,
+    /// The types that claim it.
+    pub types: Vec<String>,
+}
+
+impl fmt::Display for DuplicateCollection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "collection `{}` is declared by more than one model ({}); one collection has one validator and one set of indexes, so keep one `#[model(collection = ...)]` for it",
+            self.collection,
+            self.types.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for DuplicateCollection {}

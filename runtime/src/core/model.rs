@@ -5,7 +5,7 @@ use std::fmt;
 use bson::{doc, Document};
 use mongodb::{Collection, Database};
 
-use crate::core::access::AccessPattern;
+use crate::core::access::table::AccessPattern;
 use crate::core::copy::CopySpec;
 use crate::core::index::{Index, IndexKey};
 use crate::core::relation::Relation;
@@ -130,7 +130,7 @@ pub trait Model: Schema + Sized {
 
     /// The access-pattern table as Markdown, in the seed's format.
     fn access_table() -> String {
-        crate::core::access::access_table(Self::COLLECTION, Self::ACCESS_PATTERNS)
+        crate::core::access::table::access_table(Self::COLLECTION, Self::ACCESS_PATTERNS)
     }
 
     /// The typed collection in `db`.

@@ -5,7 +5,8 @@
 
 use std::fmt;
 
-use crate::core::access::AccessPattern;
+use crate::core::access::table::AccessPattern;
+pub use crate::core::error::DuplicateCollection;
 use crate::core::model::Model;
 use crate::core::spec::CollectionSpec;
 
@@ -73,29 +74,6 @@ pub fn models() -> Vec<&'static RegisteredModel> {
     all.sort_by(|a, b| a.collection.cmp(b.collection).then_with(|| (a.type_name)().cmp((b.type_name)())));
     all
 }
-
-/// Two registered models claim one collection: `sync` would make the server match
-/// whichever ran last, so docshape refuses to choose.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DuplicateCollection {
-    /// The collection.
-    pub collection: String,
-    /// The types that claim it.
-    pub types: Vec<String>,
-}
-
-impl fmt::Display for DuplicateCollection {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "collection `{}` is declared by more than one model ({}); one collection has one validator and one set of indexes, so keep one `#[model(collection = ...)]` for it",
-            self.collection,
-            self.types.join(", ")
-        )
-    }
-}
-
-impl std::error::Error for DuplicateCollection {}
 
 /// The collection spec of every registered model and of the collections they need
 /// besides their own (outlier overflow), ordered by collection name; an error when two
