@@ -128,6 +128,24 @@
 //! With the `redis` feature, `window.incr(&mut conn, 1).await?` runs `INCR` and
 //! `EXPIRE ... 120 NX` in one round trip. See [`keys`] for the kinds, the escaping of
 //! placeholder values, `SCAN`, and the catalog.
+//!
+//! ## Layout
+//!
+//! The crate is three layers, and imports point one way, towards the core:
+//!
+//! | layer | modules (public path) | may import |
+//! |---|---|---|
+//! | core | [`Model`], [`validator`], [`index`], [`access`], [`size`], [`registry`], [`Error`], paths, the collection spec, the guarded append, hooks | nothing above it |
+//! | ops | [`sync`](mod@sync), [`check`](mod@check), [`artifacts`], `cli` | the core |
+//! | patterns | [`paginate`], [`versioning`], [`bucket`], [`outlier`], [`relation`] and [`refs`], [`denormalized`] (also [`copies`]), [`keys`] | the core, never another pattern |
+//!
+//! A descriptor that the `Model` trait or the registry names (a relation, a copy, the
+//! error of decoding a stored version) lives in the core and is re-exported by its
+//! pattern. A pattern that reacts to another registers a hook in the core: the
+//! versioned writers refresh denormalized copies through one, and the key catalog and
+//! the design-decision table join the artifacts through another. A public module that
+//! gathers items of several layers ([`registry`], [`outlier`]) is put together here,
+//! in the crate root, the one place that imports everything.
 
 #![warn(missing_docs)]
 
@@ -142,78 +160,172 @@ pub use mongodb;
 #[cfg(feature = "redis")]
 pub use redis;
 
-pub mod access;
-pub mod artifacts;
-pub mod bucket;
-pub mod check;
-#[cfg(feature = "cli")]
-pub mod cli;
-pub mod copies;
-mod error;
-pub mod index;
-pub mod keys;
-mod model;
-pub mod outlier;
-pub mod paginate;
-mod path;
-pub mod refs;
-pub mod registry;
-pub mod relation;
-pub mod size;
-pub mod sync;
+// The three layers (see "Layout" above). Private: the paths below are the public ones.
+mod core;
+mod ops;
+mod patterns;
+
 #[cfg(feature = "testkit")]
 pub mod testkit;
-pub mod validator;
-pub mod versioning;
 
-pub use check::{check, CheckReport};
-pub use error::{Error, Result};
-pub use keys::KeyFamily;
-pub use model::{Model, ValidationAction, ValidationLevel};
-pub use sync::{sync, sync_all, sync_with, SyncOptions, SyncReport};
+// core
+pub use crate::core::{access, index, size, validator};
+// ops
+#[cfg(feature = "cli")]
+pub use crate::ops::cli;
+pub use crate::ops::{artifacts, check, sync};
+// patterns
+pub use crate::patterns::denormalized;
+/// The denormalized pattern under its first name: [`denormalized`].
+pub use crate::patterns::denormalized as copies;
+pub use crate::patterns::relation::refs;
+pub use crate::patterns::{bucket, keys, paginate, relation, versioning};
+
+pub use crate::core::error::{Error, Result};
+pub use crate::core::model::{Model, ValidationAction, ValidationLevel};
+pub use crate::ops::check::{check, CheckReport};
+pub use crate::ops::sync::{sync, sync_all, sync_with, SyncOptions, SyncReport};
+pub use crate::patterns::keys::KeyFamily;
+
+// The public modules below gather items of more than one layer, which only the crate
+// root may import together.
+
+pub mod registry {
+    //! Every [`Model`](crate::Model) and Redis key family linked into the program, found without listing
+    //! them by hand.
+    //!
+    //! `#[derive(Model)]` registers each non-generic model when the program starts (through
+    //! the `inventory` crate), so a deploy tool can [`sync_all`](crate::sync::sync_all),
+    //! [`check`](crate::check::check_all) or [export](crate::artifacts) every collection the
+    //! application declares. A generic model has no single collection spec and is not
+    //! registered; pass its instantiations to [`CollectionSpec::of`](crate::sync::CollectionSpec::of) yourself.
+    //!
+    //! A model is registered when the crate that defines it is linked into the program. A
+    //! binary or build script that names nothing from the models' crate must still mention
+    //! it (`use my_models as _;`), or the compiler leaves the crate out and its models with
+    //! it.
+    //!
+    //! ```
+    //! use docshape::Model;
+    //! use serde::{Deserialize, Serialize};
+    //!
+    //! #[derive(Serialize, Deserialize, Model)]
+    //! #[model(collection = "registry_doc_example")]
+    //! struct Note {
+    //!     text: String,
+    //! }
+    //!
+    //! let specs = docshape::registry::specs().unwrap();
+    //! assert!(specs.iter().any(|s| s.name == "registry_doc_example"));
+    //! ```
+
+    pub use crate::core::registry::*;
+    pub use crate::patterns::keys::registry::{key_families, RegisteredKeyFamily};
+}
+
+pub mod outlier {
+    //! The outlier pattern: an array embedded up to a threshold, with the rare documents
+    //! that need more (patrones-es: users with millions of followers) spilling into
+    //! bounded overflow documents and raising a flag (`#[outlier(...)]` on the field).
+    //!
+    //! patrones-es:
+    //!
+    //! ```text
+    //! { _id: "celebridad_id", seguidores: [id1, id2, ...],   // lista parcial
+    //!   tiene_extras: true }                                  // bandera → colección overflow
+    //! ```
+    //!
+    //! Pushing to a normal document is one `update`:
+    //! `{_id: p, "<field>.<threshold - k>": {$exists: false}}` with `$push` (and `$inc` of
+    //! the count): the filter matches only while the array has room for the `k` new items,
+    //! so it never holds more than the threshold, even with concurrent writers. When it
+    //! does not match, the flag is set first (so readers never miss overflow items), the
+    //! items go to overflow documents `{_id: {parent: p, seq: n}, parent: p, count, items}`
+    //! filled by the same guarded upsert as buckets ([`crate::bucket`]), and then the
+    //! count is incremented. Reads merge the embedded items and, only when the flag is
+    //! set, the overflow documents in sequence order.
+
+    use mongodb::Database;
+
+    pub use crate::patterns::outlier::*;
+    use crate::{SyncOptions, SyncReport};
+
+    /// Creates (or brings up to date) every overflow collection of `T`. [`crate::sync_all`]
+    /// does it too, with every other registered collection.
+    pub async fn sync<T: Outliers>(db: &Database) -> Result<Vec<SyncReport>, OutlierError> {
+        let mut reports = Vec::new();
+        for spec in crate::patterns::outlier::overflow_specs::<T>() {
+            reports.push(
+                crate::ops::sync::sync_spec(db, &spec, SyncOptions::default())
+                    .await
+                    .map_err(OutlierError::Sync)?,
+            );
+        }
+        Ok(reports)
+    }
+
+    // Outlier documents are filled by the same guarded append as buckets, so a
+    // caller may `?` a bucket's error into an outlier's. Defined here because the
+    // two patterns do not import each other.
+    impl From<crate::bucket::BucketError> for OutlierError {
+        fn from(e: crate::bucket::BucketError) -> Self {
+            use crate::bucket::BucketError;
+            match e {
+                BucketError::Mongo(e) => Self::Mongo(e),
+                BucketError::Serialize(e) => Self::Serialize(e),
+                BucketError::Decode(e) => Self::Decode(e),
+                BucketError::Contention { id } => Self::Contention(id),
+                other => Self::Contention(bson::Bson::String(other.to_string())),
+            }
+        }
+    }
+}
 
 /// What generated code calls. Not part of the public API: it may change in any release.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::access::AccessPattern;
-    pub use crate::bucket as bk;
-    pub use crate::bucket::{
-        Aggregate, AggregateField, AggregateOp, AggregateType, Bucket, BucketError, BucketSpec, IdForm, Per,
-        PeriodField, SumField, TimeField,
-    };
-    pub use crate::copies::{CopySpec, Refresh};
-    pub use crate::index::{Index, IndexKey};
-    pub use crate::keys::generated::{parse_placeholder, placeholder_text, placeholder_texts};
-    pub use crate::keys::{
-        CounterFamily, HashFamily, Json, KeyError, KeyFamily, KeyKind, KeySpec, ListFamily, Segment,
-        SetFamily, ShardedCounterFamily, SortedSetFamily, Stored, StringFamily, Text, Ttl,
-    };
-    pub use crate::model::{Model, ValidationAction, ValidationLevel};
-    pub use crate::outlier as ol;
-    pub use crate::outlier::overflow_collection_spec;
-    pub use crate::outlier::{OutlierError, OutlierSpec, Outliers, Pushed};
-    pub use crate::paginate::Paginator;
-    pub use crate::path::{Ch, Cons, HasField, Nil, Open};
-    pub use crate::refs::{Identified, Ref};
-    pub use crate::registry::{RegisteredCollection, RegisteredKeyFamily, RegisteredModel};
-    pub use crate::relation::checks::{assert_copy_type, assert_model, assert_reference_id, assert_via};
-    pub use crate::relation::{Relation, RelationKind};
-    pub use crate::size as sz;
-    pub use crate::size::{MaxBsonSize, Probe, ProbeFallback};
-    pub use crate::validator::{
+    pub use crate::core::access::AccessPattern;
+    pub use crate::core::copy::{CopySpec, Refresh};
+    pub use crate::core::index::{Index, IndexKey};
+    pub use crate::core::model::{Model, ValidationAction, ValidationLevel};
+    pub use crate::core::path::{Ch, Cons, HasField, Nil, Open};
+    pub use crate::core::registry::{RegisteredCollection, RegisteredModel};
+    pub use crate::core::relation::{Relation, RelationKind};
+    pub use crate::core::size as sz;
+    pub use crate::core::size::{MaxBsonSize, Probe, ProbeFallback};
+    pub use crate::core::validator::{
         adjacent, any_of, array_of, assert_array, assert_number, assert_string, bound, bson_type, constrain,
         constrained, nullable, single_key, string_enum, tuple, with_tag, Constraint, Lit, ObjectSchema,
         Schema,
     };
-    pub use crate::versioning::{
-        decode as versioned_decode, validator as versioned_validator, ReadCounter, StepFailure, VersionError,
-        Versioned,
+    pub use crate::core::version::{StepFailure, VersionError};
+    pub use crate::patterns::bucket as bk;
+    pub use crate::patterns::bucket::{
+        Aggregate, AggregateField, AggregateOp, AggregateType, Bucket, BucketError, BucketSpec, IdForm, Per,
+        PeriodField, SumField, TimeField,
     };
+    pub use crate::patterns::keys::generated::{parse_placeholder, placeholder_text, placeholder_texts};
+    pub use crate::patterns::keys::registry::RegisteredKeyFamily;
+    pub use crate::patterns::keys::{
+        CounterFamily, HashFamily, Json, KeyError, KeyFamily, KeyKind, KeySpec, ListFamily, Segment,
+        SetFamily, ShardedCounterFamily, SortedSetFamily, Stored, StringFamily, Text, Ttl,
+    };
+    pub use crate::patterns::outlier as ol;
+    pub use crate::patterns::outlier::overflow_collection_spec;
+    pub use crate::patterns::outlier::{OutlierError, OutlierSpec, Outliers, Pushed};
+    pub use crate::patterns::paginate::Paginator;
+    pub use crate::patterns::relation::checks::{
+        assert_copy_type, assert_model, assert_reference_id, assert_via,
+    };
+    pub use crate::patterns::relation::refs::{Identified, Ref};
+    pub use crate::patterns::versioning::{
+        decode as versioned_decode, validator as versioned_validator, ReadCounter, Versioned,
+    };
+    pub use ::core::time::Duration;
     pub use bson::from_document as bson_from_document;
     pub use bson::oid::ObjectId;
     pub use bson::ser::Error as BsonSerError;
     pub use bson::{to_bson, Bson, DateTime, Document};
-    pub use core::time::Duration;
     pub use inventory;
     pub use mongodb::Database;
     pub use std::string::String;

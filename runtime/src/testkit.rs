@@ -273,7 +273,7 @@ pub async fn assert_access_patterns_use_indexes<T: crate::Model>(db: &Database) 
     if let Err(e) = crate::sync::<T>(db).await {
         panic!("sync of {} failed: {e}", T::COLLECTION);
     }
-    let outcomes = match crate::access::explain_access_patterns::<T>(db).await {
+    let outcomes = match crate::core::access::explain_access_patterns::<T>(db).await {
         Ok(o) => o,
         Err(e) => panic!("explain on {} failed: {e}", T::COLLECTION),
     };

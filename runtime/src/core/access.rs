@@ -1,0 +1,12 @@
+//! The access-pattern table a model declares with `#[access(...)]`: each row a query
+//! the application runs, served by an index found at compile time (the prefix rule,
+//! equality → sort → range), rendered in the seed's format, and checked on a live
+//! server with `explain`.
+
+// Two files so that the descriptor, which the `Model` trait names, does not import the
+// check, which names the `Model` trait.
+pub(crate) mod explain;
+pub(crate) mod table;
+
+pub use explain::{explain_access_patterns, ExplainOutcome};
+pub use table::{access_table, access_tables, AccessPattern};

@@ -1,0 +1,215 @@
+//! The descriptors of denormalized copies ([`CopySpec`], [`Refresh`]) that
+//! [`Model::COPIES`](crate::Model::COPIES) carries, and the error of keeping copies in
+//! line ([`CopyError`]): a versioned write reports it too, through
+//! [`crate::core::hooks`]. Updating, queueing and repairing copies is the denormalized
+//! pattern's ([`crate::copies`]).
+
+// A `CopyError` names the document (`_id` as `Bson`) and carries the driver's error:
+// large, but rare and behind a round trip anyway.
+#![allow(clippy::result_large_err)]
+
+use std::fmt;
+use std::time::Duration;
+
+use bson::{Bson, Document};
+
+/// When a denormalized copy is brought back in line with its source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Refresh {
+    /// Never: the copy is a snapshot taken when the document was written (an order's
+    /// `user_name` is the name at the time of the order, and should stay so).
+    Never,
+    /// In the same call that updates the source.
+    Sync,
+    /// By a worker draining a durable queue; the copy may lag its source by at most
+    /// `max_stale`, a product decision stated in the model.
+    Async {
+        /// How stale the copy may be: the worker serves older jobs first.
+        max_stale: Duration,
+    },
+}
+
+/// One denormalized copy, as declared on the model that holds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CopySpec {
+    /// The collection holding the copy (`"posts"`).
+    pub collection: &'static str,
+    /// The copy's stored field name (`"author_name"`).
+    pub field: &'static str,
+    /// The stored name of the field that references the source document
+    /// (`"author_id"`): it holds the source's `_id`.
+    pub via: &'static str,
+    /// The source's collection (`"users"`).
+    pub source: &'static str,
+    /// The stored path of the copied field in the source (`"name"`).
+    pub source_field: &'static str,
+    /// When the copy is refreshed.
+    pub refresh: Refresh,
+    /// Why the copy exists, as written in the attribute (`reason = "..."`).
+    pub reason: Option<&'static str>,
+}
+
+impl CopySpec {
+    /// `"posts.author_name"`: the copy's name in the refresh queue and in reports.
+    pub fn key(&self) -> String {
+        format!("{}.{}", self.collection, self.field)
+    }
+}
+
+/// The refresh queue: reserved for the denormalized pattern (see [`crate::copies`]).
+pub const QUEUE: &str = "docshape_refresh";
+
+/// What went wrong keeping copies in line. Every variant that concerns one document
+/// names its collection or copy and its `_id`.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum CopyError {
+    /// Writing the source document failed; no copy was touched.
+    Source {
+        /// The source's collection.
+        collection: &'static str,
+        /// The source document's `_id`.
+        id: Bson,
+        /// What the driver or server said.
+        error: mongodb::error::Error,
+    },
+    /// Writing one copy (a sync copy's `update_many`, or an async copy's job) failed
+    /// while updating its source.
+    Copy {
+        /// The copy's key (`"posts.author_name"`).
+        copy: String,
+        /// The source document's `_id`.
+        id: Bson,
+        /// Whether the source was written: `false` when the transaction failed
+        /// (nothing was written); `true` otherwise (a sequential update, or a job
+        /// enqueued after the commit): the source and the copies before this one are
+        /// updated, this one and the ones after it are not (see the
+        /// [module docs](crate::copies)). Run the update again, or [`repair`](crate::copies::repair).
+        source_updated: bool,
+        /// What the driver or server said.
+        error: mongodb::error::Error,
+    },
+    /// The transaction could not commit. Nothing was written, unless the error says
+    /// the commit's outcome is unknown (`UnknownTransactionCommitResult`).
+    Commit {
+        /// The source's collection.
+        collection: &'static str,
+        /// The source document's `_id`.
+        id: Bson,
+        /// What the driver or server said.
+        error: mongodb::error::Error,
+    },
+    /// [`Atomicity::Transaction`](crate::copies::Atomicity::Transaction) was asked for, and the deployment has no transactions
+    /// (a standalone server). Nothing was written.
+    NoTransactions {
+        /// The source's collection.
+        collection: &'static str,
+    },
+    /// Without a transaction, concurrent updates kept changing the source for two
+    /// minutes while its sync copy was being written again and again. The source is
+    /// updated; the copy may hold an older value: [`repair`](crate::copies::repair) once writes calm down.
+    Unsettled {
+        /// The copy's key.
+        copy: String,
+        /// The source document's `_id`.
+        id: Bson,
+        /// How many times the copy was written.
+        rounds: u32,
+    },
+    /// Reading the source or writing its copies failed in a [`Worker`](crate::copies::Worker) or [`repair`](crate::copies::repair).
+    Refresh {
+        /// The copy's key.
+        copy: String,
+        /// The source document's `_id`.
+        id: Bson,
+        /// What the driver or server said.
+        error: mongodb::error::Error,
+    },
+    /// The refresh queue ([`QUEUE`]) could not be read or written.
+    Queue {
+        /// What was being done (`"claim"`, `"complete"`, ...).
+        operation: &'static str,
+        /// What the driver or server said.
+        error: mongodb::error::Error,
+    },
+    /// A queued job does not have the documented shape.
+    MalformedJob {
+        /// The job as stored.
+        job: Document,
+    },
+    /// The copy key names no registered copy that is refreshed (none in this program
+    /// has that key, or it is declared `refresh = "never"`).
+    UnknownCopy {
+        /// The key asked for.
+        copy: String,
+    },
+    /// [`repair`](crate::copies::repair) found no source document with this `_id`.
+    SourceNotFound {
+        /// The source's collection.
+        collection: &'static str,
+        /// The `_id` looked for.
+        id: Bson,
+    },
+}
+
+impl fmt::Display for CopyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Source { collection, id, error } => {
+                write!(f, "{collection} {id}: the update failed, no copy was touched: {error}")
+            }
+            Self::Copy { copy, id, source_updated: true, error } => write!(
+                f,
+                "copy {copy} of {id}: failed after the source was updated (this copy and the ones after it are stale; run the update again or repair): {error}"
+            ),
+            Self::Copy { copy, id, source_updated: false, error } => {
+                write!(f, "copy {copy} of {id}: failed; the transaction wrote nothing: {error}")
+            }
+            Self::Commit { collection, id, error } => {
+                write!(f, "{collection} {id}: the transaction did not commit: {error}")
+            }
+            Self::NoTransactions { collection } => {
+                write!(f, "{collection}: a transaction was required and the deployment has none (a standalone server)")
+            }
+            Self::Unsettled { copy, id, rounds } => write!(
+                f,
+                "copy {copy} of {id}: the source kept changing while the copy was written ({rounds} rounds); it may be stale: repair it once writes calm down"
+            ),
+            Self::Refresh { copy, id, error } => write!(f, "refreshing copy {copy} of {id}: {error}"),
+            Self::Queue { operation, error } => write!(f, "refresh queue {QUEUE} ({operation}): {error}"),
+            Self::MalformedJob { job } => write!(f, "refresh queue {QUEUE}: a job without the documented shape: {job}"),
+            Self::UnknownCopy { copy } => write!(
+                f,
+                "`{copy}` is not a refreshed copy in this program (not registered, or `refresh = \"never\"`)"
+            ),
+            Self::SourceNotFound { collection, id } => write!(f, "{collection} {id}: no such document"),
+        }
+    }
+}
+
+impl std::error::Error for CopyError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Source { error, .. }
+            | Self::Copy { error, .. }
+            | Self::Commit { error, .. }
+            | Self::Refresh { error, .. }
+            | Self::Queue { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_say_what_was_left() {
+        let e = CopyError::UnknownCopy { copy: "posts.x".into() };
+        assert!(e.to_string().contains("posts.x"));
+        let e = CopyError::Unsettled { copy: "posts.author_name".into(), id: Bson::from("u1"), rounds: 40 };
+        assert!(e.to_string().contains("posts.author_name"), "{e}");
+        assert!(e.to_string().contains("\"u1\""), "{e}");
+    }
+}

@@ -1,0 +1,96 @@
+//! docshape's error type.
+
+use std::fmt;
+
+/// What can go wrong in docshape's runtime.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// The driver or the server refused an operation.
+    Mongo(mongodb::error::Error),
+    /// The server answered in a shape docshape did not expect.
+    UnexpectedReply {
+        /// The command that was sent.
+        command: &'static str,
+        /// What was wrong with the reply.
+        detail: String,
+    },
+    /// The name belongs to something that is not a collection (a view, say).
+    NotACollection {
+        /// The namespace's name.
+        name: String,
+        /// Its `type` as `listCollections` reports it.
+        kind: String,
+    },
+    /// Two registered models claim one collection.
+    DuplicateCollection(DuplicateCollection),
+    /// Exported artifacts could not be written, read or parsed.
+    Artifacts {
+        /// What went wrong, naming the file.
+        detail: String,
+    },
+}
+
+/// `Result` with docshape's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Mongo(e) => write!(f, "MongoDB: {e}"),
+            Self::UnexpectedReply { command, detail } => {
+                write!(f, "unexpected reply to `{command}`: {detail}")
+            }
+            Self::NotACollection { name, kind } => {
+                write!(f, "`{name}` exists as a {kind}, not a collection; docshape will not replace it")
+            }
+            Self::DuplicateCollection(d) => write!(f, "{d}"),
+            Self::Artifacts { detail } => write!(f, "artifacts: {detail}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Mongo(e) => Some(e),
+            Self::DuplicateCollection(d) => Some(d),
+            _ => None,
+        }
+    }
+}
+
+impl From<mongodb::error::Error> for Error {
+    fn from(e: mongodb::error::Error) -> Self {
+        Self::Mongo(e)
+    }
+}
+
+impl From<DuplicateCollection> for Error {
+    fn from(e: DuplicateCollection) -> Self {
+        Self::DuplicateCollection(e)
+    }
+}
+
+/// Two registered models claim one collection: `sync` would make the server match
+/// whichever ran last, so docshape refuses to choose.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DuplicateCollection {
+    /// The collection.
+    pub collection: String,
+    /// The types that claim it.
+    pub types: Vec<String>,
+}
+
+impl fmt::Display for DuplicateCollection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "collection `{}` is declared by more than one model ({}); one collection has one validator and one set of indexes, so keep one `#[model(collection = ...)]` for it",
+            self.collection,
+            self.types.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for DuplicateCollection {}

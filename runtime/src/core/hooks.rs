@@ -1,0 +1,91 @@
+//! Hooks: how one pattern reacts to what another does, or adds to what the operations
+//! produce, without either importing the other.
+//!
+//! A pattern fills a hook at link time with `inventory::submit!`, the way
+//! `#[derive(Model)]` fills the [model registry](crate::registry); the code that acts
+//! calls every registered hook and knows none of them by name:
+//!
+//! - [`SourceWriteHook`]: after a docshape writer other than the denormalized pattern's
+//!   own (the versioned `save`, `update_one`, `modify` and backfill) changes a
+//!   document, the hooks keep what is derived from it in line (the denormalized
+//!   pattern refreshes or queues its copies).
+//! - [`GeneratedFile`]: a file a pattern adds to the artifacts (the relation pattern's
+//!   design-decision table, the keys pattern's catalog).
+
+use bson::{Bson, Document};
+use futures_util::future::BoxFuture;
+use mongodb::Database;
+
+use crate::core::copy::CopyError;
+use crate::core::error::Error;
+
+/// Called after a document of collection `source` with `_id` `id` was written by
+/// `update` (an update document), or replaced or changed in unknown ways (`None`).
+pub type AfterSourceWrite = for<'a> fn(
+    db: &'a Database,
+    source: &'static str,
+    id: &'a Bson,
+    update: Option<&'a Document>,
+) -> BoxFuture<'a, Result<(), CopyError>>;
+
+/// A reaction to a source document's write, registered by the pattern that keeps
+/// data derived from it.
+pub struct SourceWriteHook {
+    /// The reaction.
+    pub after_write: AfterSourceWrite,
+}
+
+inventory::collect!(SourceWriteHook);
+
+/// Runs every [`SourceWriteHook`] for one write, in registration order, stopping at
+/// the first error. Costs nothing when no hook is interested in `source`.
+pub async fn after_source_write(
+    db: &Database,
+    source: &'static str,
+    id: &Bson,
+    update: Option<&Document>,
+) -> Result<(), CopyError> {
+    for hook in inventory::iter::<SourceWriteHook> {
+        (hook.after_write)(db, source, id, update).await?;
+    }
+    Ok(())
+}
+
+/// A file a pattern adds to the artifacts, built from the registry.
+pub struct GeneratedFile {
+    /// The file name (no directory).
+    pub file_name: &'static str,
+    /// Its text, `None` when the program has nothing for it (no key families, say),
+    /// or why it cannot be built.
+    pub build: fn() -> Result<Option<String>, Error>,
+}
+
+inventory::collect!(GeneratedFile);
+
+/// Every registered [`GeneratedFile`] that has something to say, as `(file name,
+/// text)` pairs, ordered by file name; the first error stops.
+pub fn generated_files() -> Result<Vec<(&'static str, String)>, Error> {
+    let mut out = Vec::new();
+    for file in inventory::iter::<GeneratedFile> {
+        if let Some(text) = (file.build)()? {
+            out.push((file.file_name, text));
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(b.0));
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // The hooks are filled from other modules of this crate at link time: a pattern
+    // whose registration the linker dropped would fail silently, so check they arrive.
+    #[test]
+    fn the_patterns_register_their_hooks() {
+        assert!(inventory::iter::<SourceWriteHook>.into_iter().count() >= 1);
+        let files: Vec<&str> = inventory::iter::<GeneratedFile>.into_iter().map(|f| f.file_name).collect();
+        assert!(files.contains(&"DESIGN_DECISIONS.md"), "{files:?}");
+        assert!(files.contains(&"KEYS.md"), "{files:?}");
+    }
+}

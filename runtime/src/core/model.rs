@@ -1,0 +1,143 @@
+//! The [`Model`] trait: a Rust type stored in one collection.
+
+use std::fmt;
+
+use bson::{doc, Document};
+use mongodb::{Collection, Database};
+
+use crate::core::access::table::AccessPattern;
+use crate::core::copy::CopySpec;
+use crate::core::index::{Index, IndexKey};
+use crate::core::relation::Relation;
+use crate::core::validator::Schema;
+use crate::core::version::VersionError;
+
+/// How strictly the server applies a collection's validator (`validationLevel`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ValidationLevel {
+    /// Every insert and update is validated (the server's default).
+    #[default]
+    Strict,
+    /// Updates to documents that already fail validation are not validated.
+    Moderate,
+    /// No validation.
+    Off,
+}
+
+/// What the server does with a document that fails validation (`validationAction`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ValidationAction {
+    /// Reject the write (the server's default).
+    #[default]
+    Error,
+    /// Accept the write and log a warning.
+    Warn,
+}
+
+impl ValidationLevel {
+    /// The server's spelling: `"strict"`, `"moderate"` or `"off"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Strict => "strict",
+            Self::Moderate => "moderate",
+            Self::Off => "off",
+        }
+    }
+}
+
+impl ValidationAction {
+    /// The server's spelling: `"error"` or `"warn"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Error => "error",
+            Self::Warn => "warn",
+        }
+    }
+}
+
+impl fmt::Display for ValidationLevel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Display for ValidationAction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A type stored in its own collection, with a validator the server enforces.
+///
+/// Derive it: `#[derive(Model)]` with `#[model(collection = "...")]` on a struct with
+/// named fields that also derives serde's `Serialize` and `Deserialize`.
+///
+/// ```
+/// use docshape::{Model, validator::Schema};
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Serialize, Deserialize, Model)]
+/// #[model(collection = "usuarios", validation_action = "error")]
+/// struct Usuario {
+///     #[validate(min_length = 2, max_length = 100)]
+///     nombre: String,
+///     #[serde(skip_serializing_if = "Option::is_none")]
+///     #[validate(minimum = 0, maximum = 150)]
+///     edad: Option<i32>,
+/// }
+///
+/// assert_eq!(Usuario::COLLECTION, "usuarios");
+/// let schema = Usuario::validator();
+/// let schema = schema.get_document("$jsonSchema").unwrap();
+/// assert_eq!(schema.get_array("required").unwrap().len(), 1);
+/// ```
+pub trait Model: Schema + Sized {
+    /// The collection's name.
+    const COLLECTION: &'static str;
+    /// The `validationLevel` set by [`crate::sync`](fn@crate::sync).
+    const VALIDATION_LEVEL: ValidationLevel = ValidationLevel::Strict;
+    /// The `validationAction` set by [`crate::sync`](fn@crate::sync).
+    const VALIDATION_ACTION: ValidationAction = ValidationAction::Error;
+    /// The indexes (`#[index(...)]`) [`crate::sync`](fn@crate::sync) creates, besides `_id`'s.
+    const INDEXES: &'static [Index] = &[];
+    /// The access-pattern table (`#[access(...)]`), each row with the index serving it.
+    const ACCESS_PATTERNS: &'static [AccessPattern] = &[];
+    /// The shard key (`#[model(shard_key(...))]`); empty when none is declared.
+    const SHARD_KEY: &'static [(&'static str, IndexKey)] = &[];
+    /// The relations its attributes declare (`#[embed]`, references, `#[denormalized]`),
+    /// for the design-decision table.
+    const RELATIONS: &'static [Relation] = &[];
+    /// Its denormalized copies (`#[denormalized]`), filled by
+    /// [`crate::relation::snapshot`] and refreshed as each one's policy says.
+    const COPIES: &'static [CopySpec] = &[];
+
+    /// How generated readers (paginators) decode a stored document: `None` for serde as
+    /// is; a versioned model upgrades older versions ([`crate::versioning::decode`]).
+    #[doc(hidden)]
+    const DECODE_STORED: Option<fn(Document) -> Result<Self, VersionError>> = None;
+
+    /// The collection's `validator` option: `{"$jsonSchema": ...}`.
+    fn validator() -> Document {
+        doc! { "$jsonSchema": Self::schema() }
+    }
+
+    /// [`Model::validator`] as pretty-printed relaxed extended JSON, the text you would
+    /// paste into `db.createCollection(name, {validator: ...})`; needs no database.
+    fn validator_json() -> String {
+        let value = bson::Bson::Document(Self::validator()).into_relaxed_extjson();
+        serde_json::to_string_pretty(&value).unwrap_or_default()
+    }
+
+    /// The access-pattern table as Markdown, in the seed's format.
+    fn access_table() -> String {
+        crate::core::access::table::access_table(Self::COLLECTION, Self::ACCESS_PATTERNS)
+    }
+
+    /// The typed collection in `db`.
+    fn collection(db: &Database) -> Collection<Self>
+    where
+        Self: Send + Sync,
+    {
+        db.collection(Self::COLLECTION)
+    }
+}

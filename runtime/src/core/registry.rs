@@ -1,0 +1,96 @@
+//! The registry of models: every `#[derive(Model)]` on a non-generic type submits a
+//! [`RegisteredModel`] (and its extra collections) through the `inventory` crate. The
+//! public path [`crate::registry`] adds the key families, which the keys pattern
+//! registers.
+
+use std::fmt;
+
+use crate::core::access::table::AccessPattern;
+pub use crate::core::error::DuplicateCollection;
+use crate::core::model::Model;
+use crate::core::spec::CollectionSpec;
+
+/// One registered model: what a program needs of it without a database.
+#[derive(Clone, Copy)]
+pub struct RegisteredModel {
+    /// The collection it is stored in.
+    pub collection: &'static str,
+    /// The Rust type's path, as `std::any::type_name` spells it.
+    pub type_name: fn() -> &'static str,
+    /// Its collection spec: validator, options, indexes, shard key.
+    pub spec: fn() -> CollectionSpec,
+    /// Its access-pattern table.
+    pub access_patterns: &'static [AccessPattern],
+    /// Its relations, for the design-decision table.
+    pub relations: &'static [crate::core::relation::Relation],
+}
+
+impl RegisteredModel {
+    /// The entry for `T`; what the derive submits.
+    pub const fn of<T: Model>() -> Self {
+        Self {
+            collection: T::COLLECTION,
+            type_name: std::any::type_name::<T>,
+            spec: CollectionSpec::of::<T>,
+            access_patterns: T::ACCESS_PATTERNS,
+            relations: T::RELATIONS,
+        }
+    }
+}
+
+impl fmt::Debug for RegisteredModel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RegisteredModel")
+            .field("collection", &self.collection)
+            .field("type_name", &(self.type_name)())
+            .finish_non_exhaustive()
+    }
+}
+
+inventory::collect!(RegisteredModel);
+
+/// A collection a model needs besides its own (an outlier's overflow collection),
+/// registered by the derive with the model.
+#[derive(Clone, Copy)]
+pub struct RegisteredCollection {
+    /// The owning model's type name.
+    pub owner: fn() -> &'static str,
+    /// The collection's spec.
+    pub spec: fn() -> CollectionSpec,
+}
+
+impl fmt::Debug for RegisteredCollection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RegisteredCollection").field("owner", &(self.owner)()).finish_non_exhaustive()
+    }
+}
+
+inventory::collect!(RegisteredCollection);
+
+/// Every registered model, ordered by collection name and then type name, so that what
+/// is built from the list does not depend on link order.
+pub fn models() -> Vec<&'static RegisteredModel> {
+    let mut all: Vec<&'static RegisteredModel> = inventory::iter::<RegisteredModel>.into_iter().collect();
+    all.sort_by(|a, b| a.collection.cmp(b.collection).then_with(|| (a.type_name)().cmp((b.type_name)())));
+    all
+}
+
+/// The collection spec of every registered model and of the collections they need
+/// besides their own (outlier overflow), ordered by collection name; an error when two
+/// claim the same collection.
+pub fn specs() -> Result<Vec<CollectionSpec>, DuplicateCollection> {
+    let mut all: Vec<(CollectionSpec, String)> =
+        models().iter().map(|m| ((m.spec)(), (m.type_name)().to_owned())).collect();
+    for extra in inventory::iter::<RegisteredCollection> {
+        let spec = (extra.spec)();
+        let owner = format!("{} (its `{}`)", (extra.owner)(), spec.name);
+        all.push((spec, owner));
+    }
+    all.sort_by(|a, b| a.0.name.cmp(&b.0.name).then_with(|| a.1.cmp(&b.1)));
+    if let Some(pair) = all.windows(2).find(|w| w[0].0.name == w[1].0.name) {
+        let collection = pair[0].0.name.clone();
+        let types = all.iter().filter(|(s, _)| s.name == collection).map(|(_, t)| t.clone()).collect();
+        return Err(DuplicateCollection { collection, types });
+    }
+    Ok(all.into_iter().map(|(s, _)| s).collect())
+}

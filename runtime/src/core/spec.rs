@@ -1,0 +1,57 @@
+//! [`CollectionSpec`]: one collection as the code declares it, the unit that the
+//! registry lists, `sync` applies, `check` compares and the artifacts write out.
+
+use bson::Document;
+
+use crate::core::index::{Index, IndexKey};
+use crate::core::model::{Model, ValidationAction, ValidationLevel};
+
+/// Everything [`sync`](fn@crate::sync) makes true of one collection.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CollectionSpec {
+    /// The collection's name.
+    pub name: String,
+    /// The `validator` option.
+    pub validator: Document,
+    /// The `validationLevel` option.
+    pub validation_level: ValidationLevel,
+    /// The `validationAction` option.
+    pub validation_action: ValidationAction,
+    /// The indexes, as `createIndexes` receives them (`{key, name, ...options}`).
+    pub indexes: Vec<Document>,
+    /// The shard key, when one is declared.
+    pub shard_key: Option<Document>,
+}
+
+impl CollectionSpec {
+    /// The spec a model declares.
+    pub fn of<T: Model>() -> Self {
+        // Every registered model instantiates this function in the crate that defines
+        // it, so it only gathers the model's constants; the work is done once, below.
+        Self::from_parts(
+            T::COLLECTION,
+            T::validator(),
+            (T::VALIDATION_LEVEL, T::VALIDATION_ACTION),
+            T::INDEXES,
+            T::SHARD_KEY,
+        )
+    }
+
+    fn from_parts(
+        name: &str,
+        validator: Document,
+        (validation_level, validation_action): (ValidationLevel, ValidationAction),
+        indexes: &[Index],
+        shard_key: &[(&str, IndexKey)],
+    ) -> Self {
+        let shard_key: Document = shard_key.iter().map(|(f, k)| ((*f).to_owned(), k.to_bson())).collect();
+        Self {
+            name: name.to_owned(),
+            validator,
+            validation_level,
+            validation_action,
+            indexes: indexes.iter().map(|i| i.to_document()).collect(),
+            shard_key: (!shard_key.is_empty()).then_some(shard_key),
+        }
+    }
+}

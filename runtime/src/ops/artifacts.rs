@@ -1,0 +1,364 @@
+//! A model's artifacts as files, without a database: the validator and index specs as
+//! canonical extended JSON, and the access-pattern table as Markdown.
+//!
+//! | file | contents |
+//! |---|---|
+//! | `<collection>.validator.json` | exactly the options `createCollection` and `collMod` receive: `validator`, `validationLevel`, `validationAction` |
+//! | `<collection>.indexes.json` | the `indexes` array `createIndexes` receives (`_id`'s excepted) |
+//! | `<collection>.shard_key.json` | the `key` `shardCollection` receives, when the model declares one |
+//! | `ACCESS_PATTERNS.md` | every model's access-pattern table, in the seed's format |
+//! | `KEYS.md` | the Redis key catalog, in the seed's format, when key families exist |
+//! | `DESIGN_DECISIONS.md` | per relation: embed, reference or copy, its bound, its refresh policy and its reason |
+//!
+//! The text is canonical extended JSON (`{"$numberInt": "2"}`), so the BSON types
+//! survive any client: `bson.json_util.loads` in Python, `EJSON.parse` in JavaScript or
+//! [`CollectionSpec::from_artifacts`] give back the very documents `sync` sends. The
+//! output depends only on the code: the same models give byte-identical files.
+//!
+//! Three ways to get them:
+//! - [`registered`] returns every registered model's artifacts as strings;
+//! - [`write`](fn@write) puts them in a directory, and [`compare`] says how a directory differs
+//!   (a test that fails when committed artifacts drift from the code);
+//! - [`build_script`] writes them from a `build.rs` into `OUT_DIR` and generates an
+//!   index a crate can `include!`, so a binary carries its schema.
+//!
+//! ```
+//! use docshape::{artifacts, sync::CollectionSpec, Model};
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Serialize, Deserialize, Model)]
+//! #[model(collection = "usuarios")]
+//! #[index(keys(email), unique)]
+//! struct Usuario {
+//!     #[validate(min_length = 2)]
+//!     nombre: String,
+//!     email: String,
+//! }
+//!
+//! let spec = CollectionSpec::of::<Usuario>();
+//! let json = artifacts::validator_json(&spec);
+//! assert!(json.contains(r#""minLength": {"#));
+//! let files = artifacts::collection_artifacts(&spec);
+//! assert_eq!(CollectionSpec::from_artifacts("usuarios", &files).unwrap(), spec);
+//! ```
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use bson::{Bson, Document};
+
+use crate::core::error::{Error, Result};
+use crate::core::model::{ValidationAction, ValidationLevel};
+use crate::core::spec::CollectionSpec;
+
+/// The access-pattern table's file name.
+pub const ACCESS_PATTERNS_FILE: &str = "ACCESS_PATTERNS.md";
+
+pub use crate::core::relation::DESIGN_DECISIONS_FILE;
+
+/// One generated file: its name (no directory) and its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Artifact {
+    /// The file name, e.g. `orders.validator.json`.
+    pub file_name: String,
+    /// The file's text, ending in a newline.
+    pub contents: String,
+}
+
+/// Canonical extended JSON, two-space indented, keys in BSON order, newline-terminated.
+fn canonical(value: Bson) -> String {
+    let mut text = serde_json::to_string_pretty(&value.into_canonical_extjson())
+        // A serde_json::Value always serializes.
+        .unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// The options `createCollection` and `collMod` receive for `spec`, as canonical
+/// extended JSON.
+pub fn validator_json(spec: &CollectionSpec) -> String {
+    let mut options = Document::new();
+    options.insert("validator", spec.validator.clone());
+    options.insert("validationLevel", spec.validation_level.as_str());
+    options.insert("validationAction", spec.validation_action.as_str());
+    canonical(Bson::Document(options))
+}
+
+/// The `indexes` array `createIndexes` receives for `spec`, as canonical extended JSON.
+pub fn indexes_json(spec: &CollectionSpec) -> String {
+    canonical(Bson::Array(spec.indexes.iter().cloned().map(Bson::Document).collect()))
+}
+
+/// The files of one collection: `<name>.validator.json`, `<name>.indexes.json`, and
+/// `<name>.shard_key.json` when a shard key is declared.
+pub fn collection_artifacts(spec: &CollectionSpec) -> Vec<Artifact> {
+    let mut files = vec![
+        Artifact { file_name: format!("{}.validator.json", spec.name), contents: validator_json(spec) },
+        Artifact { file_name: format!("{}.indexes.json", spec.name), contents: indexes_json(spec) },
+    ];
+    if let Some(key) = &spec.shard_key {
+        files.push(Artifact {
+            file_name: format!("{}.shard_key.json", spec.name),
+            contents: canonical(Bson::Document(key.clone())),
+        });
+    }
+    files
+}
+
+/// Reads the artifacts in `dir` (the files docshape writes; others are skipped),
+/// ordered by file name.
+pub fn read(dir: &Path) -> io::Result<Vec<Artifact>> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let file_name = entry.file_name().to_string_lossy().into_owned();
+        if is_artifact_name(&file_name) {
+            out.push(Artifact { contents: std::fs::read_to_string(entry.path())?, file_name });
+        }
+    }
+    out.sort_by(|a, b| a.file_name.cmp(&b.file_name));
+    Ok(out)
+}
+
+/// The collection specs that a set of artifacts describes (every
+/// `<name>.validator.json` with its `<name>.indexes.json`), for syncing or checking a
+/// database from files alone, without the models' code.
+pub fn specs_from(artifacts: &[Artifact]) -> Result<Vec<CollectionSpec>> {
+    artifacts
+        .iter()
+        .filter_map(|a| a.file_name.strip_suffix(".validator.json"))
+        .map(|name| CollectionSpec::from_artifacts(name, artifacts))
+        .collect()
+}
+
+/// Every registered model's artifacts (see [`crate::registry`]), ordered by file name:
+/// two files per collection, `ACCESS_PATTERNS.md`, `DESIGN_DECISIONS.md`, and `KEYS.md`
+/// when key families are registered. Two models claiming one collection, or two key families whose patterns
+/// can match the same key, are an error.
+pub fn registered() -> Result<Vec<Artifact>> {
+    let specs = crate::core::registry::specs()?;
+    let mut out: Vec<Artifact> = specs.iter().flat_map(collection_artifacts).collect();
+    let models = crate::core::registry::models();
+    let tables: Vec<(&str, &[crate::core::access::AccessPattern])> = models
+        .iter()
+        .filter(|m| !m.access_patterns.is_empty())
+        .map(|m| (m.collection, m.access_patterns))
+        .collect();
+    out.push(Artifact {
+        file_name: ACCESS_PATTERNS_FILE.to_owned(),
+        contents: format!(
+            "# Access patterns\n\nEvery query the application runs, and the index that serves it.\n\n{}",
+            crate::core::access::access_tables(&tables)
+        ),
+    });
+    // The design-decision table and the key catalog come from their patterns.
+    for (file_name, contents) in crate::core::hooks::generated_files()? {
+        out.push(Artifact { file_name: file_name.to_owned(), contents });
+    }
+    out.sort_by(|a, b| a.file_name.cmp(&b.file_name));
+    Ok(out)
+}
+
+/// Writes `artifacts` into `dir` (created if missing), rewriting only files whose text
+/// differs, and returns the names of the files it wrote.
+pub fn write(dir: &Path, artifacts: &[Artifact]) -> io::Result<Vec<String>> {
+    std::fs::create_dir_all(dir)?;
+    let mut written = Vec::new();
+    for a in artifacts {
+        let path = dir.join(&a.file_name);
+        if std::fs::read_to_string(&path).ok().as_deref() != Some(a.contents.as_str()) {
+            std::fs::write(&path, &a.contents)?;
+            written.push(a.file_name.clone());
+        }
+    }
+    Ok(written)
+}
+
+/// How a directory of artifacts differs from the code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FileDrift {
+    /// The code produces this file; the directory lacks it.
+    Missing {
+        /// The file name.
+        file_name: String,
+    },
+    /// The file's text is not what the code produces.
+    Differs {
+        /// The file name.
+        file_name: String,
+        /// The first line that differs (1-based), with both versions of it.
+        line: usize,
+        /// That line in the directory.
+        found: String,
+        /// That line as the code produces it.
+        expected: String,
+    },
+    /// A file named like an artifact that the code no longer produces (a model that
+    /// was removed or renamed).
+    Stale {
+        /// The file name.
+        file_name: String,
+    },
+}
+
+impl fmt::Display for FileDrift {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Missing { file_name } => write!(f, "{file_name} is missing"),
+            Self::Differs { file_name, line, found, expected } => write!(
+                f,
+                "{file_name} differs from the code at line {line}:\n  file: {found}\n  code: {expected}"
+            ),
+            Self::Stale { file_name } => write!(f, "{file_name} is not produced by the code any more"),
+        }
+    }
+}
+
+/// Whether `name` is a file docshape writes, so [`compare`] can call it stale.
+fn is_artifact_name(name: &str) -> bool {
+    name.ends_with(".validator.json")
+        || name.ends_with(".indexes.json")
+        || name.ends_with(".shard_key.json")
+        || [ACCESS_PATTERNS_FILE, DESIGN_DECISIONS_FILE, "KEYS.md"].contains(&name)
+}
+
+/// How the files in `dir` differ from `artifacts`: empty when they match byte for byte,
+/// except that a checkout's CRLF line endings read as LF. Other files in `dir` (a
+/// README, say) are left out of the comparison.
+pub fn compare(dir: &Path, artifacts: &[Artifact]) -> io::Result<Vec<FileDrift>> {
+    let mut drift = Vec::new();
+    for a in artifacts {
+        match std::fs::read_to_string(dir.join(&a.file_name)) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                drift.push(FileDrift::Missing { file_name: a.file_name.clone() })
+            }
+            Err(e) => return Err(e),
+            Ok(found) if found.replace("\r\n", "\n") != a.contents => {
+                let found = found.replace("\r\n", "\n");
+                let mut found_lines = found.lines();
+                let mut code_lines = a.contents.lines();
+                let mut line = 0;
+                loop {
+                    line += 1;
+                    let (f, c) = (found_lines.next(), code_lines.next());
+                    if f != c || (f.is_none() && c.is_none()) {
+                        drift.push(FileDrift::Differs {
+                            file_name: a.file_name.clone(),
+                            line,
+                            found: f.unwrap_or("(end of file)").to_owned(),
+                            expected: c.unwrap_or("(end of file)").to_owned(),
+                        });
+                        break;
+                    }
+                }
+            }
+            Ok(_) => {}
+        }
+    }
+    let mut stale = Vec::new();
+    match std::fs::read_dir(dir) {
+        Ok(entries) => {
+            for entry in entries {
+                let name = entry?.file_name().to_string_lossy().into_owned();
+                if is_artifact_name(&name) && !artifacts.iter().any(|a| a.file_name == name) {
+                    stale.push(FileDrift::Stale { file_name: name });
+                }
+            }
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    stale.sort_by_key(ToString::to_string);
+    drift.extend(stale);
+    Ok(drift)
+}
+
+/// For a `build.rs` whose crate (or build-dependency) defines the models: writes every
+/// registered model's artifacts into `$OUT_DIR/docshape/` and an index of them,
+/// `$OUT_DIR/docshape/artifacts.rs`, which the crate can include:
+///
+/// ```no_run
+/// // In build.rs's `main`, with the models' crate as a build-dependency, named so
+/// // that it is linked and its models registered (`use my_models as _;`):
+/// docshape::artifacts::build_script().unwrap();
+/// ```
+///
+/// and in the crate, `ARTIFACTS: &[(&str, &str)]` (file name and text) comes from
+/// `include!(concat!(env!("OUT_DIR"), "/docshape/artifacts.rs"));`.
+///
+/// Returns the directory written.
+pub fn build_script() -> Result<PathBuf> {
+    let out = std::env::var_os("OUT_DIR").map(PathBuf::from).ok_or_else(|| Error::Artifacts {
+        detail: "OUT_DIR is not set: build_script() runs inside a build script".to_owned(),
+    })?;
+    let dir = out.join("docshape");
+    let artifacts = registered()?;
+    let io = |e: io::Error| Error::Artifacts { detail: format!("cannot write into {}: {e}", dir.display()) };
+    write(&dir, &artifacts).map_err(io)?;
+    let mut index = String::from(
+        "/// Every registered model's artifacts, generated at build time: file name and text.\npub const ARTIFACTS: &[(&str, &str)] = &[\n",
+    );
+    for a in &artifacts {
+        let path = dir.join(&a.file_name);
+        index.push_str(&format!(
+            "    ({:?}, include_str!({:?})),\n",
+            a.file_name,
+            path.display().to_string()
+        ));
+    }
+    index.push_str("];\n");
+    write(&dir, &[Artifact { file_name: "artifacts.rs".to_owned(), contents: index }]).map_err(io)?;
+    Ok(dir)
+}
+
+impl CollectionSpec {
+    /// The spec that a collection's files describe (`<name>.validator.json`,
+    /// `<name>.indexes.json` and, if present, `<name>.shard_key.json`): the inverse of
+    /// [`collection_artifacts`].
+    pub fn from_artifacts(name: &str, artifacts: &[Artifact]) -> Result<Self> {
+        let bad = |file: &str, detail: String| Error::Artifacts { detail: format!("{file}: {detail}") };
+        let parse = |suffix: &str| -> Result<Option<(String, Bson)>> {
+            let file = format!("{name}.{suffix}");
+            let Some(a) = artifacts.iter().find(|a| a.file_name == file) else { return Ok(None) };
+            let value: serde_json::Value =
+                serde_json::from_str(&a.contents).map_err(|e| bad(&file, e.to_string()))?;
+            let bson = Bson::try_from(value).map_err(|e| bad(&file, e.to_string()))?;
+            Ok(Some((file, bson)))
+        };
+        let missing = |suffix: &str| bad(&format!("{name}.{suffix}"), "missing".to_owned());
+        let (file, options) = parse("validator.json")?.ok_or_else(|| missing("validator.json"))?;
+        let Bson::Document(options) = options else { return Err(bad(&file, "not a JSON object".to_owned())) };
+        let validator = options
+            .get_document("validator")
+            .map_err(|_| bad(&file, "no `validator` document".to_owned()))?
+            .clone();
+        let validation_level = match options.get_str("validationLevel").unwrap_or("strict") {
+            "strict" => ValidationLevel::Strict,
+            "moderate" => ValidationLevel::Moderate,
+            "off" => ValidationLevel::Off,
+            other => return Err(bad(&file, format!("unknown validationLevel `{other}`"))),
+        };
+        let validation_action = match options.get_str("validationAction").unwrap_or("error") {
+            "error" => ValidationAction::Error,
+            "warn" => ValidationAction::Warn,
+            other => return Err(bad(&file, format!("unknown validationAction `{other}`"))),
+        };
+        let (file, indexes) = parse("indexes.json")?.ok_or_else(|| missing("indexes.json"))?;
+        let Bson::Array(indexes) = indexes else { return Err(bad(&file, "not a JSON array".to_owned())) };
+        let indexes = indexes
+            .into_iter()
+            .map(|i| match i {
+                Bson::Document(d) => Ok(d),
+                other => Err(bad(&file, format!("an index is not an object: {other}"))),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let shard_key = match parse("shard_key.json")? {
+            None => None,
+            Some((_, Bson::Document(key))) => Some(key),
+            Some((file, _)) => return Err(bad(&file, "not a JSON object".to_owned())),
+        };
+        Ok(Self { name: name.to_owned(), validator, validation_level, validation_action, indexes, shard_key })
+    }
+}

@@ -1,0 +1,565 @@
+//! `sync`: make a database's collections match the models: validator, validation
+//! level and action, indexes and shard key.
+//!
+//! [`plan`] reads the server and says what [`SyncPlan::apply`] would change, without
+//! touching anything (a dry run); [`sync`] does both. What differs but is not safe to
+//! change by default (an index on the server that the model does not declare, an index
+//! whose options changed) is reported as a [`SyncNote`] and left alone unless
+//! [`SyncOptions`] opts in.
+
+use std::fmt;
+
+use bson::{doc, Bson, Document};
+use mongodb::Database;
+
+use crate::core::error::{Error, Result};
+use crate::core::model::{Model, ValidationAction, ValidationLevel};
+pub use crate::core::spec::CollectionSpec;
+
+/// What [`sync`] may do beyond the safe default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SyncOptions {
+    /// Drop indexes the server has and the model does not declare (never `_id_`).
+    pub drop_extra_indexes: bool,
+    /// Drop and recreate indexes whose keys or options differ from the model's.
+    pub rebuild_changed_indexes: bool,
+}
+
+/// One change [`sync`] makes (or, in a [`SyncPlan`], would make).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum SyncChange {
+    /// The collection did not exist and was created with its validator.
+    CreatedCollection,
+    /// The validator differed and was replaced; `before` is what the server had.
+    ValidatorChanged {
+        /// The validator the server had, if any.
+        before: Option<Document>,
+    },
+    /// The validation level differed and was set.
+    ValidationLevelChanged {
+        /// The server's level before.
+        before: String,
+        /// The level now.
+        after: ValidationLevel,
+    },
+    /// The validation action differed and was set.
+    ValidationActionChanged {
+        /// The server's action before.
+        before: String,
+        /// The action now.
+        after: ValidationAction,
+    },
+    /// An index the model declares was created.
+    CreatedIndex {
+        /// Its name.
+        name: String,
+    },
+    /// An index whose keys or options differed was dropped and recreated
+    /// ([`SyncOptions::rebuild_changed_indexes`]).
+    RebuiltIndex {
+        /// The name of the index that was dropped.
+        dropped: String,
+        /// The name of the index created instead.
+        created: String,
+    },
+    /// An index the model does not declare was dropped ([`SyncOptions::drop_extra_indexes`]).
+    DroppedIndex {
+        /// Its name.
+        name: String,
+    },
+    /// The collection was sharded on the model's shard key.
+    ShardedCollection {
+        /// The shard key.
+        key: Document,
+    },
+}
+
+/// A difference [`sync`] found and left alone.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum SyncNote {
+    /// The server has an index the model does not declare; set
+    /// [`SyncOptions::drop_extra_indexes`] to drop it.
+    ExtraIndex {
+        /// Its name.
+        name: String,
+        /// Its definition on the server.
+        spec: Document,
+    },
+    /// An index differs from the model's (keys or options, or the same keys under
+    /// another name); set [`SyncOptions::rebuild_changed_indexes`] to rebuild it.
+    ChangedIndex {
+        /// The model's name for it.
+        name: String,
+        /// The server's index it conflicts with.
+        server: Document,
+        /// What the model declares.
+        model: Document,
+    },
+    /// A shard key is declared but the deployment is not sharded, so there is nothing
+    /// to shard.
+    NotSharded {
+        /// The declared key.
+        key: Document,
+    },
+    /// The collection is sharded on another key, which MongoDB cannot change in place.
+    ShardKeyDiffers {
+        /// The server's key.
+        server: Document,
+        /// The model's key.
+        model: Document,
+    },
+}
+
+/// What [`sync`] did to one collection, or what [`plan`] says it would do.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SyncReport {
+    /// The collection's name.
+    pub collection: String,
+    /// Each change, in the order it is applied; empty when the collection matched.
+    pub changes: Vec<SyncChange>,
+    /// Differences left alone.
+    pub notes: Vec<SyncNote>,
+}
+
+impl SyncReport {
+    /// Whether the collection already matched the model (notes aside).
+    pub fn is_unchanged(&self) -> bool {
+        self.changes.is_empty()
+    }
+}
+
+/// A dry run's result: the changes [`SyncPlan::apply`] would make.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SyncPlan {
+    /// What would change, and what would be left alone.
+    pub report: SyncReport,
+    spec: CollectionSpec,
+    /// The server's indexes by name, for drops.
+    server_indexes: Vec<Document>,
+}
+
+impl fmt::Display for SyncChange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::CreatedCollection => f.write_str("created the collection with its validator"),
+            Self::ValidatorChanged { before: None } => f.write_str("added a validator"),
+            Self::ValidatorChanged { before: Some(_) } => f.write_str("replaced the validator"),
+            Self::ValidationLevelChanged { before, after } => {
+                write!(f, "validationLevel {before} -> {after}")
+            }
+            Self::ValidationActionChanged { before, after } => {
+                write!(f, "validationAction {before} -> {after}")
+            }
+            Self::CreatedIndex { name } => write!(f, "created index {name}"),
+            Self::RebuiltIndex { dropped, created } => write!(f, "rebuilt index {dropped} as {created}"),
+            Self::DroppedIndex { name } => write!(f, "dropped index {name}"),
+            Self::ShardedCollection { key } => write!(f, "sharded on {key}"),
+        }
+    }
+}
+
+impl fmt::Display for SyncNote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::ExtraIndex { name, spec } => write!(
+                f,
+                "index {name} {} is not in the model; left in place (drop it with SyncOptions::drop_extra_indexes)",
+                spec.get("key").map(ToString::to_string).unwrap_or_default()
+            ),
+            Self::ChangedIndex { name, server, model } => write!(
+                f,
+                "index {name} differs: server has {server}, model declares {model}; left in place (rebuild with SyncOptions::rebuild_changed_indexes)"
+            ),
+            Self::NotSharded { key } => write!(f, "shard key {key} declared; the deployment is not sharded"),
+            Self::ShardKeyDiffers { server, model } => {
+                write!(f, "sharded on {server}, but the model declares {model}; reshard by hand")
+            }
+        }
+    }
+}
+
+impl fmt::Display for SyncReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: ", self.collection)?;
+        if self.changes.is_empty() {
+            f.write_str("unchanged")?;
+        }
+        for (i, change) in self.changes.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "{change}")?;
+        }
+        for note in &self.notes {
+            write!(f, "; note: {note}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Creates `T`'s collection with its validator and indexes, or brings an existing one
+/// in line with `T`: validator, validation level and action (`collMod`), missing
+/// indexes, and the shard key on a sharded deployment. Idempotent: a second run changes
+/// nothing and says so. Extra or changed indexes are reported, never dropped (see
+/// [`sync_with`]).
+///
+/// Existing documents are not re-checked: a new validator applies to later writes
+/// (with `validation_level = "moderate"`, only to documents that already pass).
+/// Several processes may sync at once; each ends with the model's options in place,
+/// and more than one may report [`SyncChange::CreatedCollection`].
+///
+/// ```no_run
+/// # use docshape::{Model, validator::Schema};
+/// # #[derive(serde::Serialize, serde::Deserialize, Model)]
+/// # #[model(collection = "usuarios")]
+/// # struct Usuario { nombre: String }
+/// # async fn run(db: mongodb::Database) -> docshape::Result<()> {
+/// let report = docshape::sync::<Usuario>(&db).await?;
+/// println!("{report}"); // "usuarios: created the collection with its validator"
+/// assert!(docshape::sync::<Usuario>(&db).await?.is_unchanged());
+/// # Ok(()) }
+/// ```
+pub async fn sync<T: Model>(db: &Database) -> Result<SyncReport> {
+    sync_with::<T>(db, SyncOptions::default()).await
+}
+
+/// [`sync`] with options: dropping extra indexes, rebuilding changed ones.
+pub async fn sync_with<T: Model>(db: &Database, options: SyncOptions) -> Result<SyncReport> {
+    sync_spec(db, &CollectionSpec::of::<T>(), options).await
+}
+
+/// [`sync_with`] for every registered model (see [`crate::registry`]), one collection
+/// after another in name order; an error before touching anything when two models
+/// claim one collection.
+pub async fn sync_all(db: &Database, options: SyncOptions) -> Result<Vec<SyncReport>> {
+    let mut reports = Vec::new();
+    for spec in crate::core::registry::specs()? {
+        reports.push(sync_spec(db, &spec, options).await?);
+    }
+    Ok(reports)
+}
+
+/// [`sync`] for a spec built by hand or read from an export
+/// ([`crate::artifacts::specs_from`]).
+pub async fn sync_spec(db: &Database, spec: &CollectionSpec, options: SyncOptions) -> Result<SyncReport> {
+    let planned = plan_spec(db, spec, options).await?;
+    match planned.clone().apply(db).await {
+        // Another process created the collection between our look and our create:
+        // plan again against what it made.
+        Err(Error::Mongo(e)) if command_error_code(&e) == Some(NAMESPACE_EXISTS) => {
+            plan_spec(db, spec, options).await?.apply(db).await
+        }
+        other => other,
+    }
+}
+
+/// A dry run of [`sync_with`]: reads the server and returns what would change,
+/// touching nothing.
+///
+/// ```no_run
+/// # use docshape::{Model, validator::Schema};
+/// # #[derive(serde::Serialize, serde::Deserialize, Model)]
+/// # #[model(collection = "usuarios")]
+/// # struct Usuario { nombre: String }
+/// # async fn run(db: mongodb::Database) -> docshape::Result<()> {
+/// let plan = docshape::sync::plan::<Usuario>(&db, Default::default()).await?;
+/// for change in &plan.report.changes {
+///     println!("would: {change}");
+/// }
+/// let done = plan.apply(&db).await?;
+/// # Ok(()) }
+/// ```
+pub async fn plan<T: Model>(db: &Database, options: SyncOptions) -> Result<SyncPlan> {
+    plan_spec(db, &CollectionSpec::of::<T>(), options).await
+}
+
+/// [`plan`] for a spec built by hand or read from an export.
+pub async fn plan_spec(db: &Database, spec: &CollectionSpec, options: SyncOptions) -> Result<SyncPlan> {
+    let mut report = SyncReport { collection: spec.name.clone(), changes: Vec::new(), notes: Vec::new() };
+    let current = collection_options(db, &spec.name).await?;
+    let server_indexes = match &current {
+        Some(_) => list_indexes(db, &spec.name).await?,
+        None => Vec::new(),
+    };
+    match &current {
+        None => report.changes.push(SyncChange::CreatedCollection),
+        Some(current) => {
+            let validator = current.get_document("validator").ok();
+            if !validator.is_some_and(|v| {
+                same_bson(&Bson::Document(v.clone()), &Bson::Document(spec.validator.clone()))
+            }) {
+                report.changes.push(SyncChange::ValidatorChanged { before: validator.cloned() });
+            }
+            let level = current.get_str("validationLevel").unwrap_or("strict");
+            if level != spec.validation_level.as_str() {
+                report.changes.push(SyncChange::ValidationLevelChanged {
+                    before: level.to_owned(),
+                    after: spec.validation_level,
+                });
+            }
+            let action = current.get_str("validationAction").unwrap_or("error");
+            if action != spec.validation_action.as_str() {
+                report.changes.push(SyncChange::ValidationActionChanged {
+                    before: action.to_owned(),
+                    after: spec.validation_action,
+                });
+            }
+        }
+    }
+    plan_indexes(spec, &server_indexes, options, &mut report);
+    if let Some(key) = &spec.shard_key {
+        plan_shard(db, &spec.name, key, &mut report).await?;
+    }
+    Ok(SyncPlan { report, spec: spec.clone(), server_indexes })
+}
+
+fn plan_indexes(spec: &CollectionSpec, server: &[Document], options: SyncOptions, report: &mut SyncReport) {
+    let name_of = |d: &Document| d.get_str("name").unwrap_or_default().to_owned();
+    let mut claimed: Vec<String> = vec!["_id_".to_owned()];
+    for model in &spec.indexes {
+        let name = name_of(model);
+        let by_name = server.iter().find(|s| name_of(s) == name);
+        let by_keys = server.iter().find(|s| {
+            name_of(s) != name
+                && s.get_document("key")
+                    .ok()
+                    .zip(model.get_document("key").ok())
+                    .is_some_and(|(a, b)| same_keys(a, b))
+        });
+        match (by_name, by_keys) {
+            (Some(s), _) if same_index(s, model) => claimed.push(name),
+            (Some(s), _) | (None, Some(s)) => {
+                claimed.push(name_of(s));
+                if options.rebuild_changed_indexes {
+                    report.changes.push(SyncChange::RebuiltIndex { dropped: name_of(s), created: name });
+                } else {
+                    report.notes.push(SyncNote::ChangedIndex {
+                        name,
+                        server: s.clone(),
+                        model: model.clone(),
+                    });
+                }
+            }
+            (None, None) => report.changes.push(SyncChange::CreatedIndex { name }),
+        }
+    }
+    for s in server {
+        let name = name_of(s);
+        if claimed.contains(&name) {
+            continue;
+        }
+        if options.drop_extra_indexes {
+            report.changes.push(SyncChange::DroppedIndex { name });
+        } else {
+            report.notes.push(SyncNote::ExtraIndex { name, spec: s.clone() });
+        }
+    }
+}
+
+async fn plan_shard(db: &Database, name: &str, key: &Document, report: &mut SyncReport) -> Result<()> {
+    let hello = db.client().database("admin").run_command(doc! { "hello": 1 }).await?;
+    if hello.get_str("msg") != Ok("isdbgrid") {
+        report.notes.push(SyncNote::NotSharded { key: key.clone() });
+        return Ok(());
+    }
+    let namespace = format!("{}.{name}", db.name());
+    let entry = db
+        .client()
+        .database("config")
+        .collection::<Document>("collections")
+        .find_one(doc! { "_id": &namespace })
+        .await?;
+    match entry.and_then(|e| e.get_document("key").ok().cloned()) {
+        Some(server) if same_keys(&server, key) => {}
+        Some(server) => report.notes.push(SyncNote::ShardKeyDiffers { server, model: key.clone() }),
+        None => report.changes.push(SyncChange::ShardedCollection { key: key.clone() }),
+    }
+    Ok(())
+}
+
+impl SyncPlan {
+    /// Makes the planned changes, in order, and returns them as the report.
+    pub async fn apply(self, db: &Database) -> Result<SyncReport> {
+        let spec = &self.spec;
+        let index_doc = |name: &str| spec.indexes.iter().find(|i| i.get_str("name") == Ok(name)).cloned();
+        let mut collmod = false;
+        let mut drops = Vec::new();
+        let mut creates = Vec::new();
+        for change in &self.report.changes {
+            match change {
+                SyncChange::CreatedCollection => {
+                    db.run_command(doc! {
+                        "create": &spec.name,
+                        "validator": spec.validator.clone(),
+                        "validationLevel": spec.validation_level.as_str(),
+                        "validationAction": spec.validation_action.as_str(),
+                    })
+                    .await?;
+                }
+                SyncChange::ValidatorChanged { .. }
+                | SyncChange::ValidationLevelChanged { .. }
+                | SyncChange::ValidationActionChanged { .. } => collmod = true,
+                SyncChange::CreatedIndex { name } => creates.extend(index_doc(name)),
+                SyncChange::RebuiltIndex { dropped, created } => {
+                    drops.push(dropped.clone());
+                    creates.extend(index_doc(created));
+                }
+                SyncChange::DroppedIndex { name } => drops.push(name.clone()),
+                SyncChange::ShardedCollection { .. } => {}
+            }
+        }
+        if collmod {
+            db.run_command(doc! {
+                "collMod": &spec.name,
+                "validator": spec.validator.clone(),
+                "validationLevel": spec.validation_level.as_str(),
+                "validationAction": spec.validation_action.as_str(),
+            })
+            .await?;
+        }
+        for name in drops {
+            if self.server_indexes.iter().any(|s| s.get_str("name") == Ok(name.as_str())) {
+                db.run_command(doc! { "dropIndexes": &spec.name, "index": name }).await?;
+            }
+        }
+        if !creates.is_empty() {
+            db.run_command(doc! { "createIndexes": &spec.name, "indexes": creates }).await?;
+        }
+        for change in &self.report.changes {
+            if let SyncChange::ShardedCollection { key } = change {
+                let namespace = format!("{}.{}", db.name(), spec.name);
+                db.client()
+                    .database("admin")
+                    .run_command(doc! { "shardCollection": namespace, "key": key.clone() })
+                    .await?;
+            }
+        }
+        Ok(self.report)
+    }
+}
+
+const NAMESPACE_EXISTS: i32 = 48;
+
+fn command_error_code(e: &mongodb::error::Error) -> Option<i32> {
+    match e.kind.as_ref() {
+        mongodb::error::ErrorKind::Command(c) => Some(c.code),
+        _ => None,
+    }
+}
+
+/// The `options` document `listCollections` reports for `name`, or `None` when there
+/// is no such namespace.
+pub(crate) async fn collection_options(db: &Database, name: &str) -> Result<Option<Document>> {
+    let reply = db.run_command(doc! { "listCollections": 1, "filter": { "name": name } }).await?;
+    let Some(entry) = first_batch(&reply, "listCollections")?.into_iter().next() else {
+        return Ok(None);
+    };
+    let kind = entry.get_str("type").unwrap_or("collection");
+    if kind != "collection" {
+        return Err(Error::NotACollection { name: name.to_owned(), kind: kind.to_owned() });
+    }
+    Ok(Some(entry.get_document("options").cloned().unwrap_or_default()))
+}
+
+/// The collection's indexes as `listIndexes` reports them (`_id_` included).
+pub(crate) async fn list_indexes(db: &Database, name: &str) -> Result<Vec<Document>> {
+    let reply = db.run_command(doc! { "listIndexes": name }).await?;
+    first_batch(&reply, "listIndexes")
+}
+
+// Collections and indexes are few, so the first batch holds them all.
+fn first_batch(reply: &Document, command: &'static str) -> Result<Vec<Document>> {
+    let batch = reply
+        .get_document("cursor")
+        .and_then(|c| c.get_array("firstBatch"))
+        .map_err(|_| Error::UnexpectedReply { command, detail: "no cursor.firstBatch".to_owned() })?;
+    Ok(batch.iter().filter_map(Bson::as_document).cloned().collect())
+}
+
+/// Key documents are ordered: `{a: 1, b: 1}` is not `{b: 1, a: 1}`.
+pub(crate) fn same_keys(a: &Document, b: &Document) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|((ka, va), (kb, vb))| ka == kb && same_bson(va, vb))
+}
+
+/// Whether a server index is the model's: same keys and the same options, reading
+/// absent options as their defaults and collations by locale and strength only (the
+/// server fills in the rest).
+fn same_index(server: &Document, model: &Document) -> bool {
+    let flag = |d: &Document, k: &str| d.get_bool(k).unwrap_or(false);
+    let option = |d: &Document, k: &str| d.get(k).and_then(number);
+    let collation = |d: &Document| {
+        d.get_document("collation")
+            .ok()
+            .map(|c| (c.get_str("locale").unwrap_or("simple").to_owned(), c.get("strength").and_then(number)))
+    };
+    let partial = |d: &Document| d.get("partialFilterExpression").cloned();
+    server.get_document("key").ok().zip(model.get_document("key").ok()).is_some_and(|(a, b)| same_keys(a, b))
+        && flag(server, "unique") == flag(model, "unique")
+        && flag(server, "sparse") == flag(model, "sparse")
+        && option(server, "expireAfterSeconds") == option(model, "expireAfterSeconds")
+        && collation(server).filter(|(l, _)| l != "simple") == collation(model)
+        && match (partial(server), partial(model)) {
+            (Some(a), Some(b)) => same_bson(&a, &b),
+            (a, b) => a == b,
+        }
+}
+
+/// BSON equality as the server means it for options read back: key order inside
+/// documents does not matter, and numbers compare by value whatever their width.
+pub(crate) fn same_bson(a: &Bson, b: &Bson) -> bool {
+    match (a, b) {
+        (Bson::Document(x), Bson::Document(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same_bson(v, w)))
+        }
+        (Bson::Array(x), Bson::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| same_bson(v, w))
+        }
+        _ => match (number(a), number(b)) {
+            (Some(x), Some(y)) => x == y,
+            _ => a == b,
+        },
+    }
+}
+
+fn number(b: &Bson) -> Option<f64> {
+    match b {
+        Bson::Int32(i) => Some(f64::from(*i)),
+        // Bounds written by docshape fit in f64's 53 bits except near i64's ends,
+        // where i64::MAX and its f64 rounding compare equal: both mean "the top".
+        Bson::Int64(i) => Some(*i as f64),
+        Bson::Double(d) => Some(*d),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_bson_ignores_key_order_and_number_width() {
+        let a = Bson::Document(doc! { "a": 1_i32, "b": { "c": [1_i64, "x"] } });
+        let b = Bson::Document(doc! { "b": { "c": [1.0, "x"] }, "a": 1_i64 });
+        assert!(same_bson(&a, &b));
+        let c = Bson::Document(doc! { "b": { "c": ["x", 1.0] }, "a": 1_i64 });
+        assert!(!same_bson(&a, &c));
+        let d = Bson::Document(doc! { "a": 1_i32 });
+        assert!(!same_bson(&a, &d));
+    }
+
+    #[test]
+    fn index_keys_are_ordered_and_options_default() {
+        assert!(!same_keys(&doc! { "a": 1, "b": 1 }, &doc! { "b": 1, "a": 1 }));
+        let model =
+            doc! { "key": { "a": 1_i32 }, "name": "a_1", "collation": { "locale": "en", "strength": 2 } };
+        let server = doc! {
+            "v": 2, "key": { "a": 1.0 }, "name": "a_1", "unique": false,
+            "collation": { "locale": "en", "strength": 2_i64, "caseLevel": false, "version": "57.1" },
+        };
+        assert!(same_index(&server, &model));
+        let unique = doc! { "key": { "a": 1 }, "name": "a_1", "unique": true };
+        assert!(!same_index(&server, &unique));
+    }
+}

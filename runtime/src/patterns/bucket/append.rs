@@ -1,0 +1,296 @@
+//! Appending items: ids, aggregates and the guarded append into the open bucket.
+
+use bson::{doc, Bson, DateTime, Document};
+use mongodb::Database;
+
+use super::error::BucketError;
+use super::period::{Per, PeriodKind};
+use super::spec::{AggregateOp, AggregateType, Bucket, BucketSpec, IdForm};
+use crate::core::append::{Appended, GuardedAppend};
+
+/// The string form of a series value, for string ids.
+pub(super) fn series_text(series: &Bson) -> Result<String, BucketError> {
+    match series {
+        Bson::String(s) => Ok(s.clone()),
+        Bson::Int32(i) => Ok(i.to_string()),
+        Bson::Int64(i) => Ok(i.to_string()),
+        Bson::ObjectId(o) => Ok(o.to_hex()),
+        other => Err(BucketError::SeriesKey(format!("{:?}", other.element_type()))),
+    }
+}
+
+/// The id of a bucket.
+///
+/// ```
+/// use docshape::bucket::{bucket_id, IdForm, Per};
+/// use docshape::bson::{Bson, DateTime, doc};
+///
+/// let t = DateTime::parse_rfc3339_str("2026-08-05T10:07:00Z").unwrap();
+/// let start = Per::Day.start(t).unwrap();
+/// let s = Bson::from("sensor_9");
+/// assert_eq!(bucket_id(IdForm::String, Per::Day, "sensor_id", "day", &s, start, 0).unwrap(), Bson::from("sensor_9:2026-08-05"));
+/// assert_eq!(bucket_id(IdForm::String, Per::Day, "sensor_id", "day", &s, start, 2).unwrap(), Bson::from("sensor_9:2026-08-05#2"));
+/// let hour = Per::Hour.start(t).unwrap();
+/// assert_eq!(
+///     bucket_id(IdForm::Compound, Per::Hour, "dispositivoId", "hora", &Bson::from("sensor-1"), hour, 0).unwrap(),
+///     Bson::Document(doc! { "dispositivoId": "sensor-1", "hora": hour }),
+/// );
+/// ```
+pub fn bucket_id(
+    form: IdForm,
+    per: Per,
+    series_field: &str,
+    period_field: &str,
+    series: &Bson,
+    start: DateTime,
+    seq: u32,
+) -> Result<Bson, BucketError> {
+    Ok(match form {
+        IdForm::String => {
+            let mut id = format!("{}:{}", series_text(series)?, per.label(start)?);
+            if seq > 0 {
+                id.push_str(&format!("#{seq}"));
+            }
+            Bson::String(id)
+        }
+        IdForm::Compound => {
+            let mut id = doc! { series_field: series.clone(), period_field: start };
+            if seq > 0 {
+                id.insert("seq", i64::from(seq));
+            }
+            Bson::Document(id)
+        }
+    })
+}
+
+pub(super) fn period_value(spec: &BucketSpec, start: DateTime) -> Result<Bson, BucketError> {
+    Ok(match spec.period_kind {
+        PeriodKind::Date => Bson::DateTime(start),
+        PeriodKind::Label => Bson::String(spec.per.label(start)?),
+    })
+}
+
+/// The value at a dotted path of a document.
+pub(super) fn at_path<'d>(doc: &'d Document, path: &str) -> Option<&'d Bson> {
+    let mut parts = path.split('.');
+    let mut value = doc.get(parts.next()?)?;
+    for part in parts {
+        value = value.as_document()?.get(part)?;
+    }
+    Some(value)
+}
+
+pub(super) fn item_time(doc: &Document, spec: &BucketSpec, index: usize) -> Result<DateTime, BucketError> {
+    match at_path(doc, spec.time) {
+        Some(Bson::DateTime(t)) => Ok(*t),
+        _ => Err(BucketError::ItemTime { index, path: spec.time }),
+    }
+}
+
+/// A number as f64, or a date as its milliseconds, for comparisons.
+pub(super) fn ordinal(value: &Bson) -> Option<f64> {
+    match value {
+        Bson::Int32(i) => Some(f64::from(*i)),
+        Bson::Int64(i) => Some(*i as f64),
+        Bson::Double(d) if !d.is_nan() => Some(*d),
+        Bson::DateTime(t) => Some(t.timestamp_millis() as f64),
+        _ => None,
+    }
+}
+
+pub(super) fn convert(value: &Bson, ty: AggregateType, field: &'static str) -> Result<Bson, BucketError> {
+    let bad = |detail: String| BucketError::Aggregate { field, detail };
+    match (ty, value) {
+        (AggregateType::Date, Bson::DateTime(_)) => Ok(value.clone()),
+        (AggregateType::Date, other) => Err(bad(format!("expected a date, found {other}"))),
+        (AggregateType::Double, v) => match v {
+            Bson::Int32(i) => Ok(Bson::Double(f64::from(*i))),
+            Bson::Int64(i) => Ok(Bson::Double(*i as f64)),
+            Bson::Double(d) => Ok(Bson::Double(*d)),
+            other => Err(bad(format!("expected a number, found {other}"))),
+        },
+        (AggregateType::Int32 | AggregateType::Int64, v) => {
+            let i: i64 = match v {
+                Bson::Int32(i) => i64::from(*i),
+                Bson::Int64(i) => *i,
+                other => return Err(bad(format!("expected an integer, found {other}"))),
+            };
+            if ty == AggregateType::Int64 {
+                Ok(Bson::Int64(i))
+            } else {
+                i32::try_from(i).map(Bson::Int32).map_err(|_| bad(format!("{i} does not fit in an int32")))
+            }
+        }
+    }
+}
+
+/// `$inc`/`$min`/`$max` for the aggregates over `items`.
+pub(super) fn aggregate_update(spec: &BucketSpec, items: &[Bson]) -> Result<Document, BucketError> {
+    let (mut inc, mut min, mut max) = (Document::new(), Document::new(), Document::new());
+    for a in spec.aggregates {
+        let values: Vec<&Bson> = items
+            .iter()
+            .map(|d| {
+                d.as_document().and_then(|d| at_path(d, a.of)).ok_or_else(|| BucketError::Aggregate {
+                    field: a.field,
+                    detail: format!("an item has no `{}`", a.of),
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        match a.op {
+            AggregateOp::Sum => {
+                let sum = match a.ty {
+                    AggregateType::Double => {
+                        let mut s = 0.0;
+                        for v in &values {
+                            s += convert(v, AggregateType::Double, a.field)?.as_f64().unwrap_or(0.0);
+                        }
+                        Bson::Double(s)
+                    }
+                    ty => {
+                        let mut s: i64 = 0;
+                        for v in &values {
+                            let i = match convert(v, AggregateType::Int64, a.field)? {
+                                Bson::Int64(i) => i,
+                                _ => 0,
+                            };
+                            s = s.checked_add(i).ok_or_else(|| BucketError::Aggregate {
+                                field: a.field,
+                                detail: "the sum overflows".into(),
+                            })?;
+                        }
+                        convert(&Bson::Int64(s), ty, a.field)?
+                    }
+                };
+                inc.insert(a.field, sum);
+            }
+            AggregateOp::Min | AggregateOp::Max => {
+                let mut best: Option<(&Bson, f64)> = None;
+                for v in &values {
+                    let o = ordinal(v).ok_or_else(|| BucketError::Aggregate {
+                        field: a.field,
+                        detail: format!("`{v}` is not a number or a date"),
+                    })?;
+                    let better = match best {
+                        None => true,
+                        Some((_, b)) => {
+                            (a.op == AggregateOp::Min && o < b) || (a.op == AggregateOp::Max && o > b)
+                        }
+                    };
+                    if better {
+                        best = Some((v, o));
+                    }
+                }
+                if let Some((v, _)) = best {
+                    let target = if a.op == AggregateOp::Min { &mut min } else { &mut max };
+                    target.insert(a.field, convert(v, a.ty, a.field)?);
+                }
+            }
+        }
+    }
+    let mut out = Document::new();
+    for (op, d) in [("$inc", inc), ("$min", min), ("$max", max)] {
+        if !d.is_empty() {
+            out.insert(op, d);
+        }
+    }
+    Ok(out)
+}
+
+/// Appends one item to its bucket: one `update` command in the common case.
+pub async fn append<B: Bucket>(
+    db: &Database,
+    series: &B::Series,
+    item: &B::Item,
+) -> Result<Appended, BucketError> {
+    append_many::<B>(db, series, std::slice::from_ref(item)).await
+}
+
+/// Appends items, grouped by period: one `update` per bucket they fill in the common
+/// case, whatever their number. Items keep their order within a period.
+pub async fn append_many<B: Bucket>(
+    db: &Database,
+    series: &B::Series,
+    items: &[B::Item],
+) -> Result<Appended, BucketError> {
+    let spec = &B::BUCKET;
+    let series_bson = bson::to_bson(series)?;
+    if spec.id == IdForm::String {
+        series_text(&series_bson)?;
+    }
+    // Group by period, in the order periods first appear.
+    let mut groups: Vec<(DateTime, Vec<Bson>)> = Vec::new();
+    for (index, item) in items.iter().enumerate() {
+        let doc = bson::to_document(item)?;
+        let start = spec.per.start(item_time(&doc, spec, index)?)?;
+        match groups.iter_mut().find(|(s, _)| *s == start) {
+            Some((_, g)) => g.push(Bson::Document(doc)),
+            None => groups.push((start, vec![Bson::Document(doc)])),
+        }
+    }
+    let collection = db.collection::<Document>(B::COLLECTION);
+    let mut report = Appended::default();
+    for (start, docs) in groups {
+        let base = bucket_id(spec.id, spec.per, spec.series, spec.period, &series_bson, start, 0)?;
+        let id_of = |seq: u32| {
+            bucket_id(spec.id, spec.per, spec.series, spec.period, &series_bson, start, seq)
+                .unwrap_or_else(|_| base.clone())
+        };
+        let extra = |chunk: &[Bson]| aggregate_update(spec, chunk);
+        let run = GuardedAppend {
+            collection: collection.clone(),
+            hint_key: format!("{}\u{0}{}\u{0}{base}", db.name(), B::COLLECTION),
+            id_of: &id_of,
+            on_insert: doc! { spec.series: series_bson.clone(), spec.period: period_value(spec, start)? },
+            items_field: spec.items,
+            count_field: spec.count,
+            max: spec.max,
+            extra: &extra,
+        };
+        run.run(docs, &mut report).await?;
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::patterns::bucket::spec::Aggregate;
+
+    #[test]
+    fn aggregates_write_the_declared_types() {
+        const AGGS: &[Aggregate] = &[
+            Aggregate { field: "sum", op: AggregateOp::Sum, of: "v", ty: AggregateType::Double },
+            Aggregate { field: "n", op: AggregateOp::Sum, of: "n", ty: AggregateType::Int32 },
+            Aggregate { field: "lo", op: AggregateOp::Min, of: "v", ty: AggregateType::Double },
+            Aggregate { field: "last", op: AggregateOp::Max, of: "t", ty: AggregateType::Date },
+        ];
+        let spec = BucketSpec {
+            series: "s",
+            period: "p",
+            period_kind: PeriodKind::Date,
+            per: Per::Day,
+            max: 10,
+            items: "items",
+            time: "t",
+            count: "count",
+            id: IdForm::String,
+            aggregates: AGGS,
+        };
+        let items = vec![
+            Bson::Document(doc! { "t": DateTime::from_millis(5), "v": 2_i32, "n": 1_i32 }),
+            Bson::Document(doc! { "t": DateTime::from_millis(9), "v": 0.5, "n": 2_i32 }),
+        ];
+        let u = aggregate_update(&spec, &items).unwrap();
+        assert_eq!(
+            u,
+            doc! {
+                "$inc": { "sum": 2.5, "n": 3_i32 },
+                "$min": { "lo": 0.5 },
+                "$max": { "last": DateTime::from_millis(9) },
+            }
+        );
+        let bad = vec![Bson::Document(doc! { "t": DateTime::from_millis(5), "v": "x", "n": 1_i32 })];
+        assert!(matches!(aggregate_update(&spec, &bad), Err(BucketError::Aggregate { field: "sum", .. })));
+    }
+}

@@ -1,0 +1,82 @@
+//! Reading a range of periods back.
+
+use bson::{doc, Bson, DateTime, Document};
+use futures_util::TryStreamExt;
+use mongodb::Database;
+
+use super::append::{item_time, period_value};
+use super::error::BucketError;
+use super::spec::Bucket;
+
+/// The filter on the buckets of `series` whose period overlaps `[from, to)`.
+pub fn range_filter<B: Bucket>(
+    series: &B::Series,
+    from: DateTime,
+    to: DateTime,
+) -> Result<Document, BucketError> {
+    let spec = &B::BUCKET;
+    if to < from {
+        return Err(BucketError::EmptyRange);
+    }
+    let first = spec.per.start(from)?;
+    let last = spec
+        .per
+        .start(DateTime::from_millis(to.timestamp_millis().saturating_sub(1).max(from.timestamp_millis())))?;
+    let series = bson::to_bson(series)?;
+    Ok(doc! {
+        spec.series: series,
+        spec.period: { "$gte": period_value(spec, first)?, "$lte": period_value(spec, last)? },
+    })
+}
+
+/// The buckets of `series` whose period overlaps `[from, to)`, in period order (and
+/// sequence order within a period).
+pub async fn buckets_in<B: Bucket>(
+    db: &Database,
+    series: &B::Series,
+    from: DateTime,
+    to: DateTime,
+) -> Result<Vec<B>, BucketError> {
+    let spec = &B::BUCKET;
+    let filter = range_filter::<B>(series, from, to)?;
+    let docs: Vec<Document> = db
+        .collection::<Document>(B::COLLECTION)
+        .find(filter)
+        .sort(doc! { spec.period: 1, "_id": 1 })
+        .await?
+        .try_collect()
+        .await?;
+    docs.into_iter().map(|d| bson::from_document(d).map_err(BucketError::from)).collect()
+}
+
+/// The items of `series` with `from <= time < to`, in time order (ties keep their
+/// append order). Reads only the buckets whose period overlaps the window, through
+/// the `{series, period}` index.
+pub async fn read_range<B: Bucket>(
+    db: &Database,
+    series: &B::Series,
+    from: DateTime,
+    to: DateTime,
+) -> Result<Vec<B::Item>, BucketError> {
+    let spec = &B::BUCKET;
+    let filter = range_filter::<B>(series, from, to)?;
+    let mut cursor = db
+        .collection::<Document>(B::COLLECTION)
+        .find(filter)
+        .projection(doc! { spec.items: 1, spec.period: 1 })
+        .sort(doc! { spec.period: 1, "_id": 1 })
+        .await?;
+    let mut hits: Vec<(DateTime, Document)> = Vec::new();
+    while let Some(bucket) = cursor.try_next().await? {
+        for (index, item) in bucket.get_array(spec.items).into_iter().flatten().enumerate() {
+            let Bson::Document(item) = item else { continue };
+            let t = item_time(item, spec, index)?;
+            if from <= t && t < to {
+                hits.push((t, item.clone()));
+            }
+        }
+    }
+    // Stable: equal times keep bucket and array order, which is append order.
+    hits.sort_by_key(|(t, _)| *t);
+    hits.into_iter().map(|(_, d)| bson::from_document(d).map_err(BucketError::from)).collect()
+}

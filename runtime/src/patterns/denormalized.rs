@@ -1,0 +1,133 @@
+//! Denormalized copies: a field of one model that copies a field of another
+//! (`#[denormalized(from = "User::name", via = "author_id", refresh = ...)]`), and how
+//! the copies are kept as fresh as their declared policy says.
+//!
+//! Every `#[derive(Model)]` with a `#[denormalized]` field submits one [`CopySpec`]
+//! per copy to this module's registry (through the linker, like
+//! [`crate::registry::models`]), so that the source's update API knows every copy that
+//! depends on it without a list kept by hand.
+//!
+//! # Updating a source
+//!
+//! Change a source document with [`update_one`] (or [`update_one_with`]) rather than
+//! with the driver, and every copy of a field the update may touch follows its policy:
+//!
+//! - [`Refresh::Never`]: nothing; the copy is a snapshot.
+//! - [`Refresh::Sync`]: `update_many({via: id}, {$set: {field: new value}})` on the
+//!   copy's collection, in the same call. The new value comes from the source update
+//!   itself (`findAndModify` returning the updated document, projected to the copied
+//!   fields), not from another read. A source without the field `$unset`s the copy.
+//! - [`Refresh::Async`]: one job in the queue collection [`QUEUE`], drained by a
+//!   [`Worker`] within `max_stale`.
+//!
+//! Which copies an update "may touch" is decided from its paths: a `$set`, `$unset`,
+//! `$rename` (either name), `$inc`, ... path equal to the copied field, a prefix of it,
+//! or under it, once array positions (`$`, `$[]`, `$[x]`, `0`) are left out of both
+//! paths. An update pipeline, or a document that is not all operators, touches every
+//! copy.
+//!
+//! **Ordering and failures.** When the deployment has transactions (a replica set or
+//! a sharded cluster), the source write and the sync copies are one transaction: on
+//! any error in it nothing is written ([`CopyError::Copy`] with `source_updated:
+//! false`), and transient errors (a write conflict with a concurrent update of the
+//! same source) retry the whole transaction. The async copies' jobs are enqueued right
+//! after the commit, outside the transaction: a worker renewing its lease on the same
+//! job would otherwise make the transaction conflict and start over for as long as
+//! that worker runs. Without transactions ([`Atomicity::Sequential`], or
+//! [`Atomicity::Auto`] on a standalone server) the writes are made one after another,
+//! in this order:
+//!
+//! 1. the source document;
+//! 2. each touched copy, in the registry's order (by collection, then field): a sync
+//!    copy's `update_many`, or an async copy's job;
+//! 3. for sync copies, the source is read again, and a copy whose source value
+//!    changed meanwhile (a concurrent update) is written again, until the values
+//!    agree. Whichever update of the source is the last, its value is the last one
+//!    written to the copy: every call's last copy write comes before a read that
+//!    shows the value it wrote. (Writers that never stop would keep this going:
+//!    [`CopyError::Unsettled`] after two minutes.)
+//!
+//! An error at step 2, or in enqueueing a job after a commit, is [`CopyError::Copy`]
+//! naming the copy that failed, with `source_updated: true`: the source and the copies
+//! before it (in that order; after a commit, every sync copy) are updated, that copy
+//! and the ones after it are not. Running the same update again (it is applied again
+//! to the source, so make it idempotent, like a `$set`), or [`repair`] for that source
+//! document, brings every copy in line. A process that dies between the source write
+//! (or the commit) and the last copy leaves the same state without an error to see;
+//! [`repair`] is the remedy there too.
+//!
+//! # The refresh queue
+//!
+//! [`QUEUE`] (`docshape_refresh`) is reserved: one document per copy and source
+//! document with a refresh pending, written only by this module:
+//!
+//! ```text
+//! { _id: { copy: "posts.author_name", id: <the source's _id> },
+//!   seq: <long: +1 at every enqueue>,
+//!   enqueued_at: <date: the first enqueue since the job last completed>,
+//!   due: <date: enqueued_at + max_stale>,
+//!   lease_until: <date: claimable once past; epoch 0 when released>,
+//!   owner: <the worker id holding it, or that held it last>,
+//!   claimed_at, claims, failures, last_error, failed_at: <bookkeeping> }
+//! ```
+//!
+//! An enqueue is an upsert: `$inc: {seq: 1}`, and `$setOnInsert` for the dates, so
+//! several updates of one source before a worker gets to it make one job. The job
+//! carries no value: the worker reads the source when it runs, so several renames in a
+//! row converge to the last one.
+//!
+//! # Workers
+//!
+//! A [`Worker`] claims jobs (the oldest `due` first), reads the source's current value,
+//! writes it to the copies that differ in batches, and completes the job with
+//! `delete_one({_id, seq: <seq when claimed>, owner: <me>})`. Any number of workers
+//! may run at once, each with its own id, and a worker may be stopped at any point:
+//!
+//! - A claim is a `findAndModify` on jobs whose lease has expired, or whose `owner`
+//!   is this worker's id (a worker restarted with the same id resumes its job at once).
+//! - Applying is idempotent and resumable: each batch is found with
+//!   `{via: id, field: {$ne: value}}` and written with
+//!   `update_many({_id: {$in: ids}, via: id}, {$set: {field: value}})`, so after a stop
+//!   only the copies still different are visited. The lease is renewed (on
+//!   `owner == me`) before every batch, and a worker that finds it lost stops.
+//! - A completion that deletes nothing means the job changed since the claim: its
+//!   `seq` moved on (the source was updated again), and the worker releases it to run
+//!   again at once; or it is no longer this worker's (its lease expired and another
+//!   worker took it, perhaps finished it, while this one was still writing an older
+//!   value), and the worker enqueues it again.
+//!
+//! **Convergence.** Take the run that deletes a source's job for the last time. Every
+//! enqueue came before its claim (one after it would have moved `seq`, and the delete
+//! would have failed), and every update of the source is enqueued after it is
+//! written: so the run read the source's last value. Every other run's writes came
+//! before that claim too: a run that lost the job enqueued it again after its last
+//! write (an enqueue, so before the claim); a run that still held the job released
+//! it after its last write, and nobody claims a held job before its release or its
+//! lease's expiry. So the final run finds every copy that still differs, and the last
+//! write to every copy is its own, with the last value. This needs distinct ids among
+//! the workers running at once, and, for a worker restarted under its old id, no write
+//! of its previous process still in flight (a lease's expiry covers that for the
+//! others).
+//!
+//! Worker clocks should agree to well within the lease (60 s by default): leases and
+//! due dates are the workers' clock times.
+
+// A `CopyError` names the document (`_id` as `Bson`) and carries the driver's error:
+// large, but rare and behind a round trip anyway.
+#![allow(clippy::result_large_err)]
+
+mod apply;
+mod lag;
+mod repair;
+mod spec;
+mod update;
+mod worker;
+
+pub use crate::core::copy::{CopyError, CopySpec, Refresh, QUEUE};
+pub use lag::{lag, CopyLag, QueueLag};
+pub use repair::{repair, CopyRepair};
+pub use spec::{copies, dependents};
+pub use update::{
+    update_one, update_one_with, Atomicity, CopyAction, CopyUpdate, SourceUpdate, UpdateOptions,
+};
+pub use worker::{JobFailure, RefreshReport, SkippedJobs, Worker};

@@ -1,0 +1,405 @@
+//! Updating a source document and the copies its update may touch, in one
+//! transaction or in the documented sequential order.
+
+use std::time::Duration;
+
+use bson::{doc, Bson, Document};
+use mongodb::error::{
+    ErrorKind, WriteFailure, TRANSIENT_TRANSACTION_ERROR, UNKNOWN_TRANSACTION_COMMIT_RESULT,
+};
+use mongodb::options::{ReturnDocument, UpdateModifications};
+use mongodb::{ClientSession, Database};
+
+use super::apply::{change, enqueue};
+use super::spec::{dependents, projection, touches, value_at};
+use crate::core::copy::{CopyError, CopySpec, Refresh};
+use crate::core::model::Model;
+
+/// How long a sequential update keeps re-writing a sync copy whose source concurrent
+/// writers keep changing (each round means one of them made progress).
+pub(super) const SETTLE_TIME: Duration = Duration::from_secs(120);
+
+/// How long a transaction that fails with transient errors (write conflicts with
+/// concurrent updates of the same source) is retried: the driver's own limit for
+/// `with_transaction`.
+pub(super) const TRANSACTION_TIME: Duration = Duration::from_secs(120);
+
+/// A commit whose outcome is unknown is retried this many times.
+pub(super) const COMMIT_ATTEMPTS: u32 = 5;
+
+/// Whether [`update_one_with`] writes the source and its copies in one transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Atomicity {
+    /// A transaction when the deployment has them (a replica set or a sharded
+    /// cluster), the sequential order otherwise (see the [module docs](crate::denormalized)). A
+    /// standalone server is found out by its refusal of the first write, which has no
+    /// effect; no command is spent asking.
+    #[default]
+    Auto,
+    /// Always a transaction: [`CopyError::NoTransactions`] on a standalone server.
+    Transaction,
+    /// Never a transaction: the source, then each copy, in the documented order.
+    Sequential,
+}
+
+/// [`update_one_with`]'s settings.
+#[derive(Debug, Clone, Default)]
+pub struct UpdateOptions {
+    /// Whether the writes are one transaction. Default [`Atomicity::Auto`].
+    pub atomicity: Atomicity,
+}
+
+/// What one touched copy got from [`update_one`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CopyAction {
+    /// A sync copy, written in the call.
+    Synced {
+        /// Documents referencing the source.
+        matched: u64,
+        /// Documents whose copy changed.
+        modified: u64,
+    },
+    /// An async copy: its job is in the queue.
+    Enqueued,
+    /// A `Never` copy: left as it was, a snapshot.
+    Kept,
+}
+
+/// One copy an update touched, and what was done with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CopyUpdate {
+    /// The copy.
+    pub copy: &'static CopySpec,
+    /// What was done.
+    pub action: CopyAction,
+}
+
+/// What [`update_one`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceUpdate {
+    /// Source documents matched: 0 or 1. With 0, no copy was touched.
+    pub matched: u64,
+    /// Source documents modified, when known: an update that touches a sync copy is
+    /// made with `findAndModify` (for the new value), which does not say; `None` then.
+    pub modified: Option<u64>,
+    /// Whether the writes were one transaction.
+    pub transaction: bool,
+    /// The copies the update may have touched, in registry order (only when the
+    /// source matched).
+    pub copies: Vec<CopyUpdate>,
+}
+
+impl SourceUpdate {
+    /// Copy documents modified by sync copies.
+    pub fn documents_updated(&self) -> u64 {
+        self.copies
+            .iter()
+            .map(|c| match c.action {
+                CopyAction::Synced { modified, .. } => modified,
+                _ => 0,
+            })
+            .sum()
+    }
+
+    /// Jobs enqueued for async copies.
+    pub fn jobs_enqueued(&self) -> u64 {
+        self.copies.iter().filter(|c| c.action == CopyAction::Enqueued).count() as u64
+    }
+}
+
+/// Updates the source document `{_id: id}` of `S` with `update` (an update document or
+/// pipeline), and every copy of a field it may touch by the copy's policy, with
+/// [`Atomicity::Auto`]: see the [module docs](crate::denormalized) for what is written, in which
+/// order, and what an error leaves.
+///
+/// ```no_run
+/// # use docshape::Model;
+/// # #[derive(serde::Serialize, serde::Deserialize, Model)]
+/// # #[model(collection = "users")]
+/// # struct User { #[serde(rename = "_id")] id: String, name: String }
+/// # async fn run(db: &docshape::mongodb::Database) -> Result<(), docshape::copies::CopyError> {
+/// use docshape::bson::doc;
+/// let done = docshape::copies::update_one::<User>(db, "u1", doc! { "$set": { "name": "Ada" } }).await?;
+/// println!("{} posts renamed, {} refreshes queued", done.documents_updated(), done.jobs_enqueued());
+/// # Ok(()) }
+/// ```
+pub async fn update_one<S: Model>(
+    db: &Database,
+    id: impl Into<Bson>,
+    update: impl Into<UpdateModifications>,
+) -> Result<SourceUpdate, CopyError> {
+    update_one_with::<S>(db, id, update, &UpdateOptions::default()).await
+}
+
+/// [`update_one`] with settings.
+pub async fn update_one_with<S: Model>(
+    db: &Database,
+    id: impl Into<Bson>,
+    update: impl Into<UpdateModifications>,
+    options: &UpdateOptions,
+) -> Result<SourceUpdate, CopyError> {
+    let write = SourceWrite::new(db, S::COLLECTION, id.into(), update.into());
+    if !write.touched.iter().any(|c| c.refresh != Refresh::Never) {
+        // One write and nothing to keep in step with it: no transaction needed.
+        return write.sequential().await;
+    }
+    match options.atomicity {
+        Atomicity::Sequential => write.sequential().await,
+        Atomicity::Transaction => match write.transaction().await? {
+            Some(done) => Ok(done),
+            None => Err(CopyError::NoTransactions { collection: S::COLLECTION }),
+        },
+        Atomicity::Auto => match write.transaction().await? {
+            Some(done) => Ok(done),
+            None => write.sequential().await,
+        },
+    }
+}
+
+/// Runs a driver action with the session when there is one.
+macro_rules! with_session {
+    ($action:expr, $session:expr) => {
+        match $session.as_deref_mut() {
+            Some(session) => $action.session(session).await,
+            None => $action.await,
+        }
+    };
+}
+
+/// Where a source update failed.
+enum Stage {
+    Source,
+    Copy(&'static CopySpec),
+}
+
+/// One source update and the copies it touches.
+struct SourceWrite<'a> {
+    db: &'a Database,
+    source: &'static str,
+    id: Bson,
+    update: UpdateModifications,
+    touched: Vec<&'static CopySpec>,
+}
+
+impl<'a> SourceWrite<'a> {
+    fn new(db: &'a Database, source: &'static str, id: Bson, update: UpdateModifications) -> Self {
+        let touched = dependents(source).into_iter().filter(|c| touches(&update, c.source_field)).collect();
+        Self { db, source, id, update, touched }
+    }
+
+    fn sync_copies(&self) -> impl Iterator<Item = &'static CopySpec> + '_ {
+        self.touched.iter().copied().filter(|c| c.refresh == Refresh::Sync)
+    }
+
+    fn error(&self, stage: Stage, error: mongodb::error::Error, source_updated: bool) -> CopyError {
+        match stage {
+            Stage::Source => CopyError::Source { collection: self.source, id: self.id.clone(), error },
+            Stage::Copy(spec) => {
+                CopyError::Copy { copy: spec.key(), id: self.id.clone(), source_updated, error }
+            }
+        }
+    }
+
+    /// The source write, then every touched copy, with `session` when given (in its
+    /// transaction). Returns the report and the source's updated document (projected
+    /// to the sync copies' fields) when a sync copy was written.
+    async fn write(
+        &self,
+        mut session: Option<&mut ClientSession>,
+    ) -> Result<(SourceUpdate, Option<Document>), (Stage, mongodb::error::Error)> {
+        let source = self.db.collection::<Document>(self.source);
+        let filter = doc! { "_id": self.id.clone() };
+        let transaction = session.is_some();
+        let (matched, modified, after) = if self.sync_copies().next().is_none() {
+            let done = with_session!(source.update_one(filter, self.update.clone()), session)
+                .map_err(|e| (Stage::Source, e))?;
+            (done.matched_count, Some(done.modified_count), None)
+        } else {
+            let projection = projection(self.sync_copies().map(|c| c.source_field));
+            let after = with_session!(
+                source
+                    .find_one_and_update(filter, self.update.clone())
+                    .projection(projection)
+                    .return_document(ReturnDocument::After),
+                session
+            )
+            .map_err(|e| (Stage::Source, e))?;
+            (u64::from(after.is_some()), None, after)
+        };
+        let mut report = SourceUpdate { matched, modified, transaction, copies: Vec::new() };
+        if matched == 0 {
+            return Ok((report, None));
+        }
+        for &spec in &self.touched {
+            let action = match spec.refresh {
+                Refresh::Never => CopyAction::Kept,
+                Refresh::Sync => {
+                    let value = after.as_ref().and_then(|a| value_at(a, spec.source_field));
+                    let target = self.db.collection::<Document>(spec.collection);
+                    let done = with_session!(
+                        target.update_many(doc! { spec.via: self.id.clone() }, change(spec, value.as_ref())),
+                        session
+                    )
+                    .map_err(|e| (Stage::Copy(spec), e))?;
+                    CopyAction::Synced { matched: done.matched_count, modified: done.modified_count }
+                }
+                // In a transaction, jobs are enqueued after the commit (see
+                // `transaction`).
+                Refresh::Async { .. } if transaction => CopyAction::Enqueued,
+                Refresh::Async { .. } => {
+                    enqueue(self.db, spec, &self.id).await.map_err(|e| (Stage::Copy(spec), e))?;
+                    CopyAction::Enqueued
+                }
+            };
+            report.copies.push(CopyUpdate { copy: spec, action });
+        }
+        Ok((report, after))
+    }
+
+    /// The writes one after another, then the sync copies settled against concurrent
+    /// updates of the same source.
+    async fn sequential(&self) -> Result<SourceUpdate, CopyError> {
+        let (mut report, after) = self.write(None).await.map_err(|(stage, e)| self.error(stage, e, true))?;
+        let Some(mut copied) = after else { return Ok(report) };
+        let Some(copied_first) = self.sync_copies().next() else { return Ok(report) };
+        let source = self.db.collection::<Document>(self.source);
+        let projection = projection(self.sync_copies().map(|c| c.source_field));
+        let started = std::time::Instant::now();
+        let mut rounds = 1;
+        loop {
+            // The source as it is now: a copy written from an older value (another
+            // update came in between) is written again, so that the last update's value
+            // is the last one written whatever the interleaving.
+            let now =
+                match source.find_one(doc! { "_id": self.id.clone() }).projection(projection.clone()).await {
+                    Ok(now) => now,
+                    // The source is updated and so are the copies, unless another update
+                    // came in between: say so of the first sync copy.
+                    Err(e) => return Err(self.error(Stage::Copy(copied_first), e, true)),
+                };
+            let Some(now) = now else { return Ok(report) };
+            let stale: Vec<&'static CopySpec> = self
+                .sync_copies()
+                .filter(|c| value_at(&now, c.source_field) != value_at(&copied, c.source_field))
+                .collect();
+            if stale.is_empty() {
+                return Ok(report);
+            }
+            if started.elapsed() >= SETTLE_TIME {
+                return Err(CopyError::Unsettled { copy: stale[0].key(), id: self.id.clone(), rounds });
+            }
+            rounds += 1;
+            for spec in stale {
+                let value = value_at(&now, spec.source_field);
+                let target = self.db.collection::<Document>(spec.collection);
+                let done = target
+                    .update_many(doc! { spec.via: self.id.clone() }, change(spec, value.as_ref()))
+                    .await
+                    .map_err(|e| self.error(Stage::Copy(spec), e, true))?;
+                if let Some(CopyUpdate { action: CopyAction::Synced { modified, .. }, .. }) =
+                    report.copies.iter_mut().find(|c| std::ptr::eq(c.copy, spec))
+                {
+                    *modified += done.modified_count;
+                }
+            }
+            copied = now;
+        }
+    }
+
+    /// The writes in one transaction, retried on transient errors; `None` when the
+    /// deployment has no transactions (then nothing was written).
+    async fn transaction(&self) -> Result<Option<SourceUpdate>, CopyError> {
+        let mut session = match self.db.client().start_session().await {
+            Ok(s) => s,
+            Err(e) if no_transactions(&e) => return Ok(None),
+            Err(e) => return Err(self.error(Stage::Source, e, false)),
+        };
+        let started = std::time::Instant::now();
+        let mut attempt = 0;
+        'transaction: loop {
+            attempt += 1;
+            let may_retry =
+                |e: &mongodb::error::Error| started.elapsed() < TRANSACTION_TIME && retry_transaction(e);
+            match session.start_transaction().await {
+                Ok(()) => {}
+                Err(e) if no_transactions(&e) => return Ok(None),
+                Err(e) => return Err(self.error(Stage::Source, e, false)),
+            }
+            let report = match self.write(Some(&mut session)).await {
+                Ok((report, _)) => report,
+                Err((stage, e)) => {
+                    // The server aborts it anyway when this fails; the error that
+                    // matters is the one that made us abort.
+                    let _ = session.abort_transaction().await;
+                    if attempt == 1 && matches!(stage, Stage::Source) && no_transactions(&e) {
+                        return Ok(None);
+                    }
+                    if may_retry(&e) {
+                        tokio::time::sleep(backoff(attempt)).await;
+                        continue 'transaction;
+                    }
+                    return Err(self.error(stage, e, false));
+                }
+            };
+            let mut commits = 0;
+            loop {
+                commits += 1;
+                match session.commit_transaction().await {
+                    Ok(()) => return self.enqueue_after_commit(report).await.map(Some),
+                    Err(e)
+                        if e.contains_label(UNKNOWN_TRANSACTION_COMMIT_RESULT)
+                            && commits < COMMIT_ATTEMPTS => {}
+                    Err(e) if e.contains_label(TRANSIENT_TRANSACTION_ERROR) && may_retry(&e) => {
+                        tokio::time::sleep(backoff(attempt)).await;
+                        continue 'transaction;
+                    }
+                    Err(error) => {
+                        return Err(CopyError::Commit { collection: self.source, id: self.id.clone(), error })
+                    }
+                }
+            }
+        }
+    }
+
+    /// The async copies' jobs of a committed transaction. They are not part of it: a
+    /// worker renewing its lease on the same job would make the transaction conflict
+    /// and start over, for as long as the worker runs. Enqueued after the commit, a job
+    /// still comes after the source write, which is what convergence needs.
+    async fn enqueue_after_commit(&self, report: SourceUpdate) -> Result<SourceUpdate, CopyError> {
+        for c in report.copies.iter().filter(|c| c.action == CopyAction::Enqueued) {
+            enqueue(self.db, c.copy, &self.id).await.map_err(|e| self.error(Stage::Copy(c.copy), e, true))?;
+        }
+        Ok(report)
+    }
+}
+
+/// Whether the deployment refused a transaction for having none: the driver's own
+/// refusal, or a standalone server's (`IllegalOperation`, "Transaction numbers are only
+/// allowed on a replica set member or mongos").
+pub(super) fn no_transactions(e: &mongodb::error::Error) -> bool {
+    match e.kind.as_ref() {
+        ErrorKind::SessionsNotSupported => true,
+        ErrorKind::Transaction { message, .. } => message.contains("not supported"),
+        ErrorKind::Command(c) => c.code == 20 && c.message.contains("ransaction"),
+        ErrorKind::Write(WriteFailure::WriteError(w)) => w.code == 20 && w.message.contains("ransaction"),
+        _ => false,
+    }
+}
+
+/// Whether a failed transaction is worth running again: a transient error (a write
+/// conflict with a concurrent update of the same source).
+pub(super) fn retry_transaction(e: &mongodb::error::Error) -> bool {
+    e.contains_label(TRANSIENT_TRANSACTION_ERROR)
+}
+
+/// The wait before another attempt: a random part of `min(5 ms × 1.5^attempt, 500 ms)`,
+/// as the driver's `with_transaction` does, so that conflicting writers do not retry in
+/// step.
+pub(super) fn backoff(attempt: u32) -> Duration {
+    use std::hash::{BuildHasher, Hasher};
+    let ceiling = (5.0 * 1.5_f64.powi(attempt.min(20) as i32)).min(500.0);
+    // A fresh `RandomState` is randomly keyed: enough randomness for a jitter.
+    let random = std::collections::hash_map::RandomState::new().build_hasher().finish();
+    let fraction = (random % 10_000) as f64 / 10_000.0;
+    Duration::from_micros((ceiling * fraction * 1000.0) as u64)
+}

@@ -1,0 +1,408 @@
+//! The workers that drain the refresh queue.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bson::oid::ObjectId;
+use bson::{doc, Bson, DateTime, Document};
+use futures_util::TryStreamExt;
+use mongodb::error::ErrorKind;
+use mongodb::options::ReturnDocument;
+use mongodb::{Collection, Database, IndexModel};
+
+use super::apply::{apply, enqueue, plus, since, ApplyError, Lease};
+use super::spec::{copies, value_at};
+use crate::core::copy::{CopyError, CopySpec, Refresh, QUEUE};
+
+/// Whether an error stops a worker: the server or the network failing, not a write
+/// the server refused for one document (a validator, a duplicate key).
+fn is_fatal(e: &mongodb::error::Error) -> bool {
+    !matches!(e.kind.as_ref(), ErrorKind::Write(_) | ErrorKind::Command(_))
+}
+
+/// Drains the refresh queue ([`QUEUE`]): see the [module docs](crate::denormalized) for how jobs are
+/// claimed, applied and completed, and why several workers and restarts converge.
+///
+/// ```no_run
+/// # async fn run(db: &docshape::mongodb::Database) -> Result<(), docshape::copies::CopyError> {
+/// use std::time::Duration;
+/// use docshape::copies::Worker;
+///
+/// let worker = Worker::new(db).id("refresher-1").batch(500);
+/// let report = worker.run_until_empty().await?;
+/// println!("{} jobs, {} documents, lag {:?}", report.jobs, report.documents_updated, report.max_lag);
+/// // Or forever, polling every second when the queue is empty:
+/// worker.run(Duration::from_secs(1)).await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Worker {
+    db: Database,
+    id: String,
+    batch: usize,
+    lease: Duration,
+    only: Option<Vec<String>>,
+    /// Whether the queue's index was made by this worker (or a clone of it).
+    indexed: Arc<AtomicBool>,
+}
+
+impl Worker {
+    /// A worker on `db`'s queue, with a unique id, batches of 1,000 documents, a 60 s
+    /// lease, and every registered copy.
+    pub fn new(db: &Database) -> Self {
+        Self {
+            db: db.clone(),
+            id: format!("worker-{}", ObjectId::new().to_hex()),
+            batch: 1000,
+            lease: Duration::from_secs(60),
+            only: None,
+            indexed: Arc::default(),
+        }
+    }
+
+    /// The worker's id, stored as the `owner` of the jobs it claims. Give a restarted
+    /// worker its previous id to resume its jobs without waiting for their leases; two
+    /// workers running at once must have different ids.
+    pub fn id(mut self, id: impl Into<String>) -> Self {
+        self.id = id.into();
+        self
+    }
+
+    /// Copy documents written per `update_many` (at least 1; default 1,000).
+    pub fn batch(mut self, documents: usize) -> Self {
+        self.batch = documents.max(1);
+        self
+    }
+
+    /// How long a claimed job stays this worker's without a renewal (default 60 s; at
+    /// least 1 ms). It is renewed before every batch's write, so make it comfortably
+    /// longer than the time between two writes (reading the source and finding the
+    /// first batch, or writing one batch and finding the next): a shorter lease lets
+    /// other workers take the job over and over, each before it has written anything.
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = lease.max(Duration::from_millis(1));
+        self
+    }
+
+    /// Only these copies' jobs (keys like `"posts.author_name"`); the others are left
+    /// to other workers. A key that is not a refreshed copy in this program makes
+    /// [`Worker::run_until_empty`] return [`CopyError::UnknownCopy`].
+    pub fn only<I, K>(mut self, keys: I) -> Self
+    where
+        I: IntoIterator<Item = K>,
+        K: Into<String>,
+    {
+        self.only = Some(keys.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// The worker's id.
+    pub fn name(&self) -> &str {
+        &self.id
+    }
+
+    /// Claims and runs jobs until none is claimable (the queue is empty, or every job
+    /// left is leased to another worker, waiting after a failure, or for a copy this
+    /// worker does not refresh).
+    ///
+    /// A job whose write the server refuses (a validator, say) is recorded on the job
+    /// (`failures`, `last_error`), left for a lease's length, and reported in
+    /// [`RefreshReport::failures`]; the worker goes on with the others. Jobs of copies
+    /// that are not refreshed copies in this program (another program's, or
+    /// `refresh = "never"`) are never claimed: they are left in the queue for a worker
+    /// that knows them, and counted in [`RefreshReport::skipped`]. An error from the
+    /// server or the network ends the run; the job in hand stays leased and is taken
+    /// up again when its lease expires, or at once by a worker with the same id.
+    pub async fn run_until_empty(&self) -> Result<RefreshReport, CopyError> {
+        let mut report = self.drain().await?;
+        report.skipped = skipped(&self.db).await?;
+        Ok(report)
+    }
+
+    /// Runs jobs forever: drains the queue, sleeps `poll`, and again. Returns only on
+    /// an error (see [`Worker::run_until_empty`]).
+    pub async fn run(&self, poll: Duration) -> Result<(), CopyError> {
+        loop {
+            self.drain().await?;
+            tokio::time::sleep(poll).await;
+        }
+    }
+
+    /// The copies this worker refreshes, by key.
+    fn refreshed(&self) -> Result<BTreeMap<String, &'static CopySpec>, CopyError> {
+        let all: BTreeMap<String, &'static CopySpec> =
+            copies().into_iter().filter(|c| c.refresh != Refresh::Never).map(|c| (c.key(), c)).collect();
+        match &self.only {
+            None => Ok(all),
+            Some(keys) => keys
+                .iter()
+                .map(|k| match all.get(k) {
+                    Some(spec) => Ok((k.clone(), *spec)),
+                    None => Err(CopyError::UnknownCopy { copy: k.clone() }),
+                })
+                .collect(),
+        }
+    }
+
+    async fn drain(&self) -> Result<RefreshReport, CopyError> {
+        let specs = self.refreshed()?;
+        let queue = self.db.collection::<Document>(QUEUE);
+        if !self.indexed.load(Ordering::Relaxed) {
+            // Claims walk the queue by due date.
+            queue
+                .create_index(IndexModel::builder().keys(doc! { "due": 1 }).build())
+                .await
+                .map_err(|error| CopyError::Queue { operation: "create index", error })?;
+            self.indexed.store(true, Ordering::Relaxed);
+        }
+        let keys: Vec<&str> = specs.keys().map(String::as_str).collect();
+        let mut report = RefreshReport::default();
+        if keys.is_empty() {
+            return Ok(report);
+        }
+        while let Some(job) = self.claim(&queue, &keys).await? {
+            self.process(&queue, &specs, job, &mut report).await?;
+        }
+        Ok(report)
+    }
+
+    /// Takes the job due first among those whose lease has expired or that are this
+    /// worker's own.
+    async fn claim(
+        &self,
+        queue: &Collection<Document>,
+        keys: &[&str],
+    ) -> Result<Option<Document>, CopyError> {
+        let now = DateTime::now();
+        queue
+            .find_one_and_update(
+                doc! {
+                    "_id.copy": { "$in": keys },
+                    "$or": [ { "lease_until": { "$lte": now } }, { "owner": &self.id } ],
+                },
+                doc! {
+                    "$set": { "owner": &self.id, "lease_until": plus(now, self.lease), "claimed_at": now },
+                    "$inc": { "claims": 1_i64 },
+                },
+            )
+            .sort(doc! { "due": 1 })
+            .return_document(ReturnDocument::After)
+            .await
+            .map_err(|error| CopyError::Queue { operation: "claim", error })
+    }
+
+    async fn process(
+        &self,
+        queue: &Collection<Document>,
+        specs: &BTreeMap<String, &'static CopySpec>,
+        job: Document,
+        report: &mut RefreshReport,
+    ) -> Result<(), CopyError> {
+        let key = job.get("_id").cloned().unwrap_or(Bson::Null);
+        let parsed = key.as_document().and_then(|k| Some((k.get_str("copy").ok()?, k.get("id")?.clone())));
+        let (Some((copy, id)), Some(seq)) = (parsed, job.get("seq").cloned()) else {
+            return self.fail(queue, &key, None, CopyError::MalformedJob { job: job.clone() }, report).await;
+        };
+        let Some(&spec) = specs.get(copy) else {
+            // Claims ask only for these keys: unreachable, but a job released here would
+            // be claimed again at once, so it waits out a lease like a failure.
+            let error = CopyError::UnknownCopy { copy: copy.to_owned() };
+            return self.fail(queue, &key, None, error, report).await;
+        };
+        let refresh_error = |error| CopyError::Refresh { copy: spec.key(), id: id.clone(), error };
+        let source = self.db.collection::<Document>(spec.source);
+        let found =
+            source.find_one(doc! { "_id": id.clone() }).projection(doc! { spec.source_field: 1 }).await;
+        let value = match found {
+            Ok(Some(document)) => value_at(&document, spec.source_field),
+            Ok(None) => {
+                // The source is gone: nothing to copy from. The copies keep their value.
+                report.sources_missing += 1;
+                return self.complete(queue, spec, &key, &id, &seq, &job, report).await;
+            }
+            Err(e) if is_fatal(&e) => return Err(refresh_error(e)),
+            Err(e) => return self.fail(queue, &key, Some((spec, &id)), refresh_error(e), report).await,
+        };
+        let lease = Lease { queue, job: &key, owner: &self.id, length: self.lease };
+        let target = self.db.collection::<Document>(spec.collection);
+        match apply(&target, spec, &id, value.as_ref(), self.batch, Some(&lease)).await {
+            Ok(applied) => {
+                report.documents_updated += applied.modified;
+                if applied.lost_lease {
+                    // Another worker has the job; what this one wrote may be older than
+                    // what that one writes, so the job must run once more after both.
+                    self.enqueue_again(spec, &id).await?;
+                    report.requeued += 1;
+                    return Ok(());
+                }
+            }
+            Err(ApplyError::Lease(error)) => {
+                return Err(CopyError::Queue { operation: "renew lease", error })
+            }
+            Err(ApplyError::Target(e)) if is_fatal(&e) => return Err(refresh_error(e)),
+            Err(ApplyError::Target(e)) => {
+                return self.fail(queue, &key, Some((spec, &id)), refresh_error(e), report).await
+            }
+        }
+        self.complete(queue, spec, &key, &id, &seq, &job, report).await
+    }
+
+    /// Deletes the job if it is unchanged since the claim and still this worker's;
+    /// otherwise makes it run again.
+    #[allow(clippy::too_many_arguments)]
+    async fn complete(
+        &self,
+        queue: &Collection<Document>,
+        spec: &CopySpec,
+        key: &Bson,
+        id: &Bson,
+        seq: &Bson,
+        job: &Document,
+        report: &mut RefreshReport,
+    ) -> Result<(), CopyError> {
+        let done = queue
+            .delete_one(doc! { "_id": key.clone(), "seq": seq.clone(), "owner": &self.id })
+            .await
+            .map_err(|error| CopyError::Queue { operation: "complete", error })?;
+        if done.deleted_count == 1 {
+            report.jobs += 1;
+            if let Ok(enqueued) = job.get_datetime("enqueued_at") {
+                let lag = since(*enqueued, DateTime::now());
+                report.max_lag = Some(report.max_lag.map_or(lag, |m| m.max(lag)));
+            }
+            return Ok(());
+        }
+        // The source changed since the claim (`seq` moved on): run it again at once.
+        // Or the job is no longer this worker's: enqueue it again.
+        if !self.release(queue, key).await? {
+            self.enqueue_again(spec, id).await?;
+        }
+        report.requeued += 1;
+        Ok(())
+    }
+
+    /// Makes this worker's job claimable by anyone at once; `false` when it is not
+    /// this worker's.
+    async fn release(&self, queue: &Collection<Document>, key: &Bson) -> Result<bool, CopyError> {
+        let done = queue
+            .update_one(
+                doc! { "_id": key.clone(), "owner": &self.id },
+                doc! { "$set": { "lease_until": DateTime::from_millis(0) } },
+            )
+            .await
+            .map_err(|error| CopyError::Queue { operation: "release", error })?;
+        Ok(done.matched_count == 1)
+    }
+
+    async fn enqueue_again(&self, spec: &CopySpec, id: &Bson) -> Result<(), CopyError> {
+        enqueue(&self.db, spec, id).await.map_err(|error| CopyError::Queue { operation: "enqueue", error })
+    }
+
+    /// Records a failed job and leaves it to whoever claims it after a lease's length
+    /// (its owner is cleared, so this worker does not take it straight back).
+    async fn fail(
+        &self,
+        queue: &Collection<Document>,
+        key: &Bson,
+        job: Option<(&CopySpec, &Bson)>,
+        error: CopyError,
+        report: &mut RefreshReport,
+    ) -> Result<(), CopyError> {
+        let now = DateTime::now();
+        queue
+            .update_one(
+                doc! { "_id": key.clone(), "owner": &self.id },
+                doc! {
+                    "$set": { "lease_until": plus(now, self.lease), "last_error": error.to_string(), "failed_at": now },
+                    "$unset": { "owner": "" },
+                    "$inc": { "failures": 1_i64 },
+                },
+            )
+            .await
+            .map_err(|error| CopyError::Queue { operation: "record a failure", error })?;
+        let (copy, id) = match job {
+            Some((spec, id)) => (spec.key(), id.clone()),
+            None => (String::new(), key.clone()),
+        };
+        report.failures.push(JobFailure { copy, id, error });
+        Ok(())
+    }
+}
+
+/// A job a worker could not run.
+#[derive(Debug, Clone)]
+pub struct JobFailure {
+    /// The copy's key (empty for a malformed job).
+    pub copy: String,
+    /// The source document's `_id` (the job's `_id` for a malformed job).
+    pub id: Bson,
+    /// What went wrong.
+    pub error: CopyError,
+}
+
+/// Jobs left in the queue because no copy this program refreshes has their key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedJobs {
+    /// The key (`"posts.author_name"`).
+    pub copy: String,
+    /// How many jobs.
+    pub jobs: u64,
+}
+
+/// What [`Worker::run_until_empty`] did.
+#[derive(Debug, Clone, Default)]
+pub struct RefreshReport {
+    /// Jobs completed (and deleted).
+    pub jobs: u64,
+    /// Copy documents modified.
+    pub documents_updated: u64,
+    /// The longest time from a completed job's first enqueue to its completion: how
+    /// stale a copy was at most. `None` when no job completed.
+    pub max_lag: Option<Duration>,
+    /// Times a job was left to run again: its source changed while it ran, or another
+    /// worker took it over.
+    pub requeued: u64,
+    /// Jobs whose source document no longer exists (completed without a write).
+    pub sources_missing: u64,
+    /// Jobs that failed, recorded on the job and left for later.
+    pub failures: Vec<JobFailure>,
+    /// Jobs of copies this program does not refresh, left in the queue, by key.
+    pub skipped: Vec<SkippedJobs>,
+}
+
+/// The queue's jobs whose key is no refreshed copy of this program.
+async fn skipped(db: &Database) -> Result<Vec<SkippedJobs>, CopyError> {
+    let known: Vec<String> =
+        copies().into_iter().filter(|c| c.refresh != Refresh::Never).map(|c| c.key()).collect();
+    let queue = db.collection::<Document>(QUEUE);
+    let error = |error| CopyError::Queue { operation: "count skipped jobs", error };
+    let mut cursor = queue
+        .aggregate([
+            doc! { "$match": { "_id.copy": { "$nin": known } } },
+            doc! { "$group": { "_id": "$_id.copy", "jobs": { "$sum": 1 } } },
+            doc! { "$sort": { "_id": 1 } },
+        ])
+        .await
+        .map_err(error)?;
+    let mut out = Vec::new();
+    while let Some(group) = cursor.try_next().await.map_err(error)? {
+        let copy = match group.get("_id") {
+            Some(Bson::String(s)) => s.clone(),
+            Some(other) => other.to_string(),
+            None => String::new(),
+        };
+        out.push(SkippedJobs { copy, jobs: count(group.get("jobs")) });
+    }
+    Ok(out)
+}
+
+pub(super) fn count(value: Option<&Bson>) -> u64 {
+    match value {
+        Some(Bson::Int32(n)) => u64::try_from(*n).unwrap_or(0),
+        Some(Bson::Int64(n)) => u64::try_from(*n).unwrap_or(0),
+        Some(Bson::Double(n)) if *n >= 0.0 => *n as u64,
+        _ => 0,
+    }
+}

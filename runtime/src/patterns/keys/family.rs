@@ -1,0 +1,154 @@
+//! The [`KeyFamily`] trait the derive implements: building and parsing a family's keys.
+
+use std::fmt;
+use std::str::FromStr;
+
+#[cfg(feature = "redis")]
+use {redis::aio::ConnectionLike, std::future::Future};
+
+use super::error::KeyError;
+use super::escape;
+use super::spec::KeySpec;
+
+/// A Redis key family: a struct whose fields fill the placeholders of its pattern.
+/// Derive it with `#[derive(KeyFamily)]` and `#[key(...)]` (see the [module](crate::keys)).
+pub trait KeyFamily: Sized {
+    /// The family's catalog row: pattern, kind, TTL decision and notes.
+    const SPEC: KeySpec;
+
+    /// The placeholders' values as text (their `Display`), in the pattern's order,
+    /// before escaping.
+    fn placeholder_values(&self) -> Vec<String>;
+
+    /// The value from its placeholders' texts (unescaped, in the pattern's order),
+    /// each parsed with its field's `FromStr`.
+    fn from_placeholder_values(values: Vec<String>) -> Result<Self, KeyError>;
+
+    /// The key. A sharded counter has a key per shard: this is its first shard's.
+    fn key(&self) -> String {
+        render(self, Self::SPEC.check_shard(None).unwrap_or(0))
+    }
+
+    /// The key of one shard of a sharded counter.
+    fn shard_key(&self, shard: u32) -> Result<String, KeyError> {
+        Self::SPEC.check_shard(Some(shard)).map(|n| render(self, n))
+    }
+
+    /// Every key of this value: each shard's for a sharded counter, else the one key.
+    fn shard_keys(&self) -> Vec<String> {
+        match Self::SPEC.shards() {
+            Some(range) => range.map(|n| render(self, n)).collect(),
+            None => vec![self.key()],
+        }
+    }
+
+    /// The value a key of this family names: the exact inverse of [`key`](Self::key)
+    /// (and of [`shard_key`](Self::shard_key), for every shard).
+    fn parse_key(key: &str) -> Result<Self, KeyError> {
+        Self::parse_shard_key(key).map(|(value, _)| value)
+    }
+
+    /// The value a key names, with its shard for a sharded counter.
+    fn parse_shard_key(key: &str) -> Result<(Self, Option<u32>), KeyError> {
+        let parts = Self::SPEC.split(key)?;
+        let value = Self::from_placeholder_values(parts.values)?;
+        let canonical = render(&value, parts.shard.unwrap_or(0));
+        if canonical != key {
+            return Err(KeyError::NotCanonical { key: key.to_owned(), canonical });
+        }
+        Ok((value, parts.shard))
+    }
+
+    /// Deletes this value's key (every shard's, for a sharded counter); how many
+    /// existed.
+    #[cfg(feature = "redis")]
+    fn delete<C>(&self, conn: &mut C) -> impl Future<Output = Result<u64, KeyError>> + Send
+    where
+        C: ConnectionLike + Send,
+    {
+        let keys = self.shard_keys();
+        async move { Ok(redis::cmd("DEL").arg(&keys).query_async(conn).await?) }
+    }
+
+    /// Every value with a key in the database, found with `SCAN cursor MATCH pattern
+    /// COUNT 500` until the cursor comes back to 0, never `KEYS`. Keys that the glob
+    /// matches but that are not the family's (`*` also matches `:`) are left out, and
+    /// each value is returned once even when `SCAN` returns its key twice (it may) or
+    /// it has several shards. Values are in no particular order.
+    #[cfg(feature = "redis")]
+    fn scan<C>(conn: &mut C) -> impl Future<Output = Result<Vec<Self>, KeyError>> + Send
+    where
+        C: ConnectionLike + Send,
+        Self: Send,
+    {
+        let pattern = Self::SPEC.match_pattern();
+        async move {
+            let mut seen = std::collections::HashSet::new();
+            let mut out = Vec::new();
+            let mut cursor: u64 = 0;
+            loop {
+                let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+                    .arg(cursor)
+                    .arg("MATCH")
+                    .arg(&pattern)
+                    .arg("COUNT")
+                    .arg(500)
+                    .query_async(conn)
+                    .await?;
+                for key in keys {
+                    if let Ok(value) = Self::parse_key(&key) {
+                        if seen.insert(value.key()) {
+                            out.push(value);
+                        }
+                    }
+                }
+                if next == 0 {
+                    return Ok(out);
+                }
+                cursor = next;
+            }
+        }
+    }
+}
+
+fn render<T: KeyFamily>(value: &T, shard: u32) -> String {
+    let values = value.placeholder_values();
+    let mut values = values.iter();
+    T::SPEC.render(|out| escape::push_escaped(values.next().map_or("", String::as_str), out), shard)
+}
+
+/// A type that can fill a placeholder: its `Display` text is escaped into the key and
+/// its `FromStr` reads it back, so the two must be inverses (`String`, the integer
+/// types, `IpAddr`, `Uuid`... are). Implemented for every type with both.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot fill a key placeholder: it needs `Display` and `FromStr` (with an error that is `Display`)",
+    label = "a placeholder of the key pattern",
+    note = "a key is written with the field's `Display` and read back with its `FromStr`; `String`, the integers and `IpAddr` have both"
+)]
+pub trait Placeholder: fmt::Display + FromStr<Err: fmt::Display> {}
+
+impl<T: fmt::Display + FromStr<Err: fmt::Display>> Placeholder for T {}
+
+/// What `#[derive(KeyFamily)]` generates calls.
+pub(crate) mod generated {
+    use super::*;
+
+    /// A placeholder's text.
+    pub fn placeholder_text<T: Placeholder>(value: &T) -> String {
+        value.to_string()
+    }
+
+    /// The placeholders' texts, checked to be as many as the pattern has.
+    pub fn placeholder_texts<const N: usize>(
+        spec: &KeySpec,
+        values: Vec<String>,
+    ) -> Result<[String; N], KeyError> {
+        let got = values.len();
+        values.try_into().map_err(|_| KeyError::WrongValueCount { pattern: spec.pattern, expected: N, got })
+    }
+
+    /// A placeholder's value from its text.
+    pub fn parse_placeholder<T: Placeholder>(placeholder: &'static str, text: String) -> Result<T, KeyError> {
+        T::from_str(&text).map_err(|e| KeyError::BadValue { placeholder, text, detail: e.to_string() })
+    }
+}

@@ -1,0 +1,270 @@
+//! How models relate: each embedded sub-document or array, each reference and each
+//! denormalized copy declared with `#[embed]`, `Ref<T>` / `#[reference(T)]` and
+//! `#[denormalized]`, with its bound, its refresh policy and its reason
+//! ([`Model::RELATIONS`]), rendered as the design-decision table
+//! ([`design_decisions`]); and filling denormalized copies when a document is
+//! written ([`snapshot`], [`insert_one`]).
+
+pub mod refs;
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use bson::{doc, Bson, Document};
+use mongodb::Database;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::core::copy::{CopySpec, Refresh};
+use crate::core::hooks::GeneratedFile;
+use crate::core::model::Model;
+use crate::core::registry;
+use crate::core::relation::DESIGN_DECISIONS_FILE;
+pub use crate::core::relation::{Relation, RelationKind};
+use crate::patterns::relation::refs::RefError;
+
+fn duration_text(d: std::time::Duration) -> String {
+    let s = d.as_secs();
+    if s != 0 && s.is_multiple_of(86_400) {
+        format!("{}d", s / 86_400)
+    } else if s != 0 && s.is_multiple_of(3_600) {
+        format!("{}h", s / 3_600)
+    } else if s != 0 && s.is_multiple_of(60) {
+        format!("{}m", s / 60)
+    } else {
+        format!("{s}s")
+    }
+}
+
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+/// The design-decision table: per relation, embed / reference / copy, its bound, its
+/// refresh policy and the reason, as Markdown. `models` are `(collection, relations)`
+/// pairs, listed in the order given.
+///
+/// ```
+/// use docshape::relation::{design_decisions, Relation, RelationKind};
+///
+/// let items = Relation {
+///     field: "items", kind: RelationKind::Embed, target: "LineItem", many: true,
+///     bound: Some(50), refresh: None, via: None,
+///     reason: Some("read and updated with the order"),
+/// };
+/// let table = design_decisions(&[("orders", &[items][..])]);
+/// assert!(table.contains("| orders | items | embed | LineItem (array) | ≤ 50 | — | read and updated with the order |"));
+/// ```
+pub fn design_decisions(models: &[(&str, &[Relation])]) -> String {
+    let mut out = String::from(
+        "# Design decisions\n\n\
+         Generated from the models' `#[embed]`, reference and `#[denormalized]` attributes: \
+         what is embedded (read with its parent, bounded), referenced (grows or lives on its own), \
+         or copied (denormalized, with the freshness the product accepts).\n\n\
+         | Collection | Field | Decision | Of | Bound | Refresh | Reason |\n\
+         |---|---|---|---|---|---|---|\n",
+    );
+    let mut any = false;
+    for (collection, relations) in models {
+        for r in *relations {
+            any = true;
+            let of = match (r.kind, r.via) {
+                (RelationKind::Copy, Some(via)) => format!("{} via `{via}`", r.target),
+                (_, _) if r.many => format!("{} (array)", r.target),
+                _ => r.target.to_owned(),
+            };
+            let bound = r.bound.map_or_else(|| "—".to_owned(), |b| format!("≤ {b}"));
+            let refresh = match r.refresh {
+                None => "—".to_owned(),
+                Some(Refresh::Never) => "never (snapshot at write)".to_owned(),
+                Some(Refresh::Sync) => "sync (same call as the source)".to_owned(),
+                Some(Refresh::Async { max_stale }) => format!("async, stale ≤ {}", duration_text(max_stale)),
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                cell(collection),
+                cell(r.field),
+                r.kind.as_str(),
+                cell(&of),
+                bound,
+                refresh,
+                cell(r.reason.unwrap_or("(no reason given)")),
+            );
+        }
+    }
+    if !any {
+        out.push_str("| (none) | | | | | | |\n");
+    }
+    out
+}
+
+inventory::submit! { GeneratedFile { file_name: DESIGN_DECISIONS_FILE, build: design_decisions_file } }
+
+/// `DESIGN_DECISIONS.md`: [`design_decisions`] of every registered model that
+/// declares relations, in registry order.
+fn design_decisions_file() -> Result<Option<String>, crate::core::error::Error> {
+    let models = registry::models();
+    let relations: Vec<(&str, &[Relation])> =
+        models.iter().filter(|m| !m.relations.is_empty()).map(|m| (m.collection, m.relations)).collect();
+    Ok(Some(design_decisions(&relations)))
+}
+
+/// The value at a dotted path of a document.
+fn at_path<'a>(doc: &'a Document, path: &str) -> Option<&'a Bson> {
+    let mut segments = path.split('.');
+    let mut value = doc.get(segments.next()?)?;
+    for segment in segments {
+        value = value.as_document()?.get(segment)?;
+    }
+    Some(value)
+}
+
+/// Reads each source document the copies of `T` need (one query per source document,
+/// asking only for the copied fields) and returns `(copy field, value)` pairs; a
+/// source field that is missing gives `Null`. `None` for copies whose reference is
+/// null or missing.
+async fn source_values<T: Model>(
+    db: &Database,
+    stored: &Document,
+    copies: &[&CopySpec],
+) -> Result<Vec<(&'static str, Bson)>, RefError> {
+    // One query per (source collection, referenced id).
+    type Group<'a> = (Bson, Vec<&'a CopySpec>);
+    let mut groups: BTreeMap<(&str, Vec<u8>), Group> = BTreeMap::new();
+    for c in copies {
+        let Some(id) = stored.get(c.via).filter(|v| !matches!(v, Bson::Null)) else { continue };
+        let key = bson::to_vec(&doc! { "k": id.clone() }).unwrap_or_default();
+        groups.entry((c.source, key)).or_insert_with(|| (id.clone(), Vec::new())).1.push(c);
+    }
+    let mut out = Vec::new();
+    for ((source, _), (id, specs)) in groups {
+        let mut projection = Document::new();
+        for s in &specs {
+            projection.insert(s.source_field, 1);
+        }
+        let found = db
+            .collection::<Document>(source)
+            .find_one(doc! { "_id": id.clone() })
+            .projection(projection)
+            .await
+            .map_err(|e| RefError::Mongo { collection: T::COLLECTION, source: Box::new(e) })?;
+        let Some(found) = found else {
+            // The collection name is only known at run time here; report the ids.
+            return Err(RefError::Missing { collection: T::COLLECTION, ids: vec![id] });
+        };
+        for s in specs {
+            out.push((s.field, at_path(&found, s.source_field).cloned().unwrap_or(Bson::Null)));
+        }
+    }
+    Ok(out)
+}
+
+fn to_document<T: Model + Serialize>(value: &T) -> Result<Document, RefError> {
+    bson::to_document(value).map_err(|e| RefError::Decode {
+        collection: T::COLLECTION,
+        id: Box::new(Bson::Null),
+        detail: e.to_string(),
+    })
+}
+
+/// Fills every denormalized copy of `value` from its source, as the document is about
+/// to be written: the snapshot a `refresh = "never"` copy keeps, and the first value
+/// of the others. One query per referenced source document. A reference to a document
+/// that does not exist is [`RefError::Missing`], and `value` is left unchanged.
+pub async fn snapshot<T>(db: &Database, value: &mut T) -> Result<(), RefError>
+where
+    T: Model + Serialize + DeserializeOwned,
+{
+    let copies: Vec<&CopySpec> = T::COPIES.iter().collect();
+    if copies.is_empty() {
+        return Ok(());
+    }
+    let mut stored = to_document(value)?;
+    for (field, v) in source_values::<T>(db, &stored, &copies).await? {
+        stored.insert(field, v);
+    }
+    *value = bson::from_document(stored).map_err(|e| RefError::Decode {
+        collection: T::COLLECTION,
+        id: Box::new(Bson::Null),
+        detail: e.to_string(),
+    })?;
+    Ok(())
+}
+
+/// Inserts `value` with its copies filled ([`snapshot`]), and returns its `_id`.
+///
+/// A copy that is refreshed (`sync` or `async`) could miss a rename that lands between
+/// the snapshot and the insert: the refresh would run before this document exists.
+/// So after inserting, the sources of those copies are read once more and any value
+/// that changed meanwhile is written into the new document (a conditional update, so
+/// a refresh that got there first is not undone).
+pub async fn insert_one<T>(db: &Database, value: &mut T) -> Result<Bson, RefError>
+where
+    T: Model + Serialize + DeserializeOwned,
+{
+    snapshot(db, value).await?;
+    let stored = to_document(value)?;
+    let collection = db.collection::<Document>(T::COLLECTION);
+    let mongo = |source| RefError::Mongo { collection: T::COLLECTION, source: Box::new(source) };
+    let id = collection.insert_one(&stored).await.map_err(mongo)?.inserted_id;
+    let refreshed: Vec<&CopySpec> = T::COPIES.iter().filter(|c| c.refresh != Refresh::Never).collect();
+    if refreshed.is_empty() {
+        return Ok(id);
+    }
+    let mut set = Document::new();
+    let mut filter = doc! { "_id": id.clone() };
+    for (field, now) in source_values::<T>(db, &stored, &refreshed).await? {
+        let then = stored.get(field).cloned().unwrap_or(Bson::Null);
+        if then != now {
+            filter.insert(field, then);
+            set.insert(field, now);
+        }
+    }
+    if !set.is_empty() {
+        collection.update_one(filter, doc! { "$set": set }).await.map_err(mongo)?;
+    }
+    Ok(id)
+}
+
+/// Type-level checks the derives emit for references and copies, each with a message
+/// that says which rule the types break.
+pub mod checks {
+    /// `#[reference(T)]` on a field whose type is not `T`'s `_id` type.
+    #[diagnostic::on_unimplemented(
+        message = "this field holds `{Self}`, but the referenced model's `_id` is `{Id}`",
+        label = "not the referenced model's `_id` type",
+        note = "a reference stores the `_id` of the referenced document: give the field that type, or use `Ref<Model>`"
+    )]
+    pub trait ReferenceId<Id: ?Sized> {}
+    impl<T: ?Sized> ReferenceId<T> for T {}
+
+    /// A copy whose type is not the source field's (or an `Option` of it: a copy may
+    /// be missing where its source is, through an optional sub-document say).
+    #[diagnostic::on_unimplemented(
+        message = "the copy is a `{Self}`, but the source field is a `{Source}`",
+        label = "the copy's type differs from the source field's",
+        note = "a denormalized copy holds the very value of its source: declare it with the source field's type, or an `Option` of it"
+    )]
+    pub trait CopyType<Source: ?Sized> {}
+    impl<T: ?Sized> CopyType<T> for T {}
+    impl<T> CopyType<T> for Option<T> {}
+
+    /// A `via` field that references another model than the copy's source.
+    #[diagnostic::on_unimplemented(
+        message = "`via` references `{Self}`, but the copy comes from `{Source}`",
+        label = "not a reference to the source model",
+        note = "`via` names the field holding the source document's `_id`: a `Ref<Source>` or `#[reference(Source)]` field"
+    )]
+    pub trait ViaSource<Source: ?Sized> {}
+    impl<T: ?Sized> ViaSource<T> for T {}
+
+    /// Compiles when `Field` is `Id`.
+    pub const fn assert_reference_id<Field: ?Sized + ReferenceId<Id>, Id: ?Sized>() {}
+    /// Compiles when the copy's type is the source field's.
+    pub const fn assert_copy_type<Copy: ?Sized + CopyType<Source>, Source: ?Sized>() {}
+    /// Compiles when the reference's model is the copy's source.
+    pub const fn assert_via<Referenced: ?Sized + ViaSource<Source>, Source: ?Sized>() {}
+    /// Compiles when `T` is a model (has a collection).
+    pub const fn assert_model<T: crate::core::model::Model>() {}
+}

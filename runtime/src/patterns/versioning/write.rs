@@ -1,0 +1,274 @@
+//! Reading for writing back, and writing with a compare-and-set on the document as
+//! read: `save`, `update_one`, `modify`.
+
+use bson::{doc, Bson, Document};
+use futures_util::TryStreamExt;
+use mongodb::Database;
+
+use super::decode::{decode_at, id_of, require_id, stored_version, Versioned};
+use crate::core::version::VersionError;
+
+/// The current shape of `value` as stored: serialized, with the current version in the
+/// BSON type serde writes for the field (an `i32` field stays an int).
+pub(super) fn encode<T: Versioned>(value: &T) -> Result<Document, VersionError> {
+    let mut document = bson::to_document(value).map_err(VersionError::Encode)?;
+    let version = match document.get(T::VERSION_FIELD) {
+        Some(Bson::Int32(_)) => i32::try_from(T::VERSION).map_or(Bson::Int64(T::VERSION), Bson::Int32),
+        Some(Bson::Double(_)) => Bson::Double(T::VERSION as f64),
+        _ => Bson::Int64(T::VERSION),
+    };
+    document.insert(T::VERSION_FIELD, version);
+    Ok(document)
+}
+
+/// Matches the document only while every field it had when read still holds the same
+/// value (its version included, or its absence): the compare of compare-and-set.
+/// Field by field with `$eq`, so that the `_id` index serves it and a stored value
+/// that looks like an operator is compared, not run.
+pub(super) fn unchanged_since<T: Versioned>(original: &Document) -> Document {
+    let mut filter = doc! { "_id": id_of(original) };
+    for (key, value) in original.iter().filter(|(k, _)| *k != "_id") {
+        let condition = match value {
+            // `$eq: null` also matches a missing field: a removed field would pass.
+            Bson::Null => doc! { "$type": "null" },
+            // `$eq: [..]` also matches an array holding that array as an element.
+            Bson::Array(items) => doc! { "$eq": value.clone(), "$size": items.len() as i64 },
+            _ => doc! { "$eq": value.clone() },
+        };
+        filter.insert(key.clone(), condition);
+    }
+    if !original.contains_key(T::VERSION_FIELD) {
+        filter.insert(T::VERSION_FIELD, doc! { "$exists": false });
+    }
+    filter
+}
+
+/// A document read as the current type, with what is needed to write it back safely.
+#[derive(Debug, Clone)]
+pub struct Loaded<T> {
+    /// The document as the current type.
+    pub value: T,
+    /// The version it was stored at.
+    pub stored_version: i64,
+    original: Document,
+}
+
+impl<T: Versioned> Loaded<T> {
+    /// Reads `document` (as returned by the server) as the current type.
+    pub fn from_document(document: Document) -> Result<Self, VersionError> {
+        let stored_version = stored_version::<T>(&document)?;
+        let value = decode_at(stored_version, document.clone())?;
+        Ok(Self { value, stored_version, original: document })
+    }
+
+    /// The document's `_id`.
+    pub fn id(&self) -> Bson {
+        id_of(&self.original)
+    }
+
+    /// Whether the stored document is older than the current version.
+    pub fn is_outdated(&self) -> bool {
+        self.stored_version < T::VERSION
+    }
+
+    /// Whether the stored document lacks what a current one carries: an older version,
+    /// or no version field at all (`missing` equal to the current version).
+    pub(super) fn needs_stamp(&self) -> bool {
+        self.is_outdated() || !self.original.contains_key(T::VERSION_FIELD)
+    }
+
+    /// Writes [`Loaded::value`] back, at the current version, if every field the
+    /// document had when read still holds the same value; otherwise
+    /// [`VersionError::Conflict`], and nothing is written.
+    ///
+    /// The write is an update of what differs (`$set` of changed and new fields,
+    /// `$unset` of removed ones), not a replacement, so a field another writer added
+    /// since the read survives. After a save, the value is what is stored, so it can be
+    /// saved again.
+    pub async fn save(&mut self, db: &Database) -> Result<(), VersionError> {
+        require_id::<T>(&self.original)?;
+        let new = encode(&self.value)?;
+        let (mut set, mut unset) = (Document::new(), Document::new());
+        for (key, value) in new.iter().filter(|(k, _)| *k != "_id") {
+            if self.original.get(key) != Some(value) {
+                set.insert(key.clone(), value.clone());
+            }
+        }
+        for key in self.original.keys().filter(|k| *k != "_id" && !new.contains_key(k.as_str())) {
+            unset.insert(key.clone(), "");
+        }
+        let collection = db.collection::<Document>(T::COLLECTION);
+        let filter = unchanged_since::<T>(&self.original);
+        // A key `$set` would read as a path or an operator: replace the document instead
+        // (keys with dots or a leading `$` come only from maps flattened into the type).
+        let plain = |k: &String| !k.contains('.') && !k.starts_with('$');
+        // What the write may have changed, for the denormalized copies of this model:
+        // `None` for a replacement (anything).
+        let mut written: Option<Document> = None;
+        let matched = if !set.keys().chain(unset.keys()).all(plain) {
+            let mut replacement = new.clone();
+            replacement.insert("_id", self.id());
+            collection.replace_one(filter, replacement).await?.matched_count
+        } else if set.is_empty() && unset.is_empty() {
+            // Nothing to write; still say whether the document is as it was read.
+            collection.count_documents(filter).await?
+        } else {
+            let mut update = Document::new();
+            if !set.is_empty() {
+                update.insert("$set", set.clone());
+            }
+            if !unset.is_empty() {
+                update.insert("$unset", unset.clone());
+            }
+            let matched = collection.update_one(filter, update.clone()).await?.matched_count;
+            written = Some(update);
+            matched
+        };
+        if matched == 0 {
+            return Err(VersionError::Conflict { collection: T::COLLECTION, id: self.id(), attempts: 1 });
+        }
+        if !(set.is_empty() && unset.is_empty()) {
+            crate::core::hooks::after_source_write(db, T::COLLECTION, &self.id(), written.as_ref())
+                .await
+                .map_err(|e| VersionError::Copies(Box::new(e)))?;
+        }
+        self.value.stamp();
+        self.stored_version = T::VERSION;
+        for key in unset.keys() {
+            self.original.remove(key);
+        }
+        self.original.extend(set);
+        Ok(())
+    }
+}
+
+/// The first document matching `filter`, read as the current type.
+pub async fn find_one<T: Versioned>(
+    db: &Database,
+    filter: Document,
+) -> Result<Option<Loaded<T>>, VersionError> {
+    match db.collection::<Document>(T::COLLECTION).find_one(filter).await? {
+        Some(document) => Loaded::from_document(document).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Every document matching `filter`, read as the current type. An unreadable document
+/// is an error, not a gap: nothing is silently dropped.
+pub async fn find<T: Versioned>(db: &Database, filter: Document) -> Result<Vec<Loaded<T>>, VersionError> {
+    let mut cursor = db.collection::<Document>(T::COLLECTION).find(filter).await?;
+    let mut out = Vec::new();
+    while let Some(document) = cursor.try_next().await? {
+        out.push(Loaded::from_document(document)?);
+    }
+    Ok(out)
+}
+
+/// Inserts `value` at the current version, whatever its version field says.
+pub async fn insert_one<T: Versioned>(db: &Database, value: &T) -> Result<(), VersionError> {
+    db.collection::<Document>(T::COLLECTION).insert_one(encode(value)?).await?;
+    Ok(())
+}
+
+/// How many times a write retries after losing a race with another writer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Attempts in all, the first included; at least 1.
+    pub max_attempts: u32,
+}
+
+impl Default for RetryPolicy {
+    /// Eight attempts: each lost race means another writer made progress.
+    fn default() -> Self {
+        Self { max_attempts: 8 }
+    }
+}
+
+/// What [`update_one`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UpdateOutcome {
+    /// The version the document was stored at before.
+    pub stored_version: i64,
+    /// Whether this call persisted the upgraded shape.
+    pub upgraded: bool,
+    /// Attempts made, the first included.
+    pub attempts: u32,
+}
+
+/// Applies `update` (an update document: `$set`, `$inc`, ...) to the current-version
+/// document with this `_id`. A document at an older version is first upgraded and
+/// written back with a compare-and-set on every field of the document as read, then updated; a
+/// lost race reads again, up to `policy.max_attempts`. One round trip when the
+/// document is already current.
+pub async fn update_one<T: Versioned>(
+    db: &Database,
+    id: impl Into<Bson>,
+    update: Document,
+    policy: RetryPolicy,
+) -> Result<UpdateOutcome, VersionError> {
+    let id = id.into();
+    let collection = db.collection::<Document>(T::COLLECTION);
+    let mut upgraded = false;
+    let mut stored = T::VERSION;
+    let attempts = policy.max_attempts.max(1);
+    let mut attempt = 0;
+    while attempt < attempts {
+        attempt += 1;
+        let done = collection
+            .update_one(doc! { "_id": id.clone(), T::VERSION_FIELD: T::VERSION }, update.clone())
+            .await?;
+        if done.matched_count == 1 {
+            crate::core::hooks::after_source_write(db, T::COLLECTION, &id, Some(&update))
+                .await
+                .map_err(|e| VersionError::Copies(Box::new(e)))?;
+            return Ok(UpdateOutcome { stored_version: stored, upgraded, attempts: attempt });
+        }
+        let Some(document) = collection.find_one(doc! { "_id": id.clone() }).await? else {
+            return Err(VersionError::NotFound { collection: T::COLLECTION, id });
+        };
+        let mut loaded = Loaded::<T>::from_document(document)?;
+        if !loaded.needs_stamp() {
+            // Made current by someone else between the two commands: update again.
+            continue;
+        }
+        stored = loaded.stored_version;
+        match loaded.save(db).await {
+            // The first upgrade is not the caller's update: it does not use up an
+            // attempt (later ones do, so old writers cannot keep this loop going).
+            Ok(()) => {
+                if !upgraded {
+                    attempt -= 1;
+                }
+                upgraded = true;
+            }
+            Err(VersionError::Conflict { .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Err(VersionError::Conflict { collection: T::COLLECTION, id, attempts })
+}
+
+/// Read, change, write back: reads the document with this `_id` as the current type,
+/// applies `change`, and saves it with a compare-and-set on every field of the document as read,
+/// retrying from the read when another writer got there first.
+pub async fn modify<T: Versioned>(
+    db: &Database,
+    id: impl Into<Bson>,
+    policy: RetryPolicy,
+    mut change: impl FnMut(&mut T),
+) -> Result<T, VersionError> {
+    let id = id.into();
+    let attempts = policy.max_attempts.max(1);
+    for _ in 0..attempts {
+        let Some(mut loaded) = find_one::<T>(db, doc! { "_id": id.clone() }).await? else {
+            return Err(VersionError::NotFound { collection: T::COLLECTION, id });
+        };
+        change(&mut loaded.value);
+        match loaded.save(db).await {
+            Ok(()) => return Ok(loaded.value),
+            Err(VersionError::Conflict { .. }) => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(VersionError::Conflict { collection: T::COLLECTION, id, attempts })
+}
