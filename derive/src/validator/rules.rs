@@ -1,5 +1,6 @@
-//! Check: the design rules that cross fields and attributes. Every problem is pushed
-//! onto the accumulator, under the tokens that caused it, so the user sees them all.
+//! The validator's rules: `#[validate]` keys that fit the field's type and do not
+//! contradict each other, stored names MongoDB can address, one field per stored
+//! name. Every problem is pushed under the tokens that caused it.
 
 use std::collections::HashMap;
 
@@ -8,176 +9,11 @@ use darling::error::Accumulator;
 use darling::Error;
 use proc_macro2::Span;
 use syn::spanned::Spanned;
-use syn::{GenericArgument, PathArguments, Type};
 
-use crate::ast::{Body, Container, Field};
+use crate::ast::{Body, Container, Field, FieldReceiver};
 use crate::attr::validate::{AllowedValue, Num, NumValue};
-
-/// What a field's type serializes as, as far as its spelling tells.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Kind {
-    String,
-    /// An integer type with the range serde can write.
-    Int {
-        name: String,
-        min: i128,
-        max: i128,
-    },
-    Float,
-    Array,
-    /// A type whose shape the spelling does not tell; the compiler checks it instead.
-    Other,
-}
-
-/// The type inside `Option`, `Box`, `Rc`, `Arc`, `Cow` and references.
-fn peel(ty: &Type) -> &Type {
-    match ty {
-        Type::Reference(r) => peel(&r.elem),
-        Type::Paren(p) => peel(&p.elem),
-        Type::Group(g) => peel(&g.elem),
-        Type::Path(p) if p.qself.is_none() => {
-            let Some(last) = p.path.segments.last() else {
-                return ty;
-            };
-            let wrapper = matches!(last.ident.to_string().as_str(), "Option" | "Box" | "Rc" | "Arc" | "Cow");
-            match (&last.arguments, wrapper) {
-                (PathArguments::AngleBracketed(args), true) => args
-                    .args
-                    .iter()
-                    .find_map(|a| match a {
-                        GenericArgument::Type(t) => Some(peel(t)),
-                        _ => None,
-                    })
-                    .unwrap_or(ty),
-                _ => ty,
-            }
-        }
-        _ => ty,
-    }
-}
-
-/// Whether the type is spelled `Option<...>`.
-pub(crate) fn is_option(ty: &Type) -> bool {
-    match ty {
-        Type::Path(p) if p.qself.is_none() => p.path.segments.last().is_some_and(|s| s.ident == "Option"),
-        Type::Group(g) => is_option(&g.elem),
-        Type::Paren(p) => is_option(&p.elem),
-        _ => false,
-    }
-}
-
-pub(crate) fn classify(ty: &Type) -> Kind {
-    match peel(ty) {
-        Type::Array(_) | Type::Slice(_) => Kind::Array,
-        Type::Path(p) if p.qself.is_none() => {
-            let Some(last) = p.path.segments.last() else {
-                return Kind::Other;
-            };
-            let name = last.ident.to_string();
-            let int = |min: i128, max: i128| Kind::Int { name: name.clone(), min, max };
-            match name.as_str() {
-                "String" | "str" | "char" => Kind::String,
-                "i8" => int(i8::MIN.into(), i8::MAX.into()),
-                "i16" => int(i16::MIN.into(), i16::MAX.into()),
-                "i32" => int(i32::MIN.into(), i32::MAX.into()),
-                "i64" | "isize" => int(i64::MIN.into(), i64::MAX.into()),
-                "u8" => int(0, u8::MAX.into()),
-                "u16" => int(0, u16::MAX.into()),
-                "u32" => int(0, u32::MAX.into()),
-                // bson refuses to serialize u64 values above i64::MAX.
-                "u64" | "usize" => int(0, i64::MAX.into()),
-                "f32" | "f64" | "Decimal128" => Kind::Float,
-                "Vec" | "VecDeque" | "HashSet" | "BTreeSet" => Kind::Array,
-                _ => Kind::Other,
-            }
-        }
-        _ => Kind::Other,
-    }
-}
-
-fn kind_of_bson_type(name: &str) -> Kind {
-    match name {
-        "string" => Kind::String,
-        "int" => Kind::Int { name: "int".into(), min: i32::MIN.into(), max: i32::MAX.into() },
-        "long" => Kind::Int { name: "long".into(), min: i64::MIN.into(), max: i64::MAX.into() },
-        "double" | "decimal" | "number" => Kind::Float,
-        "array" => Kind::Array,
-        _ => Kind::Other,
-    }
-}
-
-/// The `bsonType` aliases MongoDB accepts.
-pub(crate) const BSON_TYPES: &[&str] = &[
-    "double",
-    "string",
-    "object",
-    "array",
-    "binData",
-    "objectId",
-    "bool",
-    "date",
-    "null",
-    "regex",
-    "javascript",
-    "int",
-    "timestamp",
-    "long",
-    "decimal",
-    "minKey",
-    "maxKey",
-    "number",
-];
-
-/// The `bsonType` written by the `bson` crate's serde helpers, by function or module name.
-pub(crate) fn known_helper(path: &str) -> Option<&'static str> {
-    let last = path.rsplit("::").next()?.trim();
-    let last = last.strip_prefix("serialize_").unwrap_or(last);
-    let last = last.strip_suffix("_optional").unwrap_or(last);
-    Some(match last {
-        "chrono_datetime_as_bson_datetime"
-        | "rfc3339_string_as_bson_datetime"
-        | "time_0_3_offsetdatetime_as_bson_datetime" => "date",
-        "hex_string_as_object_id" => "objectId",
-        "bson_datetime_as_rfc3339_string" | "object_id_as_hex_string" | "uuid_1_as_string" => "string",
-        "uuid_1_as_binary"
-        | "uuid_1_as_java_legacy_binary"
-        | "uuid_1_as_python_legacy_binary"
-        | "uuid_1_as_c_sharp_legacy_binary"
-        | "uuid_as_binary" => "binData",
-        "u32_as_f64" | "u64_as_f64" => "double",
-        "u32_as_i32" | "u64_as_i32" => "int",
-        "u32_as_i64" | "u64_as_i64" => "long",
-        "timestamp_as_u32" => "long",
-        _ => return None,
-    })
-}
-
-pub(crate) fn did_you_mean<'a>(input: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    fn distance(a: &str, b: &str) -> usize {
-        let b: Vec<char> = b.chars().collect();
-        let mut prev: Vec<usize> = (0..=b.len()).collect();
-        for (i, ca) in a.chars().enumerate() {
-            let mut cur = vec![i + 1];
-            for (j, cb) in b.iter().enumerate() {
-                let cost = usize::from(!ca.eq_ignore_ascii_case(cb));
-                cur.push((prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1));
-            }
-            prev = cur;
-        }
-        prev[b.len()]
-    }
-    candidates
-        .iter()
-        .map(|c| (distance(input, c), *c))
-        .filter(|(d, _)| *d <= 2.max(input.len() / 3))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
-}
-
-/// A design rule's message: it names the rule, so the waiver's spelling is at hand.
-pub(crate) fn rule(name: &str, text: String) -> String {
-    format!("docshape rule `{name}`: {text}")
-}
+use crate::common::message::did_you_mean;
+use crate::common::types::{classify, kind_of_bson_type, known_helper, Kind, BSON_TYPES};
 
 fn err(span: Span, msg: impl std::fmt::Display) -> Error {
     Error::custom(msg).with_span(&span)
@@ -479,7 +315,7 @@ fn field(f: &Field, errors: &mut Accumulator) {
 
 /// An allowed value must have the field's type and meet its other constraints, or it
 /// could never be stored.
-fn allowed_value(value: &AllowedValue, kind: &Kind, r: &crate::ast::FieldReceiver, errors: &mut Accumulator) {
+fn allowed_value(value: &AllowedValue, kind: &Kind, r: &FieldReceiver, errors: &mut Accumulator) {
     match (value, kind) {
         (AllowedValue::Str(s, span), Kind::String) => {
             let len = s.chars().count() as u64;
@@ -541,29 +377,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn classify_sees_through_wrappers() {
-        let ty: Type = syn::parse_quote!(Option<Box<String>>);
-        assert_eq!(classify(&ty), Kind::String);
-        let ty: Type = syn::parse_quote!(Option<Vec<u8>>);
-        assert_eq!(classify(&ty), Kind::Array);
-        let ty: Type = syn::parse_quote!(u8);
-        assert!(matches!(classify(&ty), Kind::Int { max: 255, .. }));
-        let ty: Type = syn::parse_quote!(my::Thing);
-        assert_eq!(classify(&ty), Kind::Other);
-    }
-
-    #[test]
     fn regex_check_accepts_pcre_lookaround_and_refuses_garbage() {
         assert!(check_regex(r"^[a-z]+@[a-z]+\.[a-z]{2,}$").is_ok());
         assert!(check_regex(r"^(?=.*\d)\w+$").is_ok());
         assert!(check_regex(r"([a-z]").is_err());
         assert!(check_regex(r"a{3,1}").is_err());
-    }
-
-    #[test]
-    fn suggestions() {
-        assert_eq!(did_you_mean("objectid", BSON_TYPES), Some("objectId"));
-        assert_eq!(did_you_mean("integer", BSON_TYPES), None);
-        assert_eq!(did_you_mean("strng", BSON_TYPES), Some("string"));
     }
 }

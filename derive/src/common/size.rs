@@ -1,4 +1,4 @@
-//! Expand: `impl MaxBsonSize` (the largest BSON a value can encode to, field names
+//! `impl MaxBsonSize` (the largest BSON a value can encode to, field names
 //! included), computed at compile time from the fields' own sizes
 //! (`runtime/src/size.rs` holds the trait and the arithmetic).
 //!
@@ -11,7 +11,10 @@ use quote::quote;
 use syn::Type;
 
 use crate::ast::{Body, Container, Field};
-use crate::check::{classify, Kind};
+use crate::common::types::{self, classify, Kind};
+
+/// MongoDB's document limit: 16 MiB.
+pub(crate) const LIMIT: u64 = 16 * 1024 * 1024;
 
 /// `(Option<usize>, &'static str)` tokens: the size of `ty`'s value and, when
 /// unknown, why.
@@ -20,7 +23,7 @@ pub(crate) fn probe(ty: &Type) -> (TokenStream, TokenStream) {
 }
 
 fn is_char(ty: &Type) -> bool {
-    let (Some(inner), _) = crate::paths::element(ty) else { return false };
+    let (Some(inner), _) = types::element(ty) else { return false };
     quote!(#inner).to_string() == "char"
 }
 
@@ -55,7 +58,7 @@ pub(crate) fn value_size(owner: &str, f: &Field) -> (TokenStream, TokenStream) {
             }
         },
         Kind::Array if !matches!(peel_array(ty), Some(Type::Array(_))) => {
-            let (elem, _) = crate::paths::element(ty);
+            let (elem, _) = types::element(ty);
             match (&r.max_items, elem) {
                 (Some(n), Some(elem)) => {
                     let n = **n as usize;

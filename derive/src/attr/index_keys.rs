@@ -1,4 +1,4 @@
-//! Lists of stored paths, as in `keys(author_id, created_at = -1, "address.city")`,
+//! Index key lists: stored paths, as in `keys(author_id, created_at = -1, "address.city")`,
 //! `sort(created_at = -1)` and `allow(unserved, reason = "...")`.
 
 use darling::{Error, FromMeta, Result};
@@ -6,7 +6,10 @@ use proc_macro2::Span;
 use syn::ext::IdentExt;
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
+use syn::spanned::Spanned as _;
 use syn::{Ident, LitInt, LitStr, Token};
+
+use crate::common::message::did_you_mean;
 
 /// What follows a path: `= 1`, `= -1`, `= "text"`, `= desc`, or `(flag)`.
 #[derive(Debug, Clone)]
@@ -99,8 +102,6 @@ impl FromMeta for KeyList {
     }
 }
 
-use syn::spanned::Spanned as _;
-
 /// The design rules a pattern or index may waive.
 pub(crate) const RULES: &[&str] = &[
     "unserved",
@@ -149,7 +150,7 @@ impl FromMeta for Allow {
                 }
                 (rule, None) if RULES.contains(&rule) => out.rules.push((rule.to_owned(), key.span)),
                 (rule, _) => {
-                    let hint = crate::check::did_you_mean(rule, RULES)
+                    let hint = did_you_mean(rule, RULES)
                         .map(|r| format!("; did you mean `{r}`?"))
                         .unwrap_or_else(|| format!("; the rules are {}", RULES.join(", ")));
                     errors.push(

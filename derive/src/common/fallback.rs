@@ -5,6 +5,9 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{DeriveInput, Ident};
 
+use crate::common::dummy::dummy;
+
+/// The errors, with stub impls of `Schema` (and `Model` for a model).
 pub(crate) fn expand(input: &DeriveInput, errors: darling::Error, model: bool) -> TokenStream {
     let errors = errors.write_errors();
     let stubs = stubs(&input.ident, &input.generics, model);
@@ -23,7 +26,7 @@ fn stubs(ident: &Ident, generics: &syn::Generics, model: bool) -> TokenStream {
             }
         }
     });
-    crate::dummy(quote! {
+    dummy(quote! {
         impl #impl_generics __ds::Schema for #ident #ty_generics #where_clause {
             fn schema() -> __ds::Document {
                 __ds::Document::new()

@@ -5,10 +5,12 @@
 use darling::Error;
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
-use syn::{GenericArgument, PathArguments, Type};
+use syn::Type;
 
 use crate::ast::{Body, Container, Field};
-use crate::check::did_you_mean;
+use crate::common::message::did_you_mean;
+use crate::common::respan::respan;
+use crate::common::types::{element, is_option};
 
 /// What a path's first segment names.
 pub(crate) struct Resolved<'a> {
@@ -20,61 +22,6 @@ pub(crate) struct Resolved<'a> {
     pub element: Option<Type>,
     /// The segments after the first.
     pub rest: Vec<String>,
-}
-
-fn last_segment(ty: &Type) -> Option<(&syn::Ident, Option<&Type>)> {
-    match ty {
-        Type::Path(p) if p.qself.is_none() => {
-            let last = p.path.segments.last()?;
-            let first_arg = match &last.arguments {
-                PathArguments::AngleBracketed(args) => args.args.iter().find_map(|a| match a {
-                    GenericArgument::Type(t) => Some(t),
-                    _ => None,
-                }),
-                _ => None,
-            };
-            Some((&last.ident, first_arg))
-        }
-        Type::Group(g) => last_segment(&g.elem),
-        Type::Paren(p) => last_segment(&p.elem),
-        _ => None,
-    }
-}
-
-/// The value a path continues into: through `Option`, `Box` and friends, and into the
-/// elements of arrays. `None` when the value is open (a map, a document) and any key
-/// may follow.
-pub(crate) fn element(ty: &Type) -> (Option<Type>, bool) {
-    let mut ty = ty.clone();
-    let mut array = false;
-    loop {
-        if let Type::Array(a) = &ty {
-            array = true;
-            ty = (*a.elem).clone();
-            continue;
-        }
-        if let Type::Slice(s) = &ty {
-            array = true;
-            ty = (*s.elem).clone();
-            continue;
-        }
-        if let Type::Reference(r) = &ty {
-            ty = (*r.elem).clone();
-            continue;
-        }
-        let Some((ident, arg)) = last_segment(&ty) else { return (Some(ty), array) };
-        match (ident.to_string().as_str(), arg) {
-            ("Option" | "Box" | "Rc" | "Arc" | "Cow", Some(inner)) => ty = inner.clone(),
-            ("Vec" | "VecDeque" | "HashSet" | "BTreeSet", Some(inner)) => {
-                array = true;
-                ty = inner.clone();
-            }
-            ("HashMap" | "BTreeMap" | "Document" | "Bson" | "Value" | "RawDocumentBuf", _) => {
-                return (None, array)
-            }
-            _ => return (Some(ty), array),
-        }
-    }
 }
 
 /// The stored fields of a struct with named fields (empty for other shapes).
@@ -130,7 +77,7 @@ pub(crate) fn name_type(segment: &str, span: Span) -> TokenStream {
     for ch in segment.chars().rev() {
         out = quote!(__ds::Cons<__ds::Ch<#ch>, #out>);
     }
-    crate::validator::respan(out, span)
+    respan(out, span)
 }
 
 /// Type-level checks that each segment after the first names a stored field of the
@@ -141,22 +88,22 @@ pub(crate) fn nested_checks(c: &Container, r: &Resolved, span: Span, unique: boo
     if r.rest.is_empty() || c.generics.type_params().next().is_some() {
         return TokenStream::new();
     }
-    let mut ty = crate::validator::respan(quote!(#element), span);
+    let mut ty = respan(quote!(#element), span);
     let mut arrays = Vec::new();
     for segment in &r.rest {
         if segment == "$**" {
             break;
         }
         let name = name_type(segment, span);
-        let has = crate::validator::respan(quote!(__ds::HasField<#name>), span);
+        let has = respan(quote!(__ds::HasField<#name>), span);
         arrays.push(quote!(<#ty as #has>::ARRAY));
         ty = quote!(<#ty as #has>::Value);
     }
     let unique_check = unique.then(|| {
         let message = "docshape rule `unique_in_array`: a unique index on a path inside an array of sub-documents enforces uniqueness across documents, not between the elements of one array; waive with `allow(unique_in_array, reason = \"...\")` if that is what you want";
-        crate::validator::respan(quote!(const _: () = ::core::assert!(!(false #(|| #arrays)*), #message);), span)
+        respan(quote!(const _: () = ::core::assert!(!(false #(|| #arrays)*), #message);), span)
     });
-    crate::validator::respan(
+    respan(
         quote! {
             const _: () = {
                 #[allow(dead_code)]
@@ -187,12 +134,12 @@ pub(crate) fn sort_checks(c: &Container, r: &Resolved, span: Span, rules: [bool;
     if r.rest.is_empty() || c.generics.type_params().next().is_some() {
         return TokenStream::new();
     }
-    let mut ty = crate::validator::respan(quote!(#element), span);
+    let mut ty = respan(quote!(#element), span);
     let (mut nullable, mut array) = (Vec::new(), Vec::new());
     let mut last = quote!(false);
     for segment in &r.rest {
         let name = name_type(segment, span);
-        let has = crate::validator::respan(quote!(__ds::HasField<#name>), span);
+        let has = respan(quote!(__ds::HasField<#name>), span);
         nullable.push(quote!(<#ty as #has>::NULLABLE));
         array.push(quote!(<#ty as #has>::ARRAY));
         last = quote!(<#ty as #has>::FLOAT);
@@ -209,7 +156,7 @@ pub(crate) fn sort_checks(c: &Container, r: &Resolved, span: Span, rules: [bool;
     if check_float {
         asserts.push(quote!(::core::assert!(!#last, "docshape rule `float_sort`: this paginated sort path ends in a float; sort on another field, or waive with `allow(float_sort, reason = \"...\")`");));
     }
-    crate::validator::respan(quote!(const _: () = { #(#asserts)* };), span)
+    respan(quote!(const _: () = { #(#asserts)* };), span)
 }
 
 /// `HasField` impls for a struct's stored fields, so paths from other models can be
@@ -254,7 +201,7 @@ pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
                     let t = quote!(#t).to_string();
                     !array && (t == "f64" || t == "f32")
                 });
-                let nullable = crate::check::is_option(&f.recv.ty) || f.serde.skip_serializing_if.is_some();
+                let nullable = is_option(&f.recv.ty) || f.serde.skip_serializing_if.is_some();
                 let value = element.map_or_else(|| quote!(__ds::Open), |t| quote!(#t));
                 quote! {
                     impl #impl_generics __ds::HasField<#name> for #ident #ty_generics #where_clause {
