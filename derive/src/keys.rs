@@ -118,7 +118,7 @@ struct ValueType(Type);
 impl FromMeta for ValueType {
     fn from_expr(expr: &Expr) -> darling::Result<Self> {
         match expr {
-            Expr::Path(p) => Ok(Self(Type::Path(syn::TypePath { qself: p.qself.clone(), path: p.path.clone() }))),
+            Expr::Path(p) => Ok(Self(Type::Path(syn::TypePath { attrs: Vec::new(), qself: p.qself.clone(), path: p.path.clone() }))),
             Expr::Lit(l) => match &l.lit {
                 Lit::Str(s) => s.parse::<Type>().map(Self).map_err(|_| {
                     Error::custom(format!("`{}` is not a type", s.value())).with_span(s)

@@ -73,9 +73,11 @@ impl FromMeta for Migrate {
             };
             let kind = match meta {
                 syn::Meta::NameValue(nv) => match &nv.value {
-                    syn::Expr::Path(p) if p.qself.is_none() => {
-                        StepKind::Typed(Type::Path(syn::TypePath { qself: None, path: p.path.clone() }))
-                    }
+                    syn::Expr::Path(p) if p.qself.is_none() => StepKind::Typed(Type::Path(syn::TypePath {
+                        attrs: Vec::new(),
+                        qself: None,
+                        path: p.path.clone(),
+                    })),
                     other => {
                         errors.push(
                             Error::custom(format!(

@@ -67,7 +67,7 @@ pub(crate) fn parse(attr: &Attribute, errors: &mut Accumulator) -> ReferenceOpts
 
 /// A referenced model's path as a type.
 pub(crate) fn path_type(path: syn::Path) -> Type {
-    Type::Path(syn::TypePath { qself: None, path })
+    Type::Path(syn::TypePath { attrs: Vec::new(), qself: None, path })
 }
 
 /// The model a field references: `T` of a `Ref<T>`, or the model its `#[reference]`
