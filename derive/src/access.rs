@@ -11,11 +11,49 @@ use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use syn::{Attribute, LitStr};
 
-use crate::ast::Container;
-use crate::attr::keys::{Allow, KeyList, KeyValue};
-use crate::check::rule;
+use crate::ast::{Container, Context};
+use crate::attr::index_keys::{Allow, KeyList, KeyValue};
+use crate::common::expansion::Expansion;
+use crate::common::message::rule;
+use crate::common::paths;
+use crate::common::types::is_option;
 use crate::index::{IndexDef, Key, KeyKind};
-use crate::paths;
+
+/// The model's access patterns and shard key, with what the checks found.
+pub(crate) struct Parsed {
+    /// Every `#[access]` row; the denormalized pattern rewrites the paths its copies serve.
+    pub patterns: Vec<Access>,
+    /// `SHARD_KEY` and the shard key's nested path checks, set by [`check`].
+    shard: TokenStream,
+    /// The compile-time checks of the patterns' nested paths, set by [`check`].
+    nested: TokenStream,
+}
+
+/// Reads every `#[access]` on the struct.
+pub(crate) fn parse(cx: &Context, errors: &mut Accumulator) -> Parsed {
+    let patterns = if cx.is_model() { read(&cx.container.attrs, errors) } else { Vec::new() };
+    Parsed { patterns, shard: TokenStream::new(), nested: TokenStream::new() }
+}
+
+/// Reads the shard key, then serves every pattern by an index or explains why not.
+pub(crate) fn check(
+    parsed: &mut Parsed,
+    cx: &Context,
+    index: &crate::index::Parsed,
+    errors: &mut Accumulator,
+) {
+    let Some(m) = &cx.model else { return };
+    let c = &cx.container;
+    let (shard_key, shard) = shard_key(c, &m.shard_key, errors);
+    parsed.shard = shard;
+    parsed.nested = rules(c, &mut parsed.patterns, &index.indexes, &shard_key, errors);
+}
+
+/// `Model::ACCESS_PATTERNS` and `SHARD_KEY`, and the nested path checks.
+pub(crate) fn expand(parsed: &Parsed, _cx: &Context) -> Expansion {
+    let (patterns, shard) = (patterns_const(&parsed.patterns), &parsed.shard);
+    Expansion { model: quote!(#patterns #shard), items: parsed.nested.clone(), ..Expansion::default() }
+}
 
 #[derive(FromMeta)]
 struct AccessOpts {
@@ -69,8 +107,7 @@ fn plain_paths(list: &Option<KeyList>, what: &str, errors: &mut Accumulator) -> 
     out
 }
 
-/// Reads every `#[access]` on the struct.
-pub(crate) fn parse(attrs: &[Attribute], errors: &mut Accumulator) -> Vec<Access> {
+fn read(attrs: &[Attribute], errors: &mut Accumulator) -> Vec<Access> {
     let mut out: Vec<Access> = Vec::new();
     for attr in attrs.iter().filter(|a| a.path().is_ident("access")) {
         let Some(opts) = errors.handle(AccessOpts::from_meta(&attr.meta)) else { continue };
@@ -271,7 +308,7 @@ fn describe(a: &Access) -> String {
 
 /// Serves every pattern or explains why not; checks paths and the shard key. Returns
 /// the nested path checks to emit.
-pub(crate) fn check(
+fn rules(
     c: &Container,
     patterns: &mut [Access],
     indexes: &[IndexDef],
@@ -395,7 +432,7 @@ fn sort_key_rules(
     };
     if let Some(field) = r.field {
         let ty = &field.recv.ty;
-        let nullable = crate::check::is_option(ty) || field.serde.skip_serializing_if.is_some();
+        let nullable = is_option(ty) || field.serde.skip_serializing_if.is_some();
         if nullable && !waived("nullable_sort") {
             complain("nullable_sort", "which can be null or missing: documents without it sort first and a cursor cannot point at them", errors);
         }
@@ -424,7 +461,7 @@ fn sort_key_rules(
 }
 
 /// `const ACCESS_PATTERNS: &[AccessPattern] = &[...]`.
-pub(crate) fn expand(patterns: &[Access]) -> TokenStream {
+fn patterns_const(patterns: &[Access]) -> TokenStream {
     let strs = |v: &[(String, Span)]| {
         let v = v.iter().map(|(p, _)| p);
         quote!(&[#(#v),*])
@@ -474,11 +511,7 @@ pub(crate) fn expand(patterns: &[Access]) -> TokenStream {
 }
 
 /// The shard key, read like an index's keys.
-pub(crate) fn shard_key(
-    c: &Container,
-    list: &Option<KeyList>,
-    errors: &mut Accumulator,
-) -> (Vec<Key>, TokenStream) {
+fn shard_key(c: &Container, list: &Option<KeyList>, errors: &mut Accumulator) -> (Vec<Key>, TokenStream) {
     let mut keys = Vec::new();
     let mut nested = TokenStream::new();
     for item in list.iter().flat_map(|l| &l.items) {

@@ -1,4 +1,9 @@
-//! Parse: attributes into a model of the type (darling receivers plus serde's view).
+//! Parse: attributes into a model of the type (darling receivers plus serde's view),
+//! and the [`Context`] every pattern reads.
+//!
+//! The receivers forward every attribute they do not parse themselves; each pattern
+//! picks its own by name. The attribute names a derive registers are listed once, in
+//! `lib.rs`.
 
 use darling::ast::{Data, Fields, Style};
 use darling::util::SpannedValue;
@@ -13,23 +18,8 @@ use crate::attr::validate::{Allowed, Num};
 use crate::attr::Flag;
 
 /// `#[validate(...)]` and serde's attributes on one field.
-#[derive(FromField)]
-#[darling(
-    attributes(validate),
-    forward_attrs(
-        serde,
-        model,
-        embedded,
-        index,
-        access,
-        schema_version,
-        bucket,
-        outlier,
-        embed,
-        reference,
-        denormalized
-    )
-)]
+#[derive(FromField, Clone)]
+#[darling(attributes(validate), forward_attrs)]
 pub(crate) struct FieldReceiver {
     pub ident: Option<Ident>,
     pub vis: syn::Visibility,
@@ -73,7 +63,7 @@ impl FieldReceiver {
 
 /// An enum variant; docshape has no variant attributes of its own.
 #[derive(FromVariant)]
-#[darling(forward_attrs(serde, validate, model, embedded))]
+#[darling(forward_attrs)]
 pub(crate) struct VariantReceiver {
     pub ident: Ident,
     pub fields: Fields<FieldReceiver>,
@@ -99,7 +89,7 @@ pub(crate) enum Action {
 
 /// `#[derive(Model)]`'s input.
 #[derive(FromDeriveInput)]
-#[darling(attributes(model), forward_attrs(serde, validate, index, access, bucket, outlier))]
+#[darling(attributes(model), forward_attrs)]
 pub(crate) struct ModelReceiver {
     pub ident: Ident,
     pub vis: syn::Visibility,
@@ -111,15 +101,15 @@ pub(crate) struct ModelReceiver {
     pub validation_action: Option<SpannedValue<Action>>,
     pub strict: Flag,
     pub max_indexes: Option<SpannedValue<usize>>,
-    pub shard_key: Option<crate::attr::keys::KeyList>,
-    pub allow: Option<crate::attr::keys::Allow>,
+    pub shard_key: Option<crate::attr::index_keys::KeyList>,
+    pub allow: Option<crate::attr::index_keys::Allow>,
     pub version: Option<syn::LitInt>,
-    pub migrate: Option<crate::versioning::Migrate>,
+    pub migrate: Option<crate::attr::migrate::Migrate>,
 }
 
 /// `#[derive(Embedded)]`'s input.
 #[derive(FromDeriveInput)]
-#[darling(attributes(embedded), forward_attrs(serde, validate))]
+#[darling(attributes(embedded), forward_attrs)]
 pub(crate) struct EmbeddedReceiver {
     pub ident: Ident,
     pub vis: syn::Visibility,
@@ -130,6 +120,7 @@ pub(crate) struct EmbeddedReceiver {
 }
 
 /// A field as it is stored.
+#[derive(Clone)]
 pub(crate) struct Field {
     /// The stored name (after serde's renames); `None` for tuple fields.
     pub name: Option<String>,
@@ -140,6 +131,7 @@ pub(crate) struct Field {
 }
 
 /// A variant as it is stored.
+#[derive(Clone)]
 pub(crate) struct Variant {
     pub name: String,
     pub serde: SerdeVariant,
@@ -148,12 +140,14 @@ pub(crate) struct Variant {
     pub attrs: Vec<Attribute>,
 }
 
+#[derive(Clone)]
 pub(crate) enum Body {
     Struct(Style, Vec<Field>),
     Enum(Vec<Variant>),
 }
 
 /// The type with serde's view applied: what every later stage works from.
+#[derive(Clone)]
 pub(crate) struct Container {
     pub ident: Ident,
     pub vis: syn::Visibility,
@@ -185,7 +179,7 @@ impl Container {
 
 fn fields(
     fields: Vec<FieldReceiver>,
-    rule: Option<crate::case::RenameRule>,
+    rule: Option<crate::attr::case::RenameRule>,
     errors: &mut darling::error::Accumulator,
 ) -> Vec<Field> {
     fields
@@ -247,4 +241,55 @@ pub(crate) fn container(
         ),
     };
     Container { ident, vis, generics, serde, strict, body, attrs }
+}
+
+/// `#[model(...)]`'s keys beyond the type's shape, as written: each pattern reads its own.
+#[derive(Clone)]
+pub(crate) struct ModelAttrs {
+    pub collection: Option<LitStr>,
+    pub validation_level: Option<SpannedValue<Level>>,
+    pub validation_action: Option<SpannedValue<Action>>,
+    pub max_indexes: Option<SpannedValue<usize>>,
+    pub shard_key: Option<crate::attr::index_keys::KeyList>,
+    pub allow: Option<crate::attr::index_keys::Allow>,
+    pub version: Option<syn::LitInt>,
+    pub migrate: Option<crate::attr::migrate::Migrate>,
+}
+
+/// What every pattern reads: the type as stored and the derive's own options.
+pub(crate) struct Context {
+    pub container: Container,
+    /// `#[model(...)]`; `None` under `#[derive(Embedded)]`.
+    pub model: Option<ModelAttrs>,
+}
+
+impl Context {
+    /// `#[derive(Model)]`'s context; serde's attribute problems are pushed.
+    pub(crate) fn model(recv: ModelReceiver, errors: &mut darling::error::Accumulator) -> Self {
+        let strict = recv.strict.is_present();
+        let model = ModelAttrs {
+            collection: recv.collection,
+            validation_level: recv.validation_level,
+            validation_action: recv.validation_action,
+            max_indexes: recv.max_indexes,
+            shard_key: recv.shard_key,
+            allow: recv.allow,
+            version: recv.version,
+            migrate: recv.migrate,
+        };
+        let container = container(recv.ident, recv.vis, recv.generics, recv.data, recv.attrs, strict, errors);
+        Self { container, model: Some(model) }
+    }
+
+    /// `#[derive(Embedded)]`'s context; serde's attribute problems are pushed.
+    pub(crate) fn embedded(recv: EmbeddedReceiver, errors: &mut darling::error::Accumulator) -> Self {
+        let strict = recv.strict.is_present();
+        let container = container(recv.ident, recv.vis, recv.generics, recv.data, recv.attrs, strict, errors);
+        Self { container, model: None }
+    }
+
+    /// Whether the type is a `Model` (stored in a collection of its own).
+    pub(crate) fn is_model(&self) -> bool {
+        self.model.is_some()
+    }
 }

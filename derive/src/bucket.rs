@@ -10,45 +10,44 @@ use darling::{Error, FromMeta};
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, ToTokens};
 use syn::spanned::Spanned;
-use syn::{Expr, Lit, LitStr, Type};
+use syn::{LitStr, Type};
 
-use crate::ast::{Container, Field};
-use crate::check::{classify, did_you_mean, rule, Kind};
+use crate::ast::{Container, Context, Field};
+use crate::common::bounds::Bound;
+use crate::common::expansion::Expansion;
+use crate::common::fields::{field, Name};
+use crate::common::message::{did_you_mean, rule};
+use crate::common::paths;
+use crate::common::respan::respan;
+use crate::common::size::LIMIT;
+use crate::common::types::{classify, is_option, Kind};
 use crate::index::{IndexDef, Key, KeyKind};
-use crate::paths;
-use crate::validator::respan;
 
-/// A stored name, written bare (`series = sensor_id`) or quoted (`time = "meta.t"`).
-#[derive(Debug, Clone)]
-pub(crate) struct Name {
-    pub value: String,
-    pub span: Span,
+/// A checked `#[bucket]`; `None` when the struct is no bucket (or the attribute is
+/// malformed, with its errors pushed).
+pub(crate) struct Parsed<'a>(Option<BucketDef<'a>>);
+
+/// Reads `#[bucket(...)]` on the struct and its fields, and checks the fields it names.
+pub(crate) fn parse<'a>(cx: &'a Context, errors: &mut Accumulator) -> Parsed<'a> {
+    Parsed(if cx.is_model() { read(&cx.container, errors) } else { None })
 }
 
-impl FromMeta for Name {
-    fn from_expr(expr: &Expr) -> darling::Result<Self> {
-        match expr {
-            Expr::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => {
-                let ident = p.path.get_ident().map(|i| syn::ext::IdentExt::unraw(i).to_string());
-                Ok(Self { value: ident.unwrap_or_default(), span: p.span() })
-            }
-            Expr::Lit(l) => match &l.lit {
-                Lit::Str(s) => Ok(Self { value: s.value(), span: s.span() }),
-                other => Err(Error::custom("expected a stored field name, like `readings` or `\"meta.t\"`")
-                    .with_span(other)),
-            },
-            Expr::Group(g) => Self::from_expr(&g.expr),
-            other => Err(Error::custom("expected a stored field name, like `readings` or `\"meta.t\"`")
-                .with_span(other)),
-        }
+/// Checks that the named fields are distinct and that every other field survives an
+/// upsert.
+pub(crate) fn check(parsed: &mut Parsed, cx: &Context, errors: &mut Accumulator) {
+    if let Some(b) = &parsed.0 {
+        fields_rule(&cx.container, b, errors);
     }
+}
+
+/// `impl Bucket`, its methods and the compile-time size assertion. A bucket is sized
+/// from its fields as written: `cx` is the context the bucket was parsed from.
+pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> Expansion {
+    Expansion::items(parsed.0.as_ref().map(|b| bucket(&cx.container, b)).unwrap_or_default())
 }
 
 /// The periods `per` accepts.
 const PERIODS: &[&str] = &["minute", "hour", "day", "week", "month"];
-
-/// MongoDB's document limit: 16 MiB.
-pub(crate) const LIMIT: u64 = 16 * 1024 * 1024;
 
 #[derive(FromMeta)]
 struct BucketOpts {
@@ -70,14 +69,14 @@ struct AggregateOpts {
     max: Option<Name>,
 }
 
-pub(crate) struct Aggregate<'a> {
+struct Aggregate<'a> {
     field: &'a Field,
     op: &'static str,
     of: Name,
 }
 
 /// A checked `#[bucket]`.
-pub(crate) struct BucketDef<'a> {
+struct BucketDef<'a> {
     series: &'a Field,
     period: &'a Field,
     per: String,
@@ -92,40 +91,11 @@ pub(crate) struct BucketDef<'a> {
     aggregates: Vec<Aggregate<'a>>,
 }
 
-/// The stored field named `name`, or an error saying what exists.
-pub(crate) fn field<'a>(c: &'a Container, name: &Name, what: &str) -> Result<&'a Field, Error> {
-    let fields = paths::stored_fields(c);
-    if name.value.contains('.') {
-        return Err(Error::custom(format!(
-            "`{}`: the {what} is a top-level field of `{}`, not a path",
-            name.value, c.ident
-        ))
-        .with_span(&name.span));
-    }
-    if let Some(f) =
-        fields.iter().find(|f| f.name.as_deref() == Some(&name.value) && f.serde.flatten.is_none())
-    {
-        return Ok(f);
-    }
-    let names: Vec<&str> = fields.iter().filter_map(|f| f.name.as_deref()).collect();
-    let renamed = fields.iter().find(|f| f.recv.ident.as_ref().is_some_and(|i| *i == name.value));
-    let hint = match (renamed, did_you_mean(&name.value, &names)) {
-        (Some(f), _) => {
-            format!("; the field `{}` is stored as `{}`", name.value, f.name.as_deref().unwrap_or_default())
-        }
-        (None, Some(s)) => format!("; did you mean `{s}`?"),
-        (None, None) => format!("; the stored fields are {}", names.join(", ")),
-    };
-    Err(Error::custom(format!("no stored field `{}` in `{}` for the {what}{hint}", name.value, c.ident))
-        .with_span(&name.span))
-}
-
 fn bucket_attrs(c: &Container) -> Vec<&syn::Attribute> {
     c.attrs.iter().filter(|a| a.path().is_ident("bucket")).collect()
 }
 
-/// Reads and checks `#[bucket(...)]` on the struct and its fields.
-pub(crate) fn parse<'a>(c: &'a Container, errors: &mut Accumulator) -> Option<BucketDef<'a>> {
+fn read<'a>(c: &'a Container, errors: &mut Accumulator) -> Option<BucketDef<'a>> {
     let attrs = bucket_attrs(c);
     let field_attrs: Vec<(&Field, &syn::Attribute)> = paths::stored_fields(c)
         .into_iter()
@@ -213,7 +183,7 @@ pub(crate) fn parse<'a>(c: &'a Container, errors: &mut Accumulator) -> Option<Bu
     let mut item_ty = None;
     if let Some(items) = items {
         let fixed = matches!(&items.recv.ty, Type::Array(_));
-        let (elem, _) = paths::element(&items.recv.ty);
+        let (elem, _) = crate::common::types::element(&items.recv.ty);
         if classify(&items.recv.ty) != Kind::Array || fixed || items.serde.with.is_some() {
             let ty = &items.recv.ty;
             errors.push(
@@ -244,7 +214,7 @@ pub(crate) fn parse<'a>(c: &'a Container, errors: &mut Accumulator) -> Option<Bu
         }
     }
     if let Some(count) = count {
-        if !matches!(classify(&count.recv.ty), Kind::Int { .. }) || crate::check::is_option(&count.recv.ty) {
+        if !matches!(classify(&count.recv.ty), Kind::Int { .. }) || is_option(&count.recv.ty) {
             errors.push(
                 Error::custom(format!(
                     "the bucket's count `{}` must be an integer field, like `count: i32`",
@@ -255,7 +225,7 @@ pub(crate) fn parse<'a>(c: &'a Container, errors: &mut Accumulator) -> Option<Bu
         }
     }
     if let Some(period) = period {
-        if crate::check::is_option(&period.recv.ty) {
+        if is_option(&period.recv.ty) {
             errors.push(
                 Error::custom("the period field is set when a bucket is created: it cannot be an `Option`")
                     .with_span(&opts.period.span),
@@ -286,7 +256,26 @@ pub(crate) fn parse<'a>(c: &'a Container, errors: &mut Accumulator) -> Option<Bu
     else {
         return None;
     };
-    let named = [(series, "series"), (period, "period"), (items, "items"), (count, "count")];
+    Some(BucketDef {
+        series,
+        period,
+        per,
+        max,
+        max_span: opts.max.span(),
+        items,
+        item_ty,
+        time: opts.time,
+        count,
+        id,
+        limit,
+        aggregates,
+    })
+}
+
+/// The named fields are different fields, and every other field can be absent from a
+/// new bucket (the `bucket_fields` rule).
+fn fields_rule(c: &Container, def: &BucketDef, errors: &mut Accumulator) {
+    let named = [(def.series, "series"), (def.period, "period"), (def.items, "items"), (def.count, "count")];
     for (i, (a, what)) in named.iter().enumerate() {
         for (b, other) in &named[i + 1..] {
             if std::ptr::eq(*a, *b) {
@@ -304,8 +293,8 @@ pub(crate) fn parse<'a>(c: &'a Container, errors: &mut Accumulator) -> Option<Bu
     // upsert creates buckets with only the fields it sets.
     for f in paths::stored_fields(c) {
         let maintained = named.iter().any(|(m, _)| std::ptr::eq(*m, f))
-            || id.is_some_and(|i| std::ptr::eq(i, f))
-            || aggregates.iter().any(|a| std::ptr::eq(a.field, f));
+            || def.id.is_some_and(|i| std::ptr::eq(i, f))
+            || def.aggregates.iter().any(|a| std::ptr::eq(a.field, f));
         if maintained || f.serde.skip_serializing_if.is_some() {
             continue;
         }
@@ -317,25 +306,13 @@ pub(crate) fn parse<'a>(c: &'a Container, errors: &mut Accumulator) -> Option<Bu
         };
         errors.push(Error::custom(rule("bucket_fields", message)).with_span(&f.span));
     }
-    Some(BucketDef {
-        series,
-        period,
-        per,
-        max,
-        max_span: opts.max.span(),
-        items,
-        item_ty,
-        time: opts.time,
-        count,
-        id,
-        limit,
-        aggregates,
-    })
 }
 
 /// The `{series: 1, period: 1}` index range reads use, unless an index already starts
 /// with those keys.
-pub(crate) fn add_index(b: &BucketDef, indexes: &mut Vec<IndexDef>) {
+pub(crate) fn add_index(parsed: &Parsed, index: &mut crate::index::Parsed) {
+    let Some(b) = &parsed.0 else { return };
+    let indexes = &mut index.indexes;
     let (series, period) =
         (b.series.name.clone().unwrap_or_default(), b.period.name.clone().unwrap_or_default());
     let served = indexes.iter().any(|i| {
@@ -365,39 +342,10 @@ pub(crate) fn add_index(b: &BucketDef, indexes: &mut Vec<IndexDef>) {
     });
 }
 
-/// A bound a pattern adds to a field's validator, as if written in `#[validate]`.
-pub(crate) struct Bound {
-    pub field: Option<String>,
-    pub span: Span,
-    pub max_items: Option<u64>,
-    pub minimum: Option<i64>,
-    pub maximum: Option<i64>,
-}
-
-/// Adds the patterns' bounds to the fields, where `#[validate]` did not set them.
-pub(crate) fn apply_bounds(c: &mut Container, bounds: Vec<Bound>) {
-    let crate::ast::Body::Struct(_, fields) = &mut c.body else { return };
-    for b in bounds {
-        let Some(f) = fields.iter_mut().find(|f| f.name == b.field && !f.serde.skip) else { continue };
-        let num = |n: i64| crate::attr::validate::Num {
-            value: crate::attr::validate::NumValue::Int(n),
-            span: b.span,
-        };
-        if let Some(m) = b.max_items {
-            f.recv.max_items.get_or_insert(SpannedValue::new(m, b.span));
-        }
-        if let Some(m) = b.minimum {
-            f.recv.minimum.get_or_insert_with(|| num(m));
-        }
-        if let Some(m) = b.maximum {
-            f.recv.maximum.get_or_insert_with(|| num(m));
-        }
-    }
-}
-
 /// The validator learns the bucket's bounds: `maxItems` on the items, `count` between
 /// 0 and `max`.
-pub(crate) fn bounds(b: &BucketDef) -> Vec<Bound> {
+pub(crate) fn bounds(parsed: &Parsed) -> Vec<Bound> {
+    let Some(b) = &parsed.0 else { return Vec::new() };
     vec![
         Bound {
             field: b.items.name.clone(),
@@ -444,7 +392,7 @@ fn item_path_check(item: &Type, path: &Name, bound: TokenStream, nullable_messag
     )
 }
 
-pub(crate) fn expand(c: &Container, b: &BucketDef) -> TokenStream {
+fn bucket(c: &Container, b: &BucketDef) -> TokenStream {
     let ident = &c.ident;
     let owner = ident.to_string();
     let vis = &c.vis;
@@ -513,13 +461,13 @@ pub(crate) fn expand(c: &Container, b: &BucketDef) -> TokenStream {
     for f in paths::stored_fields(c) {
         let name_len = f.name.as_deref().unwrap_or_default().len();
         let (size, why) = if std::ptr::eq(f, b.items) {
-            let (item, why) = crate::size::probe(item_ty);
+            let (item, why) = crate::common::size::probe(item_ty);
             let n = b.max as usize;
             (quote!(__ds::sz::element(#name_len, __ds::sz::array(#n, #item))), why)
         } else if b.id.is_some_and(|i| std::ptr::eq(i, f)) && string_id && f.recv.max_length.is_none() {
             // "<series>:<period label>#<seq>": the series as text (at most its string
             // size, or 24 hex digits, or 20 decimal digits), ':', a label, '#', a u32.
-            let (series_size, why) = crate::size::value_size(&owner, b.series);
+            let (series_size, why) = crate::common::size::value_size(&owner, b.series);
             let extra: usize = 24 + 1 + 16 + 1 + 10;
             (
                 quote!(__ds::sz::element(#name_len, __ds::sz::add(#series_size, ::core::option::Option::Some(#extra)))),
@@ -535,7 +483,7 @@ pub(crate) fn expand(c: &Container, b: &BucketDef) -> TokenStream {
                 quote!(""),
             )
         } else {
-            crate::size::element(&owner, f)
+            crate::common::size::element(&owner, f)
         };
         whys.push(quote!((#size, #why)));
         sizes.push(size);

@@ -9,11 +9,43 @@ use quote::quote;
 use syn::spanned::Spanned;
 use syn::{Attribute, LitStr};
 
-use crate::ast::Container;
-use crate::attr::keys::{Allow, KeyItem, KeyList, KeyValue};
+use crate::ast::{Container, Context, Field};
+use crate::attr::index_keys::{Allow, KeyItem, KeyList, KeyValue};
 use crate::attr::Flag;
-use crate::check::rule;
-use crate::paths;
+use crate::common::duration::parse_duration;
+use crate::common::expansion::Expansion;
+use crate::common::message::rule;
+use crate::common::paths;
+use crate::common::types::known_helper;
+
+/// The model's indexes, with what the checks found.
+pub(crate) struct Parsed {
+    /// Every index, in declaration order; the bucket pattern adds its own before the checks.
+    pub indexes: Vec<IndexDef>,
+    /// The compile-time checks of paths past a first segment, found by [`check`].
+    nested: TokenStream,
+}
+
+/// Reads every `#[index]` on the struct and its fields.
+pub(crate) fn parse(cx: &Context, errors: &mut Accumulator) -> Parsed {
+    let c = &cx.container;
+    let indexes = if cx.is_model() { read(c, &c.attrs, errors) } else { Vec::new() };
+    Parsed { indexes, nested: TokenStream::new() }
+}
+
+/// The rules that concern indexes alone: paths, TTL, duplicates, prefixes, the budget,
+/// `unique` inside arrays.
+pub(crate) fn check(parsed: &mut Parsed, cx: &Context, errors: &mut Accumulator) {
+    let Some(m) = &cx.model else { return };
+    let budget = m.max_indexes.as_ref().map_or((10, None), |n| (**n, Some(n.span())));
+    let waived = m.allow.as_ref().is_some_and(|a| a.waives("index_budget"));
+    parsed.nested = rules(&cx.container, &parsed.indexes, budget, waived, errors);
+}
+
+/// `Model::INDEXES`, and the nested path checks.
+pub(crate) fn expand(parsed: &Parsed, _cx: &Context) -> Expansion {
+    Expansion { model: indexes_const(&parsed.indexes), items: parsed.nested.clone(), ..Expansion::default() }
+}
 
 /// The kind of one key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -131,31 +163,7 @@ fn parse_opts(attr: &Attribute) -> darling::Result<IndexOpts> {
     }
 }
 
-/// `"30d"`, `"12h"`, `"5m"`, `"300s"`, `"300"` in seconds.
-pub(crate) fn parse_duration(lit: &LitStr) -> Result<u64, Error> {
-    let text = lit.value();
-    let text = text.trim();
-    let (digits, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len()));
-    let factor = match unit.trim() {
-        "" | "s" => 1,
-        "m" => 60,
-        "h" => 3_600,
-        "d" => 86_400,
-        _ => 0,
-    };
-    match digits.parse::<u64>() {
-        Ok(n) if factor > 0 => n
-            .checked_mul(factor)
-            .ok_or_else(|| Error::custom("this duration overflows").with_span(lit)),
-        _ => Err(Error::custom(format!(
-            "`{text}` is not a duration: write a number of seconds, or a number with `s`, `m`, `h` or `d`, like \"30d\""
-        ))
-        .with_span(lit)),
-    }
-}
-
-/// Reads every `#[index]` on the struct and its fields.
-pub(crate) fn parse(c: &Container, struct_attrs: &[Attribute], errors: &mut Accumulator) -> Vec<IndexDef> {
+fn read(c: &Container, struct_attrs: &[Attribute], errors: &mut Accumulator) -> Vec<IndexDef> {
     let mut out = Vec::new();
     for attr in struct_attrs.iter().filter(|a| a.path().is_ident("index")) {
         let Some(opts) = errors.handle(parse_opts(attr)) else { continue };
@@ -281,7 +289,7 @@ fn finish(keys: Vec<Key>, opts: &IndexOpts, span: Span, errors: &mut Accumulator
 }
 
 /// The rules that concern indexes alone; returns the nested path checks to emit.
-pub(crate) fn check(
+fn rules(
     c: &Container,
     indexes: &[IndexDef],
     budget: (usize, Option<Span>),
@@ -367,12 +375,12 @@ fn same_keys(a: &[Key], b: &[Key]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.path == y.path && x.kind == y.kind)
 }
 
-fn is_date(field: &crate::ast::Field) -> bool {
+fn is_date(field: &Field) -> bool {
     if let Some(bt) = &field.recv.bson_type {
         return bt.value() == "date";
     }
     if let Some(with) = &field.serde.with {
-        return crate::check::known_helper(&with.value()) == Some("date");
+        return known_helper(&with.value()) == Some("date");
     }
     let ty = &field.recv.ty;
     let text = quote!(#ty).to_string().replace(' ', "");
@@ -380,7 +388,7 @@ fn is_date(field: &crate::ast::Field) -> bool {
 }
 
 /// `const INDEXES: &[Index] = &[...]`.
-pub(crate) fn expand(indexes: &[IndexDef]) -> TokenStream {
+fn indexes_const(indexes: &[IndexDef]) -> TokenStream {
     let items = indexes.iter().map(|i| {
         let name = &i.name;
         let keys = i.keys.iter().map(|k| {

@@ -13,7 +13,9 @@ use syn::spanned::Spanned;
 use syn::{Attribute, Data, DeriveInput, Expr, Fields, Ident, Lit, LitStr, Type};
 
 use crate::attr::Flag;
-use crate::check::{did_you_mean, rule};
+use crate::common::dummy::dummy;
+use crate::common::duration::parse_duration;
+use crate::common::message::{did_you_mean, rule};
 
 /// What the keys hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,7 +118,7 @@ struct ValueType(Type);
 impl FromMeta for ValueType {
     fn from_expr(expr: &Expr) -> darling::Result<Self> {
         match expr {
-            Expr::Path(p) => Ok(Self(Type::Path(syn::TypePath { qself: p.qself.clone(), path: p.path.clone() }))),
+            Expr::Path(p) => Ok(Self(Type::Path(syn::TypePath { attrs: Vec::new(), qself: p.qself.clone(), path: p.path.clone() }))),
             Expr::Lit(l) => match &l.lit {
                 Lit::Str(s) => s.parse::<Type>().map(Self).map_err(|_| {
                     Error::custom(format!("`{}` is not a type", s.value())).with_span(s)
@@ -287,7 +289,7 @@ fn parse_ttl(lit: &LitStr) -> darling::Result<TtlDecision> {
     if text.trim() == "none" {
         return Ok(TtlDecision::Never);
     }
-    let seconds = crate::index::parse_duration(lit).map_err(|_| {
+    let seconds = parse_duration(lit).map_err(|_| {
         Error::custom(format!(
             "`{}` is not a TTL: write a number with `s`, `m`, `h` or `d`, like \"300s\" or \"30d\", or \"none\" with a reason",
             text.trim()
@@ -430,7 +432,7 @@ fn family(input: &DeriveInput, partial: &mut Partial) -> darling::Result<TokenSt
     let (Some(kind), Some(segments), Some(pattern), Some(ttl)) = (kind, segments, &recv.pattern, ttl) else {
         return Err(Error::custom("incomplete key family").with_span(&attr_span));
     };
-    Ok(crate::dummy(expand_family(&recv, kind, &segments, pattern, &ttl, &fields, value.as_ref())))
+    Ok(dummy(expand_family(&recv, kind, &segments, pattern, &ttl, &fields, value.as_ref())))
 }
 
 fn check_placeholders(
@@ -702,7 +704,7 @@ fn stubs(input: &DeriveInput, partial: Partial) -> TokenStream {
             impl #impl_generics __ds::#family_trait for #ident #ty_generics #where_clause {}
         }
     });
-    crate::dummy(quote! {
+    dummy(quote! {
         impl #impl_generics __ds::KeyFamily for #ident #ty_generics #where_clause {
             const SPEC: __ds::KeySpec = __ds::KeySpec {
                 name: "",

@@ -1,19 +1,83 @@
-//! Expand: `impl Model` for a collection's type.
+//! The `Model` impl of a collection's type: parse `#[model(collection = "...",
+//! validation_level, validation_action)]`, and expand into `impl Model`, which holds
+//! what the other patterns put in it (indexes, access patterns, the versioned
+//! validator, the relations table), and the registry entry.
 
+use darling::error::Accumulator;
+use darling::Error;
 use proc_macro2::TokenStream;
 use quote::quote;
 use syn::LitStr;
 
-use crate::ast::{Action, Container, Level};
+use crate::ast::{Action, Container, Context, Level};
+use crate::common::expansion::Expansion;
+
+/// A checked `#[model(...)]`: `None` when the collection is missing.
+pub(crate) struct Parsed(Option<ModelOptions>);
+
+/// Reads the collection and the validation options; refuses waivers that belong on an
+/// `#[index]` or `#[access]`.
+pub(crate) fn parse(cx: &Context, errors: &mut Accumulator) -> Parsed {
+    let Some(m) = &cx.model else { return Parsed(None) };
+    let collection = match &m.collection {
+        Some(lit) => {
+            if let Some(problem) = collection_problem(&lit.value()) {
+                errors.push(Error::custom(problem).with_span(lit));
+            }
+            Some(lit.clone())
+        }
+        None => {
+            errors.push(
+                Error::custom(
+                    "missing `#[model(collection = \"...\")]`: a Model is stored in a collection; name it",
+                )
+                .with_span(&cx.container.ident),
+            );
+            None
+        }
+    };
+    let allow = m.allow.clone().unwrap_or_default();
+    for (rule, span) in allow.rules.iter().filter(|(r, _)| r != "index_budget") {
+        errors.push(
+            Error::custom(format!("waive `{rule}` on the `#[index]` or `#[access]` it concerns; the model's own `allow` takes `index_budget`"))
+                .with_span(span),
+        );
+    }
+    Parsed(collection.map(|collection| ModelOptions {
+        collection,
+        level: m.validation_level.as_ref().map(|l| **l),
+        action: m.validation_action.as_ref().map(|a| **a),
+    }))
+}
+
+/// The options' rules are single-key rules, found while parsing.
+pub(crate) fn check(_parsed: &mut Parsed, _cx: &Context, _errors: &mut Accumulator) {}
+
+/// `impl Model`, holding the patterns' constants and the relations table, and the
+/// registry entry, placed apart by the driver.
+pub(crate) fn expand(parsed: &Parsed, cx: &Context, parts: &[&Expansion]) -> (TokenStream, TokenStream) {
+    let Some(options) = &parsed.0 else { return Default::default() };
+    let c = &cx.container;
+    let consts = parts.iter().map(|p| &p.model);
+    let rows: Vec<&TokenStream> = parts.iter().flat_map(|p| &p.relations).collect();
+    let copies: Vec<&TokenStream> = parts.iter().flat_map(|p| &p.copies).collect();
+    let table = (!rows.is_empty() || !copies.is_empty()).then(|| {
+        quote! {
+            const RELATIONS: &'static [__ds::Relation] = &[#(#rows),*];
+            const COPIES: &'static [__ds::CopySpec] = &[#(#copies),*];
+        }
+    });
+    (model_impl(c, options, quote!(#(#consts)* #table)), registration(c).unwrap_or_default())
+}
 
 /// The `#[model(...)]` options that reach the `Model` impl.
-pub(crate) struct ModelOptions {
+struct ModelOptions {
     pub collection: LitStr,
     pub level: Option<Level>,
     pub action: Option<Action>,
 }
 
-pub(crate) fn model_impl(c: &Container, opts: &ModelOptions, consts: TokenStream) -> TokenStream {
+fn model_impl(c: &Container, opts: &ModelOptions, consts: TokenStream) -> TokenStream {
     let ident = &c.ident;
     let generics = c.bounded_generics();
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
@@ -50,7 +114,7 @@ pub(crate) fn model_impl(c: &Container, opts: &ModelOptions, consts: TokenStream
 
 /// Submits the model to `docshape::registry`, so deploy tools find it without a list.
 /// A generic model has no one spec to register.
-pub(crate) fn registration(c: &Container) -> Option<TokenStream> {
+fn registration(c: &Container) -> Option<TokenStream> {
     let ident = &c.ident;
     c.generics.params.is_empty().then(|| {
         quote! {

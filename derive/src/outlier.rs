@@ -11,12 +11,34 @@ use quote::{format_ident, quote};
 use syn::spanned::Spanned;
 use syn::{LitStr, Type};
 
-use crate::ast::Container;
-use crate::ast::Field;
-use crate::bucket::{field, Name, LIMIT};
-use crate::check::{classify, Kind};
-use crate::paths;
-use crate::validator::respan;
+use crate::ast::{Container, Context, Field};
+use crate::common::bounds::Bound;
+use crate::common::expansion::Expansion;
+use crate::common::fields::{field, Name};
+use crate::common::paths;
+use crate::common::respan::respan;
+use crate::common::size::LIMIT;
+use crate::common::types::{classify, is_option, Kind};
+use crate::model::collection_problem;
+
+/// The model's checked `#[outlier]` arrays.
+pub(crate) struct Parsed<'a>(Vec<OutlierDef<'a>>);
+
+/// Reads and checks every `#[outlier]` of the model: an array, a `bool` flag, an
+/// overflow collection with a valid name, a parent `_id`.
+pub(crate) fn parse<'a>(cx: &'a Context, errors: &mut Accumulator) -> Parsed<'a> {
+    let Some(m) = &cx.model else { return Parsed(Vec::new()) };
+    Parsed(read(&cx.container, m.collection.as_ref(), errors))
+}
+
+/// An outlier's rules concern its own attribute and fields, found while parsing.
+pub(crate) fn check(_parsed: &mut Parsed, _cx: &Context, _errors: &mut Accumulator) {}
+
+/// `impl Outliers`, the `push_`/`load_` methods and the size assertions. The arrays
+/// are sized from the fields as written: `cx` is the context they were parsed from.
+pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> Expansion {
+    Expansion::items(outliers(&cx.container, &parsed.0))
+}
 
 #[derive(FromMeta)]
 struct OutlierOpts {
@@ -28,7 +50,7 @@ struct OutlierOpts {
 }
 
 /// A checked `#[outlier]`.
-pub(crate) struct OutlierDef<'a> {
+struct OutlierDef<'a> {
     field: &'a Field,
     item_ty: Type,
     threshold: u64,
@@ -39,12 +61,7 @@ pub(crate) struct OutlierDef<'a> {
     count: Option<&'a Field>,
 }
 
-/// Reads and checks every `#[outlier]` of the model.
-pub(crate) fn parse<'a>(
-    c: &'a Container,
-    collection: Option<&LitStr>,
-    errors: &mut Accumulator,
-) -> Vec<OutlierDef<'a>> {
+fn read<'a>(c: &'a Container, collection: Option<&LitStr>, errors: &mut Accumulator) -> Vec<OutlierDef<'a>> {
     for attr in c.attrs.iter().filter(|a| a.path().is_ident("outlier")) {
         errors.push(
             Error::custom("`#[outlier(...)]` goes on the array field it bounds")
@@ -82,7 +99,7 @@ pub(crate) fn parse<'a>(
             }
         }
         let overflow = opts.overflow.value();
-        if let Some(problem) = crate::model::collection_problem(&overflow) {
+        if let Some(problem) = collection_problem(&overflow) {
             errors.push(Error::custom(problem).with_span(&opts.overflow));
         }
         if collection.is_some_and(|c| c.value() == overflow) {
@@ -91,7 +108,7 @@ pub(crate) fn parse<'a>(
                     .with_span(&opts.overflow),
             );
         }
-        let (elem, _) = paths::element(&f.recv.ty);
+        let (elem, _) = crate::common::types::element(&f.recv.ty);
         let is_vec = classify(&f.recv.ty) == Kind::Array && !matches!(&f.recv.ty, Type::Array(_));
         let item_ty = match (is_vec && f.serde.with.is_none(), elem) {
             (true, Some(elem)) => Some(elem),
@@ -131,9 +148,7 @@ pub(crate) fn parse<'a>(
         }
         let count = opts.count.as_ref().and_then(|n| errors.handle(field(c, n, "outlier count")));
         if let (Some(count), Some(n)) = (count, &opts.count) {
-            if !matches!(classify(&count.recv.ty), Kind::Int { .. })
-                || crate::check::is_option(&count.recv.ty)
-            {
+            if !matches!(classify(&count.recv.ty), Kind::Int { .. }) || is_option(&count.recv.ty) {
                 errors.push(
                     Error::custom(format!(
                         "the outlier count `{}` must be an integer field, like `followers_count: i64`",
@@ -167,10 +182,10 @@ pub(crate) fn parse<'a>(
 
 /// The validator learns the embedded bound (`maxItems`) and that counts are not
 /// negative.
-pub(crate) fn bounds(outliers: &[OutlierDef]) -> Vec<crate::bucket::Bound> {
+pub(crate) fn bounds(parsed: &Parsed) -> Vec<Bound> {
     let mut out = Vec::new();
-    for o in outliers {
-        out.push(crate::bucket::Bound {
+    for o in &parsed.0 {
+        out.push(Bound {
             field: o.field.name.clone(),
             span: o.threshold_span,
             max_items: Some(o.threshold),
@@ -178,7 +193,7 @@ pub(crate) fn bounds(outliers: &[OutlierDef]) -> Vec<crate::bucket::Bound> {
             maximum: None,
         });
         if let Some(count) = o.count {
-            out.push(crate::bucket::Bound {
+            out.push(Bound {
                 field: count.name.clone(),
                 span: o.threshold_span,
                 max_items: None,
@@ -190,7 +205,7 @@ pub(crate) fn bounds(outliers: &[OutlierDef]) -> Vec<crate::bucket::Bound> {
     out
 }
 
-pub(crate) fn expand(c: &Container, outliers: &[OutlierDef]) -> TokenStream {
+fn outliers(c: &Container, outliers: &[OutlierDef]) -> TokenStream {
     if outliers.is_empty() {
         return TokenStream::new();
     }
@@ -251,10 +266,10 @@ pub(crate) fn expand(c: &Container, outliers: &[OutlierDef]) -> TokenStream {
             }
         });
         // The embedded array and each overflow document must fit in a document.
-        let (item, why) = crate::size::probe(item_ty);
+        let (item, why) = crate::common::size::probe(item_ty);
         let limit = LIMIT as usize;
         let fix = "lower `threshold` or `per_doc`, or make the items smaller";
-        let (parent, parent_why) = crate::size::value_size(&owner, id_field);
+        let (parent, parent_why) = crate::common::size::value_size(&owner, id_field);
         let (threshold, per_doc) = (o.threshold as usize, o.per_doc as usize);
         let field_len = field.len();
         // The embedded array alone (the rest of the parent is the application's); an

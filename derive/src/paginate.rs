@@ -1,14 +1,35 @@
-//! Expand: one typed keyset paginator per `#[access(..., paginate)]` pattern, a method
-//! named after the pattern taking its equality values (`runtime/src/paginate.rs`
-//! executes it).
+//! `#[access(..., paginate)]`: the paginate pattern. Expand into one typed keyset
+//! paginator per such access pattern, a method named after the pattern taking its
+//! equality values (`docshape::paginate` executes it).
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
+use darling::error::Accumulator;
+
 use crate::access::Access;
-use crate::ast::Container;
+use crate::ast::{Container, Context};
+use crate::common::expansion::Expansion;
+use crate::common::paths;
 use crate::index::KeyKind;
-use crate::paths;
+
+/// Paginate has nothing of its own to read: `paginate` is a key of `#[access]`, read
+/// and checked with the access patterns (an `_id` tie-break, sort keys that are never
+/// null, arrays or floats).
+pub(crate) struct Parsed;
+
+/// Nothing to read: see [`Parsed`].
+pub(crate) fn parse(_cx: &Context, _errors: &mut Accumulator) -> Parsed {
+    Parsed
+}
+
+/// The paginator's rules run with the access patterns' (`access::check`).
+pub(crate) fn check(_parsed: &mut Parsed, _cx: &Context, _errors: &mut Accumulator) {}
+
+/// One paginator method per `#[access(..., paginate)]` pattern.
+pub(crate) fn expand(_parsed: &Parsed, cx: &Context, access: &crate::access::Parsed) -> Expansion {
+    Expansion::items(paginators(&cx.container, &access.patterns))
+}
 
 /// A parameter name for a stored path: `author_id`, `customer.id` -> `customer_id`.
 fn param_name(path: &str, taken: &mut Vec<String>) -> syn::Ident {
@@ -30,7 +51,7 @@ fn param_name(path: &str, taken: &mut Vec<String>) -> syn::Ident {
     format_ident!("{}", name)
 }
 
-pub(crate) fn expand(c: &Container, patterns: &[Access]) -> TokenStream {
+fn paginators(c: &Container, patterns: &[Access]) -> TokenStream {
     let methods = patterns.iter().enumerate().filter(|(_, a)| a.paginate.is_some()).map(|(i, a)| {
         let method = format_ident!("{}", a.name);
         let mut taken = Vec::new();

@@ -6,7 +6,7 @@ use std::str::FromStr;
 
 use proc_macro2::TokenStream;
 
-use crate::{expand_embedded, expand_model};
+use crate::driver::{expand_embedded, expand_model};
 
 fn expand_key_family(input: TokenStream) -> TokenStream {
     crate::keys::expand(input)

@@ -1,13 +1,39 @@
-//! Expand: the `Schema` impl, whose `schema()` builds the type's `$jsonSchema` at run
-//! time from its fields' own schemas (`runtime/src/validator.rs` executes it).
+//! The validator (`#[validate]`, `#[model(strict, validation_*)]`, `#[embedded]`):
+//! check the rules of [`rules`], and expand into the `Schema` impl, whose `schema()`
+//! builds the type's `$jsonSchema` at run time from its fields' own schemas
+//! (`docshape::validator` executes it).
+
+mod rules;
 
 use darling::ast::Style;
+use darling::error::Accumulator;
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 
-use crate::ast::{Body, Container, Field, Variant};
+use crate::ast::{Body, Container, Context, Field, Variant};
 use crate::attr::validate::{AllowedValue, Num, NumValue};
-use crate::check::{classify, is_option, known_helper, Kind};
+use crate::common::expansion::Expansion;
+use crate::common::respan::respan;
+use crate::common::types::{classify, is_option, known_helper, Kind};
+
+/// The validator has nothing of its own to read: `#[validate]` is parsed with the
+/// fields ([`crate::ast`]), and the patterns' bounds join it before expansion.
+pub(crate) struct Parsed;
+
+/// Nothing to read: see [`Parsed`].
+pub(crate) fn parse(_cx: &Context, _errors: &mut Accumulator) -> Parsed {
+    Parsed
+}
+
+/// Every `#[validate]` key against its field's type, and the stored names.
+pub(crate) fn check(_parsed: &mut Parsed, cx: &Context, errors: &mut Accumulator) {
+    rules::container(&cx.container, errors);
+}
+
+/// `impl Schema`; a `Model`'s schema admits `_id`.
+pub(crate) fn expand(_parsed: &Parsed, cx: &Context) -> Expansion {
+    Expansion::items(schema_impl(&cx.container, cx.is_model()))
+}
 
 /// A number as a `__ds::Lit`: an int when it fits in 32 bits, as the server stores it.
 fn num(n: &NumValue) -> TokenStream {
@@ -23,24 +49,6 @@ fn num(n: &NumValue) -> TokenStream {
 fn count(n: u64) -> TokenStream {
     let n = n as i64;
     quote!(__ds::Lit::Int64(#n))
-}
-
-/// `tokens` with every span set to `span`, so the compiler's error for them lands
-/// under the attribute that asked for the check.
-pub(crate) fn respan(tokens: TokenStream, span: proc_macro2::Span) -> TokenStream {
-    tokens
-        .into_iter()
-        .map(|mut tt| {
-            if let proc_macro2::TokenTree::Group(g) = &tt {
-                let mut group = proc_macro2::Group::new(g.delimiter(), respan(g.stream(), span));
-                group.set_span(span);
-                tt = proc_macro2::TokenTree::Group(group);
-            } else {
-                tt.set_span(span);
-            }
-            tt
-        })
-        .collect()
 }
 
 /// The schema of one field's value, with its `#[validate]` constraints.
@@ -226,7 +234,7 @@ fn enum_schema(c: &Container, variants: &[Variant]) -> TokenStream {
 }
 
 /// The expression building the container's schema.
-pub(crate) fn schema_expr(c: &Container, admit_id: bool) -> TokenStream {
+fn schema_expr(c: &Container, admit_id: bool) -> TokenStream {
     if let Some(into) = &c.serde.into {
         return quote!(<#into as __ds::Schema>::schema());
     }
@@ -258,7 +266,7 @@ pub(crate) fn schema_expr(c: &Container, admit_id: bool) -> TokenStream {
 }
 
 /// `impl Schema for T`, with `Schema` bounds on the type parameters.
-pub(crate) fn schema_impl(c: &Container, admit_id: bool) -> TokenStream {
+fn schema_impl(c: &Container, admit_id: bool) -> TokenStream {
     let ident = &c.ident;
     let generics = c.bounded_generics();
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();

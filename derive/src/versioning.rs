@@ -4,161 +4,62 @@
 //! current one has a step and that the steps chain, and expand into `impl Versioned`
 //! (the upgrade chain) plus the validator that admits every declared version.
 
-use darling::ast::NestedMeta;
-use darling::{Error, FromMeta};
+use darling::error::Accumulator;
+use darling::Error;
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Ident, LitInt, Type};
 
-use crate::ast::{Body, Container, Field};
-use crate::check::{classify, Kind};
+use crate::ast::{Body, Container, Context, Field};
+use crate::attr::migrate::{Migrate, Step, StepKind};
+use crate::common::expansion::Expansion;
+use crate::common::types::{classify, Kind};
 
-/// How one older version is upgraded.
-#[derive(Clone)]
-pub(crate) enum StepKind {
-    /// `vN = OldType`: the old shape as a type, `From` it into the next version's type.
-    Typed(Type),
-    /// `vN(document = path::to::fn)`: `fn(Document) -> Result<Document, E>`.
-    Document(syn::Path),
+/// A checked versioning declaration; `None` when the model is not versioned (or the
+/// declaration is malformed, with its errors pushed).
+pub(crate) struct Parsed(Option<Versioning>);
+
+/// Reads `version`, `migrate(...)` and `#[schema_version]`, and checks that the steps
+/// chain from the oldest readable version to the current one.
+pub(crate) fn parse(cx: &Context, errors: &mut Accumulator) -> Parsed {
+    let Some(m) = &cx.model else { return Parsed(None) };
+    Parsed(declaration(&cx.container, m.version.as_ref(), m.migrate.as_ref(), errors))
 }
 
-#[derive(Clone)]
-pub(crate) struct Step {
-    pub version: i64,
-    pub span: Span,
-    pub kind: StepKind,
-}
-
-/// `migrate(v1 = UserV1, v2(document = upgrade_v2))`.
-#[derive(Clone, Default)]
-pub(crate) struct Migrate {
-    pub steps: Vec<Step>,
-    pub span: Option<Span>,
-}
-
-fn version_of(ident: &Ident) -> Option<i64> {
-    let text = ident.to_string();
-    let digits = text.strip_prefix('v')?;
-    if digits.is_empty() || digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
+/// What versioning cannot be combined with.
+pub(crate) fn check(parsed: &mut Parsed, cx: &Context, errors: &mut Accumulator) {
+    let c = &cx.container;
+    if let (Some(_), Some(param)) = (&parsed.0, c.generics.params.first()) {
+        errors.push(
+            Error::custom("a versioned model is one stored type; it cannot be generic").with_span(param),
+        );
     }
-    digits.parse().ok()
+    // Bucket and outlier writers upsert documents of their own making, without the
+    // version field: the two do not mix (yet), and saying so beats a silent v1 document.
+    let patterned = c.attrs.iter().any(|a| a.path().is_ident("bucket"))
+        || matches!(&c.body, Body::Struct(_, fields)
+            if fields.iter().any(|f| f.recv.attrs.iter().any(|a| a.path().is_ident("outlier"))));
+    let version = cx.model.as_ref().and_then(|m| m.version.as_ref());
+    if let (Some(_), true, Some(lit)) = (&parsed.0, patterned, version) {
+        errors.push(
+            Error::custom(
+                "a versioned model cannot be a bucket or hold outlier arrays: their writers create documents without the version field; version the model that embeds them instead",
+            )
+            .with_span(lit),
+        );
+    }
 }
 
-impl FromMeta for Migrate {
-    fn from_meta(item: &syn::Meta) -> darling::Result<Self> {
-        let syn::Meta::List(list) = item else {
-            return Err(Error::custom("write `migrate(v1 = UserV1, ...)`: one step per older version")
-                .with_span(item));
-        };
-        let items = NestedMeta::parse_meta_list(list.tokens.clone())?;
-        let mut migrate = Self::from_list(&items)?;
-        migrate.span = Some(item.span());
-        Ok(migrate)
-    }
-
-    fn from_list(items: &[NestedMeta]) -> darling::Result<Self> {
-        let mut errors = Error::accumulator();
-        let mut steps: Vec<Step> = Vec::new();
-        for item in items {
-            let NestedMeta::Meta(meta) = item else {
-                errors.push(
-                    Error::custom("expected `vN = OldType` or `vN(document = upgrade_fn)`").with_span(item),
-                );
-                continue;
-            };
-            let path = meta.path();
-            let Some(version) = path.get_ident().and_then(version_of) else {
-                errors.push(
-                    Error::custom(
-                        "a step is named after the version it upgrades: `v1 = UserV1` or `v1(document = upgrade_v1)`",
-                    )
-                    .with_span(path),
-                );
-                continue;
-            };
-            let kind = match meta {
-                syn::Meta::NameValue(nv) => match &nv.value {
-                    syn::Expr::Path(p) if p.qself.is_none() => {
-                        StepKind::Typed(Type::Path(syn::TypePath { qself: None, path: p.path.clone() }))
-                    }
-                    other => {
-                        errors.push(
-                            Error::custom(format!(
-                                "`v{version} = ...` takes the type of the version-{version} shape, e.g. `v{version} = UserV{version}`"
-                            ))
-                            .with_span(other),
-                        );
-                        continue;
-                    }
-                },
-                syn::Meta::List(list) => {
-                    let mut function = None;
-                    let parsed = list.parse_nested_meta(|m| {
-                        if m.path.is_ident("document") {
-                            function = Some(m.value()?.parse::<syn::Path>()?);
-                            Ok(())
-                        } else {
-                            Err(m.error("expected `document = upgrade_fn`"))
-                        }
-                    });
-                    match (parsed, function) {
-                        (Err(e), _) => {
-                            errors.push(e.into());
-                            continue;
-                        }
-                        // Called as `path(doc)`: generic arguments there would not parse.
-                        (Ok(()), Some(f))
-                            if f.segments
-                                .iter()
-                                .any(|seg| !matches!(seg.arguments, syn::PathArguments::None)) =>
-                        {
-                            errors.push(
-                                Error::custom(format!(
-                                    "`document = ...` names a function `fn(Document) -> Result<Document, E>`, such as `upgrade_v{version}`; wrap a generic one in a plain function"
-                                ))
-                                .with_span(&f),
-                            );
-                            continue;
-                        }
-                        (Ok(()), Some(f)) => StepKind::Document(f),
-                        (Ok(()), None) => {
-                            errors.push(
-                                Error::custom(format!(
-                                    "name the function: `v{version}(document = upgrade_v{version})`"
-                                ))
-                                .with_span(list),
-                            );
-                            continue;
-                        }
-                    }
-                }
-                syn::Meta::Path(p) => {
-                    errors.push(
-                        Error::custom(format!(
-                            "`v{version}` needs its step: `v{version} = UserV{version}` or `v{version}(document = upgrade_v{version})`"
-                        ))
-                        .with_span(p),
-                    );
-                    continue;
-                }
-            };
-            if steps.iter().any(|s| s.version == version) {
-                errors.push(
-                    Error::custom(format!("version {version} has two steps; keep one")).with_span(path),
-                );
-                continue;
-            }
-            steps.push(Step { version, span: path.span(), kind });
-        }
-        steps.sort_by_key(|s| s.version);
-        errors.finish_with(Self { steps, span: None })
-    }
+/// `impl Versioned`, and the validator admitting every declared version (in `impl Model`).
+pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> Expansion {
+    let Some(v) = &parsed.0 else { return Expansion::default() };
+    let (versioned, validator) = versioned(&cx.container, v);
+    Expansion { model: validator, items: versioned, ..Expansion::default() }
 }
 
 /// A checked versioning declaration.
-pub(crate) struct Versioning {
+struct Versioning {
     pub current: i64,
     pub field_ident: Ident,
     pub field_name: String,
@@ -167,7 +68,7 @@ pub(crate) struct Versioning {
 }
 
 /// `#[schema_version]` or `#[schema_version(missing = N)]` on a field.
-fn schema_version_attr(f: &Field, errors: &mut darling::error::Accumulator) -> Option<(Span, Option<i64>)> {
+fn schema_version_attr(f: &Field, errors: &mut Accumulator) -> Option<(Span, Option<i64>)> {
     let mut found = None;
     for attr in f.recv.attrs.iter().filter(|a| a.path().is_ident("schema_version")) {
         if found.is_some() {
@@ -201,11 +102,11 @@ fn schema_version_attr(f: &Field, errors: &mut darling::error::Accumulator) -> O
 
 /// Reads and checks the declaration; `None` when the model is not versioned (or it is
 /// malformed, with the errors pushed).
-pub(crate) fn parse(
+fn declaration(
     c: &Container,
     version: Option<&LitInt>,
     migrate: Option<&Migrate>,
-    errors: &mut darling::error::Accumulator,
+    errors: &mut Accumulator,
 ) -> Option<Versioning> {
     let Body::Struct(_, fields) = &c.body else { return None };
     let mut marked: Vec<(&Field, Span, Option<i64>)> = Vec::new();
@@ -404,7 +305,7 @@ pub(crate) fn parse(
 }
 
 /// `impl Versioned` and the `validator()` override for the `Model` impl.
-pub(crate) fn expand(c: &Container, v: &Versioning) -> (TokenStream, TokenStream) {
+fn versioned(c: &Container, v: &Versioning) -> (TokenStream, TokenStream) {
     let ident = &c.ident;
     let current = v.current;
     // Unsuffixed, so it fits whatever integer type the field has.

@@ -7,10 +7,10 @@ use proc_macro2::Span;
 use syn::meta::ParseNestedMeta;
 use syn::{Attribute, LitStr, Token};
 
-use crate::case::RenameRule;
+use crate::attr::case::RenameRule;
 
 /// serde's container attributes that shape what is stored.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(crate) struct SerdeContainer {
     pub rename: Option<String>,
     pub rename_all: Option<RenameRule>,
@@ -23,7 +23,7 @@ pub(crate) struct SerdeContainer {
 }
 
 /// serde's variant attributes that shape what is stored.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(crate) struct SerdeVariant {
     pub rename: Option<String>,
     pub rename_all: Option<RenameRule>,
@@ -33,7 +33,7 @@ pub(crate) struct SerdeVariant {
 }
 
 /// serde's field attributes that shape what is stored.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(crate) struct SerdeField {
     pub rename: Option<String>,
     pub rename_span: Option<Span>,

@@ -1,0 +1,25 @@
+//! Helpers every pattern may use. Nothing here imports a pattern: the layer sits
+//! between the parsed type ([`crate::ast`]) and the pattern modules.
+//!
+//! - [`message`]: "did you mean" suggestions and design-rule messages;
+//! - [`types`]: what a field's type is stored as, from its spelling;
+//! - [`respan`]: generated tokens placed under the user's tokens;
+//! - [`fields`]: stored field names written in attributes, and their lookup;
+//! - [`paths`]: stored paths (`address.city`) and the `HasField` impls;
+//! - [`size`]: compile-time BSON size bounds;
+//! - [`bounds`]: bounds a pattern adds to a field's validator;
+//! - [`duration`]: `"30d"`-style durations;
+//! - [`expansion`]: what one pattern adds to the generated code;
+//! - [`dummy`] and [`fallback`]: the `const _` wrapper, and stub impls when the derive fails.
+
+pub(crate) mod bounds;
+pub(crate) mod dummy;
+pub(crate) mod duration;
+pub(crate) mod expansion;
+pub(crate) mod fallback;
+pub(crate) mod fields;
+pub(crate) mod message;
+pub(crate) mod paths;
+pub(crate) mod respan;
+pub(crate) mod size;
+pub(crate) mod types;

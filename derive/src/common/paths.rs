@@ -1,0 +1,232 @@
+//! Stored paths (`author_id`, `address.city`): resolving them against the model at
+//! compile time, and the `HasField` impls that let another type's derive check the
+//! segments past the first (a cross-type check that is still a compile error).
+
+use darling::Error;
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+use syn::Type;
+
+use crate::ast::{Body, Container, Field};
+use crate::common::message::did_you_mean;
+use crate::common::respan::respan;
+use crate::common::types::{element, is_option};
+
+/// What a path's first segment names.
+pub(crate) struct Resolved<'a> {
+    /// The field, or `None` for the implicit `_id` or a path through a flattened field.
+    pub field: Option<&'a Field>,
+    /// Whether the first segment holds an array (so the rest is per element).
+    pub array: bool,
+    /// The type the second segment is looked up in.
+    pub element: Option<Type>,
+    /// The segments after the first.
+    pub rest: Vec<String>,
+}
+
+/// The stored fields of a struct with named fields (empty for other shapes).
+pub(crate) fn stored_fields(c: &Container) -> Vec<&Field> {
+    match &c.body {
+        Body::Struct(_, fields) => fields.iter().filter(|f| !f.serde.skip && f.name.is_some()).collect(),
+        Body::Enum(_) => Vec::new(),
+    }
+}
+
+fn has_flatten(c: &Container) -> bool {
+    matches!(&c.body, Body::Struct(_, fields) if fields.iter().any(|f| f.serde.flatten.is_some() && !f.serde.skip))
+}
+
+/// Resolves `path`'s first segment against the model's stored names.
+pub(crate) fn resolve<'a>(c: &'a Container, path: &str, span: Span) -> Result<Resolved<'a>, Error> {
+    let mut segments = path.split('.');
+    let first = segments.next().unwrap_or_default();
+    let rest: Vec<String> = segments.map(str::to_owned).collect();
+    if rest.iter().any(String::is_empty) || first.is_empty() {
+        return Err(Error::custom(format!(
+            "`{path}` is not a stored path: segments are separated by single dots"
+        ))
+        .with_span(&span));
+    }
+    let fields = stored_fields(c);
+    let direct =
+        fields.iter().filter(|f| f.serde.flatten.is_none()).find(|f| f.name.as_deref() == Some(first));
+    if let Some(field) = direct {
+        let (element, array) = element(&field.recv.ty);
+        return Ok(Resolved { field: Some(field), array, element, rest });
+    }
+    if first == "_id" || has_flatten(c) {
+        // `_id` exists on every document; a flattened type's keys are its own derive's
+        // business.
+        return Ok(Resolved { field: None, array: false, element: None, rest });
+    }
+    let names: Vec<&str> = fields.iter().filter_map(|f| f.name.as_deref()).collect();
+    let renamed = fields.iter().find(|f| f.recv.ident.as_ref().is_some_and(|i| i == first));
+    let hint = match (renamed, did_you_mean(first, &names)) {
+        (Some(f), _) => {
+            format!("; the field `{first}` is stored as `{}`", f.name.as_deref().unwrap_or_default())
+        }
+        (None, Some(s)) => format!("; did you mean `{s}`?"),
+        (None, None) => format!("; the stored fields are {}", names.join(", ")),
+    };
+    Err(Error::custom(format!("no stored field `{first}` in `{}`{hint}", c.ident)).with_span(&span))
+}
+
+/// The type-level name of a path segment.
+pub(crate) fn name_type(segment: &str, span: Span) -> TokenStream {
+    let mut out = quote!(__ds::Nil);
+    for ch in segment.chars().rev() {
+        out = quote!(__ds::Cons<__ds::Ch<#ch>, #out>);
+    }
+    respan(out, span)
+}
+
+/// Type-level checks that each segment after the first names a stored field of the
+/// type before it; `unique` also requires that no segment is an array. Reported under
+/// `span`. Nothing for generic models, whose element types are only known at use.
+pub(crate) fn nested_checks(c: &Container, r: &Resolved, span: Span, unique: bool) -> TokenStream {
+    let Some(element) = &r.element else { return TokenStream::new() };
+    if r.rest.is_empty() || c.generics.type_params().next().is_some() {
+        return TokenStream::new();
+    }
+    let mut ty = respan(quote!(#element), span);
+    let mut arrays = Vec::new();
+    for segment in &r.rest {
+        if segment == "$**" {
+            break;
+        }
+        let name = name_type(segment, span);
+        let has = respan(quote!(__ds::HasField<#name>), span);
+        arrays.push(quote!(<#ty as #has>::ARRAY));
+        ty = quote!(<#ty as #has>::Value);
+    }
+    let unique_check = unique.then(|| {
+        let message = "docshape rule `unique_in_array`: a unique index on a path inside an array of sub-documents enforces uniqueness across documents, not between the elements of one array; waive with `allow(unique_in_array, reason = \"...\")` if that is what you want";
+        respan(quote!(const _: () = ::core::assert!(!(false #(|| #arrays)*), #message);), span)
+    });
+    respan(
+        quote! {
+            const _: () = {
+                #[allow(dead_code)]
+                struct __Path(::core::marker::PhantomData<#ty>);
+                #unique_check
+            };
+        },
+        span,
+    )
+}
+
+/// Whether a field is at least as visible as its struct, so its type may appear in
+/// the struct's impls. Restricted visibilities count only when written the same way.
+fn as_visible(field: &syn::Visibility, container: &syn::Visibility) -> bool {
+    use syn::Visibility::{Inherited, Public, Restricted};
+    match (container, field) {
+        (Inherited, _) | (_, Public(_)) => true,
+        (Restricted(a), Restricted(b)) => quote!(#a).to_string() == quote!(#b).to_string(),
+        _ => false,
+    }
+}
+
+/// Type-level checks that no segment after the first of a paginated sort path can be
+/// null or missing, or hold an array, and that the last is not a float; each check
+/// only where its rule is not waived (`[nullable, array, float]`).
+pub(crate) fn sort_checks(c: &Container, r: &Resolved, span: Span, rules: [bool; 3]) -> TokenStream {
+    let Some(element) = &r.element else { return TokenStream::new() };
+    if r.rest.is_empty() || c.generics.type_params().next().is_some() {
+        return TokenStream::new();
+    }
+    let mut ty = respan(quote!(#element), span);
+    let (mut nullable, mut array) = (Vec::new(), Vec::new());
+    let mut last = quote!(false);
+    for segment in &r.rest {
+        let name = name_type(segment, span);
+        let has = respan(quote!(__ds::HasField<#name>), span);
+        nullable.push(quote!(<#ty as #has>::NULLABLE));
+        array.push(quote!(<#ty as #has>::ARRAY));
+        last = quote!(<#ty as #has>::FLOAT);
+        ty = quote!(<#ty as #has>::Value);
+    }
+    let [check_nullable, check_array, check_float] = rules;
+    let mut asserts = Vec::new();
+    if check_nullable {
+        asserts.push(quote!(::core::assert!(!(false #(|| #nullable)*), "docshape rule `nullable_sort`: this paginated sort path can be null or missing; sort on another field, or waive with `allow(nullable_sort, reason = \"...\")`");));
+    }
+    if check_array {
+        asserts.push(quote!(::core::assert!(!(false #(|| #array)*), "docshape rule `array_sort`: this paginated sort path goes through an array; sort on another field, or waive with `allow(array_sort, reason = \"...\")`");));
+    }
+    if check_float {
+        asserts.push(quote!(::core::assert!(!#last, "docshape rule `float_sort`: this paginated sort path ends in a float; sort on another field, or waive with `allow(float_sort, reason = \"...\")`");));
+    }
+    respan(quote!(const _: () = { #(#asserts)* };), span)
+}
+
+/// `HasField` impls for a struct's stored fields, so paths from other models can be
+/// checked through it. Open (any key accepted) for enums and flattened structs.
+pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
+    let ident = &c.ident;
+    let generics = c.bounded_generics();
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    let open = || {
+        let mut g = c.generics.clone();
+        g.params.push(syn::parse_quote!(__N));
+        let (ig, _, _) = g.split_for_impl();
+        quote! {
+            impl #ig __ds::HasField<__N> for #ident #ty_generics #where_clause {
+                type Value = __ds::Open;
+                type Stored = __ds::Open;
+                const ARRAY: bool = false;
+                const NULLABLE: bool = false;
+                const FLOAT: bool = false;
+            }
+        }
+    };
+    match &c.body {
+        Body::Struct(darling::ast::Style::Struct, _)
+            if !has_flatten(c) && !c.serde.transparent && c.serde.into.is_none() =>
+        {
+            let impls = stored_fields(c).into_iter().map(|f| {
+                let name = name_type(f.name.as_deref().unwrap_or_default(), Span::call_site());
+                let (element, array) = element(&f.recv.ty);
+                // An associated type may not be less visible than the impl (E0446, a
+                // hard error): a field less visible than its struct may have a private
+                // type, so paths continue through it unchecked.
+                let visible = as_visible(&f.recv.vis, &c.vis);
+                let element = element.filter(|_| visible);
+                let stored = if visible {
+                    let ty = &f.recv.ty;
+                    quote!(#ty)
+                } else {
+                    quote!(__ds::Open)
+                };
+                let float = element.as_ref().is_some_and(|t| {
+                    let t = quote!(#t).to_string();
+                    !array && (t == "f64" || t == "f32")
+                });
+                let nullable = is_option(&f.recv.ty) || f.serde.skip_serializing_if.is_some();
+                let value = element.map_or_else(|| quote!(__ds::Open), |t| quote!(#t));
+                quote! {
+                    impl #impl_generics __ds::HasField<#name> for #ident #ty_generics #where_clause {
+                        type Value = #value;
+                        type Stored = #stored;
+                        const ARRAY: bool = #array;
+                        const NULLABLE: bool = #nullable;
+                        const FLOAT: bool = #float;
+                    }
+                }
+            });
+            let tag = c.serde.tag.as_ref().map(|t| {
+                let name = name_type(&t.value(), Span::call_site());
+                quote! {
+                    impl #impl_generics __ds::HasField<#name> for #ident #ty_generics #where_clause {
+                        type Value = ::std::string::String;
+                        type Stored = ::std::string::String;
+                        const ARRAY: bool = false;
+                        const NULLABLE: bool = false;
+                        const FLOAT: bool = false;
+                    }
+                }
+            });
+            quote!(#(#impls)* #tag)
+        }
+        _ => open(),
+    }
+}

@@ -1,0 +1,465 @@
+//! Denormalized copies: `#[denormalized(from = "User::name", via = "author_id",
+//! refresh = ...)]`.
+//!
+//! The rules: a copy states its refresh policy, copies a field that exists with its
+//! exact type, through a reference to the source model, and a refreshed copy's `via`
+//! field leads an index (`unindexed_via`); an access pattern that needs another
+//! collection's field is served by a copy or waived (`lookup`). The expansion lists the
+//! copies (`Model::COPIES`, rows of `Model::RELATIONS`, and one registry entry each, so
+//! the source's update API finds them).
+
+use darling::error::Accumulator;
+use darling::{Error, FromMeta};
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+use syn::{Attribute, LitStr, Meta, Type};
+
+use crate::access::Access;
+use crate::ast::{Body, Container, Context, Field};
+use crate::attr::reference;
+use crate::common::duration::parse_duration;
+use crate::common::expansion::Expansion;
+use crate::common::message::{did_you_mean, rule};
+use crate::common::paths;
+use crate::common::respan::respan;
+use crate::index::IndexDef;
+
+/// `#[denormalized(...)]`.
+#[derive(FromMeta)]
+struct CopyOpts {
+    from: Option<LitStr>,
+    via: Option<LitStr>,
+    refresh: Option<LitStr>,
+    max_stale: Option<LitStr>,
+    reason: Option<LitStr>,
+}
+
+enum Refresh {
+    Never,
+    Sync,
+    Async(u64),
+}
+
+/// A denormalized copy, checked as far as the spelling allows.
+struct CopyDef {
+    /// The copy's stored name.
+    pub field: String,
+    pub field_ty: Type,
+    pub source: syn::Path,
+    /// The copied path in the source, stored names.
+    pub source_path: String,
+    pub from_span: Span,
+    pub via: String,
+    pub via_span: Span,
+    /// The model the `via` field references.
+    pub via_target: Option<Type>,
+    pub refresh: Refresh,
+    pub reason: Option<String>,
+}
+
+/// The model's checked copies.
+pub(crate) struct Parsed {
+    copies: Vec<CopyDef>,
+}
+
+/// Reads `#[denormalized]` on the struct's fields: the source, the `via` reference
+/// and the refresh policy.
+pub(crate) fn parse(cx: &Context, errors: &mut Accumulator) -> Parsed {
+    let c = &cx.container;
+    let mut out = Parsed { copies: Vec::new() };
+    match &c.body {
+        Body::Struct(_, fields) => {
+            for f in fields {
+                let Some(name) = f.name.clone() else { continue };
+                for attr in attrs(f, "denormalized") {
+                    if !cx.is_model() {
+                        errors.push(
+                            Error::custom("`#[denormalized]` goes on a Model's fields")
+                                .with_span(attr.path()),
+                        );
+                        continue;
+                    }
+                    if let Some(def) = copy(c, f, &name, attr, errors) {
+                        if out.copies.iter().any(|d| d.field == def.field) {
+                            errors.push(
+                                Error::custom("one `#[denormalized]` per field").with_span(attr.path()),
+                            );
+                            continue;
+                        }
+                        out.copies.push(def);
+                    }
+                }
+            }
+        }
+        Body::Enum(variants) => {
+            for a in variants.iter().flat_map(|v| &v.fields).flat_map(|f| attrs(f, "denormalized")) {
+                errors.push(
+                    Error::custom("`#[denormalized]` goes on the fields of a struct, not of an enum variant")
+                        .with_span(a.path()),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// A model with copies is one stored type; a refreshed copy's `via` leads an index;
+/// the copies serve the access patterns' paths into other collections (`lookup`).
+pub(crate) fn check(
+    parsed: &mut Parsed,
+    cx: &Context,
+    index: &crate::index::Parsed,
+    access: &mut crate::access::Parsed,
+    errors: &mut Accumulator,
+) {
+    let c = &cx.container;
+    if let (false, Some(param)) = (parsed.copies.is_empty(), c.generics.params.first()) {
+        errors.push(
+            Error::custom("a model with denormalized copies is one stored type; it cannot be generic")
+                .with_span(param),
+        );
+    }
+    check_via_indexes(c, parsed, &index.indexes, errors);
+    resolve_lookups(parsed, &mut access.patterns, errors);
+}
+
+/// The copies' rows of `Model::RELATIONS`, `Model::COPIES`, their type checks and
+/// registry entries.
+pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> Expansion {
+    let c = &cx.container;
+    Expansion {
+        relations: rows(parsed),
+        copies: parsed.copies.iter().map(|d| copy_spec(&c.ident, d)).collect(),
+        items: items(c, parsed),
+        ..Expansion::default()
+    }
+}
+
+fn attrs<'a>(f: &'a Field, name: &'a str) -> impl Iterator<Item = &'a Attribute> + 'a {
+    f.recv.attrs.iter().filter(move |a| a.path().is_ident(name))
+}
+
+const REFRESH_HELP: &str = "`refresh = \"never\"` (a snapshot taken at write time, right for history), `refresh = \"sync\"` (updated in the same call as the source) or `refresh = \"async\", max_stale = \"5m\"` (a worker refreshes it; say how stale it may be)";
+
+fn copy(c: &Container, f: &Field, name: &str, attr: &Attribute, errors: &mut Accumulator) -> Option<CopyDef> {
+    let opts = match &attr.meta {
+        Meta::List(_) => errors.handle(CopyOpts::from_meta(&attr.meta))?,
+        _ => {
+            errors.push(
+                Error::custom(format!(
+                    "a denormalized copy says where it comes from and how it is refreshed: `#[denormalized(from = \"User::name\", via = \"author_id\", ...)]` with {REFRESH_HELP}"
+                ))
+                .with_span(attr),
+            );
+            return None;
+        }
+    };
+    let mut ok = true;
+    let refresh = match &opts.refresh {
+        None => {
+            errors.push(
+                Error::custom(format!(
+                    "a denormalized copy needs a refresh policy, a product decision that is never implicit: {REFRESH_HELP}"
+                ))
+                .with_span(attr.path()),
+            );
+            ok = false;
+            Refresh::Never
+        }
+        Some(lit) => match (lit.value().as_str(), &opts.max_stale) {
+            ("never", None) => Refresh::Never,
+            ("sync", None) => Refresh::Sync,
+            ("never" | "sync", Some(stale)) => {
+                errors.push(
+                    Error::custom("`max_stale` is the bound of an `async` refresh; this copy is not refreshed asynchronously")
+                        .with_span(stale),
+                );
+                ok = false;
+                Refresh::Never
+            }
+            ("async", None) => {
+                errors.push(
+                    Error::custom("an `async` copy lags its source: state how much with `max_stale = \"5m\"` (the product decision \"the name may be stale ≤ 5 min\")")
+                        .with_span(lit),
+                );
+                ok = false;
+                Refresh::Never
+            }
+            ("async", Some(stale)) => match parse_duration(stale) {
+                Ok(0) => {
+                    errors.push(
+                        Error::custom(
+                            "`max_stale = 0` is a copy that is never stale: use `refresh = \"sync\"`",
+                        )
+                        .with_span(stale),
+                    );
+                    ok = false;
+                    Refresh::Never
+                }
+                Ok(secs) => Refresh::Async(secs),
+                Err(e) => {
+                    errors.push(e);
+                    ok = false;
+                    Refresh::Never
+                }
+            },
+            (other, _) => {
+                errors.push(
+                    Error::custom(format!("`{other}` is not a refresh policy: {REFRESH_HELP}"))
+                        .with_span(lit),
+                );
+                ok = false;
+                Refresh::Never
+            }
+        },
+    };
+    let Some(from) = &opts.from else {
+        errors.push(
+            Error::custom(
+                "say what is copied: `from = \"User::name\"`, the source model and its stored field",
+            )
+            .with_span(attr.path()),
+        );
+        return None;
+    };
+    let text = from.value();
+    let Some((ty, path)) = text.rsplit_once("::").filter(|(t, p)| !t.is_empty() && !p.is_empty()) else {
+        errors.push(
+            Error::custom(format!("`{text}` does not name a model's field: write `from = \"User::name\"` (a dotted path after `::` reaches into sub-documents)"))
+                .with_span(from),
+        );
+        return None;
+    };
+    let source: syn::Path = match syn::parse_str(ty) {
+        Ok(p) => p,
+        Err(_) => {
+            errors.push(Error::custom(format!("`{ty}` is not a type path")).with_span(from));
+            return None;
+        }
+    };
+    if path.split('.').any(str::is_empty) || path.contains(char::is_whitespace) {
+        errors.push(Error::custom(format!("`{path}` is not a stored path")).with_span(from));
+        return None;
+    }
+    let Some(via) = &opts.via else {
+        errors.push(
+            Error::custom(format!(
+                "say which field references the source: `via = \"...\"`, a `Ref<{ty}>` (or `#[reference({ty})]`) field of this model"
+            ))
+            .with_span(attr.path()),
+        );
+        return None;
+    };
+    let via_name = via.value();
+    let fields = paths::stored_fields(c);
+    let via_field =
+        fields.iter().find(|g| g.name.as_deref() == Some(via_name.as_str()) && g.serde.flatten.is_none());
+    let via_target = match via_field {
+        None => {
+            let names: Vec<&str> = fields.iter().filter_map(|g| g.name.as_deref()).collect();
+            let hint =
+                did_you_mean(&via_name, &names).map(|s| format!("; did you mean `{s}`?")).unwrap_or_default();
+            errors.push(
+                Error::custom(format!("no stored field `{via_name}` in `{}`{hint}", c.ident)).with_span(via),
+            );
+            return None;
+        }
+        Some(g) => {
+            // Its own problems are reported where the field is read; here only the
+            // model it names matters.
+            match reference::referenced_model(&g.recv.ty, &g.recv.attrs) {
+                Some(t) => Some(t),
+                None => {
+                    errors.push(
+                        Error::custom(format!(
+                            "`{via_name}` is not a reference: make it a `Ref<{ty}>`, or mark it `#[reference({ty})]`, so the copy knows which `{ty}` it follows"
+                        ))
+                        .with_span(via),
+                    );
+                    return None;
+                }
+            }
+        }
+    };
+    if via_name == name {
+        errors.push(Error::custom("`via` is the reference field, not the copy itself").with_span(via));
+        return None;
+    }
+    ok.then(|| CopyDef {
+        field: name.to_owned(),
+        field_ty: f.recv.ty.clone(),
+        source,
+        source_path: path.to_owned(),
+        from_span: from.span(),
+        via: via_name,
+        via_span: via.span(),
+        via_target,
+        refresh,
+        reason: opts.reason.map(|r| r.value()),
+    })
+}
+
+/// A refreshed copy is rewritten with an `update_many` on its `via` field: without an
+/// index starting with it, every refresh scans the collection.
+fn check_via_indexes(c: &Container, r: &Parsed, indexes: &[IndexDef], errors: &mut Accumulator) {
+    for d in r.copies.iter().filter(|d| !matches!(d.refresh, Refresh::Never)) {
+        let served =
+            indexes.iter().any(|i| i.partial.is_none() && i.keys.first().is_some_and(|k| k.path == d.via));
+        if !served {
+            errors.push(
+                Error::custom(rule(
+                    "unindexed_via",
+                    format!(
+                        "refreshing `{}` updates every `{}` document whose `{}` is the source's `_id`; without an index starting with `{}` each refresh scans the collection: add `#[index(keys({}))]` (or put `{}` first in an existing index)",
+                        d.field, c.ident, d.via, d.via, d.via, d.via
+                    ),
+                ))
+                .with_span(&d.via_span),
+            );
+        }
+    }
+}
+
+/// The `lookup` rule: an access pattern path written `Model::field` needs another
+/// collection's field. A copy of that field serves it (the path becomes the copy's);
+/// otherwise it is an error, unless the pattern waives `lookup`, in which case the
+/// path is the application's join: listed in the table, not checked against this
+/// model's fields and indexes.
+fn resolve_lookups(r: &Parsed, patterns: &mut [Access], errors: &mut Accumulator) {
+    for a in patterns.iter_mut() {
+        let waived = a.allow.waives("lookup");
+        let name = a.name.clone();
+        let mut foreign = Vec::new();
+        // `Some(local path)` to keep, `None` to take the path out of the checks.
+        let mut fix = |path: &str, span: Span| -> Option<String> {
+            let Some((ty, field)) = path.rsplit_once("::") else { return Some(path.to_owned()) };
+            let ty = ty.replace(' ', "");
+            let copy = r.copies.iter().find(|c| {
+                let last = c.source.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+                let full = quote::ToTokens::to_token_stream(&c.source).to_string().replace(' ', "");
+                c.source_path == field && (ty == full || ty == last)
+            });
+            if let Some(c) = copy {
+                return Some(c.field.clone());
+            }
+            if !waived {
+                errors.push(
+                    Error::custom(rule(
+                        "lookup",
+                        format!(
+                            "access pattern `{name}` needs `{path}`, a field of another collection: every read would need a `$lookup` (a join), which runs on unsharded, local paths and gets slow fast. Copy it into this model (`#[denormalized(from = \"{path}\", via = \"<its Ref field>\", refresh = \"async\", max_stale = \"5m\")]` on a field of the same type) or embed it, or waive with `allow(lookup, reason = \"...\")`"
+                        ),
+                    ))
+                    .with_span(&span),
+                );
+            }
+            foreign.push(path.to_owned());
+            None
+        };
+        for list in [&mut a.filter, &mut a.range, &mut a.fields] {
+            *list = list.drain(..).filter_map(|(p, s)| fix(&p, s).map(|p| (p, s))).collect();
+        }
+        a.sort = a
+            .sort
+            .drain(..)
+            .filter_map(|mut k| {
+                k.path = fix(&k.path, k.span)?;
+                Some(k)
+            })
+            .collect();
+        a.foreign = foreign;
+    }
+}
+
+fn refresh_tokens(r: &Refresh) -> TokenStream {
+    match r {
+        Refresh::Never => quote!(__ds::Refresh::Never),
+        Refresh::Sync => quote!(__ds::Refresh::Sync),
+        Refresh::Async(secs) => quote!(__ds::Refresh::Async { max_stale: __ds::Duration::from_secs(#secs) }),
+    }
+}
+
+fn opt_str(s: &Option<String>) -> TokenStream {
+    match s {
+        Some(s) => quote!(::core::option::Option::Some(#s)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+/// A copy's `CopySpec`, as a constant expression.
+fn copy_spec(ident: &syn::Ident, d: &CopyDef) -> TokenStream {
+    let (field, via, path) = (&d.field, &d.via, &d.source_path);
+    let source = &d.source;
+    let source = respan(quote!(#source), d.from_span);
+    let refresh = refresh_tokens(&d.refresh);
+    let reason = opt_str(&d.reason);
+    quote! {
+        __ds::CopySpec {
+            collection: <#ident as __ds::Model>::COLLECTION, field: #field, via: #via,
+            source: <#source as __ds::Model>::COLLECTION, source_field: #path,
+            refresh: #refresh, reason: #reason,
+        }
+    }
+}
+
+/// The rows of `Model::RELATIONS` for copies.
+fn rows(r: &Parsed) -> Vec<TokenStream> {
+    let mut rows = Vec::new();
+    for d in &r.copies {
+        let (field, via, path) = (&d.field, &d.via, &d.source_path);
+        let target =
+            format!("{}::{path}", quote::ToTokens::to_token_stream(&d.source).to_string().replace(' ', ""));
+        let refresh = refresh_tokens(&d.refresh);
+        let reason = opt_str(&d.reason);
+        rows.push(quote! {
+            __ds::Relation {
+                field: #field, kind: __ds::RelationKind::Copy, target: #target, many: false,
+                bound: ::core::option::Option::None, refresh: ::core::option::Option::Some(#refresh),
+                via: ::core::option::Option::Some(#via), reason: #reason,
+            }
+        });
+    }
+    rows
+}
+
+/// The type-level checks of each copy, and one registry entry per copy, so the
+/// source's update API finds every copy that follows it.
+fn items(c: &Container, r: &Parsed) -> TokenStream {
+    let ident = &c.ident;
+    let mut out = TokenStream::new();
+    if !c.generics.params.is_empty() {
+        return out;
+    }
+    for d in &r.copies {
+        let source = {
+            let s = &d.source;
+            respan(quote!(#s), d.from_span)
+        };
+        // The copied field, segment by segment; its declared type must be the copy's.
+        let mut ty = source.clone();
+        let segments: Vec<&str> = d.source_path.split('.').collect();
+        let mut stored = TokenStream::new();
+        for (i, segment) in segments.iter().enumerate() {
+            let name = paths::name_type(segment, d.from_span);
+            let has = respan(quote!(__ds::HasField<#name>), d.from_span);
+            if i + 1 == segments.len() {
+                stored = quote!(<#ty as #has>::Stored);
+            }
+            ty = quote!(<#ty as #has>::Value);
+        }
+        let copy_ty = &d.field_ty;
+        let same = respan(quote!(__ds::assert_copy_type::<#copy_ty, #stored>();), d.from_span);
+        let via = d.via_target.as_ref().map(|t| {
+            let t = respan(quote!(#t), d.via_span);
+            respan(quote!(__ds::assert_via::<#t, #source>();), d.via_span)
+        });
+        let model_check = respan(quote!(__ds::assert_model::<#source>();), d.from_span);
+        // Registered, so the source's update API finds every copy that follows it.
+        let spec = copy_spec(ident, d);
+        out.extend(quote! {
+            const _: () = { #model_check #same #via };
+            __ds::inventory::submit! { #spec }
+        });
+    }
+    out
+}

@@ -1,0 +1,169 @@
+//! The pipeline of `#[derive(Model)]` and `#[derive(Embedded)]`, in one function
+//! each: parse every pattern, check every pattern, one `finish()` of one accumulator,
+//! expand every pattern. Every pattern module has the same three functions:
+//! `parse(&Context, &mut Accumulator) -> Parsed`, `check(&mut Parsed, &Context, ...,
+//! &mut Accumulator)` and `expand(&Parsed, &Context, ...) -> Expansion`; where a rule
+//! needs what a core module found (the indexes, the access patterns), it is passed
+//! in by name.
+
+use darling::FromDeriveInput;
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+use syn::spanned::Spanned;
+use syn::{Data, DeriveInput};
+
+use crate::ast::{Context, EmbeddedReceiver, ModelReceiver};
+use crate::common::bounds;
+use crate::common::dummy::dummy;
+use crate::common::fallback;
+use crate::{access, bucket, denormalized, index, model, outlier, paginate, relation, validator, versioning};
+
+/// `#[derive(Model)]` on a token stream: the generated code, or the errors (with stub
+/// impls). Never panics, whatever the input.
+pub(crate) fn expand_model(input: TokenStream) -> TokenStream {
+    let input: DeriveInput = match syn::parse2(input) {
+        Ok(input) => input,
+        Err(e) => return e.to_compile_error(),
+    };
+    match model_derive(&input) {
+        Ok(tokens) => tokens,
+        Err(errors) => fallback::expand(&input, errors, true),
+    }
+}
+
+/// `#[derive(Embedded)]` on a token stream, as [`expand_model`].
+pub(crate) fn expand_embedded(input: TokenStream) -> TokenStream {
+    let input: DeriveInput = match syn::parse2(input) {
+        Ok(input) => input,
+        Err(e) => return e.to_compile_error(),
+    };
+    match embedded_derive(&input) {
+        Ok(tokens) => tokens,
+        Err(errors) => fallback::expand(&input, errors, false),
+    }
+}
+
+fn unsupported(span: Span, msg: &str) -> darling::Error {
+    darling::Error::custom(msg).with_span(&span)
+}
+
+/// A Model is a struct with named fields.
+fn model_shape(input: &DeriveInput) -> darling::Result<()> {
+    match &input.data {
+        Data::Union(u) => {
+            Err(unsupported(u.union_token.span, "a Model is a document with named fields; a union has no stored shape"))
+        }
+        Data::Enum(e) => Err(unsupported(
+            e.enum_token.span,
+            "a Model is a document with named fields; store an enum inside a struct, and derive `Embedded` on the enum",
+        )),
+        Data::Struct(s) if !matches!(s.fields, syn::Fields::Named(_)) => Err(unsupported(
+            s.fields.span().join(input.ident.span()).unwrap_or_else(|| input.ident.span()),
+            "a Model needs named fields: a collection stores documents, whose keys are the field names; use `struct Name { field: Type }`",
+        )),
+        Data::Struct(_) => Ok(()),
+    }
+}
+
+fn model_derive(input: &DeriveInput) -> darling::Result<TokenStream> {
+    model_shape(input)?;
+    let recv = ModelReceiver::from_derive_input(input)?;
+    let mut errors = darling::Error::accumulator();
+    let cx = Context::model(recv, &mut errors);
+
+    // Parse every pattern.
+    let mut model = model::parse(&cx, &mut errors);
+    let mut validator = validator::parse(&cx, &mut errors);
+    let mut versioning = versioning::parse(&cx, &mut errors);
+    let mut relation = relation::parse(&cx, &mut errors);
+    let mut denormalized = denormalized::parse(&cx, &mut errors);
+    let mut index = index::parse(&cx, &mut errors);
+    let mut bucket = bucket::parse(&cx, &mut errors);
+    let mut outlier = outlier::parse(&cx, &mut errors);
+    let mut access = access::parse(&cx, &mut errors);
+    let mut paginate = paginate::parse(&cx, &mut errors);
+    // What patterns give the core: a bucket's range index, and the bounds the
+    // validator learns from buckets, outliers and `#[embed(max = N)]`.
+    bucket::add_index(&bucket, &mut index);
+    let bounds: Vec<_> = [bucket::bounds(&bucket), outlier::bounds(&outlier), relation::bounds(&relation)]
+        .into_iter()
+        .flatten()
+        .collect();
+
+    // Check every pattern.
+    model::check(&mut model, &cx, &mut errors);
+    validator::check(&mut validator, &cx, &mut errors);
+    versioning::check(&mut versioning, &cx, &mut errors);
+    bucket::check(&mut bucket, &cx, &mut errors);
+    outlier::check(&mut outlier, &cx, &mut errors);
+    index::check(&mut index, &cx, &mut errors);
+    denormalized::check(&mut denormalized, &cx, &index, &mut access, &mut errors);
+    access::check(&mut access, &cx, &index, &mut errors);
+    paginate::check(&mut paginate, &cx, &mut errors);
+    relation::check(&mut relation, &cx, &bounds, &mut errors);
+    errors.finish()?;
+
+    // Expand every pattern. The bounds reach the validator as if written in
+    // `#[validate]`; bucket and outlier size their documents from the fields as written.
+    let bounded = bounds::bounded(&cx, &bounds);
+    let validator = validator::expand(&validator, &bounded);
+    let versioning = versioning::expand(&versioning, &bounded);
+    let relation = relation::expand(&relation, &bounded);
+    let denormalized = denormalized::expand(&denormalized, &bounded);
+    let index = index::expand(&index, &bounded);
+    let bucket = bucket::expand(&bucket, &cx);
+    let outlier = outlier::expand(&outlier, &cx);
+    let paginate = paginate::expand(&paginate, &bounded, &access);
+    let access = access::expand(&access, &bounded);
+    let (model, registration) =
+        model::expand(&model, &bounded, &[&index, &access, &versioning, &relation, &denormalized]);
+    let c = &bounded.container;
+    let (paths, size) = (crate::common::paths::has_field_impls(c), crate::common::size::impl_for(c));
+    Ok(dummy(quote! {
+        #validator
+        #relation
+        #denormalized
+        #paths
+        #model
+        #versioning
+        #registration
+        #paginate
+        #index
+        #access
+        #size
+        #bucket
+        #outlier
+    }))
+}
+
+fn embedded_derive(input: &DeriveInput) -> darling::Result<TokenStream> {
+    if let Data::Union(u) = &input.data {
+        return Err(unsupported(
+            u.union_token.span,
+            "a union has no stored shape serde can write; use a struct or an enum",
+        ));
+    }
+    let recv = EmbeddedReceiver::from_derive_input(input)?;
+    let mut errors = darling::Error::accumulator();
+    let cx = Context::embedded(recv, &mut errors);
+
+    // Parse every pattern an embedded type can hold.
+    let mut validator = validator::parse(&cx, &mut errors);
+    let mut relation = relation::parse(&cx, &mut errors);
+    // A copy belongs to a Model: parsing refuses it here, so there is nothing to check.
+    let _denormalized = denormalized::parse(&cx, &mut errors);
+    let bounds = relation::bounds(&relation);
+
+    // Check every pattern.
+    validator::check(&mut validator, &cx, &mut errors);
+    relation::check(&mut relation, &cx, &bounds, &mut errors);
+    errors.finish()?;
+
+    // Expand every pattern.
+    let bounded = bounds::bounded(&cx, &bounds);
+    let validator = validator::expand(&validator, &bounded);
+    let relation = relation::expand(&relation, &bounded);
+    let c = &bounded.container;
+    let (paths, size) = (crate::common::paths::has_field_impls(c), crate::common::size::impl_for(c));
+    Ok(dummy(quote!(#validator #paths #size #relation)))
+}
