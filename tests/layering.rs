@@ -7,8 +7,9 @@
 //! the public facades it defines (`docshape::copies`, `docshape::refs`, ...) count as
 //! the layer they lead into, so a path through a facade is no way around the rules.
 //!
-//! derive: the shared layer (`common`) imports no pattern; a pattern imports the
-//! shared layer and the parsed model (`ast`, `attr`), never another pattern.
+//! derive: the driver (`driver.rs`) names every pattern; the shared layer (`common`),
+//! the parsed model (`ast`, `attr`) and the core rules (`model`, `validator`, `index`,
+//! `access`) import no pattern; a pattern imports those, never another pattern.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -89,8 +90,10 @@ fn allowed(from: Layer, to: Layer) -> Result<(), &'static str> {
     }
 }
 
-/// Every `crate::` path of a source text, with its 1-based line: `use` trees expanded,
-/// inline paths (`crate::a::b(...)`) read as they stand; comments and strings skipped.
+/// Every `crate::`, `super::` and `self::` path of a source text, with its 1-based
+/// line: `use` trees expanded, inline paths (`crate::a::b(...)`) read as they stand;
+/// comments and strings skipped. Relative paths keep their first segment (`super`,
+/// `self`) for [`absolute`] to resolve.
 fn crate_paths(source: &str) -> Vec<(usize, Vec<String>)> {
     let code = strip_comments_and_strings(source);
     let mut out = Vec::new();
@@ -105,9 +108,10 @@ fn crate_paths(source: &str) -> Vec<(usize, Vec<String>)> {
         }
         let at_word_start =
             i == 0 || !(bytes[i - 1].is_alphanumeric() || bytes[i - 1] == '_' || bytes[i - 1] == ':');
-        if at_word_start && code_at(&bytes, i, "crate::") {
+        let prefix = ["crate::", "super::", "self::"].into_iter().find(|p| code_at(&bytes, i, p));
+        if let (true, Some(prefix)) = (at_word_start, prefix) {
             let start_line = line;
-            let mut j = i + "crate::".len();
+            let mut j = i + prefix.len();
             // A path, possibly ending in a `{...}` group (a use tree).
             let mut depth = 0;
             let mut text = String::new();
@@ -129,7 +133,10 @@ fn crate_paths(source: &str) -> Vec<(usize, Vec<String>)> {
                 text.push(c);
                 j += 1;
             }
-            for path in expand_tree(&text) {
+            for mut path in expand_tree(&text) {
+                if prefix != "crate::" {
+                    path.insert(0, prefix.trim_end_matches(':').to_owned());
+                }
                 if !path.is_empty() {
                     out.push((start_line, path));
                 }
@@ -140,6 +147,36 @@ fn crate_paths(source: &str) -> Vec<(usize, Vec<String>)> {
         i += 1;
     }
     out
+}
+
+/// A path as seen from the crate root: `super::x` in `patterns/outlier.rs` is
+/// `patterns::x`; `self::x` in `patterns/bucket.rs` is `patterns::bucket::x`.
+fn absolute(module: &[String], path: &[String]) -> Vec<String> {
+    let mut base: Vec<String> = module.to_vec();
+    let mut rest = path;
+    match rest.first().map(String::as_str) {
+        Some("self") => rest = &rest[1..],
+        Some("super") => {
+            while rest.first().map(String::as_str) == Some("super") {
+                base.pop();
+                rest = &rest[1..];
+            }
+        }
+        _ => base.clear(),
+    }
+    base.extend(rest.iter().cloned());
+    base
+}
+
+/// The module path of a file: `patterns/bucket/append.rs` is `patterns::bucket::append`;
+/// `lib.rs` is the root; `x/mod.rs` is `x`.
+fn module_of(rel: &Path) -> Vec<String> {
+    let mut parts: Vec<String> =
+        rel.iter().map(|p| p.to_string_lossy().trim_end_matches(".rs").to_owned()).collect();
+    if parts.last().is_some_and(|p| p == "mod" || p == "lib") {
+        parts.pop();
+    }
+    parts
 }
 
 fn code_at(chars: &[char], i: usize, word: &str) -> bool {
@@ -302,11 +339,18 @@ fn violations(krate: &Crate) -> Vec<String> {
     for file in files {
         let from = krate.layer_of_file(&file);
         let source = fs::read_to_string(&file).unwrap();
-        for (line, path) in crate_paths(&source) {
+        let module = module_of(file.strip_prefix(&krate.src).unwrap());
+        for (line, written) in crate_paths(&source) {
+            let path = absolute(&module, &written);
             let Some(to) = krate.layer_of_path(&path) else { continue };
             if let Err(rule) = allowed(from, to) {
                 let rel = file.strip_prefix(krate.src.parent().unwrap().parent().unwrap()).unwrap();
-                found.push(format!("{}:{line}: crate::{}: {rule}", rel.display(), path.join("::")));
+                let shown = if written[0] == "super" || written[0] == "self" {
+                    format!("{} (crate::{})", written.join("::"), path.join("::"))
+                } else {
+                    format!("crate::{}", path.join("::"))
+                };
+                found.push(format!("{}:{line}: {shown}: {rule}", rel.display()));
             }
         }
     }
@@ -356,6 +400,8 @@ fn runtime() -> Crate {
 fn derive() -> Crate {
     use Layer::*;
     let layers = BTreeMap::from([
+        // The entry points and the driver name every pattern, in order.
+        ("driver", Root),
         ("common", Core),
         ("ast", Core),
         ("attr", Core),
@@ -363,10 +409,6 @@ fn derive() -> Crate {
         ("validator", Core),
         ("index", Core),
         ("access", Core),
-        ("size", Core),
-        ("paths", Core),
-        ("case", Core),
-        ("fallback", Core),
         ("paginate", Pattern("paginate")),
         ("versioning", Pattern("versioning")),
         ("bucket", Pattern("bucket")),
@@ -412,6 +454,12 @@ fn f() { crate::patterns::versioning::decode(); let s = "crate::ops::sync"; }
             (6, "patterns::versioning::decode".to_owned()),
         ]
     );
+    let module = ["patterns".to_owned(), "bucket".to_owned(), "append".to_owned()];
+    let rel = |p: &[&str]| absolute(&module, &p.iter().map(|s| s.to_string()).collect::<Vec<_>>()).join("::");
+    assert_eq!(rel(&["super", "spec", "X"]), "patterns::bucket::spec::X");
+    assert_eq!(rel(&["super", "super", "outlier"]), "patterns::outlier");
+    assert_eq!(rel(&["self", "inner"]), "patterns::bucket::append::inner");
+    assert_eq!(rel(&["core", "Model"]), "core::Model");
 }
 
 #[test]
@@ -428,14 +476,23 @@ fn a_forbidden_import_is_reported_with_its_file_and_line() {
         "use crate::core::Model;\nfn f() { crate::copies::update_one(); }\n",
     )
     .unwrap();
+    fs::write(
+        src.join("patterns/bucket.rs"),
+        "mod append;\nuse self::append::f;\nuse super::outlier::Pushed;\n",
+    )
+    .unwrap();
     let mut krate = runtime();
     krate.src = src;
     let found = violations(&krate);
     let _ = fs::remove_dir_all(&dir);
-    assert_eq!(found.len(), 2, "{found:?}");
+    assert_eq!(found.len(), 3, "{found:?}");
     assert!(
         found[0]
             .starts_with("runtime/src/core/model.rs:3: crate::patterns::outlier::X: core imports nothing"),
+        "{found:?}"
+    );
+    assert!(
+        found[2].starts_with("runtime/src/patterns/bucket.rs:3: super::outlier::Pushed (crate::patterns::outlier::Pushed): no pattern imports another"),
         "{found:?}"
     );
     assert!(

@@ -504,18 +504,22 @@ const VOCAB: &[&str] = &[
 /// `#[key(...)]`'s keys, and one near miss.
 const KEY_KEYS: &[&str] = &["pattern", "kind", "ttl", "sliding", "reason", "note", "value", "patern"];
 
-/// A small deterministic generator (xorshift), seeded per run and printed on failure.
-struct Rng(u64);
+/// proptest's generator, seeded per run and the seed printed on failure.
+type Rng = proptest::test_runner::TestRng;
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
+fn seeded(seed: u64) -> Rng {
+    let bytes: Vec<u8> = seed.to_le_bytes().iter().chain(&(!seed).to_le_bytes()).copied().collect();
+    Rng::from_seed(proptest::test_runner::RngAlgorithm::XorShift, &bytes)
+}
+
+/// A number below `n`.
+trait Below {
+    fn below(&mut self, n: usize) -> usize;
+}
+
+impl Below for Rng {
     fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+        (proptest::prelude::Rng::next_u64(self) % n as u64) as usize
     }
 }
 
@@ -625,7 +629,7 @@ fn ten_thousand_garbled_inputs_never_panic() {
     });
     let cases: usize =
         std::env::var("DOCSHAPE_FUZZ_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(10_000);
-    let mut rng = Rng(seed);
+    let mut rng = seeded(seed);
     let (mut expanded, mut errors) = (0, 0);
     while expanded < cases {
         let src = if expanded % 2 == 0 { garble(&mut rng) } else { random_attributes(&mut rng) };

@@ -655,24 +655,18 @@ mod tests {
         }
     }
 
-    /// A small deterministic generator (xorshift).
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-    }
-
     #[test]
     fn a_hundred_thousand_random_and_mutated_tokens_are_typed_errors() {
         let seed = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(1, |d| d.as_nanos() as u64)
             | 1;
-        let mut rng = Rng(seed);
+        // proptest's generator, seeded per run (the seed is printed on failure).
+        let bytes: Vec<u8> = seed.to_le_bytes().iter().chain(&(!seed).to_le_bytes()).copied().collect();
+        let mut rng =
+            proptest::test_runner::TestRng::from_seed(proptest::test_runner::RngAlgorithm::XorShift, &bytes);
+        use proptest::prelude::Rng;
+        let mut next = move || rng.next_u64();
         let key = CursorKey::new(vec![9u8; 32]).unwrap();
         let valid =
             [encode_token("posts", &P, &values(), None), encode_token("posts", &P, &values(), Some(&key))];
@@ -680,23 +674,23 @@ mod tests {
         let mut accepted = 0;
         for i in 0..100_000 {
             let token = if i % 2 == 0 {
-                let len = (rng.next() % 200) as usize;
+                let len = (next() % 200) as usize;
                 (0..len)
-                    .map(|_| alphabet[(rng.next() % alphabet.len() as u64) as usize] as char)
+                    .map(|_| alphabet[(next() % alphabet.len() as u64) as usize] as char)
                     .collect::<String>()
             } else {
                 // Mutate the decoded bytes of a valid token, then re-encode, so the
                 // mutations reach the version, kind, fingerprint and BSON parsing.
-                let base = &valid[(rng.next() % 2) as usize];
+                let base = &valid[(next() % 2) as usize];
                 let mut bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(base).unwrap();
-                for _ in 0..=(rng.next() % 4) {
-                    let at = (rng.next() % bytes.len() as u64) as usize;
-                    match rng.next() % 3 {
-                        0 => bytes[at] = rng.next() as u8,
+                for _ in 0..=(next() % 4) {
+                    let at = (next() % bytes.len() as u64) as usize;
+                    match next() % 3 {
+                        0 => bytes[at] = next() as u8,
                         1 => {
                             bytes.remove(at);
                         }
-                        _ => bytes.insert(at, rng.next() as u8),
+                        _ => bytes.insert(at, next() as u8),
                     }
                     if bytes.is_empty() {
                         bytes.push(1);
