@@ -125,8 +125,8 @@
 //! assert_eq!(window.key(), "rate:203.0.113.7:202608051211");
 //! ```
 //!
-//! With the `redis` feature, `window.incr(&mut conn, 1).await?` runs `INCR` and
-//! `EXPIRE ... 120 NX` in one round trip. See [`keys`] for the kinds, the escaping of
+//! With the `redis` feature, `window.incr(&mut conn, 1).await?` runs `INCR` and sets
+//! the 120 s expiry only if the key has none, in one round trip. See [`keys`] for the kinds, the escaping of
 //! placeholder values, `SCAN`, and the catalog.
 //!
 //! ## Layout

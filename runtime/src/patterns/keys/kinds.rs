@@ -2,15 +2,17 @@
 //! applying the family's TTL decision.
 //!
 //! TTL, for every kind:
-//! - a fixed TTL (`ttl = "120s"`) starts when the key is created: writes set it with
-//!   `EXPIRE key N NX`, which leaves a running expiry alone (the seed's rate window),
-//!   and a string's `SET ... EX N` starts a new value's life;
+//! - a fixed TTL (`ttl = "120s"`) starts when the key is created: a write sets it only
+//!   where the key has none (what `EXPIRE key N NX` says on Redis 7; here a one-key
+//!   script, the same on 6.2), so a running expiry is left alone (the seed's rate
+//!   window), and a string's `SET ... EX N` starts a new value's life;
 //! - a sliding TTL (`ttl = "30d", sliding`) starts again at every read and write
 //!   (`EXPIRE key N`, or `GETEX` for strings);
 //! - `ttl = "none"` never sets one.
 //!
-//! A write and its `EXPIRE` go in one `MULTI`/`EXEC`, one round trip, so no key is
-//! left without its TTL when a client dies between the two.
+//! A write and its `EXPIRE` go in one round trip that the server runs whole (a
+//! `MULTI`/`EXEC`, or that script), so no key is left without its TTL when a client
+//! dies between the two.
 
 use std::marker::PhantomData;
 
@@ -80,19 +82,24 @@ pub trait Stored: KeyFamily {
     type Encoding: Encoding;
 }
 
+/// The `EXPIRE` a sliding write adds to its `MULTI`. A fixed TTL is not set here: it
+/// is [`FIXED_TTL`]'s job, since it must not move once set.
 #[cfg(feature = "redis")]
 fn ttl_on_write(pipe: &mut redis::Pipeline, key: &str, ttl: Ttl) {
-    match ttl {
-        Ttl::After { seconds, sliding: true, .. } => {
-            pipe.cmd("EXPIRE").arg(key).arg(seconds).ignore();
-        }
-        // NX: a running expiry is left alone, so the window is fixed from creation.
-        Ttl::After { seconds, sliding: false, .. } => {
-            pipe.cmd("EXPIRE").arg(key).arg(seconds).arg("NX").ignore();
-        }
-        Ttl::Never { .. } => {}
+    if let Ttl::After { seconds, sliding: true, .. } = ttl {
+        pipe.cmd("EXPIRE").arg(key).arg(seconds).ignore();
     }
 }
+
+/// A write under a fixed TTL: the command, then an expiry only where the key has none,
+/// so the window runs from the key's creation. `EXPIRE ... NX` says the same from Redis
+/// 7.0 on; the script says it on 6.2 as well, and is as atomic as a `MULTI` (one key,
+/// so a cluster serves it too). `KEYS[1]` the key, `ARGV[1]` the seconds, `ARGV[2]`
+/// the command, the rest its arguments.
+#[cfg(feature = "redis")]
+const FIXED_TTL: &str = "local reply = redis.call(ARGV[2], KEYS[1], unpack(ARGV, 3)) \
+if redis.call('TTL', KEYS[1]) == -1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end \
+return reply";
 
 #[cfg(feature = "redis")]
 fn refresh_on_read(pipe: &mut redis::Pipeline, key: &str, ttl: Ttl) {
@@ -124,8 +131,9 @@ enum Access {
 #[cfg(feature = "redis")]
 const NO_ARGS: &[&str; 0] = &[];
 
-/// `command key args...` followed by the `EXPIRE` its access calls for, in one
-/// `MULTI`/`EXEC` (one round trip); the command's reply (the `EXPIRE`'s is ignored).
+/// `command key args...` followed by the `EXPIRE` its access calls for, in one round
+/// trip the server runs whole (`MULTI`/`EXEC`, or [`FIXED_TTL`] for a fixed TTL's
+/// write); the command's reply (the `EXPIRE`'s is ignored).
 /// The pipelined operations on one key all go through here, so none can leave out
 /// its TTL step.
 ///
@@ -140,6 +148,18 @@ async fn on_key<T: FromRedisValue, C: ConnectionLike + Send>(
     command: &str,
     args: impl ToRedisArgs + Send,
 ) -> Result<T, KeyError> {
+    if let (Access::Write, Ttl::After { seconds, sliding: false, .. }) = (access, ttl) {
+        let reply: T = redis::cmd("EVAL")
+            .arg(FIXED_TTL)
+            .arg(1)
+            .arg(&key)
+            .arg(seconds)
+            .arg(command)
+            .arg(args)
+            .query_async(conn)
+            .await?;
+        return Ok(reply);
+    }
     let mut pipe = transaction();
     pipe.cmd(command).arg(&key).arg(args);
     match access {
@@ -313,11 +333,11 @@ fn hset_pairs<F: KeyFamily, C: ConnectionLike + Send>(
 }
 
 /// `kind = counter`: an integer. With a fixed TTL it is the seed's rate window:
-/// `INCR` then `EXPIRE key N NX`, so the window starts at the first increment and
-/// later increments do not extend it.
+/// `INCR` then an expiry only if the key has none, so the window starts at the first
+/// increment and later increments do not extend it.
 pub trait CounterFamily: KeyFamily {
     /// Adds `by` (negative to subtract); the new value. The family's TTL is applied
-    /// in the same `MULTI`/`EXEC`.
+    /// in the same round trip.
     #[cfg(feature = "redis")]
     fn incr<C>(&self, conn: &mut C, by: i64) -> impl Future<Output = Result<i64, KeyError>> + Send
     where
