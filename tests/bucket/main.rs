@@ -463,4 +463,5 @@ fn spec_constants() {
     assert_eq!(index, ["dispositivoId_1_hora_1"]);
 }
 
+mod adversarial;
 mod hostile;

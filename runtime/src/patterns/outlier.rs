@@ -62,7 +62,7 @@ pub enum OutlierError {
     /// or an overflow `_id.seq` is not a number.
     Corrupt {
         /// The document's `_id`.
-        id: Bson,
+        id: Box<Bson>,
         /// What is wrong.
         detail: String,
     },
@@ -117,7 +117,7 @@ impl From<bson::de::Error> for OutlierError {
 impl From<CorruptCount> for OutlierError {
     fn from(e: CorruptCount) -> Self {
         Self::Corrupt {
-            id: e.id,
+            id: Box::new(e.id),
             detail: format!("`{}` holds {}, not a whole number of items", e.field, e.found),
         }
     }
@@ -252,8 +252,10 @@ pub async fn push<P: Serialize + ?Sized, I: Serialize>(
 /// The elements of an array field, or [`OutlierError::Corrupt`] when it is missing or
 /// of another type: never an empty answer for a document that has items.
 fn array_of<'d>(doc: &'d Document, field: &str) -> Result<&'d Vec<Bson>, OutlierError> {
-    let corrupt =
-        |detail: String| OutlierError::Corrupt { id: doc.get("_id").cloned().unwrap_or(Bson::Null), detail };
+    let corrupt = |detail: String| OutlierError::Corrupt {
+        id: Box::new(doc.get("_id").cloned().unwrap_or(Bson::Null)),
+        detail,
+    };
     match doc.get(field) {
         Some(Bson::Array(a)) => Ok(a),
         Some(other) => Err(corrupt(format!("`{field}` is {:?}, not an array", other.element_type()))),
@@ -297,7 +299,7 @@ pub async fn load<P: Serialize + ?Sized, I: DeserializeOwned>(
             let seq = page.get_document("_id").ok().and_then(|id| id.get("seq"));
             if !matches!(seq, Some(Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_) | Bson::Decimal128(_))) {
                 return Err(OutlierError::Corrupt {
-                    id: page.get("_id").cloned().unwrap_or(Bson::Null),
+                    id: Box::new(page.get("_id").cloned().unwrap_or(Bson::Null)),
                     detail: "`_id.seq` is not a number, so the overflow order is unknown".into(),
                 });
             }

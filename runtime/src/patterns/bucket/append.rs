@@ -207,7 +207,7 @@ fn id_for<B: Bucket>(series: &Bson, start: DateTime, seq: u32) -> Result<Bson, B
     if spec.id == IdForm::String || seq == 0 {
         return Ok(id);
     }
-    let bad = |detail: String| BucketError::SeqField { id: id.clone(), detail };
+    let bad = |detail: String| BucketError::SeqField { id: Box::new(id.clone()), detail };
     let typed: B::BucketId = bson::from_bson(id.clone()).map_err(|e| bad(e.to_string()))?;
     let written = bson::to_bson(&typed).map_err(|e| bad(e.to_string()))?;
     let seq_back = written.as_document().and_then(|d| crate::core::append::stored_count(d.get("seq")));

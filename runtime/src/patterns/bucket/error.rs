@@ -50,7 +50,7 @@ pub enum BucketError {
     /// and reads stop at once rather than retry or skip.
     CorruptBucket {
         /// The bucket's `_id`.
-        id: Bson,
+        id: Box<Bson>,
         /// What is wrong.
         detail: String,
     },
@@ -58,7 +58,7 @@ pub enum BucketError {
     /// type has no `seq` field, or it does not accept the number.
     SeqField {
         /// The id the runtime tried to write.
-        id: Bson,
+        id: Box<Bson>,
         /// What went wrong.
         detail: String,
     },
@@ -163,7 +163,7 @@ impl From<AppendContention> for BucketError {
 impl From<CorruptCount> for BucketError {
     fn from(e: CorruptCount) -> Self {
         Self::CorruptBucket {
-            id: e.id,
+            id: Box::new(e.id),
             detail: format!("`{}` holds {}, not a whole number of items", e.field, e.found),
         }
     }

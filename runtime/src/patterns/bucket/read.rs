@@ -16,7 +16,7 @@ pub(super) fn bucket_items<'d>(
     spec: &BucketSpec,
 ) -> Result<Vec<&'d Document>, BucketError> {
     let corrupt = |detail: String| BucketError::CorruptBucket {
-        id: bucket.get("_id").cloned().unwrap_or(Bson::Null),
+        id: Box::new(bucket.get("_id").cloned().unwrap_or(Bson::Null)),
         detail,
     };
     let items = match bucket.get(spec.items) {
@@ -74,7 +74,12 @@ pub async fn buckets_in<B: Bucket>(
         .await?
         .try_collect()
         .await?;
-    docs.into_iter().map(|d| bson::from_document(d).map_err(BucketError::from)).collect()
+    docs.into_iter()
+        .map(|d| {
+            bucket_items(&d, spec)?;
+            bson::from_document(d).map_err(BucketError::from)
+        })
+        .collect()
 }
 
 /// The items of `series` with `from <= time < to`, in time order (ties keep their
