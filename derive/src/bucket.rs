@@ -415,6 +415,14 @@ fn bucket(c: &Container, b: &BucketDef) -> TokenStream {
     };
     let string_id = b.id.is_none_or(|f| classify(&f.recv.ty) == Kind::String);
     let id_form = if string_id { quote!(__ds::IdForm::String) } else { quote!(__ds::IdForm::Compound) };
+    // Overflow ids go through the id type itself, so `seq` is written as declared.
+    let id_ty = match b.id {
+        Some(f) => {
+            let ty = &f.recv.ty;
+            quote!(#ty)
+        }
+        None => quote!(::std::string::String),
+    };
     let period_kind = {
         let ty = at(&b.period.recv.ty, b.period.span);
         let tr = respan(quote!(__ds::PeriodField), b.period.span);
@@ -514,6 +522,7 @@ fn bucket(c: &Container, b: &BucketDef) -> TokenStream {
         #[automatically_derived]
         impl __ds::Bucket for #ident {
             type Series = #series_ty;
+            type BucketId = #id_ty;
             type Item = #item_ty;
             const BUCKET: __ds::BucketSpec = __ds::BucketSpec {
                 series: #series,

@@ -242,8 +242,8 @@ pub mod outlier {
     //! does not match, the flag is set first (so readers never miss overflow items), the
     //! items go to overflow documents `{_id: {parent: p, seq: n}, parent: p, count, items}`
     //! filled by the same guarded upsert as buckets ([`crate::bucket`]), and then the
-    //! count is incremented. Reads merge the embedded items and, only when the flag is
-    //! set, the overflow documents in sequence order.
+    //! count is incremented. Reads merge the embedded items and, unless the flag is
+    //! stored as `false`, the overflow documents in sequence order.
 
     use mongodb::Database;
 
@@ -275,6 +275,8 @@ pub mod outlier {
                 BucketError::Serialize(e) => Self::Serialize(e),
                 BucketError::Decode(e) => Self::Decode(e),
                 BucketError::Contention { id } => Self::Contention(id),
+                BucketError::CorruptBucket { id, detail } => Self::Corrupt { id, detail },
+                BucketError::Incomplete(i) => Self::from(i.cause),
                 other => Self::Contention(bson::Bson::String(other.to_string())),
             }
         }

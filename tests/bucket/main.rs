@@ -462,3 +462,6 @@ fn spec_constants() {
     let index: Vec<&str> = DispositivoHora::INDEXES.iter().map(|i| i.name).collect();
     assert_eq!(index, ["dispositivoId_1_hora_1"]);
 }
+
+mod adversarial;
+mod hostile;

@@ -147,3 +147,6 @@ fn sync_all_and_check_cover_the_overflow_collection() {
         assert_eq!(drift[0].collection, "seguidores_extra");
     });
 }
+
+mod adversarial;
+mod hostile;

@@ -75,8 +75,42 @@ impl SeqHints {
 
 static HINTS: SeqHints = SeqHints::new();
 
-/// Give up after this many full buckets in a row for one chunk.
+/// Give up after this many rounds for one call, whatever progress they made: no real
+/// contention needs them (each round is one `update`, and most make progress).
 const MAX_ATTEMPTS: usize = 10_000;
+
+/// A stored count, read as the server compares it: any numeric BSON type holding a
+/// whole number from 0 up. `None` for anything else (missing, a string, a fraction,
+/// NaN), which the guarded filter can never match as intended.
+pub(crate) fn stored_count(value: Option<&Bson>) -> Option<i64> {
+    let whole = |f: f64| (f.is_finite() && f >= 0.0 && f.fract() == 0.0 && f < 9.0e18).then_some(f as i64);
+    match value? {
+        Bson::Int32(i) => (*i >= 0).then_some(i64::from(*i)),
+        Bson::Int64(i) => (*i >= 0).then_some(*i),
+        Bson::Double(d) => whole(*d),
+        Bson::Decimal128(d) => d.to_string().parse::<f64>().ok().and_then(whole),
+        _ => None,
+    }
+}
+
+/// What a guarded append stored before it stopped, item by item in the order given:
+/// the first `stored` items are in the documents listed, the next `in_doubt` were in
+/// an `update` whose outcome is unknown (the connection failed), the rest were never
+/// sent.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Ledger {
+    /// `(document id, items)` per successful `update`, in order.
+    pub writes: Vec<(Bson, usize)>,
+    /// The document and item count of an `update` that may or may not have been applied.
+    pub in_doubt: Option<(Bson, usize)>,
+}
+
+/// Whether a failed write was certainly not applied: the server answered and refused
+/// it. Anything else (a dropped connection, a timeout) leaves it in doubt.
+fn refused(e: &mongodb::error::Error) -> bool {
+    use mongodb::error::ErrorKind;
+    matches!(e.kind.as_ref(), ErrorKind::Write(_) | ErrorKind::Command(_) | ErrorKind::InvalidArgument { .. })
+}
 
 /// One bucket's worth of items on their way to a period: their BSON and the update
 /// that appends them.
@@ -84,8 +118,8 @@ pub(crate) struct GuardedAppend<'a, E> {
     pub collection: mongodb::Collection<Document>,
     /// The hint key for this base id.
     pub hint_key: String,
-    /// The id of the bucket with this sequence number.
-    pub id_of: &'a (dyn Fn(u32) -> Bson + Sync),
+    /// The id of the document with this sequence number.
+    pub id_of: &'a (dyn Fn(u32) -> Result<Bson, E> + Sync),
     /// Fields set when the bucket is created.
     pub on_insert: Document,
     pub items_field: &'a str,
@@ -95,27 +129,45 @@ pub(crate) struct GuardedAppend<'a, E> {
     pub extra: &'a (dyn Fn(&[Bson]) -> Result<Document, E> + Sync),
 }
 
-impl<E: From<mongodb::error::Error> + From<AppendContention>> GuardedAppend<'_, E> {
-    /// Appends `items` (any number) to the open buckets, filling each to `max`.
-    pub(crate) async fn run(&self, items: Vec<Bson>, report: &mut Appended) -> Result<(), E> {
+impl<E: From<mongodb::error::Error> + From<AppendContention> + From<CorruptCount>> GuardedAppend<'_, E> {
+    /// Appends `items` (any number) to the open documents, filling each to `max`, and
+    /// records each write in `ledger` as it is acknowledged.
+    ///
+    /// Progress argument: every round sends one `update` and then either stores items
+    /// (`rest` shrinks), or learns that document `seq` is full (`seq` grows), or reads a
+    /// count of `seq` larger than the last one read (counts only grow, up to `max`), or
+    /// shrinks the chunk to the room left. A round that does none of these (the count
+    /// read says the guarded filter should have matched, and it is the count read last
+    /// time) cannot be explained by other writers: the document is corrupt, and the
+    /// loop ends with [`CorruptCount`]. A count that is not a whole number ends it at
+    /// once. [`MAX_ATTEMPTS`] bounds the rest.
+    pub(crate) async fn run(
+        &self,
+        items: Vec<Bson>,
+        report: &mut Appended,
+        ledger: &mut Ledger,
+    ) -> Result<(), E> {
         let (mut seq, mut floor) = HINTS.get(&self.hint_key);
         let mut rest: &[Bson] = &items;
-        // How many items the next attempt may carry: `max`, or what a bucket found
+        // How many items the next attempt may carry: `max`, or what a document found
         // nearly full still has room for.
         let mut cap = self.max as usize;
         let mut attempts = 0;
+        // The count read from document `seq` after its last refused update.
+        let mut last_read: Option<Option<i64>> = None;
         while !rest.is_empty() {
             attempts += 1;
             if floor.is_some_and(|f| f >= i64::from(self.max)) {
-                // Known full: the next items go straight to the next bucket.
+                // Known full: the next items go straight to the next document.
                 seq += 1;
                 floor = None;
+                last_read = None;
                 HINTS.record(&self.hint_key, seq, None);
             }
             if let Some(f) = floor {
-                cap = cap.min((i64::from(self.max) - f) as usize);
+                cap = cap.min((i64::from(self.max) - f).max(1) as usize);
             }
-            let id = (self.id_of)(seq);
+            let id = (self.id_of)(seq)?;
             if attempts > MAX_ATTEMPTS {
                 return Err(AppendContention { id }.into());
             }
@@ -141,13 +193,15 @@ impl<E: From<mongodb::error::Error> + From<AppendContention>> GuardedAppend<'_, 
             match self.collection.update_one(filter, update).upsert(true).hint(hint).await {
                 Ok(r) => {
                     report.items += chunk.len();
+                    ledger.writes.push((id, chunk.len()));
                     rest = after;
                     if r.upserted_id.is_some() {
                         report.created += 1;
                     }
-                    // The bucket held at least `floor` before and `k` more now.
+                    // The document held at least `floor` before and `k` more now.
                     floor = if r.upserted_id.is_some() { Some(k) } else { floor.map(|f| f + k) };
                     cap = self.max as usize;
+                    last_read = None;
                     HINTS.record(&self.hint_key, seq, floor);
                 }
                 Err(e) if is_duplicate_key(&e) => {
@@ -159,23 +213,40 @@ impl<E: From<mongodb::error::Error> + From<AppendContention>> GuardedAppend<'_, 
                         .find_one(doc! { "_id": id.clone() })
                         .projection(doc! { self.count_field: 1 })
                         .await?;
-                    let count = current
-                        .as_ref()
-                        .and_then(|d| d.get(self.count_field))
-                        .and_then(|c| c.as_i32().map(i64::from).or_else(|| c.as_i64()))
-                        .unwrap_or(0);
-                    let room = (i64::from(self.max) - count).max(0) as usize;
-                    floor = current.is_some().then_some(count);
+                    let count = match &current {
+                        None => None,
+                        Some(d) => match stored_count(d.get(self.count_field)) {
+                            Some(c) => Some(c),
+                            None => {
+                                let found = d.get(self.count_field).map_or("nothing".to_owned(), |c| {
+                                    format!("{c} ({:?})", c.element_type())
+                                });
+                                return Err(
+                                    CorruptCount { id, field: self.count_field.to_owned(), found }.into()
+                                );
+                            }
+                        },
+                    };
+                    let room = count.map_or(self.max as usize, |c| (i64::from(self.max) - c).max(0) as usize);
+                    if room as i64 >= k && last_read == Some(count) {
+                        // The filter should have matched, twice, and nothing changed.
+                        let found = count.map_or("no document".to_owned(), |c| c.to_string());
+                        return Err(CorruptCount { id, field: self.count_field.to_owned(), found }.into());
+                    }
+                    last_read = Some(count);
+                    floor = count;
                     HINTS.record(&self.hint_key, seq, floor);
-                    if current.is_some() && room == 0 {
-                        cap = self.max as usize;
-                    } else if room > 0 {
-                        // Fill what is left here; the rest goes on after. (Room for
-                        // all of it means another writer's insert won the race.)
-                        cap = room;
+                    cap = if room == 0 { self.max as usize } else { room };
+                    if room == 0 {
+                        floor = Some(i64::from(self.max));
                     }
                 }
-                Err(e) => return Err(e.into()),
+                Err(e) => {
+                    if !refused(&e) {
+                        ledger.in_doubt = Some((id, chunk.len()));
+                    }
+                    return Err(e.into());
+                }
             }
         }
         Ok(())
@@ -188,4 +259,17 @@ impl<E: From<mongodb::error::Error> + From<AppendContention>> GuardedAppend<'_, 
 pub(crate) struct AppendContention {
     /// The last document id tried.
     pub id: Bson,
+}
+
+/// A document of the sequence whose count is not a whole number, or disagrees with
+/// the guarded filter (another program wrote it around the validator); each pattern
+/// reports it with its own error.
+#[derive(Debug)]
+pub(crate) struct CorruptCount {
+    /// The document.
+    pub id: Bson,
+    /// The count field.
+    pub field: String,
+    /// What was found there.
+    pub found: String,
 }

@@ -44,8 +44,8 @@ mod read;
 mod spec;
 
 pub use crate::core::append::Appended;
-pub use append::{append, append_many, bucket_id};
-pub use error::BucketError;
+pub use append::{append, append_many, bucket_id, resume};
+pub use error::{BucketError, Incomplete};
 pub use period::{Per, PeriodField, PeriodKind, TimeField};
 pub use read::{buckets_in, range_filter, read_range};
 pub use spec::{Aggregate, AggregateField, AggregateOp, AggregateType, Bucket, BucketSpec, IdForm, SumField};

@@ -10,7 +10,7 @@ use mongodb::Database;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::core::append::{AppendContention, Appended, GuardedAppend};
+use crate::core::append::{AppendContention, Appended, CorruptCount, GuardedAppend, Ledger};
 use crate::core::model::Model;
 use crate::core::spec::CollectionSpec;
 
@@ -56,6 +56,16 @@ pub enum OutlierError {
     Contention(Bson),
     /// Syncing an overflow collection failed.
     Sync(crate::core::error::Error),
+    /// A stored parent or overflow document breaks the pattern's shape (another
+    /// program wrote it around the validator): the outlier field or an overflow
+    /// document's `items` is not an array, an overflow `count` is not a whole number,
+    /// or an overflow `_id.seq` is not a number.
+    Corrupt {
+        /// The document's `_id`.
+        id: Box<Bson>,
+        /// What is wrong.
+        detail: String,
+    },
 }
 
 impl fmt::Display for OutlierError {
@@ -69,6 +79,7 @@ impl fmt::Display for OutlierError {
                 write!(f, "gave up: overflow document {id} and its successors stayed full")
             }
             Self::Sync(e) => write!(f, "{e}"),
+            Self::Corrupt { id, detail } => write!(f, "document {id} is corrupt: {detail}"),
         }
     }
 }
@@ -100,6 +111,15 @@ impl From<bson::ser::Error> for OutlierError {
 impl From<bson::de::Error> for OutlierError {
     fn from(e: bson::de::Error) -> Self {
         Self::Decode(e)
+    }
+}
+
+impl From<CorruptCount> for OutlierError {
+    fn from(e: CorruptCount) -> Self {
+        Self::Corrupt {
+            id: Box::new(e.id),
+            detail: format!("`{}` holds {}, not a whole number of items", e.field, e.found),
+        }
     }
 }
 
@@ -205,7 +225,7 @@ pub async fn push<P: Serialize + ?Sized, I: Serialize>(
         return Err(OutlierError::ParentNotFound(parent));
     }
     let overflow = db.collection::<Document>(spec.overflow);
-    let id_of = |seq: u32| Bson::Document(doc! { "parent": parent.clone(), "seq": i64::from(seq) });
+    let id_of = |seq: u32| Ok(Bson::Document(doc! { "parent": parent.clone(), "seq": i64::from(seq) }));
     let no_extra = |_: &[Bson]| Ok::<_, OutlierError>(Document::new());
     let run = GuardedAppend {
         collection: overflow,
@@ -218,7 +238,7 @@ pub async fn push<P: Serialize + ?Sized, I: Serialize>(
         extra: &no_extra,
     };
     let mut report = Appended::default();
-    run.run(docs, &mut report).await?;
+    run.run(docs, &mut report, &mut Ledger::default()).await?;
     pushed.commands += report.updates + report.finds;
     pushed.overflow = k;
     let inc = inc_count(k);
@@ -229,8 +249,29 @@ pub async fn push<P: Serialize + ?Sized, I: Serialize>(
     Ok(pushed)
 }
 
-/// Every item of `parent`'s outlier array: the embedded ones, then (when the flag is
-/// set) the overflow ones in the order they were written.
+/// The elements of an array field, or [`OutlierError::Corrupt`] when it is missing or
+/// of another type: never an empty answer for a document that has items.
+fn array_of<'d>(doc: &'d Document, field: &str) -> Result<&'d Vec<Bson>, OutlierError> {
+    let corrupt = |detail: String| OutlierError::Corrupt {
+        id: Box::new(doc.get("_id").cloned().unwrap_or(Bson::Null)),
+        detail,
+    };
+    match doc.get(field) {
+        Some(Bson::Array(a)) => Ok(a),
+        Some(other) => Err(corrupt(format!("`{field}` is {:?}, not an array", other.element_type()))),
+        None => Err(corrupt(format!("no `{field}` array"))),
+    }
+}
+
+/// Every item of `parent`'s outlier array: the embedded ones, then the overflow ones
+/// in the order they were written.
+///
+/// The flag only saves the overflow query: the overflow is read unless the flag is
+/// stored as `false`, so a flag another program wrote as `1`, `"true"` or left out
+/// still yields every item. An outlier field or overflow `items` that is not an
+/// array, and an overflow `_id.seq` that is not a number (its order would be lost),
+/// are [`OutlierError::Corrupt`]; an item that does not decode is
+/// [`OutlierError::Decode`].
 pub async fn load<P: Serialize + ?Sized, I: DeserializeOwned>(
     db: &Database,
     collection: &str,
@@ -240,22 +281,29 @@ pub async fn load<P: Serialize + ?Sized, I: DeserializeOwned>(
     let parent = bson::to_bson(parent)?;
     let doc = db
         .collection::<Document>(collection)
-        .find_one(doc! { "_id": parent.clone() })
+        .find_one(doc! { "_id": { "$eq": parent.clone() } })
         .projection(doc! { spec.field: 1, spec.flag: 1 })
         .await?
         .ok_or_else(|| OutlierError::ParentNotFound(parent.clone()))?;
     let mut out: Vec<I> = Vec::new();
-    for item in doc.get_array(spec.field).into_iter().flatten() {
+    for item in array_of(&doc, spec.field)? {
         out.push(bson::from_bson(item.clone())?);
     }
-    if doc.get_bool(spec.flag).unwrap_or(false) {
+    if doc.get(spec.flag) != Some(&Bson::Boolean(false)) {
         let mut cursor = db
             .collection::<Document>(spec.overflow)
-            .find(doc! { "parent": parent })
+            .find(doc! { "parent": { "$eq": parent } })
             .sort(doc! { "parent": 1, "_id.seq": 1 })
             .await?;
         while let Some(page) = cursor.try_next().await? {
-            for item in page.get_array("items").into_iter().flatten() {
+            let seq = page.get_document("_id").ok().and_then(|id| id.get("seq"));
+            if !matches!(seq, Some(Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_) | Bson::Decimal128(_))) {
+                return Err(OutlierError::Corrupt {
+                    id: Box::new(page.get("_id").cloned().unwrap_or(Bson::Null)),
+                    detail: "`_id.seq` is not a number, so the overflow order is unknown".into(),
+                });
+            }
+            for item in array_of(&page, "items")? {
                 out.push(bson::from_bson(item.clone())?);
             }
         }

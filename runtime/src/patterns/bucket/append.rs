@@ -3,10 +3,10 @@
 use bson::{doc, Bson, DateTime, Document};
 use mongodb::Database;
 
-use super::error::BucketError;
+use super::error::{BucketError, Incomplete};
 use super::period::{Per, PeriodKind};
 use super::spec::{AggregateOp, AggregateType, Bucket, BucketSpec, IdForm};
-use crate::core::append::{Appended, GuardedAppend};
+use crate::core::append::{Appended, GuardedAppend, Ledger};
 
 /// The string form of a series value, for string ids.
 pub(super) fn series_text(series: &Bson) -> Result<String, BucketError> {
@@ -197,45 +197,74 @@ pub(super) fn aggregate_update(spec: &BucketSpec, items: &[Bson]) -> Result<Docu
     Ok(out)
 }
 
+/// The id of `B`'s bucket `seq` of a period. An overflow bucket's compound id goes
+/// through `B::BucketId`, so its `seq` has the type the id declares (an `Option<i32>`
+/// is written as an int32, an `i64` as a long) and the validator built from that type
+/// accepts it.
+fn id_for<B: Bucket>(series: &Bson, start: DateTime, seq: u32) -> Result<Bson, BucketError> {
+    let spec = &B::BUCKET;
+    let id = bucket_id(spec.id, spec.per, spec.series, spec.period, series, start, seq)?;
+    if spec.id == IdForm::String || seq == 0 {
+        return Ok(id);
+    }
+    let bad = |detail: String| BucketError::SeqField { id: Box::new(id.clone()), detail };
+    let typed: B::BucketId = bson::from_bson(id.clone()).map_err(|e| bad(e.to_string()))?;
+    let written = bson::to_bson(&typed).map_err(|e| bad(e.to_string()))?;
+    let seq_back = written.as_document().and_then(|d| crate::core::append::stored_count(d.get("seq")));
+    if seq_back != Some(i64::from(seq)) {
+        return Err(bad("the id type has no `seq` field that keeps the number (add `seq: Option<i32>` with `skip_serializing_if = \"Option::is_none\"`)".into()));
+    }
+    Ok(written)
+}
+
 /// Appends one item to its bucket: one `update` command in the common case.
 pub async fn append<B: Bucket>(
     db: &Database,
     series: &B::Series,
     item: &B::Item,
 ) -> Result<Appended, BucketError> {
-    append_many::<B>(db, series, std::slice::from_ref(item)).await
+    match append_many::<B>(db, series, std::slice::from_ref(item)).await {
+        // One item, not in doubt: it was not stored, and the cause says why.
+        Err(BucketError::Incomplete(i)) if i.in_doubt.is_none() => Err(i.cause),
+        other => other,
+    }
 }
 
 /// Appends items, grouped by period: one `update` per bucket they fill in the common
 /// case, whatever their number. Items keep their order within a period.
+///
+/// An error after the first update was sent is [`BucketError::Incomplete`]: it lists,
+/// by index into `items`, what each bucket stored, the one update in doubt and what
+/// was never sent. [`resume`] with the same items stores exactly the missing ones,
+/// also after the call's future was dropped (a task aborted, a timeout).
 pub async fn append_many<B: Bucket>(
     db: &Database,
     series: &B::Series,
     items: &[B::Item],
+) -> Result<Appended, BucketError> {
+    let items: Vec<&B::Item> = items.iter().collect();
+    append_refs::<B>(db, series, &items).await
+}
+
+/// [`append_many`] over borrowed items.
+async fn append_refs<B: Bucket>(
+    db: &Database,
+    series: &B::Series,
+    items: &[&B::Item],
 ) -> Result<Appended, BucketError> {
     let spec = &B::BUCKET;
     let series_bson = bson::to_bson(series)?;
     if spec.id == IdForm::String {
         series_text(&series_bson)?;
     }
-    // Group by period, in the order periods first appear.
-    let mut groups: Vec<(DateTime, Vec<Bson>)> = Vec::new();
-    for (index, item) in items.iter().enumerate() {
-        let doc = bson::to_document(item)?;
-        let start = spec.per.start(item_time(&doc, spec, index)?)?;
-        match groups.iter_mut().find(|(s, _)| *s == start) {
-            Some((_, g)) => g.push(Bson::Document(doc)),
-            None => groups.push((start, vec![Bson::Document(doc)])),
-        }
-    }
+    let groups = group_by_period::<B>(items)?;
     let collection = db.collection::<Document>(B::COLLECTION);
     let mut report = Appended::default();
-    for (start, docs) in groups {
-        let base = bucket_id(spec.id, spec.per, spec.series, spec.period, &series_bson, start, 0)?;
-        let id_of = |seq: u32| {
-            bucket_id(spec.id, spec.per, spec.series, spec.period, &series_bson, start, seq)
-                .unwrap_or_else(|_| base.clone())
-        };
+    let mut stored: Vec<(Bson, Vec<usize>)> = Vec::new();
+    for (g, (start, indices, docs)) in groups.iter().enumerate() {
+        let start = *start;
+        let base = id_for::<B>(&series_bson, start, 0)?;
+        let id_of = |seq: u32| id_for::<B>(&series_bson, start, seq);
         let extra = |chunk: &[Bson]| aggregate_update(spec, chunk);
         let run = GuardedAppend {
             collection: collection.clone(),
@@ -247,9 +276,109 @@ pub async fn append_many<B: Bucket>(
             max: spec.max,
             extra: &extra,
         };
-        run.run(docs, &mut report).await?;
+        let mut ledger = Ledger::default();
+        let outcome = run.run(docs.clone(), &mut report, &mut ledger).await;
+        let mut next = 0;
+        for (id, n) in ledger.writes {
+            stored.push((id, indices[next..next + n].to_vec()));
+            next += n;
+        }
+        if let Err(cause) = outcome {
+            let in_doubt = ledger.in_doubt.map(|(id, n)| {
+                let v = indices[next..next + n].to_vec();
+                next += n;
+                (id, v)
+            });
+            let mut unsent: Vec<usize> = indices[next..].to_vec();
+            unsent.extend(groups[g + 1..].iter().flat_map(|(_, i, _)| i.iter().copied()));
+            unsent.sort_unstable();
+            return Err(BucketError::Incomplete(Box::new(Incomplete {
+                cause,
+                appended: report,
+                stored,
+                in_doubt,
+                unsent,
+            })));
+        }
     }
     Ok(report)
+}
+
+/// Items grouped by period in the order periods first appear, each with its indices
+/// in `items` and its BSON.
+type Groups = Vec<(DateTime, Vec<usize>, Vec<Bson>)>;
+
+fn group_by_period<B: Bucket>(items: &[&B::Item]) -> Result<Groups, BucketError> {
+    let spec = &B::BUCKET;
+    let mut groups: Groups = Vec::new();
+    for (index, item) in items.iter().enumerate() {
+        let doc = bson::to_document(item)?;
+        let start = spec.per.start(item_time(&doc, spec, index)?)?;
+        let at = match groups.iter().position(|(s, _, _)| *s == start) {
+            Some(at) => at,
+            None => {
+                groups.push((start, Vec::new(), Vec::new()));
+                groups.len() - 1
+            }
+        };
+        groups[at].1.push(index);
+        groups[at].2.push(Bson::Document(doc));
+    }
+    Ok(groups)
+}
+
+/// Appends those of `items` that `series`' buckets do not hold yet: the retry after
+/// an interrupted [`append_many`] (an [`Incomplete`] error, a dropped future), with
+/// the same items, stores each exactly once.
+///
+/// It reads the buckets of each period the items fall in (one `find` per period)
+/// and counts the stored items by their exact BSON; an item is missing when the call
+/// holds more copies of it than the period's buckets do. So an item equal, field for
+/// field, to one already stored in its period by another call counts as stored:
+/// give items something that tells them apart (their time, to the millisecond) when
+/// equal items are meant to repeat.
+pub async fn resume<B: Bucket>(
+    db: &Database,
+    series: &B::Series,
+    items: &[B::Item],
+) -> Result<Appended, BucketError> {
+    use std::collections::HashMap;
+    let spec = &B::BUCKET;
+    let series_bson = bson::to_bson(series)?;
+    let collection = db.collection::<Document>(B::COLLECTION);
+    let mut missing: Vec<usize> = Vec::new();
+    let refs: Vec<&B::Item> = items.iter().collect();
+    for (start, indices, docs) in group_by_period::<B>(&refs)? {
+        let filter = doc! { spec.series: { "$eq": series_bson.clone() }, spec.period: { "$eq": period_value(spec, start)? } };
+        let mut cursor = collection.find(filter).projection(doc! { spec.items: 1 }).await?;
+        let mut held: HashMap<Vec<u8>, usize> = HashMap::new();
+        while let Some(bucket) = futures_util::TryStreamExt::try_next(&mut cursor).await? {
+            for item in super::read::bucket_items(&bucket, spec)? {
+                *held.entry(bson::to_vec(item)?).or_default() += 1;
+            }
+        }
+        for (index, doc) in indices.into_iter().zip(docs) {
+            let Bson::Document(doc) = doc else { continue };
+            match held.get_mut(&bson::to_vec(&doc)?) {
+                Some(n) if *n > 0 => *n -= 1,
+                _ => missing.push(index),
+            }
+        }
+    }
+    let rest: Vec<&B::Item> = missing.iter().map(|&i| &items[i]).collect();
+    append_refs::<B>(db, series, &rest).await.map_err(|e| match e {
+        // Indices into `rest` become indices into `items`.
+        BucketError::Incomplete(mut i) => {
+            let back = |v: &mut Vec<usize>| v.iter_mut().for_each(|x| *x = missing[*x]);
+            i.stored.iter_mut().for_each(|(_, v)| back(v));
+            if let Some((_, v)) = i.in_doubt.as_mut() {
+                back(v);
+            }
+            back(&mut i.unsent);
+            BucketError::Incomplete(i)
+        }
+        other => other,
+    })
 }
 
 #[cfg(test)]

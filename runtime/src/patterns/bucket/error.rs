@@ -4,7 +4,7 @@ use std::fmt;
 
 use bson::{Bson, DateTime};
 
-use crate::core::append::AppendContention;
+use crate::core::append::{AppendContention, CorruptCount};
 
 /// Why a bucket operation failed.
 #[derive(Debug)]
@@ -44,6 +44,57 @@ pub enum BucketError {
         /// The last bucket id tried.
         id: Bson,
     },
+    /// A stored bucket breaks the pattern's invariants (another program wrote it
+    /// around the validator): its count is missing, not a whole number, or disagrees
+    /// with the guarded filter, or its items are not an array of documents. Appends
+    /// and reads stop at once rather than retry or skip.
+    CorruptBucket {
+        /// The bucket's `_id`.
+        id: Box<Bson>,
+        /// What is wrong.
+        detail: String,
+    },
+    /// A compound `_id` type that cannot hold an overflow bucket's `seq`: the id
+    /// type has no `seq` field, or it does not accept the number.
+    SeqField {
+        /// The id the runtime tried to write.
+        id: Box<Bson>,
+        /// What went wrong.
+        detail: String,
+    },
+    /// `append_many` stopped after sending updates: what each bucket got, what is in
+    /// doubt and what was never sent (see [`Incomplete`]). Pass the same items to
+    /// [`resume`](super::resume) to store exactly the missing ones.
+    Incomplete(Box<Incomplete>),
+}
+
+/// What an interrupted `append_many` stored, by index into the items it was given.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Incomplete {
+    /// Why it stopped.
+    pub cause: BucketError,
+    /// What was acknowledged before it stopped.
+    pub appended: crate::core::append::Appended,
+    /// Per acknowledged update: the bucket's `_id` and the indices of the items it
+    /// now holds from this call.
+    pub stored: Vec<(Bson, Vec<usize>)>,
+    /// The bucket and items of the one update whose outcome is unknown (the
+    /// connection failed after it was sent): stored, or not, as a whole.
+    pub in_doubt: Option<(Bson, Vec<usize>)>,
+    /// The items never sent.
+    pub unsent: Vec<usize>,
+}
+
+impl BucketError {
+    /// The error that stopped the operation: the cause of an [`Incomplete`], else
+    /// the error itself.
+    pub fn root(&self) -> &BucketError {
+        match self {
+            Self::Incomplete(i) => i.cause.root(),
+            other => other,
+        }
+    }
 }
 
 impl fmt::Display for BucketError {
@@ -63,6 +114,18 @@ impl fmt::Display for BucketError {
             Self::Aggregate { field, detail } => write!(f, "aggregate `{field}`: {detail}"),
             Self::EmptyRange => f.write_str("the range ends before it starts"),
             Self::Contention { id } => write!(f, "gave up appending: bucket {id} and its successors stayed full"),
+            Self::CorruptBucket { id, detail } => write!(f, "bucket {id} is corrupt: {detail}"),
+            Self::SeqField { id, detail } => {
+                write!(f, "the compound `_id` type cannot hold an overflow bucket's `seq` ({id}): {detail}")
+            }
+            Self::Incomplete(i) => write!(
+                f,
+                "append stopped after storing {} items ({} in doubt, {} not sent): {}",
+                i.stored.iter().map(|(_, v)| v.len()).sum::<usize>(),
+                i.in_doubt.as_ref().map_or(0, |(_, v)| v.len()),
+                i.unsent.len(),
+                i.cause
+            ),
         }
     }
 }
@@ -73,6 +136,7 @@ impl std::error::Error for BucketError {
             Self::Mongo(e) => Some(e),
             Self::Serialize(e) => Some(e),
             Self::Decode(e) => Some(e),
+            Self::Incomplete(i) => Some(&i.cause),
             _ => None,
         }
     }
@@ -93,6 +157,15 @@ impl From<bson::ser::Error> for BucketError {
 impl From<AppendContention> for BucketError {
     fn from(e: AppendContention) -> Self {
         Self::Contention { id: e.id }
+    }
+}
+
+impl From<CorruptCount> for BucketError {
+    fn from(e: CorruptCount) -> Self {
+        Self::CorruptBucket {
+            id: Box::new(e.id),
+            detail: format!("`{}` holds {}, not a whole number of items", e.field, e.found),
+        }
     }
 }
 

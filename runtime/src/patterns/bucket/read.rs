@@ -6,7 +6,35 @@ use mongodb::Database;
 
 use super::append::{item_time, period_value};
 use super::error::BucketError;
-use super::spec::Bucket;
+use super::spec::{Bucket, BucketSpec};
+
+/// A stored bucket's items: an array of documents, or a [`BucketError::CorruptBucket`]
+/// (missing, another type, or holding something that is not a document). Never an
+/// empty answer for a bucket that has items, never a skipped element.
+pub(super) fn bucket_items<'d>(
+    bucket: &'d Document,
+    spec: &BucketSpec,
+) -> Result<Vec<&'d Document>, BucketError> {
+    let corrupt = |detail: String| BucketError::CorruptBucket {
+        id: Box::new(bucket.get("_id").cloned().unwrap_or(Bson::Null)),
+        detail,
+    };
+    let items = match bucket.get(spec.items) {
+        Some(Bson::Array(a)) => a,
+        Some(other) => {
+            return Err(corrupt(format!("`{}` is {:?}, not an array", spec.items, other.element_type())))
+        }
+        None => return Err(corrupt(format!("no `{}` array", spec.items))),
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| match item {
+            Bson::Document(d) => Ok(d),
+            other => Err(corrupt(format!("`{}.{i}` is {:?}, not an item", spec.items, other.element_type()))),
+        })
+        .collect()
+}
 
 /// The filter on the buckets of `series` whose period overlaps `[from, to)`.
 pub fn range_filter<B: Bucket>(
@@ -46,7 +74,12 @@ pub async fn buckets_in<B: Bucket>(
         .await?
         .try_collect()
         .await?;
-    docs.into_iter().map(|d| bson::from_document(d).map_err(BucketError::from)).collect()
+    docs.into_iter()
+        .map(|d| {
+            bucket_items(&d, spec)?;
+            bson::from_document(d).map_err(BucketError::from)
+        })
+        .collect()
 }
 
 /// The items of `series` with `from <= time < to`, in time order (ties keep their
@@ -68,8 +101,7 @@ pub async fn read_range<B: Bucket>(
         .await?;
     let mut hits: Vec<(DateTime, Document)> = Vec::new();
     while let Some(bucket) = cursor.try_next().await? {
-        for (index, item) in bucket.get_array(spec.items).into_iter().flatten().enumerate() {
-            let Bson::Document(item) = item else { continue };
+        for (index, item) in bucket_items(&bucket, spec)?.into_iter().enumerate() {
             let t = item_time(item, spec, index)?;
             if from <= t && t < to {
                 hits.push((t, item.clone()));

@@ -123,6 +123,9 @@ pub struct BucketSpec {
 pub trait Bucket: Model + DeserializeOwned + Send + Sync + Unpin {
     /// The series field's type.
     type Series: Serialize + Send + Sync;
+    /// The `_id` field's type: `String`, or the compound id (`{dispositivoId, hora,
+    /// seq}`), through which overflow ids are written so `seq` has its declared type.
+    type BucketId: Serialize + DeserializeOwned;
     /// One item of the items array.
     type Item: Serialize + DeserializeOwned + Send + Sync;
     /// The bucket's shape.
