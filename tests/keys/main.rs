@@ -4,6 +4,7 @@
 //! table and its overlap check, and property tests of the key encoding.
 
 mod catalog;
+mod cluster;
 mod ops;
 mod props;
 mod scan;

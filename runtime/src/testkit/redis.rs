@@ -32,6 +32,11 @@ use redis::aio::MultiplexedConnection;
 
 use super::{fail, free_port, TestkitError};
 
+#[cfg(feature = "redis-cluster")]
+mod cluster;
+#[cfg(feature = "redis-cluster")]
+pub use cluster::{cluster, RedisCluster};
+
 /// The Redis version the testkit fetches when no `redis-server` is on PATH.
 pub const FETCHED_REDIS_VERSION: &str = "6.2.912183";
 
@@ -180,33 +185,12 @@ impl RedisServer {
     /// Starts a new local `redis-server` on a free loopback port: the one
     /// `DOCSHAPE_REDIS_SERVER` names, or the one on PATH, or one fetched into the cache.
     pub fn start_local() -> Result<Self, TestkitError> {
-        let binary = redis_server_binary()?;
         let port = free_port()?;
         let dir = std::env::temp_dir();
-        let log_path = dir.join(format!("docshape-redis-{}-{port}.log", std::process::id()));
-        let log = std::fs::File::create(&log_path)
-            .map_err(|e| TestkitError(format!("cannot create {}: {e}", log_path.display())))?;
-        let log_err = log.try_clone().map_err(|e| TestkitError(e.to_string()))?;
-        let mut child = Command::new("sh")
-            .arg("-c")
-            .arg(WATCHDOG)
-            .arg(&binary)
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
-            .args(["--databases", &DATABASES.to_string()])
-            .arg("--dir")
-            .arg(&dir)
-            .env("DOCSHAPE_REDIS_LOG", &log_path)
-            .stdin(Stdio::piped())
-            .stdout(log)
-            .stderr(log_err)
-            .spawn()
-            .map_err(|e| TestkitError(format!("cannot run sh: {e}")))?;
-        let addr = SocketAddr::from(([127, 0, 0, 1], port));
-        let hint = " (set DOCSHAPE_REDIS_SERVER to another binary, or REDIS_URL to a running server)";
-        super::wait_until_listening(&mut child, addr, &log_path, &binary.to_string_lossy(), hint)?;
+        let args = ["--databases".to_owned(), DATABASES.to_string()];
+        let child = spawn(&redis_server_binary()?, port, &dir, &args)?;
         Ok(Self {
-            url: format!("redis://{addr}"),
+            url: format!("redis://{}", SocketAddr::from(([127, 0, 0, 1], port))),
             external: false,
             child: Some(child),
             next_db: AtomicU32::new(0),
@@ -245,12 +229,45 @@ impl RedisServer {
     }
 }
 
+/// Starts `binary` on `127.0.0.1:port` under the watchdog, with no persistence, its
+/// files in `dir`, and `extra` arguments; returns once it accepts connections.
+pub(crate) fn spawn(binary: &Path, port: u16, dir: &Path, extra: &[String]) -> Result<Child, TestkitError> {
+    let log_path = dir.join(format!("docshape-redis-{}-{port}.log", std::process::id()));
+    let log = std::fs::File::create(&log_path)
+        .map_err(|e| TestkitError(format!("cannot create {}: {e}", log_path.display())))?;
+    let log_err = log.try_clone().map_err(|e| TestkitError(e.to_string()))?;
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(WATCHDOG)
+        .arg(binary)
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+        .args(["--save", "", "--appendonly", "no"])
+        .args(extra)
+        .arg("--dir")
+        .arg(dir)
+        .env("DOCSHAPE_REDIS_LOG", &log_path)
+        .stdin(Stdio::piped())
+        .stdout(log)
+        .stderr(log_err)
+        .spawn()
+        .map_err(|e| TestkitError(format!("cannot run sh: {e}")))?;
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let hint = " (set DOCSHAPE_REDIS_SERVER to another binary, or REDIS_URL to a running server)";
+    super::wait_until_listening(&mut child, addr, &log_path, &binary.to_string_lossy(), hint)?;
+    Ok(child)
+}
+
+/// Stops a server [`spawn`] started: closing stdin is what stops it (killing the shell
+/// would orphan the server).
+pub(crate) fn stop(child: &mut Child) {
+    drop(child.stdin.take());
+    let _ = child.wait();
+}
+
 impl Drop for RedisServer {
     fn drop(&mut self) {
         if let Some(child) = &mut self.child {
-            // Closing stdin is what stops the server; killing the shell would orphan it.
-            drop(child.stdin.take());
-            let _ = child.wait();
+            stop(child);
         }
     }
 }

@@ -581,7 +581,10 @@ pub trait ShardedCounterFamily: KeyFamily {
         async move { on_key(conn, key?, Self::SPEC.ttl, Access::Write, "INCRBY", by).await }
     }
 
-    /// The sum of every shard, read in one round trip (`MGET`).
+    /// The sum of every shard: one `MGET` on a single server, one per slot on a
+    /// cluster connection (its client splits the command by slot, where one `MGET`
+    /// across slots would be refused). A sliding TTL then starts again on each shard,
+    /// one `EXPIRE` per shard, since a cluster cannot take them in one transaction.
     #[cfg(feature = "redis")]
     fn sum<C>(&self, conn: &mut C) -> impl Future<Output = Result<i64, KeyError>> + Send
     where
@@ -591,12 +594,12 @@ pub trait ShardedCounterFamily: KeyFamily {
         let ttl = Self::SPEC.ttl;
         let pattern = Self::SPEC.pattern;
         async move {
-            let mut pipe = transaction();
-            pipe.cmd("MGET").arg(&keys);
-            for key in &keys {
-                refresh_on_read(&mut pipe, key, ttl);
+            let values: Vec<Option<i64>> = redis::cmd("MGET").arg(&keys).query_async(conn).await?;
+            if let Ttl::After { seconds, sliding: true, .. } = ttl {
+                for key in &keys {
+                    redis::cmd("EXPIRE").arg(key).arg(seconds).exec_async(conn).await?;
+                }
             }
-            let (values,): (Vec<Option<i64>>,) = pipe.query_async(conn).await?;
             values
                 .into_iter()
                 .flatten()
