@@ -168,8 +168,9 @@ impl Worker {
         Ok(report)
     }
 
-    /// Takes the job due first among those whose lease has expired or that are this
-    /// worker's own.
+    /// Takes the job due first among those whose lease has expired (or is not a date)
+    /// or that are this worker's own. Jobs whose `due` is not a date sort before every
+    /// dated one (BSON order), so they are taken first.
     async fn claim(
         &self,
         queue: &Collection<Document>,
@@ -180,7 +181,13 @@ impl Worker {
             .find_one_and_update(
                 doc! {
                     "_id.copy": { "$in": keys },
-                    "$or": [ { "lease_until": { "$lte": now } }, { "owner": &self.id } ],
+                    // A lease that is not a date (missing, or another program's
+                    // string or number) holds no one off: the job is claimable.
+                    "$or": [
+                        { "lease_until": { "$lte": now } },
+                        { "lease_until": { "$not": { "$type": "date" } } },
+                        { "owner": { "$eq": &self.id } },
+                    ],
                 },
                 doc! {
                     "$set": { "owner": &self.id, "lease_until": plus(now, self.lease), "claimed_at": now },
@@ -263,7 +270,8 @@ impl Worker {
         report: &mut RefreshReport,
     ) -> Result<(), CopyError> {
         let done = queue
-            .delete_one(doc! { "_id": key.clone(), "seq": seq.clone(), "owner": &self.id })
+            // `$eq`: a stored `seq` that looks like an operator is compared, not run.
+            .delete_one(doc! { "_id": key.clone(), "seq": { "$eq": seq.clone() }, "owner": &self.id })
             .await
             .map_err(|error| CopyError::Queue { operation: "complete", error })?;
         if done.deleted_count == 1 {
