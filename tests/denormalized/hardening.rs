@@ -45,3 +45,29 @@ async fn undated_jobs_are_claimed_and_counted_overdue() {
     let lag = copies::lag(&db).await.unwrap();
     assert_eq!((lag.pending, lag.overdue, lag.undated), (0, 0, 0));
 }
+
+/// A job that fails comes back within the run when the lease is shorter than the run;
+/// the run still ends, with the failure once, and the other jobs done.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_job_with_a_short_lease_does_not_keep_the_run_going() {
+    let db = setup("short-lease").await;
+    for u in 0..2 {
+        let id = format!("u{u}");
+        insert_user(&db, &id, "x").await;
+        insert_posts(&db, &id, "old", (u * 10)..(u * 10 + 3)).await;
+    }
+    db.run_command(doc! {
+        "collMod": "posts",
+        "validator": { "$jsonSchema": { "properties": { "author_name": { "bsonType": "string", "maxLength": 10 } } } },
+    })
+    .await
+    .unwrap();
+    copies::update_one::<crate::User>(&db, "u0", crate::rename("a name far too long")).await.unwrap();
+    copies::update_one::<crate::User>(&db, "u1", crate::rename("short")).await.unwrap();
+    let worker = Worker::new(&db).lease(std::time::Duration::from_millis(1));
+    let report = tokio::time::timeout(std::time::Duration::from_secs(30), worker.run_until_empty())
+        .await
+        .expect("the run ends")
+        .unwrap();
+    assert_eq!((report.jobs, report.failures.len()), (1, 1), "{report:?}");
+}

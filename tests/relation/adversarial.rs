@@ -49,7 +49,7 @@ fn load_many_of_adversarial_documents_is_right_or_a_typed_error() {
                 4 => (Some(Bson::Document(doc! { "$gt": "" })), Err(())),
                 _ => (Some(Bson::String(name.clone())), Ok(name)),
             };
-            if rng.next() % 10 == 0 {
+            if rng.next().is_multiple_of(10) {
                 expected.push(None);
                 continue;
             }

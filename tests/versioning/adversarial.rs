@@ -45,7 +45,7 @@ fn pick(rng: &mut TestRng, right: Bson) -> Option<Bson> {
 fn adversarial(rng: &mut TestRng, id: i64) -> (Document, bool) {
     let mut d = doc! { "_id": id };
     let version = pick(rng, Bson::Int32(2));
-    let v1 = rng.next() % 3 == 0;
+    let v1 = rng.next().is_multiple_of(3);
     let mut ok = true;
     let fields: [(&str, Bson); 3] = if v1 {
         [
@@ -63,10 +63,8 @@ fn adversarial(rng: &mut TestRng, id: i64) -> (Document, bool) {
             d.insert(field, value);
         }
     }
-    if v1 {
-        // A v1 document has no version field.
-        ok &= true;
-    } else {
+    // A v1 document has no version field.
+    if !v1 {
         ok &= version == Some(Bson::Int32(2));
         if let Some(version) = version {
             d.insert("schema_version", version);
