@@ -16,6 +16,8 @@ use futures_util::TryStreamExt;
 use mongodb::Database;
 use serde::{Deserialize, Serialize};
 
+mod adversarial;
+mod hardening;
 mod sync;
 mod worker;
 

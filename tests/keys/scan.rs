@@ -86,3 +86,25 @@ async fn scan_returns_exactly_the_familys_keys() {
     assert!(command_calls(&mut conn, "scan").await > scans_before + 2, "several SCAN calls");
     assert_eq!(command_calls(&mut conn, "keys").await, keys_before, "never KEYS");
 }
+
+/// A key another program wrote that is not UTF-8 is skipped and counted; the scan goes
+/// on and returns every value of the family.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_key_that_is_not_utf8_is_skipped_and_counted() {
+    let mut conn = redis().await;
+    let items: BTreeSet<Item> = (0..700).map(|n| Item { id: format!("u8-{n}") }).collect();
+    for item in &items {
+        item.set(&mut conn, "v").await.unwrap();
+    }
+    let mut raw = b"scan:item:".to_vec();
+    raw.extend_from_slice(&[0xff, 0xfe]);
+    let _: () = docshape::redis::cmd("SET").arg(&raw).arg("1").query_async(&mut conn).await.unwrap();
+    set(&mut conn, "scan:item:a b").await;
+
+    let found: BTreeSet<Item> = Item::scan(&mut conn).await.unwrap().into_iter().collect();
+    assert!(found.is_superset(&items));
+    let report = Item::scan_report(&mut conn).await.unwrap();
+    assert!(report.values.iter().cloned().collect::<BTreeSet<_>>().is_superset(&items));
+    assert_eq!(report.not_utf8, 1);
+    assert!(report.not_of_family >= 1);
+}

@@ -12,6 +12,7 @@ use docshape::relation::{self, RelationKind};
 use docshape::{testkit, Embedded, Model};
 use serde::{Deserialize, Serialize};
 
+mod adversarial;
 mod hardening;
 
 /// patterns-en: `{ _id: "u_42", name: "Alice" }`.

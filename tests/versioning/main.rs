@@ -14,6 +14,9 @@ use docshape::{Embedded, Model};
 use futures_util::TryStreamExt;
 use serde::{Deserialize, Serialize};
 
+mod adversarial;
+mod hardening;
+
 // ---- patterns-en: v1 `{name}` -> v2 `{full_name}`, typed --------------------------------
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]

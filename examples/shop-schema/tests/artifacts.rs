@@ -296,3 +296,69 @@ fn usage_errors_exit_with_status_2_and_say_why() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("pass --uri or set MONGODB_URI"));
 }
+
+/// Every failure that is not drift exits 2 with one line naming its cause, and soon.
+#[test]
+fn failures_that_are_not_drift_exit_2_with_one_line_naming_the_cause() {
+    let one_line = |out: &Output| {
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+        err
+    };
+    // A port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let uri = format!("mongodb://127.0.0.1:{port}/shop");
+    let started = std::time::Instant::now();
+    let out = shopctl(&["check", "--uri", &uri]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(15), "{:?}", started.elapsed());
+    assert_eq!(out.status.code(), Some(2));
+    let err = one_line(&out);
+    assert!(err.contains("connection refused") && err.contains(&port.to_string()), "{err}");
+    let started = std::time::Instant::now();
+    let out = shopctl(&["sync", "--uri", &uri, "--timeout", "0.5"]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(4), "{:?}", started.elapsed());
+    assert_eq!(out.status.code(), Some(2));
+    one_line(&out);
+    // The URI's own timeout is kept.
+    let started = std::time::Instant::now();
+    let out = shopctl(&["check", "--uri", &format!("{uri}?serverSelectionTimeoutMS=300")]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(4), "{:?}", started.elapsed());
+    assert_eq!(out.status.code(), Some(2));
+
+    // A directory that does not exist is not drift.
+    let missing = scratch("no-such-dir");
+    let out = shopctl(&["verify", missing.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(one_line(&out).contains("no such directory"));
+
+    // An empty database name is refused before anything is created.
+    for args in [&["sync", "--uri", &uri, "--db", ""][..], &["sync", "--uri", &uri, "--db="][..]] {
+        let out = shopctl(args);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("the database name is empty"));
+    }
+
+    // A file that is not UTF-8 is named.
+    let dir = scratch("not-utf8");
+    assert!(shopctl(&["export", dir.to_str().unwrap()]).status.success());
+    std::fs::write(dir.join("products.validator.json"), b"{\"x\": \"\xff\xfe\"}").unwrap();
+    let out = shopctl(&["verify", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = one_line(&out);
+    assert!(err.contains("products.validator.json") && err.contains("UTF-8"), "{err}");
+
+    // A link to an endless device is read up to a cap, not until memory runs out.
+    #[cfg(unix)]
+    {
+        let dir = scratch("endless");
+        assert!(shopctl(&["export", dir.to_str().unwrap()]).status.success());
+        std::fs::remove_file(dir.join("orders.indexes.json")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", dir.join("orders.indexes.json")).unwrap();
+        let started = std::time::Instant::now();
+        let out = shopctl(&["verify", dir.to_str().unwrap()]);
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
+        assert_eq!(out.status.code(), Some(2));
+        let err = one_line(&out);
+        assert!(err.contains("orders.indexes.json") && err.contains("larger than"), "{err}");
+    }
+}

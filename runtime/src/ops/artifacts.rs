@@ -106,15 +106,47 @@ pub fn collection_artifacts(spec: &CollectionSpec) -> Vec<Artifact> {
     files
 }
 
+/// The largest artifact file read: far above any validator or table docshape writes
+/// (the server's own limit on a validator is 16 MB), and small enough that a file
+/// that is a link to an endless device (`/dev/zero`) ends in an error, not in memory
+/// running out.
+pub const MAX_ARTIFACT_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Reads one artifact file as UTF-8 text, at most [`MAX_ARTIFACT_BYTES`]; every error
+/// names the file (a missing file keeps [`io::ErrorKind::NotFound`]).
+pub fn read_artifact(path: &Path) -> io::Result<String> {
+    use std::io::Read as _;
+    let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
+    let file = std::fs::File::open(path).map_err(named)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_ARTIFACT_BYTES + 1).read_to_end(&mut bytes).map_err(named)?;
+    if bytes.len() as u64 > MAX_ARTIFACT_BYTES {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{}: larger than {MAX_ARTIFACT_BYTES} bytes, not an artifact", path.display()),
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "{}: not UTF-8 text (invalid byte at offset {})",
+                path.display(),
+                e.utf8_error().valid_up_to()
+            ),
+        )
+    })
+}
+
 /// Reads the artifacts in `dir` (the files docshape writes; others are skipped),
-/// ordered by file name.
+/// ordered by file name, each with [`read_artifact`].
 pub fn read(dir: &Path) -> io::Result<Vec<Artifact>> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         let file_name = entry.file_name().to_string_lossy().into_owned();
         if is_artifact_name(&file_name) {
-            out.push(Artifact { contents: std::fs::read_to_string(entry.path())?, file_name });
+            out.push(Artifact { contents: read_artifact(&entry.path())?, file_name });
         }
     }
     out.sort_by(|a, b| a.file_name.cmp(&b.file_name));
@@ -167,7 +199,7 @@ pub fn write(dir: &Path, artifacts: &[Artifact]) -> io::Result<Vec<String>> {
     let mut written = Vec::new();
     for a in artifacts {
         let path = dir.join(&a.file_name);
-        if std::fs::read_to_string(&path).ok().as_deref() != Some(a.contents.as_str()) {
+        if read_artifact(&path).ok().as_deref() != Some(a.contents.as_str()) {
             std::fs::write(&path, &a.contents)?;
             written.push(a.file_name.clone());
         }
@@ -230,7 +262,7 @@ fn is_artifact_name(name: &str) -> bool {
 pub fn compare(dir: &Path, artifacts: &[Artifact]) -> io::Result<Vec<FileDrift>> {
     let mut drift = Vec::new();
     for a in artifacts {
-        match std::fs::read_to_string(dir.join(&a.file_name)) {
+        match read_artifact(&dir.join(&a.file_name)) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 drift.push(FileDrift::Missing { file_name: a.file_name.clone() })
             }

@@ -15,13 +15,17 @@
 //!       --rebuild-changed-indexes   rebuild indexes whose keys or options changed
 //!
 //!   check and sync connect with --uri URI (default: $MONGODB_URI) to the database
-//!   --db NAME (default: the URI's database).
+//!   --db NAME (default: the URI's database), giving up after --timeout SECONDS
+//!   (default 5, or the URI's serverSelectionTimeoutMS) when no server answers.
 //! ```
 //!
-//! Exit status: 0 when all is well, 1 on drift, 2 on a usage error or a failure.
+//! Exit status: 0 when all is well, 1 on drift, 2 on a usage error or any other
+//! failure (no server, a directory that does not exist, a file that cannot be read),
+//! with a one-line `error: ...` on stderr that names the cause.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use mongodb::options::ClientOptions;
 use mongodb::{Client, Database};
@@ -42,7 +46,12 @@ const USAGE: &str = "USAGE: <tool> <command> [options]
       --rebuild-changed-indexes   rebuild indexes whose keys or options changed
 
   check and sync connect with --uri URI (default: $MONGODB_URI) to the database
-  --db NAME (default: the URI's database).";
+  --db NAME (default: the URI's database), giving up after --timeout SECONDS
+  (default 5, or the URI's serverSelectionTimeoutMS) when no server answers.";
+
+/// How long `check` and `sync` wait for a server by default: a deploy tool should say
+/// at once that nothing answers, not after the driver's 30 s.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Runs the command named by the process's arguments and returns its exit status.
 pub fn main() -> ExitCode {
@@ -72,7 +81,7 @@ pub fn run(args: impl IntoIterator<Item = String>) -> ExitCode {
             Ok(true) => ExitCode::SUCCESS,
             Ok(false) => ExitCode::from(1),
             Err(e) => {
-                eprintln!("error: {e}");
+                eprintln!("error: {}", one_line(&e.to_string()));
                 ExitCode::from(2)
             }
         },
@@ -92,6 +101,7 @@ enum Command {
 struct Connection {
     uri: Option<String>,
     db: Option<String>,
+    timeout: Option<Duration>,
 }
 
 fn parse(args: Vec<String>) -> std::result::Result<Command, String> {
@@ -118,7 +128,22 @@ fn parse(args: Vec<String>) -> std::result::Result<Command, String> {
         };
         match arg.as_str() {
             "--uri" => connection.uri = Some(value("--uri")?),
-            "--db" => connection.db = Some(value("--db")?),
+            "--db" => {
+                let name = value("--db")?;
+                check_db_name(&name)?;
+                connection.db = Some(name);
+            }
+            "--timeout" => {
+                let text = value("--timeout")?;
+                let seconds: f64 = text
+                    .parse()
+                    .ok()
+                    .filter(|s: &f64| s.is_finite() && *s > 0.0 && *s <= 3600.0)
+                    .ok_or_else(|| {
+                        format!("--timeout takes seconds (above 0, at most 3600), not `{text}`")
+                    })?;
+                connection.timeout = Some(Duration::from_secs_f64(seconds));
+            }
             "--dry-run" => dry_run = true,
             "--drop-extra-indexes" => options.drop_extra_indexes = true,
             "--rebuild-changed-indexes" => options.rebuild_changed_indexes = true,
@@ -176,6 +201,10 @@ fn execute(command: Command) -> Result<bool> {
             Ok(true)
         }
         Command::Verify(dir) => {
+            // A directory that is not there is a mistake in the command, not drift.
+            if !dir.is_dir() {
+                return Err(format!("cannot read {}: no such directory", dir.display()).into());
+            }
             let artifacts = crate::ops::artifacts::registered()?;
             let drift = crate::ops::artifacts::compare(&dir, &artifacts)
                 .map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
@@ -225,13 +254,65 @@ async fn connect(connection: &Connection) -> Result<Database> {
         None => std::env::var("MONGODB_URI")
             .map_err(|_| "no database to connect to: pass --uri or set MONGODB_URI")?,
     };
-    let options = ClientOptions::parse(&uri).await?;
+    let mut options = ClientOptions::parse(&uri).await.map_err(|e| format!("bad URI: {}", short(&e)))?;
+    // --timeout, else the URI's own, else a short default.
+    let timeout = connection.timeout.or(options.server_selection_timeout).unwrap_or(DEFAULT_TIMEOUT);
+    options.server_selection_timeout = Some(timeout);
+    if options.connect_timeout.is_none() {
+        options.connect_timeout = Some(timeout);
+    }
+    let hosts: Vec<String> = options.hosts.iter().map(ToString::to_string).collect();
     let name = connection
         .db
         .clone()
         .or_else(|| options.default_database.clone())
         .ok_or("no database named: pass --db or put one in the URI (`.../mydb`)")?;
-    Ok(Client::with_options(options)?.database(&name))
+    check_db_name(&name)?;
+    let db = Client::with_options(options).map_err(|e| short(&e))?.database(&name);
+    // One round trip now, so that an unreachable server is one line, not the first
+    // command's error.
+    db.run_command(bson::doc! { "ping": 1 }).await.map_err(|e| {
+        let cause = match e.kind.as_ref() {
+            mongodb::error::ErrorKind::ServerSelection { .. } => {
+                let text = e.to_string();
+                if text.contains("refused") {
+                    "connection refused".to_owned()
+                } else if text.contains("timed out") || text.contains("deadline") {
+                    "no answer".to_owned()
+                } else {
+                    "no server available".to_owned()
+                }
+            }
+            _ => short(&e),
+        };
+        format!("cannot reach {} within {:?}: {cause}", hosts.join(","), timeout)
+    })?;
+    Ok(db)
+}
+
+/// MongoDB's rules for a database name: not empty, under 64 bytes, none of `/\. "$`.
+fn check_db_name(name: &str) -> std::result::Result<(), String> {
+    if name.is_empty() {
+        return Err("the database name is empty".to_owned());
+    }
+    if name.len() >= 64 || name.chars().any(|c| "/\\. \"$\0".contains(c)) {
+        return Err(format!("`{name}` is not a database name (under 64 bytes, none of `/\\. \"$`)"));
+    }
+    Ok(())
+}
+
+/// The first line of a driver error, without its labels and raw reply.
+fn short(e: &mongodb::error::Error) -> String {
+    one_line(&e.to_string())
+}
+
+/// An error message on one line, at most 300 characters.
+fn one_line(text: &str) -> String {
+    let line = text.lines().next().unwrap_or("").trim();
+    match line.char_indices().nth(300) {
+        Some((at, _)) => format!("{}...", &line[..at]),
+        None => line.to_owned(),
+    }
 }
 
 #[cfg(test)]
@@ -248,19 +329,38 @@ mod tests {
         assert_eq!(parse(args("verify out")), Ok(Command::Verify(PathBuf::from("out"))));
         assert_eq!(
             parse(args("check --uri mongodb://h/db")),
-            Ok(Command::Check(Connection { uri: Some("mongodb://h/db".into()), db: None }))
+            Ok(Command::Check(Connection { uri: Some("mongodb://h/db".into()), db: None, timeout: None }))
         );
         assert_eq!(
             parse(args("sync --db x --dry-run --drop-extra-indexes")),
             Ok(Command::Sync(
-                Connection { uri: None, db: Some("x".into()) },
+                Connection { uri: None, db: Some("x".into()), timeout: None },
                 SyncOptions { drop_extra_indexes: true, rebuild_changed_indexes: false },
                 true
             ))
         );
-        for bad in
-            ["", "frobnicate", "check --dry-run", "export a b", "check extra", "sync --uri", "check --nope"]
-        {
+        assert_eq!(
+            parse(args("check --timeout 0.5")),
+            Ok(Command::Check(Connection {
+                timeout: Some(Duration::from_millis(500)),
+                ..Connection::default()
+            }))
+        );
+        assert!(parse(vec!["sync".into(), "--db".into(), String::new()]).is_err(), "an empty name");
+        assert!(parse(vec!["sync".into(), "--db=".into()]).is_err(), "an empty name");
+        for bad in [
+            "",
+            "frobnicate",
+            "check --dry-run",
+            "export a b",
+            "check extra",
+            "sync --uri",
+            "check --nope",
+            "check --timeout 0",
+            "check --timeout x",
+            "check --db a.b",
+            "export --timeout 1",
+        ] {
             assert!(parse(args(bad)).is_err(), "{bad:?} should be refused");
         }
     }

@@ -18,8 +18,12 @@ pub struct CopyLag {
     pub pending: u64,
     /// When the oldest of them was enqueued.
     pub oldest_enqueued_at: Option<DateTime>,
-    /// Jobs past their due date (`max_stale` after their enqueue).
+    /// Jobs past their due date (`max_stale` after their enqueue), and jobs whose
+    /// `due` is not a date.
     pub overdue: u64,
+    /// Jobs whose `due` is missing or not a date (another program wrote them): their
+    /// deadline is unknown, so they count as overdue too.
+    pub undated: u64,
 }
 
 /// How far behind the refresh queue is.
@@ -31,14 +35,18 @@ pub struct QueueLag {
     pub oldest_enqueued_at: Option<DateTime>,
     /// How long ago that was: the staleness of the stalest copy.
     pub oldest_age: Option<Duration>,
-    /// Jobs past their due date.
+    /// Jobs past their due date, and jobs whose `due` is not a date.
     pub overdue: u64,
+    /// Jobs whose `due` is missing or not a date, counted in `overdue` too.
+    pub undated: u64,
     /// The same, by copy key.
     pub by_copy: BTreeMap<String, CopyLag>,
 }
 
 /// How far behind the refresh queue is: pending jobs, the oldest, and those past due,
-/// in all and by copy. One aggregation over [`QUEUE`].
+/// in all and by copy. One aggregation over [`QUEUE`]. A job whose `due` is missing or
+/// not a date (written by another program) counts as overdue and as `undated`; an
+/// `enqueued_at` that is not a date is left out of the oldest.
 pub async fn lag(db: &Database) -> Result<QueueLag, CopyError> {
     let now = DateTime::now();
     let error = |error| CopyError::Queue { operation: "lag", error };
@@ -48,8 +56,12 @@ pub async fn lag(db: &Database) -> Result<QueueLag, CopyError> {
             doc! { "$group": {
                 "_id": "$_id.copy",
                 "pending": { "$sum": 1 },
-                "oldest": { "$min": "$enqueued_at" },
-                "overdue": { "$sum": { "$cond": [ { "$lt": [ "$due", now ] }, 1, 0 ] } },
+                // Only dates: in BSON order a string or a number sorts below every date.
+                "oldest": { "$min": { "$cond": [ { "$eq": [ { "$type": "$enqueued_at" }, "date" ] }, "$enqueued_at", null ] } },
+                "overdue": { "$sum": { "$cond": [
+                    { "$or": [ { "$ne": [ { "$type": "$due" }, "date" ] }, { "$lt": [ "$due", now ] } ] }, 1, 0
+                ] } },
+                "undated": { "$sum": { "$cond": [ { "$ne": [ { "$type": "$due" }, "date" ] }, 1, 0 ] } },
             } },
             doc! { "$sort": { "_id": 1 } },
         ])
@@ -66,9 +78,11 @@ pub async fn lag(db: &Database) -> Result<QueueLag, CopyError> {
             pending: count(group.get("pending")),
             oldest_enqueued_at: group.get_datetime("oldest").ok().copied(),
             overdue: count(group.get("overdue")),
+            undated: count(group.get("undated")),
         };
         lag.pending += entry.pending;
         lag.overdue += entry.overdue;
+        lag.undated += entry.undated;
         if let Some(at) = entry.oldest_enqueued_at {
             lag.oldest_enqueued_at = Some(lag.oldest_enqueued_at.map_or(at, |o| o.min(at)));
         }

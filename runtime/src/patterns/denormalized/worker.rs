@@ -109,7 +109,8 @@ impl Worker {
     ///
     /// A job whose write the server refuses (a validator, say) is recorded on the job
     /// (`failures`, `last_error`), left for a lease's length, and reported in
-    /// [`RefreshReport::failures`]; the worker goes on with the others. Jobs of copies
+    /// [`RefreshReport::failures`]; the worker goes on with the others, and does not
+    /// claim it again in the same run, however short the lease (so a run ends). Jobs of copies
     /// that are not refreshed copies in this program (another program's, or
     /// `refresh = "never"`) are never claimed: they are left in the queue for a worker
     /// that knows them, and counted in [`RefreshReport::skipped`]. An error from the
@@ -162,26 +163,48 @@ impl Worker {
         if keys.is_empty() {
             return Ok(report);
         }
-        while let Some(job) = self.claim(&queue, &keys).await? {
+        // Progress: every round deletes a job, fails one not failed before in this run
+        // (a failed job is not claimed again in the same run, however short the
+        // lease), or leaves one to run again because its source changed or another
+        // worker took it (another writer's progress).
+        let mut failed: Vec<Bson> = Vec::new();
+        while let Some(job) = self.claim(&queue, &keys, &failed).await? {
+            let id = job.get("_id").cloned().unwrap_or(Bson::Null);
+            let before = report.failures.len();
             self.process(&queue, &specs, job, &mut report).await?;
+            if report.failures.len() > before {
+                failed.push(id);
+            }
         }
         Ok(report)
     }
 
-    /// Takes the job due first among those whose lease has expired or that are this
-    /// worker's own.
+    /// Takes the job due first among those whose lease has expired (or is not a date)
+    /// or that are this worker's own, leaving out the jobs that failed in this run. Jobs whose `due` is not a date sort before every
+    /// dated one (BSON order), so they are taken first.
     async fn claim(
         &self,
         queue: &Collection<Document>,
         keys: &[&str],
+        failed: &[Bson],
     ) -> Result<Option<Document>, CopyError> {
         let now = DateTime::now();
+        let mut filter = doc! {
+            "_id.copy": { "$in": keys },
+            // A lease that is not a date (missing, or another program's string or
+            // number) holds no one off: the job is claimable.
+            "$or": [
+                { "lease_until": { "$lte": now } },
+                { "lease_until": { "$not": { "$type": "date" } } },
+                { "owner": { "$eq": &self.id } },
+            ],
+        };
+        if !failed.is_empty() {
+            filter.insert("_id", doc! { "$nin": failed.to_vec() });
+        }
         queue
             .find_one_and_update(
-                doc! {
-                    "_id.copy": { "$in": keys },
-                    "$or": [ { "lease_until": { "$lte": now } }, { "owner": &self.id } ],
-                },
+                filter,
                 doc! {
                     "$set": { "owner": &self.id, "lease_until": plus(now, self.lease), "claimed_at": now },
                     "$inc": { "claims": 1_i64 },
@@ -263,7 +286,8 @@ impl Worker {
         report: &mut RefreshReport,
     ) -> Result<(), CopyError> {
         let done = queue
-            .delete_one(doc! { "_id": key.clone(), "seq": seq.clone(), "owner": &self.id })
+            // `$eq`: a stored `seq` that looks like an operator is compared, not run.
+            .delete_one(doc! { "_id": key.clone(), "seq": { "$eq": seq.clone() }, "owner": &self.id })
             .await
             .map_err(|error| CopyError::Queue { operation: "complete", error })?;
         if done.deleted_count == 1 {

@@ -57,6 +57,13 @@ pub enum KeyError {
     /// A value could not be written as JSON, or stored text could not be read as the
     /// family's value type.
     Json(serde_json::Error),
+    /// `SCAN` answered with the cursor it was sent: the iteration makes no progress.
+    ScanStalled {
+        /// The family's pattern.
+        pattern: &'static str,
+        /// The cursor.
+        cursor: u64,
+    },
     /// Redis refused an operation, or the connection failed.
     #[cfg(feature = "redis")]
     Redis(redis::RedisError),
@@ -82,6 +89,9 @@ impl fmt::Display for KeyError {
             }
             Self::NoSuchShard { pattern, shard } => write!(f, "`{pattern}` has no shard {shard}"),
             Self::Overflow { pattern } => write!(f, "the shards of `{pattern}` add up past i64::MAX"),
+            Self::ScanStalled { pattern, cursor } => {
+                write!(f, "SCAN of `{pattern}` returned its cursor {cursor} again: no progress")
+            }
             Self::Json(e) => write!(f, "JSON: {e}"),
             #[cfg(feature = "redis")]
             Self::Redis(e) => write!(f, "Redis: {e}"),

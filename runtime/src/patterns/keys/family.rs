@@ -72,11 +72,25 @@ pub trait KeyFamily: Sized {
 
     /// Every value with a key in the database, found with `SCAN cursor MATCH pattern
     /// COUNT 500` until the cursor comes back to 0, never `KEYS`. Keys that the glob
-    /// matches but that are not the family's (`*` also matches `:`) are left out, and
-    /// each value is returned once even when `SCAN` returns its key twice (it may) or
-    /// it has several shards. Values are in no particular order.
+    /// matches but that are not the family's (`*` also matches `:`), and keys that are
+    /// not UTF-8 (another program's bytes), are left out; each value is returned once
+    /// even when `SCAN` returns its key twice (it may) or it has several shards.
+    /// Values are in no particular order. [`KeyFamily::scan_report`] also says how many
+    /// keys were left out.
     #[cfg(feature = "redis")]
     fn scan<C>(conn: &mut C) -> impl Future<Output = Result<Vec<Self>, KeyError>> + Send
+    where
+        C: ConnectionLike + Send,
+        Self: Send,
+    {
+        async move { Ok(Self::scan_report(conn).await?.values) }
+    }
+
+    /// [`KeyFamily::scan`], with the count of keys the glob matched that were left
+    /// out. A `SCAN` reply that hands back the cursor it was sent (no progress: the
+    /// scan would never end) is [`KeyError::ScanStalled`].
+    #[cfg(feature = "redis")]
+    fn scan_report<C>(conn: &mut C) -> impl Future<Output = Result<ScanReport<Self>, KeyError>> + Send
     where
         C: ConnectionLike + Send,
         Self: Send,
@@ -84,10 +98,11 @@ pub trait KeyFamily: Sized {
         let pattern = Self::SPEC.match_pattern();
         async move {
             let mut seen = std::collections::HashSet::new();
-            let mut out = Vec::new();
+            let mut report = ScanReport { values: Vec::new(), not_utf8: 0, not_of_family: 0 };
             let mut cursor: u64 = 0;
             loop {
-                let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+                // Bytes, not text: one key that is not UTF-8 must not fail the reply.
+                let (next, keys): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
                     .arg(cursor)
                     .arg("MATCH")
                     .arg(&pattern)
@@ -96,19 +111,42 @@ pub trait KeyFamily: Sized {
                     .query_async(conn)
                     .await?;
                 for key in keys {
-                    if let Ok(value) = Self::parse_key(&key) {
-                        if seen.insert(value.key()) {
-                            out.push(value);
+                    let Ok(key) = String::from_utf8(key) else {
+                        report.not_utf8 += 1;
+                        continue;
+                    };
+                    match Self::parse_key(&key) {
+                        Ok(value) => {
+                            if seen.insert(value.key()) {
+                                report.values.push(value);
+                            }
                         }
+                        Err(_) => report.not_of_family += 1,
                     }
                 }
                 if next == 0 {
-                    return Ok(out);
+                    return Ok(report);
+                }
+                if next == cursor {
+                    return Err(KeyError::ScanStalled { pattern: Self::SPEC.pattern, cursor });
                 }
                 cursor = next;
             }
         }
     }
+}
+
+/// What [`KeyFamily::scan_report`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScanReport<T> {
+    /// The family's values, each once, in no particular order.
+    pub values: Vec<T>,
+    /// Keys the glob matched that are not UTF-8, so no key of the family.
+    pub not_utf8: u64,
+    /// Keys the glob matched that are UTF-8 but not the family's (a lookalike, a
+    /// value that does not parse, a key not written as docshape writes it); a key
+    /// `SCAN` returned twice counts twice.
+    pub not_of_family: u64,
 }
 
 fn render<T: KeyFamily>(value: &T, shard: u32) -> String {

@@ -15,13 +15,17 @@ use super::decode::{id_of, Versioned};
 use super::write::Loaded;
 use crate::core::version::VersionError;
 
-/// How many documents of a collection are stored at each version.
+/// How many documents of a collection are stored at each version, by the rule the
+/// reads use ([`stored_version`](super::stored_version)): what a read takes for
+/// version `n` counts as `n`, what a read refuses counts as unreadable.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct VersionCounts {
     /// Documents by version; documents without the field count as
     /// [`Versioned::MISSING_VERSION`].
     pub by_version: BTreeMap<i64, u64>,
-    /// Documents whose version field is not an integer.
+    /// Documents whose version field a read refuses
+    /// ([`VersionError::BadVersionField`]): `null`, a string, a fraction, a double too
+    /// large to be exact, any other type.
     pub unreadable: u64,
 }
 
@@ -44,37 +48,43 @@ impl fmt::Display for VersionCounts {
             write!(f, "{}{v}: {n}", if i > 0 { ", " } else { "" })?;
         }
         if self.unreadable > 0 {
-            write!(f, ", unreadable: {}", self.unreadable)?;
+            let sep = if self.by_version.is_empty() { "" } else { ", " };
+            write!(f, "{sep}unreadable: {}", self.unreadable)?;
         }
         f.write_str("}")
     }
 }
 
-/// `{1: n, 2: m}`: the collection's documents by stored version, counted by the server.
+/// `{1: n, 2: m}`: the collection's documents by stored version, counted by the server
+/// (grouped by the field's BSON type and value, so that a missing field and a `null`
+/// stay apart) and read by the rule of [`stored_version`](super::stored_version).
 pub async fn version_counts<T: Versioned>(db: &Database) -> Result<VersionCounts, VersionError> {
     let field = format!("${}", T::VERSION_FIELD);
     let mut cursor = db
         .collection::<Document>(T::COLLECTION)
-        .aggregate([doc! { "$group": { "_id": field, "n": { "$sum": 1 } } }])
+        .aggregate([doc! { "$group": {
+            "_id": { "type": { "$type": &field }, "value": &field },
+            "n": { "$sum": 1 },
+        } }])
         .await?;
     let mut counts = VersionCounts::default();
     while let Some(group) = cursor.try_next().await? {
         let n = match group.get("n") {
             Some(Bson::Int32(n)) => u64::try_from(*n).unwrap_or(0),
             Some(Bson::Int64(n)) => u64::try_from(*n).unwrap_or(0),
-            Some(Bson::Double(n)) => *n as u64,
+            Some(Bson::Double(n)) if *n >= 0.0 => *n as u64,
             _ => 0,
         };
-        let version = match group.get("_id") {
-            None | Some(Bson::Null) => Some(T::MISSING_VERSION),
-            Some(Bson::Int32(v)) => Some(i64::from(*v)),
-            Some(Bson::Int64(v)) => Some(*v),
-            Some(Bson::Double(v)) if v.fract() == 0.0 => Some(*v as i64),
-            Some(_) => None,
-        };
-        match version {
-            Some(v) => *counts.by_version.entry(v).or_default() += n,
-            None => counts.unreadable += n,
+        let key = group.get_document("_id").ok();
+        let missing = key.and_then(|k| k.get_str("type").ok()) == Some("missing");
+        // The group's value as a one-field document, read as a read reads it.
+        let mut probe = Document::new();
+        if !missing {
+            probe.insert(T::VERSION_FIELD, key.and_then(|k| k.get("value")).cloned().unwrap_or(Bson::Null));
+        }
+        match super::decode::stored_version::<T>(&probe) {
+            Ok(v) => *counts.by_version.entry(v).or_default() += n,
+            Err(_) => counts.unreadable += n,
         }
     }
     Ok(counts)
@@ -267,8 +277,9 @@ pub(super) enum Upgrade {
 }
 
 /// Upgrades one old document with a compare-and-set; on a lost race, reads it again
-/// and retries while it is still old (a few times: each loss is another writer's
-/// progress).
+/// and retries while it is still old. Three rounds at most: a round is lost only when
+/// the document changed, and one that stays old through three is reported as a
+/// [`VersionError::Conflict`] (a failure of the run), not as raced.
 pub(super) async fn upgrade_one<T: Versioned>(
     db: &Database,
     document: Document,
@@ -290,7 +301,9 @@ pub(super) async fn upgrade_one<T: Versioned>(
             None => return Ok(Upgrade::Raced),
         }
     }
-    Ok(Upgrade::Raced)
+    // Still old after three lost compares: not another writer's upgrade, so not a
+    // race won by someone else; the document is reported, not counted as raced.
+    Err(VersionError::Conflict { collection: T::COLLECTION, id: id_of(&document), attempts: 3 })
 }
 
 /// Whether an error stops a backfill: the server or the network failing, not one

@@ -25,9 +25,25 @@ pub(super) fn encode<T: Versioned>(value: &T) -> Result<Document, VersionError> 
 /// value (its version included, or its absence): the compare of compare-and-set.
 /// Field by field with `$eq`, so that the `_id` index serves it and a stored value
 /// that looks like an operator is compared, not run.
+///
+/// A field whose name a filter would read as a path or an operator (a dot anywhere, a
+/// leading `$`: legal names since MongoDB 5) is compared by name with `$getField`
+/// inside `$expr`. Only those fields go there, beside the `_id` equality, because a
+/// server may plan an `$expr` filter as a collection scan.
 pub(super) fn unchanged_since<T: Versioned>(original: &Document) -> Document {
     let mut filter = doc! { "_id": id_of(original) };
+    let mut by_name = Vec::new();
     for (key, value) in original.iter().filter(|(k, _)| *k != "_id") {
+        if !is_plain_name(key) {
+            let field = doc! { "$getField": { "field": { "$literal": key.clone() }, "input": "$$ROOT" } };
+            // An expression's `$eq` is exact (an array is not an element, a missing
+            // field is not null); `$type` tells null from missing.
+            by_name.push(match value {
+                Bson::Null => doc! { "$eq": [ { "$type": field }, "null" ] },
+                _ => doc! { "$eq": [ field, { "$literal": value.clone() } ] },
+            });
+            continue;
+        }
         let condition = match value {
             // `$eq: null` also matches a missing field: a removed field would pass.
             Bson::Null => doc! { "$type": "null" },
@@ -40,7 +56,15 @@ pub(super) fn unchanged_since<T: Versioned>(original: &Document) -> Document {
     if !original.contains_key(T::VERSION_FIELD) {
         filter.insert(T::VERSION_FIELD, doc! { "$exists": false });
     }
+    if !by_name.is_empty() {
+        filter.insert("$expr", doc! { "$and": by_name });
+    }
     filter
+}
+
+/// Whether a filter or an update reads `key` as the name of one top-level field.
+pub(super) fn is_plain_name(key: &str) -> bool {
+    !key.contains('.') && !key.starts_with('$')
 }
 
 /// A document read as the current type, with what is needed to write it back safely.
@@ -100,8 +124,9 @@ impl<T: Versioned> Loaded<T> {
         let collection = db.collection::<Document>(T::COLLECTION);
         let filter = unchanged_since::<T>(&self.original);
         // A key `$set` would read as a path or an operator: replace the document instead
-        // (keys with dots or a leading `$` come only from maps flattened into the type).
-        let plain = |k: &String| !k.contains('.') && !k.starts_with('$');
+        // (keys with dots or a leading `$`: from maps flattened into the type, or fields
+        // another program wrote that the type leaves out).
+        let plain = |k: &String| is_plain_name(k);
         // What the write may have changed, for the denormalized copies of this model:
         // `None` for a replacement (anything).
         let mut written: Option<Document> = None;

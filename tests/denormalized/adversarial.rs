@@ -1,0 +1,115 @@
+//! Adversarial refresh jobs and sources, written around the validator: random wrong
+//! types, missing fields and oversized arrays. The worker and `lag` return the right
+//! answer or a typed error, never panic, and send a bounded number of commands.
+
+use bson::{doc, Bson, DateTime, Document};
+use docshape::copies::{self, Worker, QUEUE};
+use docshape::testkit;
+
+use crate::{Post, User, POSTS};
+
+const JOBS: u32 = 1_000;
+
+/// A seeded generator (SplitMix64): the same jobs on every run.
+struct TestRng(u64);
+
+impl TestRng {
+    fn next(&mut self) -> u32 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        ((z ^ (z >> 31)) >> 32) as u32
+    }
+}
+
+/// A wrong value (an array of `long` elements among them) or the right one.
+fn pick(rng: &mut TestRng, right: Bson, long: i32) -> Option<Bson> {
+    match rng.next() % 16 {
+        0 => None,
+        1 => Some(Bson::Null),
+        2 => Some(Bson::String("x".into())),
+        3 => Some(Bson::Double(f64::NAN)),
+        4 => Some(Bson::Array((0..long).map(Bson::Int32).collect())),
+        5 => Some(Bson::Document(doc! { "$gt": 1 })),
+        _ => Some(right),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_worker_and_lag_on_adversarial_jobs_are_right_or_typed_errors() {
+    let (db, log) = testkit::monitored("copies-adversarial").await.unwrap();
+    docshape::sync::<User>(&db).await.unwrap();
+    docshape::sync::<Post>(&db).await.unwrap();
+    let mut rng = TestRng(16);
+    let users = db.collection::<Document>("users");
+    let posts = db.collection::<Document>("posts");
+    let mut jobs = Vec::new();
+    for i in 0..JOBS {
+        let id = format!("u{i}");
+        // Sources other programs wrote: the copied field of any type, or missing.
+        let mut user = doc! { "_id": &id, "visits": 0_i64 };
+        if let Some(name) = pick(&mut rng, Bson::String(format!("name {i}")), 2_000) {
+            user.insert("name", name);
+        }
+        users.insert_one(user).bypass_document_validation(true).await.unwrap();
+        posts
+            .insert_one(doc! { "_id": i as i64, "author_id": &id, "author_name": "old", "title": "t" })
+            .await
+            .unwrap();
+        // The job's id part may be of another type than the source's `_id`.
+        let job_id = pick(&mut rng, Bson::String(id.clone()), 20).unwrap_or(Bson::Null);
+        let copy = pick(&mut rng, Bson::String(POSTS.into()), 20).unwrap_or(Bson::Null);
+        let mut job = doc! { "_id": { "copy": copy, "id": job_id, "n": i } };
+        for (field, right) in [
+            ("seq", Bson::Int64(1)),
+            ("enqueued_at", DateTime::now().into()),
+            ("due", DateTime::now().into()),
+            ("lease_until", DateTime::from_millis(0).into()),
+            ("owner", Bson::String("someone".into())),
+        ] {
+            // Queue fields get short arrays: every claim sorts the queue by `due`.
+            if let Some(value) = pick(&mut rng, right, 20) {
+                job.insert(field, value);
+            }
+        }
+        jobs.push(job);
+    }
+    for chunk in jobs.chunks(200) {
+        db.collection::<Document>(QUEUE).insert_many(chunk.to_vec()).await.unwrap();
+    }
+
+    log.clear();
+    let lag = copies::lag(&db).await.unwrap();
+    assert!(log.count() <= 3, "{:?}", log.names());
+    assert_eq!(lag.pending, u64::from(JOBS));
+    assert!(lag.overdue >= lag.undated);
+
+    log.clear();
+    let worker = Worker::new(&db).lease(std::time::Duration::from_secs(600));
+    // An endless round would show as a run that does not end.
+    let run = tokio::time::timeout(std::time::Duration::from_secs(240), worker.run_until_empty())
+        .await
+        .expect("the worker ends on adversarial jobs");
+    // Each job costs a claim, a source read, a copy write and a completion or a
+    // failure record (and a lease renewal and a re-enqueue at most): bounded per job.
+    assert!(log.count() <= 10 * JOBS as usize + 20, "{} commands", log.count());
+    match run {
+        Ok(report) => {
+            let skipped: u64 = report.skipped.iter().map(|s| s.jobs).sum();
+            assert!(report.jobs + report.failures.len() as u64 + skipped >= 1, "{report:?}");
+            // What is left is skipped, failed (leased for later) or another copy's.
+            let left = db.collection::<Document>(QUEUE).count_documents(doc! {}).await.unwrap();
+            assert_eq!(report.jobs + left, u64::from(JOBS), "{report:?}");
+        }
+        Err(e) => {
+            // A typed error that names its cause.
+            assert!(!e.to_string().is_empty());
+        }
+    }
+    // A second run on what is left ends too.
+    log.clear();
+    let _ = Worker::new(&db).lease(std::time::Duration::from_secs(600)).run_until_empty().await;
+    assert!(log.count() <= 10 * JOBS as usize + 20, "{} commands", log.count());
+    copies::lag(&db).await.unwrap();
+}
