@@ -371,17 +371,13 @@ fn at(ty: &Type, span: Span) -> TokenStream {
 
 /// `const _` checks that `path` names a field of `item` of a type with `bound`.
 fn item_path_check(item: &Type, path: &Name, bound: TokenStream, nullable_message: &str) -> TokenStream {
-    let mut ty = at(item, path.span);
-    let mut nullable = Vec::new();
-    for segment in path.value.split('.') {
-        let name = paths::name_type(segment, path.span);
-        let has = respan(quote!(__ds::HasField<#name>), path.span);
-        nullable.push(quote!(<#ty as #has>::NULLABLE));
-        ty = quote!(<#ty as #has>::Value);
-    }
+    let segments: Vec<&str> = path.value.split('.').collect();
+    let paths::Walk { items, steps, value: ty } = paths::walk(at(item, path.span), &segments, 1, path.span);
+    let nullable = steps.iter().map(|s| quote!(#s::NULLABLE));
     respan(
         quote! {
             const _: () = {
+                #items
                 fn __check<__T: ?Sized + #bound>() {}
                 #[allow(dead_code)]
                 fn __use() { __check::<#ty>(); }
@@ -466,7 +462,10 @@ fn bucket(c: &Container, b: &BucketDef) -> TokenStream {
     // The size of a full bucket.
     let mut sizes = Vec::new();
     let mut whys = Vec::new();
+    // Each part whose size has no bound is reported under the field that holds it.
+    let mut unbounded_at = Vec::new();
     for f in paths::stored_fields(c) {
+        let mut at_field = f;
         let name_len = f.name.as_deref().unwrap_or_default().len();
         let (size, why) = if std::ptr::eq(f, b.items) {
             let (item, why) = crate::common::size::probe(item_ty);
@@ -476,6 +475,7 @@ fn bucket(c: &Container, b: &BucketDef) -> TokenStream {
             // "<series>:<period label>#<seq>": the series as text (at most its string
             // size, or 24 hex digits, or 20 decimal digits), ':', a label, '#', a u32.
             let (series_size, why) = crate::common::size::value_size(&owner, b.series);
+            at_field = b.series;
             let extra: usize = 24 + 1 + 16 + 1 + 10;
             (
                 quote!(__ds::sz::element(#name_len, __ds::sz::add(#series_size, ::core::option::Option::Some(#extra)))),
@@ -494,6 +494,10 @@ fn bucket(c: &Container, b: &BucketDef) -> TokenStream {
             crate::common::size::element(&owner, f)
         };
         whys.push(quote!((#size, #why)));
+        // The item type's own tokens for the items (the field lacking a bound is one of
+        // its fields), the field's name otherwise.
+        let at = if std::ptr::eq(f, b.items) { item_ty.span() } else { at_field.span };
+        unbounded_at.push((size.clone(), why, at));
         sizes.push(size);
     }
     let estimate = quote!(__ds::sz::document(&[#(#sizes),*]));
@@ -501,11 +505,33 @@ fn bucket(c: &Container, b: &BucketDef) -> TokenStream {
     let limit = b.limit as usize;
     let what = format!("`{owner}` bucket (max = {} items)", b.max);
     let fix = "lower `max`, use a shorter period, or shorten the items' field names and bound their strings";
+    let unbounded_parts = unbounded_at.into_iter().map(|(size, why, span)| {
+        respan(
+            quote! {
+                const _: () = {
+                    const __VERDICT: __ds::sz::ConstMessage = if #size.is_none() && !#why.is_empty() {
+                        __ds::sz::verdict("bucket_size", #what, ::core::option::Option::None, #limit, #why, #fix)
+                    } else {
+                        __ds::sz::ConstMessage::new()
+                    };
+                    if !__VERDICT.is_empty() {
+                        ::core::panic!("{}", __VERDICT.as_str())
+                    }
+                };
+            },
+            span,
+        )
+    });
+    // Too big for the limit: `max` is what to change. A part with no bound was
+    // reported under its own field above.
     let assertion = respan(
         quote! {
             const _: () = {
-                const __VERDICT: __ds::sz::ConstMessage =
-                    __ds::sz::verdict("bucket_size", #what, #estimate, #limit, #unsized_why, #fix);
+                const __VERDICT: __ds::sz::ConstMessage = if #unsized_why.is_empty() {
+                    __ds::sz::verdict("bucket_size", #what, #estimate, #limit, "", #fix)
+                } else {
+                    __ds::sz::ConstMessage::new()
+                };
                 if !__VERDICT.is_empty() {
                     ::core::panic!("{}", __VERDICT.as_str())
                 }
@@ -513,6 +539,7 @@ fn bucket(c: &Container, b: &BucketDef) -> TokenStream {
         },
         b.max_span,
     );
+    let assertion = quote!(#assertion #(#unbounded_parts)*);
     let doc_append = format!("Appends one item to its `{owner}` bucket (series `{series}`, one bucket per {} holding at most {max}): one `update` in the common case.", b.per);
     let doc_many = format!("Appends items to their `{owner}` buckets, grouped by {}: one `update` per bucket in the common case.", b.per);
     let doc_range = format!("The items of a series with `from <= {time} < to`, in time order, read from the `{owner}` buckets overlapping the window.");

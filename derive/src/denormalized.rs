@@ -21,7 +21,7 @@ use crate::common::duration::parse_duration;
 use crate::common::expansion::Expansion;
 use crate::common::message::{did_you_mean, rule};
 use crate::common::paths;
-use crate::common::respan::respan;
+use crate::common::respan::{bound_check, respan};
 use crate::index::IndexDef;
 
 /// `#[denormalized(...)]`.
@@ -436,28 +436,28 @@ fn items(c: &Container, r: &Parsed) -> TokenStream {
             respan(quote!(#s), d.from_span)
         };
         // The copied field, segment by segment; its declared type must be the copy's.
-        let mut ty = source.clone();
         let segments: Vec<&str> = d.source_path.split('.').collect();
-        let mut stored = TokenStream::new();
-        for (i, segment) in segments.iter().enumerate() {
-            let name = paths::name_type(segment, d.from_span);
-            let has = respan(quote!(__ds::HasField<#name>), d.from_span);
-            if i + 1 == segments.len() {
-                stored = quote!(<#ty as #has>::Stored);
-            }
-            ty = quote!(<#ty as #has>::Value);
-        }
+        let paths::Walk { items: lookups, steps, .. } =
+            paths::walk(source.clone(), &segments, 1, d.from_span);
+        let stored = steps.last().map(|s| quote!(#s::Stored)).unwrap_or_default();
         let copy_ty = &d.field_ty;
-        let same = respan(quote!(__ds::assert_copy_type::<#copy_ty, #stored>();), d.from_span);
+        // Under the copy's own type, with the note under `from`.
+        let same = bound_check(
+            "assert_copy_type",
+            quote!(#copy_ty),
+            quote!(__ds::CopyType),
+            Some(stored),
+            d.from_span,
+        );
         let via = d.via_target.as_ref().map(|t| {
             let t = respan(quote!(#t), d.via_span);
-            respan(quote!(__ds::assert_via::<#t, #source>();), d.via_span)
+            bound_check("assert_via", t, quote!(__ds::ViaSource), Some(source.clone()), d.via_span)
         });
-        let model_check = respan(quote!(__ds::assert_model::<#source>();), d.from_span);
+        let model_check = bound_check("assert_model", source.clone(), quote!(__ds::Model), None, d.from_span);
         // Registered, so the source's update API finds every copy that follows it.
         let spec = copy_spec(ident, d);
         out.extend(quote! {
-            const _: () = { #model_check #same #via };
+            const _: () = { #lookups #model_check #same #via };
             __ds::inventory::submit! { #spec }
         });
     }

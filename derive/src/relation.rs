@@ -20,7 +20,7 @@ use crate::common::bounds::{bounds_items, Bound};
 use crate::common::expansion::Expansion;
 use crate::common::message::rule;
 use crate::common::paths;
-use crate::common::respan::respan;
+use crate::common::respan::{bound_check, respan};
 use crate::common::types::{element, is_option, ref_target};
 
 /// `#[embed]` / `#[embed(max = N, reason = "...", allow(unbounded_array, reason = "..."))]`.
@@ -85,10 +85,22 @@ pub(crate) fn check(parsed: &mut Parsed, cx: &Context, bounds: &[Bound], errors:
     for f in unbounded(&cx.container, parsed, |f| bounds_items(bounds, f.name.as_deref())) {
         if ref_target(&f.recv.ty).is_some() || attrs(f, "reference").next().is_some() {
             let name = f.name.clone().unwrap_or_else(|| "this field".to_owned());
+            // The outlier pattern lives on a model's own fields, where the overflow
+            // collection can be named after the model's.
+            let outlier = match cx.model.as_ref().and_then(|m| m.collection.as_ref()) {
+                Some(collection) => {
+                    let ident = f.recv.ident.as_ref().map_or_else(|| name.clone(), ToString::to_string);
+                    format!(
+                        "; or, when a few documents hold huge lists and most stay small (the celebrity with millions of followers), make it an outlier array: `#[outlier(threshold = 1000, overflow = \"{}_{name}_overflow\", flag = has_more_{ident})]` on it, with a `has_more_{ident}: bool` field",
+                        collection.value()
+                    )
+                }
+                None => String::new(),
+            };
             errors.push(
                 Error::custom(rule(
                     "unbounded_array",
-                    format!("`{name}` is an array of references with no bound: it grows with the data until the document passes MongoDB's 16 MB limit (the \"array sin límite\" anti-pattern); bound it with `#[reference(max = N)]` when the list stays small, or turn it around: store the reference on the other side (each referenced document holds a `Ref` to this one) and query it through an index"),
+                    format!("`{name}` is an array of references with no bound: it grows with the data until the document passes MongoDB's 16 MB limit (the \"array sin límite\" anti-pattern); bound it with `#[reference(max = N)]` when the list stays small, or turn it around: store the reference on the other side (each referenced document holds a `Ref` to this one) and query it through an index{outlier}"),
                 ))
                 .with_span(&f.span),
             );
@@ -419,10 +431,10 @@ fn items(c: &Container, r: &Parsed, model: bool) -> TokenStream {
     }
     for rel in &r.relations {
         if let (Some((element, span)), Some(target)) = (&rel.id_check, &rel.target) {
-            let check = respan(
-                quote!(__ds::assert_reference_id::<#element, <#target as __ds::Identified>::Id>();),
-                *span,
-            );
+            let element = respan(quote!(#element), *span);
+            let id = respan(quote!(<#target as __ds::Identified>::Id), *span);
+            let check =
+                bound_check("assert_reference_id", element, quote!(__ds::ReferenceId), Some(id), *span);
             out.extend(quote! { const _: () = { #check }; });
         }
     }

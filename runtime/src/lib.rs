@@ -290,7 +290,7 @@ pub mod __private {
     pub use crate::core::copy::{CopySpec, Refresh};
     pub use crate::core::index::{Index, IndexKey};
     pub use crate::core::model::{Model, ValidationAction, ValidationLevel};
-    pub use crate::core::path::{Ch, Cons, HasField, Nil, Open};
+    pub use crate::core::path::{FieldLookup, HasField, Open, StoredNames};
     pub use crate::core::registry::{RegisteredCollection, RegisteredModel};
     pub use crate::core::relation::{Relation, RelationKind};
     pub use crate::core::size as sz;
@@ -317,7 +317,7 @@ pub mod __private {
     pub use crate::patterns::outlier::{OutlierError, OutlierSpec, Outliers, Pushed};
     pub use crate::patterns::paginate::Paginator;
     pub use crate::patterns::relation::checks::{
-        assert_copy_type, assert_model, assert_reference_id, assert_via,
+        assert_copy_type, assert_model, assert_reference_id, assert_via, CopyType, ReferenceId, ViaSource,
     };
     pub use crate::patterns::relation::refs::{Identified, Ref};
     pub use crate::patterns::versioning::{

@@ -71,13 +71,47 @@ pub(crate) fn resolve<'a>(c: &'a Container, path: &str, span: Span) -> Result<Re
     Err(Error::custom(format!("no stored field `{first}` in `{}`{hint}", c.ident)).with_span(&span))
 }
 
-/// The type-level name of a path segment.
-pub(crate) fn name_type(segment: &str, span: Span) -> TokenStream {
-    let mut out = quote!(__ds::Nil);
-    for ch in segment.chars().rev() {
-        out = quote!(__ds::Cons<__ds::Ch<#ch>, #out>);
+/// A path's segments looked up type by type, as items of a `const _` block.
+pub(crate) struct Walk {
+    /// One constant per segment (its index among the stored names, or a panic under
+    /// the path that names the segment and the closest stored name) and one alias per
+    /// type reached, so the tokens grow with the path, not with its square.
+    pub items: TokenStream,
+    /// Per segment, the `<Type as HasField<{ index }>>` it resolves through.
+    pub steps: Vec<TokenStream>,
+    /// The type the last segment leads to.
+    pub value: TokenStream,
+}
+
+/// Looks `segments` up from `start`; `first` is the first segment's number in the
+/// user's path (`2` for `customer.address.town` past `customer`), naming the constants.
+pub(crate) fn walk(start: TokenStream, segments: &[&str], first: usize, span: Span) -> Walk {
+    let alias = |i: usize| syn::Ident::new(&format!("__Type{i}"), span);
+    let mut items = quote! { #[allow(dead_code)] type __Type0 = #start; };
+    let mut steps = Vec::new();
+    for (i, segment) in segments.iter().enumerate() {
+        let (ty, next) = (alias(i), alias(i + 1));
+        let index = syn::Ident::new(&format!("__SEGMENT_{}", first + i), span);
+        items.extend(quote! {
+            #[allow(dead_code)]
+            const #index: usize = {
+                const __L: __ds::FieldLookup = __ds::FieldLookup::find::<#ty>(#segment);
+                if __L.missing() {
+                    ::core::panic!("{}", __L.message())
+                }
+                __L.index()
+            };
+            #[allow(dead_code)]
+            type #next = <#ty as __ds::HasField<{ #index }>>::Value;
+        });
+        steps.push(quote!(<#ty as __ds::HasField<{ #index }>>));
     }
-    respan(out, span)
+    let last = alias(segments.len());
+    Walk {
+        items: respan(items, span),
+        steps: steps.into_iter().map(|s| respan(s, span)).collect(),
+        value: respan(quote!(#last), span),
+    }
 }
 
 /// Type-level checks that each segment after the first names a stored field of the
@@ -88,17 +122,9 @@ pub(crate) fn nested_checks(c: &Container, r: &Resolved, span: Span, unique: boo
     if r.rest.is_empty() || c.generics.type_params().next().is_some() {
         return TokenStream::new();
     }
-    let mut ty = respan(quote!(#element), span);
-    let mut arrays = Vec::new();
-    for segment in &r.rest {
-        if segment == "$**" {
-            break;
-        }
-        let name = name_type(segment, span);
-        let has = respan(quote!(__ds::HasField<#name>), span);
-        arrays.push(quote!(<#ty as #has>::ARRAY));
-        ty = quote!(<#ty as #has>::Value);
-    }
+    let segments: Vec<&str> = r.rest.iter().map(String::as_str).take_while(|s| *s != "$**").collect();
+    let Walk { items, steps, value } = walk(quote!(#element), &segments, 2, span);
+    let arrays: Vec<_> = steps.iter().map(|s| quote!(#s::ARRAY)).collect();
     let unique_check = unique.then(|| {
         let message = "docshape rule `unique_in_array`: a unique index on a path inside an array of sub-documents enforces uniqueness across documents, not between the elements of one array; waive with `allow(unique_in_array, reason = \"...\")` if that is what you want";
         respan(quote!(const _: () = ::core::assert!(!(false #(|| #arrays)*), #message);), span)
@@ -106,8 +132,9 @@ pub(crate) fn nested_checks(c: &Container, r: &Resolved, span: Span, unique: boo
     respan(
         quote! {
             const _: () = {
+                #items
                 #[allow(dead_code)]
-                struct __Path(::core::marker::PhantomData<#ty>);
+                struct __Path(::core::marker::PhantomData<#value>);
                 #unique_check
             };
         },
@@ -134,17 +161,11 @@ pub(crate) fn sort_checks(c: &Container, r: &Resolved, span: Span, rules: [bool;
     if r.rest.is_empty() || c.generics.type_params().next().is_some() {
         return TokenStream::new();
     }
-    let mut ty = respan(quote!(#element), span);
-    let (mut nullable, mut array) = (Vec::new(), Vec::new());
-    let mut last = quote!(false);
-    for segment in &r.rest {
-        let name = name_type(segment, span);
-        let has = respan(quote!(__ds::HasField<#name>), span);
-        nullable.push(quote!(<#ty as #has>::NULLABLE));
-        array.push(quote!(<#ty as #has>::ARRAY));
-        last = quote!(<#ty as #has>::FLOAT);
-        ty = quote!(<#ty as #has>::Value);
-    }
+    let segments: Vec<&str> = r.rest.iter().map(String::as_str).collect();
+    let Walk { items, steps, .. } = walk(quote!(#element), &segments, 2, span);
+    let nullable: Vec<_> = steps.iter().map(|s| quote!(#s::NULLABLE)).collect();
+    let array: Vec<_> = steps.iter().map(|s| quote!(#s::ARRAY)).collect();
+    let last = steps.last().map_or_else(|| quote!(false), |s| quote!(#s::FLOAT));
     let [check_nullable, check_array, check_float] = rules;
     let mut asserts = Vec::new();
     if check_nullable {
@@ -156,21 +177,34 @@ pub(crate) fn sort_checks(c: &Container, r: &Resolved, span: Span, rules: [bool;
     if check_float {
         asserts.push(quote!(::core::assert!(!#last, "docshape rule `float_sort`: this paginated sort path ends in a float; sort on another field, or waive with `allow(float_sort, reason = \"...\")`");));
     }
-    respan(quote!(const _: () = { #(#asserts)* };), span)
+    respan(quote!(const _: () = { #items #(#asserts)* };), span)
 }
 
-/// `HasField` impls for a struct's stored fields, so paths from other models can be
-/// checked through it. Open (any key accepted) for enums and flattened structs.
+/// `StoredNames` and one `HasField` impl per stored field (by its position in the
+/// names), so paths from other models can be checked through the type. Open (any key
+/// accepted) for enums and flattened structs.
 pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
     let ident = &c.ident;
+    let type_name = ident.to_string();
     let generics = c.bounded_generics();
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    let names = |names: &[String], open: bool| {
+        quote! {
+            impl #impl_generics __ds::StoredNames for #ident #ty_generics #where_clause {
+                const NAME: &'static str = #type_name;
+                const NAMES: &'static [&'static str] = &[#(#names),*];
+                const OPEN: bool = #open;
+            }
+        }
+    };
     let open = || {
         let mut g = c.generics.clone();
-        g.params.push(syn::parse_quote!(__N));
+        g.params.push(syn::parse_quote!(const __I: usize));
         let (ig, _, _) = g.split_for_impl();
+        let names = names(&[], true);
         quote! {
-            impl #ig __ds::HasField<__N> for #ident #ty_generics #where_clause {
+            #names
+            impl #ig __ds::HasField<__I> for #ident #ty_generics #where_clause {
                 type Value = __ds::Open;
                 type Stored = __ds::Open;
                 const ARRAY: bool = false;
@@ -183,8 +217,10 @@ pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
         Body::Struct(darling::ast::Style::Struct, _)
             if !has_flatten(c) && !c.serde.transparent && c.serde.into.is_none() =>
         {
-            let impls = stored_fields(c).into_iter().map(|f| {
-                let name = name_type(f.name.as_deref().unwrap_or_default(), Span::call_site());
+            let fields = stored_fields(c);
+            let mut stored_names: Vec<String> =
+                fields.iter().map(|f| f.name.clone().unwrap_or_default()).collect();
+            let impls = fields.into_iter().enumerate().map(|(i, f)| {
                 let (element, array) = element(&f.recv.ty);
                 // An associated type may not be less visible than the impl (E0446, a
                 // hard error): a field less visible than its struct may have a private
@@ -204,7 +240,7 @@ pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
                 let nullable = is_option(&f.recv.ty) || f.serde.skip_serializing_if.is_some();
                 let value = element.map_or_else(|| quote!(__ds::Open), |t| quote!(#t));
                 quote! {
-                    impl #impl_generics __ds::HasField<#name> for #ident #ty_generics #where_clause {
+                    impl #impl_generics __ds::HasField<#i> for #ident #ty_generics #where_clause {
                         type Value = #value;
                         type Stored = #stored;
                         const ARRAY: bool = #array;
@@ -213,10 +249,12 @@ pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
                     }
                 }
             });
+            let impls: Vec<TokenStream> = impls.collect();
             let tag = c.serde.tag.as_ref().map(|t| {
-                let name = name_type(&t.value(), Span::call_site());
+                let i = stored_names.len();
+                stored_names.push(t.value());
                 quote! {
-                    impl #impl_generics __ds::HasField<#name> for #ident #ty_generics #where_clause {
+                    impl #impl_generics __ds::HasField<#i> for #ident #ty_generics #where_clause {
                         type Value = ::std::string::String;
                         type Stored = ::std::string::String;
                         const ARRAY: bool = false;
@@ -225,7 +263,8 @@ pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
                     }
                 }
             });
-            quote!(#(#impls)* #tag)
+            let names = names(&stored_names, false);
+            quote!(#names #(#impls)* #tag)
         }
         _ => open(),
     }

@@ -248,6 +248,8 @@ pub mod checks {
     )]
     pub trait CopyType<Source: ?Sized> {}
     impl<T: ?Sized> CopyType<T> for T {}
+    // Not listed in the error: the message's note already offers the `Option`.
+    #[diagnostic::do_not_recommend]
     impl<T> CopyType<T> for Option<T> {}
 
     /// A `via` field that references another model than the copy's source.
