@@ -5,23 +5,11 @@
 use bson::{doc, Bson, DateTime, Document};
 use docshape::copies::{self, Worker, QUEUE};
 use docshape::testkit;
+use docshape_tests::{seeded, Draw, TestRng};
 
 use crate::{Post, User, POSTS};
 
 const JOBS: u32 = 1_000;
-
-/// A seeded generator (SplitMix64): the same jobs on every run.
-struct TestRng(u64);
-
-impl TestRng {
-    fn next(&mut self) -> u32 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) >> 32) as u32
-    }
-}
 
 /// A wrong value (an array of `long` elements among them) or the right one.
 fn pick(rng: &mut TestRng, right: Bson, long: i32) -> Option<Bson> {
@@ -41,7 +29,7 @@ async fn the_worker_and_lag_on_adversarial_jobs_are_right_or_typed_errors() {
     let (db, log) = testkit::monitored("copies-adversarial").await.unwrap();
     docshape::sync::<User>(&db).await.unwrap();
     docshape::sync::<Post>(&db).await.unwrap();
-    let mut rng = TestRng(16);
+    let mut rng = seeded(16);
     let users = db.collection::<Document>("users");
     let posts = db.collection::<Document>("posts");
     let mut jobs = Vec::new();

@@ -6,30 +6,18 @@
 use bson::{doc, Bson, Document};
 use docshape::refs::{self, Ref, RefError};
 use docshape::{testkit, Model};
+use docshape_tests::{seeded, Draw};
 
 use super::hardening::Account;
 
 const DOCUMENTS: i64 = 1_000;
-
-/// A seeded generator (SplitMix64): the same documents on every run.
-struct TestRng(u64);
-
-impl TestRng {
-    fn next(&mut self) -> u32 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) >> 32) as u32
-    }
-}
 
 #[test]
 fn load_many_of_adversarial_documents_is_right_or_a_typed_error() {
     super::runtime().block_on(async {
         let (db, log) = testkit::monitored("refs_adversarial").await.unwrap();
         let raw = db.collection::<Document>(Account::COLLECTION);
-        let mut rng = TestRng(16);
+        let mut rng = seeded(16);
         // For each id: the stored document (or none) and the name a read must give,
         // `Err(())` where the document cannot be an `Account`.
         let mut expected: Vec<Option<Result<String, ()>>> = Vec::new();

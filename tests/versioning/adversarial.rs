@@ -5,27 +5,11 @@
 use bson::{doc, Bson, Document};
 use docshape::testkit;
 use docshape::versioning::{self, VersionCounts, VersionError};
+use docshape_tests::{seeded, Draw, TestRng};
 
 use crate::User;
 
 const DOCUMENTS: i64 = 1_000;
-
-/// A seeded generator (SplitMix64): the same documents on every run.
-pub struct TestRng(u64);
-
-impl TestRng {
-    pub fn seeded(seed: u64) -> Self {
-        Self(seed)
-    }
-
-    pub fn next(&mut self) -> u32 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) >> 32) as u32
-    }
-}
 
 /// One of a few wrong values, or the right one.
 fn pick(rng: &mut TestRng, right: Bson) -> Option<Bson> {
@@ -77,7 +61,7 @@ fn adversarial(rng: &mut TestRng, id: i64) -> (Document, bool) {
 async fn versioned_reads_of_adversarial_documents_are_right_or_typed_errors() {
     let (db, log) = testkit::monitored("versioning-adversarial").await.unwrap();
     let users = db.collection::<Document>("users");
-    let mut rng = TestRng::seeded(16);
+    let mut rng = seeded(16);
     let docs: Vec<(Document, bool)> = (0..DOCUMENTS).map(|i| adversarial(&mut rng, i)).collect();
     for chunk in docs.chunks(200) {
         users.insert_many(chunk.iter().map(|(d, _)| d.clone())).await.unwrap();
