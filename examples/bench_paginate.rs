@@ -151,7 +151,7 @@ async fn table<T: Model + DeserializeOwned + Send + Sync>(
             skip.push(t.elapsed());
             assert_eq!(docs.len(), PAGE as usize);
         }
-        let keyset_find = keyset_page().find_command()?;
+        let keyset_find = keyset_page().find_command(db.name())?;
         if depth == 1_000 {
             plan_at_1000 = Some(keyset_find.clone());
         }

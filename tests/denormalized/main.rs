@@ -16,6 +16,7 @@ use futures_util::TryStreamExt;
 use mongodb::Database;
 use serde::{Deserialize, Serialize};
 
+mod injection;
 mod sync;
 mod worker;
 

@@ -29,6 +29,10 @@ pub trait HasField<Name> {
     const FLOAT: bool;
     /// The field's own type, as declared (`Open` where it cannot be named).
     type Stored: ?Sized;
+    /// The type an equality filter on this field takes: the field's own type when its
+    /// `Serialize` is what is stored, `Bson` otherwise (a `serialize_with`, a field that
+    /// cannot be named); either way the value is compared with `$eq`.
+    type Param;
 }
 
 /// A value whose keys are not known at compile time (a map, a `Document`, an enum):
@@ -38,6 +42,7 @@ pub struct Open;
 impl<N> HasField<N> for Open {
     type Value = Open;
     type Stored = Open;
+    type Param = bson::Bson;
     const ARRAY: bool = false;
     const NULLABLE: bool = false;
     const FLOAT: bool = false;
