@@ -461,6 +461,14 @@ impl<T: Model + DeserializeOwned> Paginator<T> {
         self
     }
 
+    /// The token this paginator writes for a boundary item with these sort `values` in
+    /// the database named `database` (for benchmarks and tests that start mid-walk).
+    pub fn token_at(&self, database: &str, values: &[Bson]) -> Result<String, PageError> {
+        let equality = self.filter.as_ref().map_err(|e| PageError::Filter(e.clone()))?;
+        let scope = Scope { database, collection: self.collection, pattern: self.pattern, filter: equality };
+        Ok(encode_token(&scope, values, self.key.as_ref()))
+    }
+
     /// The `find` command for this page in the database named `database`, as sent to
     /// the server (for inspection and `explain`). A cursor token is checked against that
     /// name, as [`Paginator::fetch`] checks it against its database's.
