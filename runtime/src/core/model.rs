@@ -161,7 +161,7 @@ pub trait Identified: Model {
 /// implements it for the model's id type.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not the `_id` of `{S}`",
-    label = "expected `&{S}`'s id type, or a `Ref` to it",
+    label = "expected the id type of `{S}`, or a `Ref` to it",
     note = "pass the model's typed id (`&<{S} as Identified>::Id`) or a `&Ref<{S}>`"
 )]
 pub trait IdOf<S: Identified> {
