@@ -10,7 +10,7 @@ use std::hint::black_box;
 
 use bson::{oid::ObjectId, Bson, DateTime};
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
-use docshape::paginate::{decode_token, encode_token, CursorKey};
+use docshape::paginate::{decode_token, encode_token, CursorKey, Scope};
 use docshape::sync::CollectionSpec;
 use docshape::versioning::decode;
 use docshape::{KeyFamily, Model};
@@ -36,22 +36,26 @@ fn cursor_tokens(c: &mut Criterion) {
     let key = CursorKey::new(b"bench-cursor-secret-0123456789abc".to_vec()).unwrap();
     // A feed position: the boundary's `created_at` and `_id`.
     let values = [Bson::DateTime(DateTime::from_millis(1_786_000_000_000)), Bson::ObjectId(ObjectId::new())];
-    let signed = encode_token(Post::COLLECTION, pattern, &values, Some(&key));
-    let unsigned = encode_token(Post::COLLECTION, pattern, &values, None);
-    assert_eq!(decode_token(&signed, Post::COLLECTION, pattern, Some(&key)).unwrap(), values);
-    assert_eq!(decode_token(&unsigned, Post::COLLECTION, pattern, None).unwrap(), values);
+    // The scope a token of the feed `author_id = "u_42"` is bound to.
+    let filter = bson::doc! { "author_id": { "$eq": "u_42" } };
+    let scope = Scope { database: "shop", collection: Post::COLLECTION, pattern, filter: &filter };
+    let scope = &scope;
+    let signed = encode_token(scope, &values, Some(&key));
+    let unsigned = encode_token(scope, &values, None);
+    assert_eq!(decode_token(&signed, scope, Some(&key)).unwrap(), values);
+    assert_eq!(decode_token(&unsigned, scope, None).unwrap(), values);
     let mut group = c.benchmark_group("cursor_token");
     for (name, key, token) in [("signed", Some(&key), &signed), ("unsigned", None, &unsigned)] {
         group.bench_function(format!("encode_{name}"), |b| {
-            b.iter(|| encode_token(Post::COLLECTION, pattern, black_box(&values), key))
+            b.iter(|| encode_token(scope, black_box(&values), key))
         });
         group.bench_function(format!("decode_{name}"), |b| {
-            b.iter(|| decode_token(black_box(token), Post::COLLECTION, pattern, key).unwrap())
+            b.iter(|| decode_token(black_box(token), scope, key).unwrap())
         });
         group.bench_function(format!("encode_decode_{name}"), |b| {
             b.iter(|| {
-                let t = encode_token(Post::COLLECTION, pattern, black_box(&values), key);
-                decode_token(&t, Post::COLLECTION, pattern, key).unwrap()
+                let t = encode_token(scope, black_box(&values), key);
+                decode_token(&t, scope, key).unwrap()
             })
         });
     }

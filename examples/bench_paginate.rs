@@ -13,7 +13,7 @@
 use std::time::{Duration, Instant};
 
 use bson::{doc, Bson, DateTime, Document};
-use docshape::paginate::{encode_token, sort_keys, Paginator};
+use docshape::paginate::{sort_keys, Paginator};
 use docshape::Model;
 use docshape_examples::fresh_database;
 use futures_util::TryStreamExt;
@@ -98,7 +98,7 @@ async fn table<T: Model + DeserializeOwned + Send + Sync>(
     let token_at = |boundary: &Document| {
         let values: Vec<Bson> =
             keys.iter().map(|(f, _)| boundary.get(*f).cloned().unwrap_or(Bson::Null)).collect();
-        encode_token(T::COLLECTION, pattern, &values, None)
+        paginator().token_at(db.name(), &values).expect("the equality values serialize")
     };
     println!("\n{} (`{}`), {PAGE} a page:\n", T::COLLECTION, pattern.name);
     println!("| depth (page) | items skipped | keyset median | skip median | skip / keyset | keys + docs examined, keyset | keys + docs examined, skip |");
@@ -151,7 +151,7 @@ async fn table<T: Model + DeserializeOwned + Send + Sync>(
             skip.push(t.elapsed());
             assert_eq!(docs.len(), PAGE as usize);
         }
-        let keyset_find = keyset_page().find_command()?;
+        let keyset_find = keyset_page().find_command(db.name())?;
         if depth == 1_000 {
             plan_at_1000 = Some(keyset_find.clone());
         }

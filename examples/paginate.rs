@@ -118,7 +118,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Err(PageError::Cursor(e)) => println!("injected operator refused: {e}"),
         other => return Err(format!("junk was accepted: {other:?}").into()),
     }
-    let find = Post::posts_by_author("u_42").page_size(5).signed_with(&key).after(&token).find_command()?;
+    let find =
+        Post::posts_by_author("u_42").page_size(5).signed_with(&key).after(&token).find_command(db.name())?;
     println!("the query a page runs (one find, no skip): {find}");
     Ok(())
 }

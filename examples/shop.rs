@@ -177,7 +177,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .collect();
     print!("{}", docshape::relation::design_decisions(&relations));
     let renamed =
-        docshape::copies::update_one::<Customer>(&db, alice.id, doc! { "$set": { "name": "Alice Martin" } })
+        docshape::copies::update_one::<Customer>(&db, &alice.id, doc! { "$set": { "name": "Alice Martin" } })
             .await?;
     let stored =
         Order::collection(&db).find_one(doc! { "_id": "ord_81" }).await?.ok_or("order ord_81 is gone")?;

@@ -57,7 +57,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     println!("== 2. the next write persists v2");
     let outcome =
-        versioning::update_one::<User>(&db, 1_i64, doc! { "$inc": { "logins": 1 } }, RetryPolicy::default())
+        versioning::update_one::<User>(&db, &1_i64, doc! { "$inc": { "logins": 1 } }, RetryPolicy::default())
             .await?;
     println!("   update_one: {outcome:?}");
     println!("   stored now: {}", users.find_one(doc! { "_id": 1_i64 }).await?.ok_or("gone")?);

@@ -59,25 +59,33 @@ fn paginators(c: &Container, patterns: &[Access]) -> TokenStream {
         let mut inserts = Vec::new();
         for (path, _) in &a.filter {
             let param = param_name(path, &mut taken);
-            // A top-level field converts into its own type, then serializes as the
-            // field does; other paths, and fields serialized `with` a helper, take
-            // the stored value as BSON.
-            let field = paths::resolve(c, path, proc_macro2::Span::call_site())
-                .ok()
-                .filter(|r| r.rest.is_empty())
-                .and_then(|r| r.field)
-                .filter(|f| f.serde.with.is_none() && f.recv.bson_type.is_none());
-            match field {
-                Some(f) => {
-                    let ty = &f.recv.ty;
-                    params.push(quote!(#param: impl ::core::convert::Into<#ty>));
-                    inserts.push(quote!(__f.insert(#path, __ds::to_bson(&::core::convert::Into::<#ty>::into(#param))?);));
-                }
-                None => {
-                    params.push(quote!(#param: impl ::core::convert::Into<__ds::Bson>));
-                    inserts.push(quote!(__f.insert(#path, ::core::convert::Into::<__ds::Bson>::into(#param));));
-                }
+            // Each parameter is typed by its path's field: a top-level field by its
+            // own type, a nested path by the type its last segment declares (through
+            // `HasField`), `_id` by the model's id type. Only where the stored form is
+            // not the type's own `Serialize` (a `serialize_with`, a field that cannot
+            // be named) does it take `Bson`. Whatever the type, the value is compared
+            // with `$eq`, so a `Document` or `Bson` value is matched literally and never
+            // runs as an operator.
+            let resolved = paths::resolve(c, path, proc_macro2::Span::call_site()).ok();
+            let generic = c.generics.type_params().next().is_some();
+            let ty = match &resolved {
+                Some(r) if r.rest.is_empty() => match r.field {
+                    Some(f) if f.serde.with.is_none() && f.recv.bson_type.is_none() => {
+                        let ty = &f.recv.ty;
+                        Some(quote!(#ty))
+                    }
+                    Some(_) => None,
+                    None if path == "_id" && !generic => Some(quote!(<Self as __ds::Identified>::Id)),
+                    None => None,
+                },
+                Some(r) => paths::param_type(c, r, proc_macro2::Span::call_site()),
+                None => None,
             }
+            .unwrap_or_else(|| quote!(__ds::Bson));
+            params.push(quote!(#param: impl ::core::convert::Into<#ty>));
+            inserts.push(quote! {
+                __f.insert(#path, __ds::eq_filter(__ds::to_bson(&::core::convert::Into::<#ty>::into(#param))?));
+            });
         }
         let sort: Vec<String> = a
             .sort

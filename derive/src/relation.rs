@@ -419,11 +419,32 @@ fn items(c: &Container, r: &Parsed, model: bool) -> TokenStream {
                 }
             })
             .unwrap_or_else(|| quote!(__ds::ObjectId));
+        // `IdOf` is how an id reaches the write paths: the id type itself, and `str`
+        // for a `String` id so that a literal works, but never a `Document` or `Bson`
+        // unless that is what `_id` is.
+        let string = syn::parse2::<Type>(id.clone()).ok().is_some_and(|t| is_string(&t));
+        let borrowed = string.then(|| {
+            quote! {
+                #[automatically_derived]
+                impl __ds::IdOf<#ident> for ::core::primitive::str {
+                    fn id_bson(&self) -> ::core::result::Result<__ds::Bson, __ds::BsonSerError> {
+                        ::core::result::Result::Ok(__ds::Bson::String(::std::string::ToString::to_string(self)))
+                    }
+                }
+            }
+        });
         out.extend(quote! {
             #[automatically_derived]
             impl __ds::Identified for #ident {
                 type Id = #id;
             }
+            #[automatically_derived]
+            impl __ds::IdOf<#ident> for #id {
+                fn id_bson(&self) -> ::core::result::Result<__ds::Bson, __ds::BsonSerError> {
+                    __ds::to_bson(self)
+                }
+            }
+            #borrowed
         });
     }
     if generic {
@@ -439,6 +460,12 @@ fn items(c: &Container, r: &Parsed, model: bool) -> TokenStream {
         }
     }
     out
+}
+
+/// Whether a type is spelled `String` (or `std::string::String`).
+fn is_string(ty: &Type) -> bool {
+    matches!(ty, Type::Path(p) if p.qself.is_none()
+        && p.path.segments.last().is_some_and(|s| s.ident == "String" && s.arguments.is_none()))
 }
 
 fn option_inner(ty: &Type) -> (Type, bool) {

@@ -182,7 +182,7 @@ pub use crate::patterns::relation::refs;
 pub use crate::patterns::{bucket, keys, paginate, relation, versioning};
 
 pub use crate::core::error::{Error, Result};
-pub use crate::core::model::{Model, ValidationAction, ValidationLevel};
+pub use crate::core::model::{IdOf, Identified, Model, ValidationAction, ValidationLevel};
 pub use crate::ops::check::{check, CheckReport};
 pub use crate::ops::sync::{sync, sync_all, sync_with, SyncOptions, SyncReport};
 pub use crate::patterns::keys::KeyFamily;
@@ -289,6 +289,7 @@ pub mod __private {
     pub use crate::core::access::AccessPattern;
     pub use crate::core::copy::{CopySpec, Refresh};
     pub use crate::core::index::{Index, IndexKey};
+    pub use crate::core::model::eq as eq_filter;
     pub use crate::core::model::{Model, ValidationAction, ValidationLevel};
     pub use crate::core::path::{FieldLookup, HasField, Open, StoredNames};
     pub use crate::core::registry::{RegisteredCollection, RegisteredModel};
@@ -319,7 +320,7 @@ pub mod __private {
     pub use crate::patterns::relation::checks::{
         assert_copy_type, assert_model, assert_reference_id, assert_via, CopyType, ReferenceId, ViaSource,
     };
-    pub use crate::patterns::relation::refs::{Identified, Ref};
+    pub use crate::patterns::relation::refs::{IdOf, Identified, Ref};
     pub use crate::patterns::versioning::{
         decode as versioned_decode, validator as versioned_validator, ReadCounter, Versioned,
     };

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 mod adversarial;
 mod hardening;
+mod injection;
 mod sync;
 mod worker;
 

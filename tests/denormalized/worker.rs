@@ -140,7 +140,7 @@ async fn two_workers_drain_one_queue() {
     let db = setup("two_workers").await;
     users_with_posts(&db, 12, 40).await;
     for u in 0..12 {
-        copies::update_one::<User>(&db, format!("u{u}"), rename(&format!("new {u}"))).await.unwrap();
+        copies::update_one::<User>(&db, &format!("u{u}"), rename(&format!("new {u}"))).await.unwrap();
     }
     assert_eq!(copies::lag(&db).await.unwrap().pending, 12);
     let one = Worker::new(&db).batch(15);
@@ -243,7 +243,7 @@ async fn lag_counts_pending_and_overdue_jobs() {
     assert_eq!((empty.pending, empty.overdue, empty.oldest_enqueued_at), (0, 0, None));
     let before = DateTime::now();
     for u in 0..3 {
-        copies::update_one::<User>(&db, format!("u{u}"), rename("new")).await.unwrap();
+        copies::update_one::<User>(&db, &format!("u{u}"), rename("new")).await.unwrap();
     }
     // A second rename of one user is the same job.
     copies::update_one::<User>(&db, "u0", rename("newer")).await.unwrap();
@@ -307,7 +307,7 @@ async fn claims_respect_live_leases_and_take_over_expired_ones() {
     let db = setup("claims").await;
     users_with_posts(&db, 2, 10).await;
     for u in 0..2 {
-        copies::update_one::<User>(&db, format!("u{u}"), rename("new")).await.unwrap();
+        copies::update_one::<User>(&db, &format!("u{u}"), rename("new")).await.unwrap();
     }
     let jobs = db.collection::<Document>(QUEUE);
     let hold = |user: &str, owner: &str, until: DateTime| {

@@ -5,6 +5,10 @@
 // See tests/indexes/main.rs: a clippy false positive on repeated helper-attribute keys.
 #![allow(clippy::duplicated_attributes)]
 
+mod adversarial;
+mod injection;
+mod tokens;
+
 use std::collections::HashSet;
 
 use bson::{doc, Document};
@@ -23,18 +27,18 @@ use serde::{Deserialize, Serialize};
 #[index(keys(board, score, rank = -1, _id = -1))]
 #[access(name = "feed_by_author", operation = "A user's feed, newest first", filter(author_id), sort(created_at = -1), paginate)]
 #[access(name = "by_score", operation = "Ranked", filter(board), sort(score = 1, rank = -1), paginate)]
-struct FeedItem {
+pub(crate) struct FeedItem {
     #[serde(rename = "_id")]
-    id: i64,
-    author_id: String,
+    pub(crate) id: i64,
+    pub(crate) author_id: String,
     /// Always equal to `author_id`, so both patterns page over the same documents.
-    board: String,
-    created_at: bson::DateTime,
-    score: i32,
-    rank: i64,
+    pub(crate) board: String,
+    pub(crate) created_at: bson::DateTime,
+    pub(crate) score: i32,
+    pub(crate) rank: i64,
 }
 
-fn item(id: i64, author: &str, t: i64, score: i32, rank: i64) -> FeedItem {
+pub(crate) fn item(id: i64, author: &str, t: i64, score: i32, rank: i64) -> FeedItem {
     FeedItem {
         id,
         author_id: author.to_owned(),

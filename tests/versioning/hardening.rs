@@ -25,7 +25,7 @@ async fn dotted_and_dollar_field_names_are_compared_as_names() {
 
     let done = versioning::update_one::<User>(
         &db,
-        1_i64,
+        &1_i64,
         doc! { "$inc": { "visits": 1_i64 } },
         RetryPolicy::default(),
     )

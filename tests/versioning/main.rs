@@ -196,7 +196,7 @@ async fn patterns_en_name_becomes_full_name_on_read_and_on_the_next_write() {
 
     // The next write persists the v2 shape: `full_name`, no `name`, version 2.
     let outcome =
-        versioning::update_one::<User>(&db, 3_i64, doc! { "$inc": { "visits": 1 } }, RetryPolicy::default())
+        versioning::update_one::<User>(&db, &3_i64, doc! { "$inc": { "visits": 1 } }, RetryPolicy::default())
             .await
             .unwrap();
     assert!(outcome.upgraded);
@@ -208,7 +208,7 @@ async fn patterns_en_name_becomes_full_name_on_read_and_on_the_next_write() {
     );
     // A current document: one update, no upgrade.
     let outcome =
-        versioning::update_one::<User>(&db, 3_i64, doc! { "$inc": { "visits": 1 } }, RetryPolicy::default())
+        versioning::update_one::<User>(&db, &3_i64, doc! { "$inc": { "visits": 1 } }, RetryPolicy::default())
             .await
             .unwrap();
     assert_eq!((outcome.upgraded, outcome.attempts), (false, 1));
@@ -258,7 +258,7 @@ async fn patrones_es_nombre_completo_se_separa() {
 
     versioning::update_one::<Usuario>(
         &db,
-        id,
+        &id,
         doc! { "$set": { "email": "a@example.com" } },
         RetryPolicy::default(),
     )
@@ -344,7 +344,7 @@ async fn versions_the_code_cannot_read_are_typed_errors() {
     // And a write to a newer document refuses rather than downgrading it.
     let e = versioning::update_one::<Profile>(
         db,
-        1_i64,
+        &1_i64,
         doc! { "$set": { "email": "x" } },
         RetryPolicy::default(),
     )
@@ -357,7 +357,7 @@ async fn versions_the_code_cannot_read_are_typed_errors() {
     );
     let e = versioning::update_one::<Profile>(
         db,
-        77_i64,
+        &77_i64,
         doc! { "$set": { "email": "x" } },
         RetryPolicy::default(),
     )
@@ -388,7 +388,7 @@ async fn concurrent_upgraders_and_writers_lose_no_update() {
                     let policy = RetryPolicy { max_attempts: 100 };
                     versioning::update_one::<User>(
                         &db,
-                        id,
+                        &id,
                         doc! { "$inc": { "visits": 1 }, "$push": { "log": entry } },
                         policy,
                     )
@@ -677,7 +677,7 @@ async fn version_one_on_unversioned_documents_reads_writes_and_stamps() {
     // update_one stamps the version, then updates, within one attempt.
     let outcome = versioning::update_one::<Tally>(
         &db,
-        1_i64,
+        &1_i64,
         doc! { "$inc": { "n": 1 } },
         RetryPolicy { max_attempts: 1 },
     )

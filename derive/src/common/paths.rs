@@ -153,6 +153,30 @@ fn as_visible(field: &syn::Visibility, container: &syn::Visibility) -> bool {
     }
 }
 
+/// The type of the value at a nested path, for an equality parameter: the last
+/// segment's `HasField::Param`. `None` where the derive cannot spell it (a first
+/// segment without a known element type, a generic model).
+pub(crate) fn param_type(c: &Container, r: &Resolved, span: Span) -> Option<TokenStream> {
+    let element = r.element.as_ref()?;
+    if r.rest.is_empty()
+        || c.generics.type_params().next().is_some()
+        || r.rest.iter().any(|s| s.starts_with('$'))
+    {
+        return None;
+    }
+    let mut ty = respan(quote!(#element), span);
+    let mut param = None;
+    for segment in &r.rest {
+        // The segment's position, looked up as the path checks look it up; a segment
+        // that does not exist is reported by those checks, under the path.
+        let index = quote!({ __ds::FieldLookup::find::<#ty>(#segment).index() });
+        let has = respan(quote!(__ds::HasField<#index>), span);
+        param = Some(quote!(<#ty as #has>::Param));
+        ty = quote!(<#ty as #has>::Value);
+    }
+    param
+}
+
 /// Type-level checks that no segment after the first of a paginated sort path can be
 /// null or missing, or hold an array, and that the last is not a float; each check
 /// only where its rule is not waived (`[nullable, array, float]`).
@@ -207,6 +231,7 @@ pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
             impl #ig __ds::HasField<__I> for #ident #ty_generics #where_clause {
                 type Value = __ds::Open;
                 type Stored = __ds::Open;
+                type Param = __ds::Bson;
                 const ARRAY: bool = false;
                 const NULLABLE: bool = false;
                 const FLOAT: bool = false;
@@ -233,6 +258,11 @@ pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
                 } else {
                     quote!(__ds::Open)
                 };
+                let param = if visible && f.serde.with.is_none() && f.recv.bson_type.is_none() {
+                    stored.clone()
+                } else {
+                    quote!(__ds::Bson)
+                };
                 let float = element.as_ref().is_some_and(|t| {
                     let t = quote!(#t).to_string();
                     !array && (t == "f64" || t == "f32")
@@ -243,6 +273,7 @@ pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
                     impl #impl_generics __ds::HasField<#i> for #ident #ty_generics #where_clause {
                         type Value = #value;
                         type Stored = #stored;
+                        type Param = #param;
                         const ARRAY: bool = #array;
                         const NULLABLE: bool = #nullable;
                         const FLOAT: bool = #float;
@@ -257,6 +288,7 @@ pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
                     impl #impl_generics __ds::HasField<#i> for #ident #ty_generics #where_clause {
                         type Value = ::std::string::String;
                         type Stored = ::std::string::String;
+                        type Param = ::std::string::String;
                         const ARRAY: bool = false;
                         const NULLABLE: bool = false;
                         const FLOAT: bool = false;

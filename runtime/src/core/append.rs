@@ -8,6 +8,8 @@ use std::sync::{Mutex, OnceLock};
 
 use bson::{doc, Bson, Document};
 
+use crate::core::model::eq;
+
 /// What an append did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Appended {
@@ -185,7 +187,8 @@ impl<E: From<mongodb::error::Error> + From<AppendContention> + From<CorruptCount
             inc.insert(self.count_field, Bson::Int32(k as i32));
             update.insert("$inc", inc);
             update.extend(extra);
-            let filter = doc! { "_id": id.clone(), self.count_field: { "$lte": i64::from(self.max) - k } };
+            let filter =
+                doc! { "_id": eq(id.clone()), self.count_field: { "$lte": i64::from(self.max) - k } };
             report.updates += 1;
             // The hint keeps planners that would scan for `_id` plus another
             // predicate (the local test server does) on the `_id` index.
@@ -210,7 +213,7 @@ impl<E: From<mongodb::error::Error> + From<AppendContention> + From<CorruptCount
                     report.finds += 1;
                     let current = self
                         .collection
-                        .find_one(doc! { "_id": id.clone() })
+                        .find_one(doc! { "_id": eq(id.clone()) })
                         .projection(doc! { self.count_field: 1 })
                         .await?;
                     let count = match &current {

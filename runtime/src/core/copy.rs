@@ -143,6 +143,14 @@ pub enum CopyError {
         /// The key asked for.
         copy: String,
     },
+    /// The id given did not serialize to BSON (an integer beyond `i64`, say); nothing
+    /// was sent.
+    IdEncode {
+        /// The source's collection.
+        collection: &'static str,
+        /// What the serializer said.
+        error: bson::ser::Error,
+    },
     /// [`repair`](crate::copies::repair) found no source document with this `_id`.
     SourceNotFound {
         /// The source's collection.
@@ -183,6 +191,7 @@ impl fmt::Display for CopyError {
                 "`{copy}` is not a refreshed copy in this program (not registered, or `refresh = \"never\"`)"
             ),
             Self::SourceNotFound { collection, id } => write!(f, "{collection} {id}: no such document"),
+            Self::IdEncode { collection, error } => write!(f, "{collection}: the id does not serialize to BSON: {error}"),
         }
     }
 }
@@ -195,6 +204,7 @@ impl std::error::Error for CopyError {
             | Self::Commit { error, .. }
             | Self::Refresh { error, .. }
             | Self::Queue { error, .. } => Some(error),
+            Self::IdEncode { error, .. } => Some(error),
             _ => None,
         }
     }

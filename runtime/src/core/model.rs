@@ -141,3 +141,36 @@ pub trait Model: Schema + Sized {
         db.collection(Self::COLLECTION)
     }
 }
+
+/// A model whose documents can be referenced: the Rust type of its `_id`.
+///
+/// `#[derive(Model)]` implements it: `Id` is the type of the field stored as `_id`
+/// (inside its `Option`, when the server assigns it), or `ObjectId` when the struct
+/// has no such field and the driver generates one.
+pub trait Identified: Model {
+    /// The type of the `_id` field.
+    type Id: serde::Serialize + serde::de::DeserializeOwned + Send + Sync;
+}
+
+/// A value that names one document of `S` by its `_id`: `S::Id` itself (and `str` for
+/// a `String` id, so `"u1"` works), or a `Ref<S>`.
+///
+/// It is the only way to hand an id to docshape's write paths: a `Document` or a
+/// `Bson` is not an id of a model whose `_id` is typed, so a request body such as
+/// `{"$ne": null}` cannot be passed where an id is expected. `#[derive(Model)]`
+/// implements it for the model's id type.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not the `_id` of `{S}`",
+    label = "expected the id type of `{S}`, or a `Ref` to it",
+    note = "pass the model's typed id (`&<{S} as Identified>::Id`) or a `&Ref<{S}>`"
+)]
+pub trait IdOf<S: Identified> {
+    /// The id as the stored `_id` spells it.
+    fn id_bson(&self) -> Result<bson::Bson, bson::ser::Error>;
+}
+
+/// `{"$eq": value}`: how every caller-supplied value enters a filter, so that an
+/// operator document or a regex is compared literally instead of run.
+pub fn eq(value: impl Into<bson::Bson>) -> Document {
+    doc! { "$eq": value.into() }
+}

@@ -38,6 +38,10 @@ pub trait HasField<const I: usize> {
     const FLOAT: bool;
     /// The field's own type, as declared (`Open` where it cannot be named).
     type Stored: ?Sized;
+    /// The type an equality filter on this field takes: the field's own type when its
+    /// `Serialize` is what is stored, `Bson` otherwise (a `serialize_with`, a field that
+    /// cannot be named); either way the value is compared with `$eq`.
+    type Param;
 }
 
 /// A value whose keys are not known at compile time (a map, a `Document`, an enum):
@@ -53,6 +57,7 @@ impl StoredNames for Open {
 impl<const I: usize> HasField<I> for Open {
     type Value = Open;
     type Stored = Open;
+    type Param = bson::Bson;
     const ARRAY: bool = false;
     const NULLABLE: bool = false;
     const FLOAT: bool = false;

@@ -8,9 +8,18 @@
 //! throughout appear twice or go missing.
 //!
 //! Cursor tokens are URL-safe strings holding the boundary item's sort values with
-//! their BSON types, bound to their access pattern and, with a [`CursorKey`], signed
-//! so clients cannot forge positions. Decoding never panics: anything malformed is a
+//! their BSON types, bound to their database, collection, access pattern and equality
+//! values and, with a [`CursorKey`], signed so clients cannot forge positions. They are
+//! not encrypted: anyone holding one can decode the boundary item's sort values (an
+//! item the client was just sent). Decoding never panics: anything malformed is a
 //! [`CursorError`].
+//!
+//! A document whose sort value is missing or of another BSON type than the walk's (one
+//! written around the validator) would be skipped by a plain keyset comparison, which
+//! only matches values of the same type. Every page's `find` therefore also matches
+//! such documents, and a page that meets one fails with [`PageError::MissingSortValue`]
+//! or [`PageError::SortType`]: a walk to its end returns every matching document
+//! exactly once or fails, never silently less.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -26,7 +35,8 @@ use crate::core::access::AccessPattern;
 use crate::core::index::IndexKey;
 use crate::core::model::Model;
 
-const VERSION: u8 = 1;
+/// Version 2 binds the database and the equality values into the fingerprint.
+const VERSION: u8 = 2;
 const UNSIGNED: u8 = 0;
 const SIGNED: u8 = 1;
 const MAC_LEN: usize = 32;
@@ -72,7 +82,8 @@ pub enum CursorError {
     Malformed(&'static str),
     /// A token format this version of docshape does not read.
     UnsupportedVersion(u8),
-    /// The token belongs to another access pattern (or another collection).
+    /// The token belongs to another database, collection, access pattern or set of
+    /// equality values (another owner's feed).
     WrongPattern,
     /// The signature does not match: the token was forged or altered.
     BadSignature,
@@ -89,7 +100,9 @@ impl fmt::Display for CursorError {
         match self {
             Self::Malformed(why) => write!(f, "malformed cursor token: {why}"),
             Self::UnsupportedVersion(v) => write!(f, "cursor token format {v} is not supported"),
-            Self::WrongPattern => f.write_str("cursor token belongs to another access pattern"),
+            Self::WrongPattern => f.write_str(
+                "cursor token belongs to another access pattern (or database, collection or equality values)",
+            ),
             Self::BadSignature => f.write_str("cursor token signature does not match"),
             Self::Unsigned => {
                 f.write_str("cursor token is not signed, and this paginator requires signatures")
@@ -114,37 +127,59 @@ fn sort_key_iter(pattern: &AccessPattern) -> impl Iterator<Item = (&'static str,
     pattern.sort.iter().copied().chain(tie_break)
 }
 
-/// Identifies the pattern (and collection) a token belongs to: FNV-1a over the names
-/// and the sort.
-fn fingerprint(collection: &str, pattern: &AccessPattern) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut eat = |bytes: &[u8]| {
-        for b in bytes {
-            h ^= u64::from(*b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
+/// What a token is bound to: a page position means something only in one database's
+/// collection, for one access pattern and one set of equality values.
+#[derive(Debug, Clone, Copy)]
+pub struct Scope<'a> {
+    /// The database's name.
+    pub database: &'a str,
+    /// The collection's name.
+    pub collection: &'a str,
+    /// The access pattern.
+    pub pattern: &'a AccessPattern,
+    /// The pattern's equality filter, as sent (`{field: {$eq: value}}`).
+    pub filter: &'a Document,
+}
+
+impl Scope<'_> {
+    /// SHA-256 over the scope's parts, each length-prefixed so that no two scopes
+    /// spell the same bytes.
+    fn digest(&self) -> [u8; 32] {
+        use sha2::Digest as _;
+        let mut h = sha2::Sha256::new();
+        let mut eat = |bytes: &[u8]| {
+            h.update((bytes.len() as u64).to_le_bytes());
+            h.update(bytes);
+        };
+        eat(b"docshape cursor scope");
+        eat(self.database.as_bytes());
+        eat(self.collection.as_bytes());
+        eat(self.pattern.name.as_bytes());
+        for (field, key) in sort_key_iter(self.pattern) {
+            eat(field.as_bytes());
+            eat(key.name_part().as_bytes());
         }
-        h ^= 0xff;
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    };
-    eat(collection.as_bytes());
-    eat(pattern.name.as_bytes());
-    for (field, key) in sort_key_iter(pattern) {
-        eat(field.as_bytes());
-        eat(key.name_part().as_bytes());
+        let mut filter = Vec::new();
+        // A document always serializes; an empty one stands in if it ever did not.
+        let _ = self.filter.to_writer(&mut filter);
+        eat(&filter);
+        h.finalize().into()
     }
-    h
+}
+
+/// The 8 bytes of the scope's digest a token carries, so that a token of another scope
+/// is refused as such even unsigned. A signed token's MAC covers the whole digest.
+fn fingerprint(scope: &Scope<'_>) -> [u8; 8] {
+    let mut out = [0u8; 8];
+    out.copy_from_slice(&scope.digest()[..8]);
+    out
 }
 
 /// Encodes a boundary position as a token.
-pub fn encode_token(
-    collection: &str,
-    pattern: &AccessPattern,
-    values: &[Bson],
-    key: Option<&CursorKey>,
-) -> String {
+pub fn encode_token(scope: &Scope<'_>, values: &[Bson], key: Option<&CursorKey>) -> String {
     let mut bytes = Vec::with_capacity(64 + MAC_LEN);
     bytes.extend_from_slice(&[VERSION, if key.is_some() { SIGNED } else { UNSIGNED }]);
-    bytes.extend_from_slice(&fingerprint(collection, pattern).to_le_bytes());
+    bytes.extend_from_slice(&fingerprint(scope));
     // `{v: [values]}` as BSON, written straight into the token's bytes.
     let mut array = RawArrayBuf::new();
     for value in values {
@@ -158,6 +193,7 @@ pub fn encode_token(
     bytes.extend_from_slice(payload.as_bytes());
     if let Some(key) = key {
         let mut mac = key.mac();
+        mac.update(&scope.digest());
         mac.update(&bytes);
         bytes.extend_from_slice(&mac.finalize().into_bytes());
     }
@@ -172,10 +208,10 @@ pub fn encode_token(
 /// pattern's own fields, so a token cannot choose fields or operators.
 pub fn decode_token(
     token: &str,
-    collection: &str,
-    pattern: &AccessPattern,
+    scope: &Scope<'_>,
     key: Option<&CursorKey>,
 ) -> Result<Vec<Bson>, CursorError> {
+    let pattern = scope.pattern;
     if token.is_empty() || token.len() > MAX_TOKEN_LEN {
         return Err(CursorError::Malformed("length"));
     }
@@ -193,7 +229,11 @@ pub fn decode_token(
                 return Err(CursorError::Malformed("truncated"));
             }
             let (body, tag) = bytes.split_at(bytes.len() - MAC_LEN);
+            if body.get(2..10) != Some(&fingerprint(scope)[..]) {
+                return Err(CursorError::WrongPattern);
+            }
             let mut mac = key.mac();
+            mac.update(&scope.digest());
             mac.update(body);
             mac.verify_slice(tag).map_err(|_| CursorError::BadSignature)?;
             body
@@ -204,9 +244,7 @@ pub fn decode_token(
         _ => return Err(CursorError::Malformed("unknown kind")),
     };
     let fp = body.get(2..10).ok_or(CursorError::Malformed("truncated"))?;
-    let mut fp_bytes = [0u8; 8];
-    fp_bytes.copy_from_slice(fp);
-    if u64::from_le_bytes(fp_bytes) != fingerprint(collection, pattern) {
+    if fp != fingerprint(scope) {
         return Err(CursorError::WrongPattern);
     }
     // Read in place: the payload must be exactly `{v: [...]}`, every element well formed.
@@ -279,6 +317,19 @@ pub enum PageError {
         /// The sort field.
         field: &'static str,
     },
+    /// A stored document's sort value is of another BSON type than the walk's (a date
+    /// where the others hold strings, say: written around the validator). A keyset
+    /// comparison only matches values of one type, so the walk cannot place it.
+    SortType {
+        /// The document's `_id`.
+        id: Option<Box<Bson>>,
+        /// The sort field.
+        field: &'static str,
+        /// The type the walk compares (`"date"`, `"number"`, ...).
+        expected: &'static str,
+        /// The type stored.
+        found: &'static str,
+    },
     /// A stored document does not deserialize into the model.
     Decode(bson::de::Error),
     /// A stored document of a versioned model is at a version this code cannot read.
@@ -296,6 +347,10 @@ impl fmt::Display for PageError {
                 Some(id) => write!(f, "document {id} has no `{field}`, a sort key of this pattern"),
                 None => write!(f, "a document has no `{field}`, a sort key of this pattern"),
             },
+            Self::SortType { id, field, expected, found } => {
+                let id = id.as_deref().map_or_else(|| "a document".to_owned(), |id| format!("document {id}"));
+                write!(f, "{id} holds a {found} in `{field}`, a sort key of this pattern whose values are {expected}s")
+            }
             Self::Decode(e) => write!(f, "stored document does not match the model: {e}"),
             Self::Version(e) => write!(f, "{e}"),
             Self::Mongo(e) => write!(f, "MongoDB: {e}"),
@@ -303,7 +358,18 @@ impl fmt::Display for PageError {
     }
 }
 
-impl std::error::Error for PageError {}
+impl std::error::Error for PageError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Cursor(e) => Some(e),
+            Self::Filter(e) => Some(e),
+            Self::Decode(e) => Some(e),
+            Self::Version(e) => Some(e.as_ref()),
+            Self::Mongo(e) => Some(e),
+            Self::MissingSortValue { .. } | Self::SortType { .. } => None,
+        }
+    }
+}
 
 impl From<CursorError> for PageError {
     fn from(e: CursorError) -> Self {
@@ -395,18 +461,46 @@ impl<T: Model + DeserializeOwned> Paginator<T> {
         self
     }
 
-    /// The `find` command for this page, as sent to the server (for inspection and
-    /// `explain`).
-    pub fn find_command(&self) -> Result<Document, PageError> {
+    /// The token this paginator writes for a boundary item with these sort `values` in
+    /// the database named `database` (for benchmarks and tests that start mid-walk).
+    pub fn token_at(&self, database: &str, values: &[Bson]) -> Result<String, PageError> {
+        let equality = self.filter.as_ref().map_err(|e| PageError::Filter(e.clone()))?;
+        let scope = Scope { database, collection: self.collection, pattern: self.pattern, filter: equality };
+        Ok(encode_token(&scope, values, self.key.as_ref()))
+    }
+
+    /// The `find` command for this page in the database named `database`, as sent to
+    /// the server (for inspection and `explain`). A cursor token is checked against that
+    /// name, as [`Paginator::fetch`] checks it against its database's.
+    pub fn find_command(&self, database: &str) -> Result<Document, PageError> {
+        self.command(database).map(|(find, _)| find)
+    }
+
+    /// The `find` command, and the cursor's values when there is one.
+    fn command(&self, database: &str) -> Result<(Document, Option<Vec<Bson>>), PageError> {
         let keys = sort_keys(self.pattern);
-        let mut filter = self.filter.clone().map_err(PageError::Filter)?;
-        let side = match &self.cursor {
+        let equality = self.filter.as_ref().map_err(|e| PageError::Filter(e.clone()))?;
+        let mut filter = equality.clone();
+        let scope = Scope { database, collection: self.collection, pattern: self.pattern, filter: equality };
+        let (side, values) = match &self.cursor {
             Some((side, token)) => {
-                let values = decode_token(token, self.collection, self.pattern, self.key.as_ref())?;
-                keyset_filter(&mut filter, &keys, &values, *side);
-                *side
+                let values = decode_token(token, &scope, self.key.as_ref())?;
+                let mut keyset = equality.clone();
+                keyset_filter(&mut keyset, &keys, &values, *side);
+                // The keyset condition, or any document whose sort value the keyset
+                // comparison cannot see (missing, null, another type, an array): those
+                // come back so that the page reports them instead of skipping them.
+                let keyset: Document =
+                    keyset.into_iter().filter(|(k, _)| !equality.contains_key(k)).collect();
+                let mut or = vec![Bson::Document(keyset)];
+                for ((field, _), value) in keys.iter().zip(&values) {
+                    or.push(Bson::Document(doc! { *field: { "$not": { "$type": bracket(value) } } }));
+                    or.push(Bson::Document(doc! { *field: { "$type": "array" } }));
+                }
+                filter.insert("$or", or);
+                (*side, Some(values))
             }
-            None => Side::After,
+            None => (Side::After, None),
         };
         let reverse = side == Side::Before;
         let sort: Document = keys
@@ -422,12 +516,12 @@ impl<T: Model + DeserializeOwned> Paginator<T> {
         if self.pattern.case_insensitive {
             find.insert("collation", doc! { "locale": "en", "strength": 2 });
         }
-        Ok(find)
+        Ok((find, values))
     }
 
     /// Runs the page's single `find` and returns its items and neighbouring cursors.
     pub async fn fetch(self, db: &Database) -> Result<Page<T>, PageError> {
-        let find = self.find_command()?;
+        let (find, cursor_values) = self.command(db.name())?;
         let keys = sort_keys(self.pattern);
         let side = self.cursor.as_ref().map_or(Side::After, |(s, _)| *s);
         let collection = db.collection::<RawDocumentBuf>(self.collection);
@@ -449,18 +543,38 @@ impl<T: Model + DeserializeOwned> Paginator<T> {
         if side == Side::Before {
             raw.reverse();
         }
-        let position = |doc: &RawDocumentBuf| -> Result<String, PageError> {
+        // Every item's sort values must be present and of the walk's types (the
+        // cursor's, or the first item's on a first page): see the module docs.
+        let mut expected: Option<Vec<&'static str>> =
+            cursor_values.as_ref().map(|values| values.iter().map(bracket).collect());
+        let mut positions = Vec::with_capacity(raw.len());
+        for doc in &raw {
+            let id = || lookup(doc, "_id").map(Box::new);
             let mut values = Vec::with_capacity(keys.len());
             for (field, _) in &keys {
-                let value = lookup(doc, field).ok_or_else(|| PageError::MissingSortValue {
-                    id: lookup(doc, "_id").map(Box::new),
-                    field,
-                })?;
+                let value =
+                    lookup(doc, field).ok_or_else(|| PageError::MissingSortValue { id: id(), field })?;
                 values.push(value);
             }
-            Ok(encode_token(self.collection, self.pattern, &values, self.key.as_ref()))
+            let found: Vec<&'static str> = values.iter().map(bracket).collect();
+            let expected = expected.get_or_insert_with(|| found.clone());
+            if let Some(i) = (0..keys.len()).find(|&i| found[i] != expected[i] || found[i] == "array") {
+                let expected = if expected[i] == "array" { "scalar" } else { expected[i] };
+                return Err(PageError::SortType { id: id(), field: keys[i].0, expected, found: found[i] });
+            }
+            positions.push(values);
+        }
+        let equality = self.filter.as_ref().map_err(|e| PageError::Filter(e.clone()))?;
+        let scope = Scope {
+            database: db.name(),
+            collection: self.collection,
+            pattern: self.pattern,
+            filter: equality,
         };
-        let (first, last) = (raw.first(), raw.last());
+        let position = |values: &Vec<Bson>| -> Result<String, PageError> {
+            Ok(encode_token(&scope, values, self.key.as_ref()))
+        };
+        let (first, last) = (positions.first(), positions.last());
         let (next, prev) = match side {
             Side::After => (
                 if more { last.map(&position).transpose()? } else { None },
@@ -482,6 +596,29 @@ impl<T: Model + DeserializeOwned> Paginator<T> {
         };
         let items = raw.iter().map(decode).collect::<Result<Vec<T>, _>>()?;
         Ok(Page { items, next, prev })
+    }
+}
+
+/// The group of BSON types a keyset comparison matches together (MongoDB compares
+/// across numeric types, and within each other type only): the `$type` alias that
+/// names it.
+fn bracket(value: &Bson) -> &'static str {
+    match value {
+        Bson::Double(_) | Bson::Int32(_) | Bson::Int64(_) | Bson::Decimal128(_) => "number",
+        Bson::String(_) | Bson::Symbol(_) => "string",
+        Bson::DateTime(_) => "date",
+        Bson::ObjectId(_) => "objectId",
+        Bson::Boolean(_) => "bool",
+        Bson::Timestamp(_) => "timestamp",
+        Bson::Binary(_) => "binData",
+        Bson::Document(_) => "object",
+        Bson::Array(_) => "array",
+        Bson::Null | Bson::Undefined => "null",
+        Bson::RegularExpression(_) => "regex",
+        Bson::JavaScriptCode(_) | Bson::JavaScriptCodeWithScope(_) => "javascript",
+        Bson::MinKey => "minKey",
+        Bson::MaxKey => "maxKey",
+        Bson::DbPointer(_) => "dbPointer",
     }
 }
 
@@ -561,20 +698,35 @@ mod tests {
     };
     const OTHER: AccessPattern = AccessPattern { name: "other", ..P };
 
+    /// A scope in database `db` for the feed of `u_42`.
+    fn scope<'a>(collection: &'a str, pattern: &'a AccessPattern) -> Scope<'a> {
+        in_scope("db", collection, pattern, "u_42")
+    }
+
+    fn in_scope<'a>(
+        database: &'a str,
+        collection: &'a str,
+        pattern: &'a AccessPattern,
+        owner: &str,
+    ) -> Scope<'a> {
+        let filter: &'static Document = Box::leak(Box::new(doc! { "author_id": { "$eq": owner } }));
+        Scope { database, collection, pattern, filter }
+    }
+
     fn values() -> Vec<Bson> {
         vec![Bson::DateTime(bson::DateTime::from_millis(1_700_000_000_000)), Bson::String("p_1".into())]
     }
 
     #[test]
     fn a_token_is_its_header_and_the_bson_document_v() {
-        // The byte layout of version 1, written by earlier releases too: a token issued
-        // before an upgrade still decodes after it.
-        let token = encode_token("posts", &P, &values(), None);
+        // The byte layout of version 2: a token issued before an upgrade still decodes
+        // after it while the version stays.
+        let token = encode_token(&scope("posts", &P), &values(), None);
         let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(&token).unwrap();
         let mut payload = Vec::new();
         doc! { "v": values() }.to_writer(&mut payload).unwrap();
         assert_eq!(bytes[..2], [VERSION, UNSIGNED]);
-        assert_eq!(bytes[2..10], fingerprint("posts", &P).to_le_bytes());
+        assert_eq!(bytes[2..10], fingerprint(&scope("posts", &P)));
         assert_eq!(bytes[10..], payload[..]);
         // A payload with a second key, or `v` twice, is refused.
         let array = || {
@@ -589,7 +741,7 @@ mod tests {
             let mut forged = bytes[..10].to_vec();
             forged.extend_from_slice(extra.as_bytes());
             let forged = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(forged);
-            assert!(decode_token(&forged, "posts", &P, None).is_err(), "{second}");
+            assert!(decode_token(&forged, &scope("posts", &P), None).is_err(), "{second}");
         }
     }
 
@@ -627,30 +779,55 @@ mod tests {
 
     #[test]
     fn tokens_round_trip_and_bind_to_their_pattern() {
-        let token = encode_token("posts", &P, &values(), None);
-        assert_eq!(decode_token(&token, "posts", &P, None).unwrap(), values());
-        assert_eq!(decode_token(&token, "posts", &OTHER, None), Err(CursorError::WrongPattern));
-        assert_eq!(decode_token(&token, "other_posts", &P, None), Err(CursorError::WrongPattern));
+        let token = encode_token(&scope("posts", &P), &values(), None);
+        assert_eq!(decode_token(&token, &scope("posts", &P), None).unwrap(), values());
+        assert_eq!(decode_token(&token, &scope("posts", &OTHER), None), Err(CursorError::WrongPattern));
+        assert_eq!(decode_token(&token, &scope("other_posts", &P), None), Err(CursorError::WrongPattern));
         let key = CursorKey::new(*b"0123456789abcdef0123456789abcdef").unwrap();
-        assert_eq!(decode_token(&token, "posts", &P, Some(&key)), Err(CursorError::Unsigned));
-        let signed = encode_token("posts", &P, &values(), Some(&key));
-        assert_eq!(decode_token(&signed, "posts", &P, Some(&key)).unwrap(), values());
-        assert_eq!(decode_token(&signed, "posts", &P, None), Err(CursorError::UnexpectedSignature));
+        assert_eq!(decode_token(&token, &scope("posts", &P), Some(&key)), Err(CursorError::Unsigned));
+        let signed = encode_token(&scope("posts", &P), &values(), Some(&key));
+        assert_eq!(decode_token(&signed, &scope("posts", &P), Some(&key)).unwrap(), values());
+        assert_eq!(decode_token(&signed, &scope("posts", &P), None), Err(CursorError::UnexpectedSignature));
         let other_key = CursorKey::new(*b"fedcba9876543210fedcba9876543210").unwrap();
-        assert_eq!(decode_token(&signed, "posts", &P, Some(&other_key)), Err(CursorError::BadSignature));
+        assert_eq!(
+            decode_token(&signed, &scope("posts", &P), Some(&other_key)),
+            Err(CursorError::BadSignature)
+        );
+    }
+
+    #[test]
+    fn tokens_bind_their_database_and_equality_values() {
+        let key = CursorKey::new(vec![3u8; 32]).unwrap();
+        for key in [None, Some(&key)] {
+            let token = encode_token(&in_scope("a", "posts", &P, "u_42"), &values(), key);
+            assert_eq!(decode_token(&token, &in_scope("a", "posts", &P, "u_42"), key).unwrap(), values());
+            assert_eq!(
+                decode_token(&token, &in_scope("b", "posts", &P, "u_42"), key),
+                Err(CursorError::WrongPattern)
+            );
+            assert_eq!(
+                decode_token(&token, &in_scope("a", "posts", &P, "u_43"), key),
+                Err(CursorError::WrongPattern)
+            );
+            // Length-prefixed parts: moving a byte from one name to the next is another scope.
+            assert_eq!(
+                decode_token(&token, &in_scope("ap", "osts", &P, "u_42"), key),
+                Err(CursorError::WrongPattern)
+            );
+        }
     }
 
     #[test]
     fn signed_tokens_reject_any_changed_byte() {
         let key = CursorKey::new(vec![7u8; 32]).unwrap();
-        let signed = encode_token("posts", &P, &values(), Some(&key));
+        let signed = encode_token(&scope("posts", &P), &values(), Some(&key));
         let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(&signed).unwrap();
         for i in 0..bytes.len() {
             for bit in 0..8 {
                 let mut changed = bytes.clone();
                 changed[i] ^= 1 << bit;
                 let token = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&changed);
-                assert!(decode_token(&token, "posts", &P, Some(&key)).is_err(), "byte {i} bit {bit}");
+                assert!(decode_token(&token, &scope("posts", &P), Some(&key)).is_err(), "byte {i} bit {bit}");
             }
         }
     }
@@ -668,8 +845,10 @@ mod tests {
         use proptest::prelude::Rng;
         let mut next = move || rng.next_u64();
         let key = CursorKey::new(vec![9u8; 32]).unwrap();
-        let valid =
-            [encode_token("posts", &P, &values(), None), encode_token("posts", &P, &values(), Some(&key))];
+        let valid = [
+            encode_token(&scope("posts", &P), &values(), None),
+            encode_token(&scope("posts", &P), &values(), Some(&key)),
+        ];
         let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_=+/.%$ {}\"\\\0";
         let mut accepted = 0;
         for i in 0..100_000 {
@@ -699,7 +878,7 @@ mod tests {
                 base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&bytes)
             };
             let key = if i % 3 == 0 { Some(&key) } else { None };
-            let outcome = std::panic::catch_unwind(|| decode_token(&token, "posts", &P, key));
+            let outcome = std::panic::catch_unwind(|| decode_token(&token, &scope("posts", &P), key));
             match outcome {
                 Err(_) => panic!("decoding panicked (seed {seed}) on {token:?}"),
                 Ok(Ok(values)) => {

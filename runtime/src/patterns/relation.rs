@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use crate::core::copy::{CopySpec, Refresh};
 use crate::core::hooks::GeneratedFile;
-use crate::core::model::Model;
+use crate::core::model::{eq, Model};
 use crate::core::registry;
 use crate::core::relation::DESIGN_DECISIONS_FILE;
 pub use crate::core::relation::{Relation, RelationKind};
@@ -145,7 +145,7 @@ async fn source_values<T: Model>(
         }
         let found = db
             .collection::<Document>(source)
-            .find_one(doc! { "_id": id.clone() })
+            .find_one(doc! { "_id": eq(id.clone()) })
             .projection(projection)
             .await
             .map_err(|e| RefError::Mongo { collection: T::COLLECTION, source: Box::new(e) })?;
@@ -213,11 +213,11 @@ where
         return Ok(id);
     }
     let mut set = Document::new();
-    let mut filter = doc! { "_id": id.clone() };
+    let mut filter = doc! { "_id": eq(id.clone()) };
     for (field, now) in source_values::<T>(db, &stored, &refreshed).await? {
         let then = stored.get(field).cloned().unwrap_or(Bson::Null);
         if then != now {
-            filter.insert(field, then);
+            filter.insert(field, eq(then));
             set.insert(field, now);
         }
     }

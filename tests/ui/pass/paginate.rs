@@ -29,13 +29,13 @@ pub struct Stats {
 fn main() {
     // Paginators are typed by the filter fields: `&str` converts into the `String` field.
     let p = Post::posts_by_author("u_42").page_size(20);
-    let find = p.find_command().unwrap();
+    let find = p.find_command("shop").unwrap();
     assert_eq!(find.get_document("sort").unwrap(), &docshape::bson::doc! { "created_at": -1, "_id": -1 });
-    assert_eq!(find.get_document("filter").unwrap(), &docshape::bson::doc! { "author_id": "u_42" });
+    assert_eq!(find.get_document("filter").unwrap(), &docshape::bson::doc! { "author_id": { "$eq": "u_42" } });
     assert_eq!(find.get_i64("limit").unwrap(), 21);
     let _ = Post::top_posts(String::from("u_42"));
     let _ = Post::cheapest("kitchen");
-    let everything = Post::everything().find_command().unwrap();
+    let everything = Post::everything().find_command("shop").unwrap();
     assert_eq!(everything.get_document("sort").unwrap(), &docshape::bson::doc! { "_id": 1 });
     assert_eq!(<Post as Model>::ACCESS_PATTERNS[3].index, Some("_id_"));
 }

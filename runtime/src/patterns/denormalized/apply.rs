@@ -9,6 +9,7 @@ use mongodb::error::{ErrorKind, WriteFailure};
 use mongodb::{Collection, Database};
 
 use crate::core::copy::{CopySpec, Refresh, QUEUE};
+use crate::core::model::eq;
 
 pub(super) fn is_duplicate_key(e: &mongodb::error::Error) -> bool {
     match e.kind.as_ref() {
@@ -33,7 +34,7 @@ pub(super) fn stale_filter(spec: &CopySpec, id: &Bson, value: Option<&Bson>) -> 
         Some(v) => doc! { "$ne": v.clone() },
         None => doc! { "$exists": true },
     };
-    doc! { spec.via: id.clone(), spec.field: condition }
+    doc! { spec.via: eq(id.clone()), spec.field: condition }
 }
 
 /// The job `_id` of a copy and a source document.
@@ -61,7 +62,7 @@ pub(super) async fn enqueue(db: &Database, spec: &CopySpec, id: &Bson) -> mongod
     };
     let queue = db.collection::<Document>(QUEUE);
     let now = DateTime::now();
-    let filter = doc! { "_id": job_key(spec, id) };
+    let filter = doc! { "_id": eq(job_key(spec, id)) };
     let update = doc! {
         "$inc": { "seq": 1_i64 },
         "$setOnInsert": {
@@ -108,7 +109,7 @@ impl Lease<'_> {
         let done = self
             .queue
             .update_one(
-                doc! { "_id": self.job.clone(), "owner": self.owner },
+                doc! { "_id": eq(self.job.clone()), "owner": eq(self.owner) },
                 doc! { "$set": { "lease_until": plus(DateTime::now(), self.length) } },
             )
             .await?;
@@ -164,7 +165,7 @@ pub(super) async fn apply(
                 // `via` again: a document moved to another source since it was found
                 // is not given this source's value.
                 let done = target
-                    .update_many(doc! { "_id": { "$in": ids }, spec.via: id.clone() }, update.clone())
+                    .update_many(doc! { "_id": { "$in": ids }, spec.via: eq(id.clone()) }, update.clone())
                     .await
                     .map_err(ApplyError::Target)?;
                 applied.modified += done.modified_count;

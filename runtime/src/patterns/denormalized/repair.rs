@@ -10,7 +10,7 @@ use super::apply::{apply, enqueue, ApplyError};
 use super::spec::{dependents, projection, touches, value_at};
 use crate::core::copy::{CopyError, CopySpec, Refresh};
 use crate::core::hooks::SourceWriteHook;
-use crate::core::model::Model;
+use crate::core::model::{eq, IdOf, Identified};
 
 /// One copy [`repair`] brought in line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,7 +58,7 @@ async fn after_source_write(
     if !sync.is_empty() {
         let found = db
             .collection::<Document>(source)
-            .find_one(doc! { "_id": id.clone() })
+            .find_one(doc! { "_id": eq(id.clone()) })
             .projection(projection(sync.iter().map(|c| c.source_field)))
             .await
             .map_err(|error| CopyError::Source { collection: source, id: id.clone(), error })?;
@@ -85,13 +85,16 @@ async fn after_source_write(
 /// in registry order, in batches of 1,000 documents. Idempotent: only copies that
 /// differ are written. A pending job of an async copy stays queued; its worker will
 /// find nothing left to write.
-pub async fn repair<S: Model>(db: &Database, id: impl Into<Bson>) -> Result<Vec<CopyRepair>, CopyError> {
-    let id = id.into();
+pub async fn repair<S: Identified>(
+    db: &Database,
+    id: &(impl IdOf<S> + ?Sized),
+) -> Result<Vec<CopyRepair>, CopyError> {
+    let id = id.id_bson().map_err(|error| CopyError::IdEncode { collection: S::COLLECTION, error })?;
     let specs: Vec<&'static CopySpec> =
         dependents(S::COLLECTION).into_iter().filter(|c| c.refresh != Refresh::Never).collect();
     let source = db.collection::<Document>(S::COLLECTION);
     let found = source
-        .find_one(doc! { "_id": id.clone() })
+        .find_one(doc! { "_id": eq(id.clone()) })
         .projection(projection(specs.iter().map(|c| c.source_field)))
         .await
         .map_err(|error| CopyError::Source { collection: S::COLLECTION, id: id.clone(), error })?;

@@ -13,7 +13,7 @@ use mongodb::{ClientSession, Database};
 use super::apply::{change, enqueue};
 use super::spec::{dependents, projection, touches, value_at};
 use crate::core::copy::{CopyError, CopySpec, Refresh};
-use crate::core::model::Model;
+use crate::core::model::{eq, IdOf, Identified};
 
 /// How long a sequential update keeps re-writing a sync copy whose source concurrent
 /// writers keep changing (each round means one of them made progress).
@@ -123,22 +123,23 @@ impl SourceUpdate {
 /// println!("{} posts renamed, {} refreshes queued", done.documents_updated(), done.jobs_enqueued());
 /// # Ok(()) }
 /// ```
-pub async fn update_one<S: Model>(
+pub async fn update_one<S: Identified>(
     db: &Database,
-    id: impl Into<Bson>,
+    id: &(impl IdOf<S> + ?Sized),
     update: impl Into<UpdateModifications>,
 ) -> Result<SourceUpdate, CopyError> {
     update_one_with::<S>(db, id, update, &UpdateOptions::default()).await
 }
 
 /// [`update_one`] with settings.
-pub async fn update_one_with<S: Model>(
+pub async fn update_one_with<S: Identified>(
     db: &Database,
-    id: impl Into<Bson>,
+    id: &(impl IdOf<S> + ?Sized),
     update: impl Into<UpdateModifications>,
     options: &UpdateOptions,
 ) -> Result<SourceUpdate, CopyError> {
-    let write = SourceWrite::new(db, S::COLLECTION, id.into(), update.into());
+    let id = id.id_bson().map_err(|error| CopyError::IdEncode { collection: S::COLLECTION, error })?;
+    let write = SourceWrite::new(db, S::COLLECTION, id, update.into());
     if !write.touched.iter().any(|c| c.refresh != Refresh::Never) {
         // One write and nothing to keep in step with it: no transaction needed.
         return write.sequential().await;
@@ -208,7 +209,7 @@ impl<'a> SourceWrite<'a> {
         mut session: Option<&mut ClientSession>,
     ) -> Result<(SourceUpdate, Option<Document>), (Stage, mongodb::error::Error)> {
         let source = self.db.collection::<Document>(self.source);
-        let filter = doc! { "_id": self.id.clone() };
+        let filter = doc! { "_id": eq(self.id.clone()) };
         let transaction = session.is_some();
         let (matched, modified, after) = if self.sync_copies().next().is_none() {
             let done = with_session!(source.update_one(filter, self.update.clone()), session)
@@ -237,7 +238,10 @@ impl<'a> SourceWrite<'a> {
                     let value = after.as_ref().and_then(|a| value_at(a, spec.source_field));
                     let target = self.db.collection::<Document>(spec.collection);
                     let done = with_session!(
-                        target.update_many(doc! { spec.via: self.id.clone() }, change(spec, value.as_ref())),
+                        target.update_many(
+                            doc! { spec.via: eq(self.id.clone()) },
+                            change(spec, value.as_ref())
+                        ),
                         session
                     )
                     .map_err(|e| (Stage::Copy(spec), e))?;
@@ -270,13 +274,16 @@ impl<'a> SourceWrite<'a> {
             // The source as it is now: a copy written from an older value (another
             // update came in between) is written again, so that the last update's value
             // is the last one written whatever the interleaving.
-            let now =
-                match source.find_one(doc! { "_id": self.id.clone() }).projection(projection.clone()).await {
-                    Ok(now) => now,
-                    // The source is updated and so are the copies, unless another update
-                    // came in between: say so of the first sync copy.
-                    Err(e) => return Err(self.error(Stage::Copy(copied_first), e, true)),
-                };
+            let now = match source
+                .find_one(doc! { "_id": eq(self.id.clone()) })
+                .projection(projection.clone())
+                .await
+            {
+                Ok(now) => now,
+                // The source is updated and so are the copies, unless another update
+                // came in between: say so of the first sync copy.
+                Err(e) => return Err(self.error(Stage::Copy(copied_first), e, true)),
+            };
             let Some(now) = now else { return Ok(report) };
             let stale: Vec<&'static CopySpec> = self
                 .sync_copies()
@@ -293,7 +300,7 @@ impl<'a> SourceWrite<'a> {
                 let value = value_at(&now, spec.source_field);
                 let target = self.db.collection::<Document>(spec.collection);
                 let done = target
-                    .update_many(doc! { spec.via: self.id.clone() }, change(spec, value.as_ref()))
+                    .update_many(doc! { spec.via: eq(self.id.clone()) }, change(spec, value.as_ref()))
                     .await
                     .map_err(|e| self.error(Stage::Copy(spec), e, true))?;
                 if let Some(CopyUpdate { action: CopyAction::Synced { modified, .. }, .. }) =

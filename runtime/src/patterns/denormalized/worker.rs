@@ -15,6 +15,7 @@ use mongodb::{Collection, Database, IndexModel};
 use super::apply::{apply, enqueue, plus, since, ApplyError, Lease};
 use super::spec::{copies, value_at};
 use crate::core::copy::{CopyError, CopySpec, Refresh, QUEUE};
+use crate::core::model::eq;
 
 /// Whether an error stops a worker: the server or the network failing, not a write
 /// the server refused for one document (a validator, a duplicate key).
@@ -196,7 +197,7 @@ impl Worker {
             "$or": [
                 { "lease_until": { "$lte": now } },
                 { "lease_until": { "$not": { "$type": "date" } } },
-                { "owner": { "$eq": &self.id } },
+                { "owner": eq(&self.id) },
             ],
         };
         if !failed.is_empty() {
@@ -237,7 +238,7 @@ impl Worker {
         let refresh_error = |error| CopyError::Refresh { copy: spec.key(), id: id.clone(), error };
         let source = self.db.collection::<Document>(spec.source);
         let found =
-            source.find_one(doc! { "_id": id.clone() }).projection(doc! { spec.source_field: 1 }).await;
+            source.find_one(doc! { "_id": eq(id.clone()) }).projection(doc! { spec.source_field: 1 }).await;
         let value = match found {
             Ok(Some(document)) => value_at(&document, spec.source_field),
             Ok(None) => {
@@ -287,7 +288,7 @@ impl Worker {
     ) -> Result<(), CopyError> {
         let done = queue
             // `$eq`: a stored `seq` that looks like an operator is compared, not run.
-            .delete_one(doc! { "_id": key.clone(), "seq": { "$eq": seq.clone() }, "owner": &self.id })
+            .delete_one(doc! { "_id": eq(key.clone()), "seq": eq(seq.clone()), "owner": eq(&self.id) })
             .await
             .map_err(|error| CopyError::Queue { operation: "complete", error })?;
         if done.deleted_count == 1 {
@@ -312,7 +313,7 @@ impl Worker {
     async fn release(&self, queue: &Collection<Document>, key: &Bson) -> Result<bool, CopyError> {
         let done = queue
             .update_one(
-                doc! { "_id": key.clone(), "owner": &self.id },
+                doc! { "_id": eq(key.clone()), "owner": eq(&self.id) },
                 doc! { "$set": { "lease_until": DateTime::from_millis(0) } },
             )
             .await
@@ -337,7 +338,7 @@ impl Worker {
         let now = DateTime::now();
         queue
             .update_one(
-                doc! { "_id": key.clone(), "owner": &self.id },
+                doc! { "_id": eq(key.clone()), "owner": eq(&self.id) },
                 doc! {
                     "$set": { "lease_until": plus(now, self.lease), "last_error": error.to_string(), "failed_at": now },
                     "$unset": { "owner": "" },

@@ -45,25 +45,23 @@ use mongodb::Database;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::core::model::Model;
+use crate::core::model::{eq, Model};
 use crate::core::size::MaxBsonSize;
 use crate::core::validator::Schema;
 
-/// A model whose documents can be referenced: the Rust type of its `_id`.
-///
-/// `#[derive(Model)]` implements it: `Id` is the type of the field stored as `_id`
-/// (inside its `Option`, when the server assigns it), or `ObjectId` when the struct
-/// has no such field and the driver generates one.
-pub trait Identified: Model {
-    /// The type of the `_id` field.
-    type Id: Serialize + DeserializeOwned + Send + Sync;
-}
+pub use crate::core::model::{IdOf, Identified};
 
 /// The `_id` of a `T`, typed: a `Ref<User>` cannot be passed where a `Ref<Product>` is
 /// expected, and it is stored (and validated) exactly as the user's `_id`.
 pub struct Ref<T: Identified> {
     id: T::Id,
     marker: PhantomData<fn() -> T>,
+}
+
+impl<T: Identified> IdOf<T> for Ref<T> {
+    fn id_bson(&self) -> Result<Bson, bson::ser::Error> {
+        self.to_bson()
+    }
 }
 
 impl<T: Identified> Ref<T> {
@@ -301,7 +299,7 @@ pub async fn load_one<T: Identified + DeserializeOwned>(
         r.to_bson().map_err(|source| RefError::Id { collection: T::COLLECTION, source: Box::new(source) })?;
     let found = db
         .collection::<RawDocumentBuf>(T::COLLECTION)
-        .find_one(doc! { "_id": id })
+        .find_one(doc! { "_id": eq(id) })
         .await
         .map_err(|source| RefError::Mongo { collection: T::COLLECTION, source: Box::new(source) })?;
     found.as_ref().map(decode).transpose()

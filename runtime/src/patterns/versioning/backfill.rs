@@ -13,6 +13,7 @@ use mongodb::Database;
 
 use super::decode::{id_of, Versioned};
 use super::write::Loaded;
+use crate::core::model::eq;
 use crate::core::version::VersionError;
 
 /// How many documents of a collection are stored at each version, by the rule the
@@ -296,7 +297,7 @@ pub(super) async fn upgrade_one<T: Versioned>(
             Err(VersionError::Conflict { .. }) => {}
             Err(e) => return Err(e),
         }
-        match collection.find_one(doc! { "_id": loaded.id() }).await? {
+        match collection.find_one(doc! { "_id": eq(loaded.id()) }).await? {
             Some(again) => document = again,
             None => return Ok(Upgrade::Raced),
         }

@@ -6,6 +6,7 @@ use futures_util::TryStreamExt;
 use mongodb::Database;
 
 use super::decode::{decode_at, id_of, require_id, stored_version, Versioned};
+use crate::core::model::{eq, IdOf, Identified};
 use crate::core::version::VersionError;
 
 /// The current shape of `value` as stored: serialized, with the current version in the
@@ -31,7 +32,7 @@ pub(super) fn encode<T: Versioned>(value: &T) -> Result<Document, VersionError> 
 /// inside `$expr`. Only those fields go there, beside the `_id` equality, because a
 /// server may plan an `$expr` filter as a collection scan.
 pub(super) fn unchanged_since<T: Versioned>(original: &Document) -> Document {
-    let mut filter = doc! { "_id": id_of(original) };
+    let mut filter = doc! { "_id": eq(id_of(original)) };
     let mut by_name = Vec::new();
     for (key, value) in original.iter().filter(|(k, _)| *k != "_id") {
         if !is_plain_name(key) {
@@ -225,13 +226,13 @@ pub struct UpdateOutcome {
 /// written back with a compare-and-set on every field of the document as read, then updated; a
 /// lost race reads again, up to `policy.max_attempts`. One round trip when the
 /// document is already current.
-pub async fn update_one<T: Versioned>(
+pub async fn update_one<T: Versioned + Identified>(
     db: &Database,
-    id: impl Into<Bson>,
+    id: &(impl IdOf<T> + ?Sized),
     update: Document,
     policy: RetryPolicy,
 ) -> Result<UpdateOutcome, VersionError> {
-    let id = id.into();
+    let id = id.id_bson().map_err(VersionError::Encode)?;
     let collection = db.collection::<Document>(T::COLLECTION);
     let mut upgraded = false;
     let mut stored = T::VERSION;
@@ -240,7 +241,7 @@ pub async fn update_one<T: Versioned>(
     while attempt < attempts {
         attempt += 1;
         let done = collection
-            .update_one(doc! { "_id": id.clone(), T::VERSION_FIELD: T::VERSION }, update.clone())
+            .update_one(doc! { "_id": eq(id.clone()), T::VERSION_FIELD: T::VERSION }, update.clone())
             .await?;
         if done.matched_count == 1 {
             crate::core::hooks::after_source_write(db, T::COLLECTION, &id, Some(&update))
@@ -248,7 +249,7 @@ pub async fn update_one<T: Versioned>(
                 .map_err(|e| VersionError::Copies(Box::new(e)))?;
             return Ok(UpdateOutcome { stored_version: stored, upgraded, attempts: attempt });
         }
-        let Some(document) = collection.find_one(doc! { "_id": id.clone() }).await? else {
+        let Some(document) = collection.find_one(doc! { "_id": eq(id.clone()) }).await? else {
             return Err(VersionError::NotFound { collection: T::COLLECTION, id });
         };
         let mut loaded = Loaded::<T>::from_document(document)?;
@@ -276,16 +277,16 @@ pub async fn update_one<T: Versioned>(
 /// Read, change, write back: reads the document with this `_id` as the current type,
 /// applies `change`, and saves it with a compare-and-set on every field of the document as read,
 /// retrying from the read when another writer got there first.
-pub async fn modify<T: Versioned>(
+pub async fn modify<T: Versioned + Identified>(
     db: &Database,
-    id: impl Into<Bson>,
+    id: &(impl IdOf<T> + ?Sized),
     policy: RetryPolicy,
     mut change: impl FnMut(&mut T),
 ) -> Result<T, VersionError> {
-    let id = id.into();
+    let id = id.id_bson().map_err(VersionError::Encode)?;
     let attempts = policy.max_attempts.max(1);
     for _ in 0..attempts {
-        let Some(mut loaded) = find_one::<T>(db, doc! { "_id": id.clone() }).await? else {
+        let Some(mut loaded) = find_one::<T>(db, doc! { "_id": eq(id.clone()) }).await? else {
             return Err(VersionError::NotFound { collection: T::COLLECTION, id });
         };
         change(&mut loaded.value);
