@@ -117,3 +117,43 @@ async fn a_sharded_counter_spread_over_primaries_sums_exactly() {
     assert_eq!(counter.delete(&mut conn).await.unwrap(), 16);
     assert_eq!(counter.sum(&mut conn).await.unwrap(), 0);
 }
+
+/// A family with keys on every primary: `scan` on the cluster connection would visit one
+/// node; `scan_cluster` visits each primary and finds every key once.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, KeyFamily)]
+#[key(pattern = "clscan:item:{id}", kind = string, ttl = "1h")]
+struct ClusterItem {
+    id: u32,
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn scan_cluster_visits_every_primary() {
+    let mut conn = cluster().await;
+    let items: Vec<ClusterItem> = (0..300).map(|id| ClusterItem { id }).collect();
+    let mut owners = BTreeSet::new();
+    for item in &items {
+        item.set(&mut conn, &"x".to_owned()).await.unwrap();
+        owners.insert(owner(&mut conn, &item.key()).await);
+    }
+    if !docshape::testkit::redis::cluster().unwrap().is_external() {
+        assert_eq!(owners.len(), 3, "300 keys spread over the three primaries");
+    }
+    // A lookalike and a key that is not UTF-8, on whatever node they hash to.
+    docshape::redis::cmd("SET").arg("clscan:item:1:extra").arg("x").exec_async(&mut conn).await.unwrap();
+    docshape::redis::cmd("SET")
+        .arg(b"clscan:item:\xff\xfe".as_slice())
+        .arg("x")
+        .exec_async(&mut conn)
+        .await
+        .unwrap();
+
+    // What one SCAN loop on the cluster connection sees: one node's keys, at most.
+    if !docshape::testkit::redis::cluster().unwrap().is_external() {
+        let one_node = ClusterItem::scan(&mut conn).await.map(|v| v.len()).unwrap_or(0);
+        assert!(one_node < items.len(), "a plain SCAN saw {one_node} of {} keys", items.len());
+    }
+    let report = ClusterItem::scan_cluster(&mut conn).await.unwrap();
+    let found: BTreeSet<ClusterItem> = report.values.into_iter().collect();
+    assert_eq!(found, items.iter().cloned().collect::<BTreeSet<_>>(), "every key once, from every primary");
+    assert_eq!((report.not_utf8, report.not_of_family), (1, 1));
+}

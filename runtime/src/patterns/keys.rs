@@ -83,6 +83,8 @@
 //! work from the `const` specs alone, without a server.
 
 mod catalog;
+#[cfg(feature = "redis-cluster")]
+mod cluster;
 mod error;
 mod escape;
 mod family;

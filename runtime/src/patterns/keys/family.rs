@@ -97,8 +97,7 @@ pub trait KeyFamily: Sized {
     {
         let pattern = Self::SPEC.match_pattern();
         async move {
-            let mut seen = std::collections::HashSet::new();
-            let mut report = ScanReport { values: Vec::new(), not_utf8: 0, not_of_family: 0 };
+            let mut scanning = Scanning::new();
             let mut cursor: u64 = 0;
             loop {
                 // Bytes, not text: one key that is not UTF-8 must not fail the reply.
@@ -110,28 +109,73 @@ pub trait KeyFamily: Sized {
                     .arg(500)
                     .query_async(conn)
                     .await?;
-                for key in keys {
-                    let Ok(key) = String::from_utf8(key) else {
-                        report.not_utf8 += 1;
-                        continue;
-                    };
-                    match Self::parse_key(&key) {
-                        Ok(value) => {
-                            if seen.insert(value.key()) {
-                                report.values.push(value);
-                            }
-                        }
-                        Err(_) => report.not_of_family += 1,
+                scanning.absorb(keys);
+                match scanning.advance(cursor, next)? {
+                    Some(next) => cursor = next,
+                    None => return Ok(scanning.report),
+                }
+            }
+        }
+    }
+
+    /// [`KeyFamily::scan_report`] over a Redis Cluster (feature `redis-cluster`): every
+    /// primary is scanned to its end (`CLUSTER NODES` names them; one `SCAN` loop per
+    /// primary, sent to that node), since a `SCAN` on a cluster connection would visit
+    /// one node's keys only.
+    #[cfg(feature = "redis-cluster")]
+    fn scan_cluster(
+        conn: &mut redis::cluster_async::ClusterConnection,
+    ) -> impl Future<Output = Result<ScanReport<Self>, KeyError>> + Send
+    where
+        Self: Send,
+    {
+        super::cluster::scan_report::<Self>(conn)
+    }
+}
+
+/// A scan in progress: what it found so far, each value once.
+#[cfg(feature = "redis")]
+pub(crate) struct Scanning<T> {
+    seen: std::collections::HashSet<String>,
+    pub(crate) report: ScanReport<T>,
+}
+
+#[cfg(feature = "redis")]
+impl<T: KeyFamily> Scanning<T> {
+    pub(crate) fn new() -> Self {
+        Self {
+            seen: std::collections::HashSet::new(),
+            report: ScanReport { values: Vec::new(), not_utf8: 0, not_of_family: 0 },
+        }
+    }
+
+    /// One `SCAN` reply's keys: the family's values kept once, the rest counted.
+    pub(crate) fn absorb(&mut self, keys: Vec<Vec<u8>>) {
+        for key in keys {
+            let Ok(key) = String::from_utf8(key) else {
+                self.report.not_utf8 += 1;
+                continue;
+            };
+            match T::parse_key(&key) {
+                Ok(value) => {
+                    if self.seen.insert(value.key()) {
+                        self.report.values.push(value);
                     }
                 }
-                if next == 0 {
-                    return Ok(report);
-                }
-                if next == cursor {
-                    return Err(KeyError::ScanStalled { pattern: Self::SPEC.pattern, cursor });
-                }
-                cursor = next;
+                Err(_) => self.report.not_of_family += 1,
             }
+        }
+    }
+
+    /// The cursor to send next, `None` when the server's iteration is over; a reply
+    /// that hands back the cursor it was sent would never end: [`KeyError::ScanStalled`].
+    pub(crate) fn advance(&self, cursor: u64, next: u64) -> Result<Option<u64>, KeyError> {
+        if next == 0 {
+            Ok(None)
+        } else if next == cursor {
+            Err(KeyError::ScanStalled { pattern: T::SPEC.pattern, cursor })
+        } else {
+            Ok(Some(next))
         }
     }
 }
