@@ -132,7 +132,7 @@ async fn scan_cluster_visits_every_primary() {
     let items: Vec<ClusterItem> = (0..300).map(|id| ClusterItem { id }).collect();
     let mut owners = BTreeSet::new();
     for item in &items {
-        item.set(&mut conn, &"x".to_owned()).await.unwrap();
+        item.set(&mut conn, "x").await.unwrap();
         owners.insert(owner(&mut conn, &item.key()).await);
     }
     if !docshape::testkit::redis::cluster().unwrap().is_external() {
