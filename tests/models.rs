@@ -425,25 +425,3 @@ pub struct Post {
     pub title: String,
     pub created_at: DateTime,
 }
-
-/// The tests' seeded generator: proptest's own, so every random test draws from one
-/// generator. The same seed gives the same documents on every run.
-pub type TestRng = proptest::test_runner::TestRng;
-
-/// A [`TestRng`] seeded from one number.
-pub fn seeded(seed: u64) -> TestRng {
-    let bytes: Vec<u8> = seed.to_le_bytes().iter().chain(&(!seed).to_le_bytes()).copied().collect();
-    TestRng::from_seed(proptest::test_runner::RngAlgorithm::XorShift, &bytes)
-}
-
-/// A 32-bit draw, as the adversarial-document tests make their choices.
-pub trait Draw {
-    /// The next number.
-    fn next(&mut self) -> u32;
-}
-
-impl Draw for TestRng {
-    fn next(&mut self) -> u32 {
-        proptest::prelude::Rng::next_u32(self)
-    }
-}

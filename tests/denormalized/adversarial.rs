@@ -5,7 +5,8 @@
 use bson::{doc, Bson, DateTime, Document};
 use docshape::copies::{self, Worker, QUEUE};
 use docshape::testkit;
-use docshape_tests::{seeded, Draw, TestRng};
+use proptest::prelude::Rng as _;
+use proptest::test_runner::{RngAlgorithm, TestRng};
 
 use crate::{Post, User, POSTS};
 
@@ -13,7 +14,7 @@ const JOBS: u32 = 1_000;
 
 /// A wrong value (an array of `long` elements among them) or the right one.
 fn pick(rng: &mut TestRng, right: Bson, long: i32) -> Option<Bson> {
-    match rng.next() % 16 {
+    match rng.next_u32() % 16 {
         0 => None,
         1 => Some(Bson::Null),
         2 => Some(Bson::String("x".into())),
@@ -29,7 +30,7 @@ async fn the_worker_and_lag_on_adversarial_jobs_are_right_or_typed_errors() {
     let (db, log) = testkit::monitored("copies-adversarial").await.unwrap();
     docshape::sync::<User>(&db).await.unwrap();
     docshape::sync::<Post>(&db).await.unwrap();
-    let mut rng = seeded(16);
+    let mut rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
     let users = db.collection::<Document>("users");
     let posts = db.collection::<Document>("posts");
     let mut jobs = Vec::new();

@@ -6,7 +6,8 @@
 use bson::{doc, Bson, Document};
 use docshape::refs::{self, Ref, RefError};
 use docshape::{testkit, Model};
-use docshape_tests::{seeded, Draw};
+use proptest::prelude::Rng as _;
+use proptest::test_runner::{RngAlgorithm, TestRng};
 
 use super::hardening::Account;
 
@@ -17,19 +18,19 @@ fn load_many_of_adversarial_documents_is_right_or_a_typed_error() {
     super::runtime().block_on(async {
         let (db, log) = testkit::monitored("refs_adversarial").await.unwrap();
         let raw = db.collection::<Document>(Account::COLLECTION);
-        let mut rng = seeded(16);
+        let mut rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
         // For each id: the stored document (or none) and the name a read must give,
         // `Err(())` where the document cannot be an `Account`.
         let mut expected: Vec<Option<Result<String, ()>>> = Vec::new();
         let mut docs = Vec::new();
         for i in 0..DOCUMENTS {
-            let id = match rng.next() % 4 {
+            let id = match rng.next_u32() % 4 {
                 0 => Bson::Int32(i as i32),
                 1 => Bson::Double(i as f64),
                 _ => Bson::Int64(i),
             };
             let name = format!("a{i}");
-            let (value, outcome) = match rng.next() % 8 {
+            let (value, outcome) = match rng.next_u32() % 8 {
                 0 => (None, Err(())),
                 1 => (Some(Bson::Null), Err(())),
                 2 => (Some(Bson::Int32(7)), Err(())),
@@ -37,7 +38,7 @@ fn load_many_of_adversarial_documents_is_right_or_a_typed_error() {
                 4 => (Some(Bson::Document(doc! { "$gt": "" })), Err(())),
                 _ => (Some(Bson::String(name.clone())), Ok(name)),
             };
-            if rng.next().is_multiple_of(10) {
+            if rng.next_u32().is_multiple_of(10) {
                 expected.push(None);
                 continue;
             }

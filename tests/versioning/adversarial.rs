@@ -5,7 +5,8 @@
 use bson::{doc, Bson, Document};
 use docshape::testkit;
 use docshape::versioning::{self, VersionCounts, VersionError};
-use docshape_tests::{seeded, Draw, TestRng};
+use proptest::prelude::Rng as _;
+use proptest::test_runner::{RngAlgorithm, TestRng};
 
 use crate::User;
 
@@ -13,7 +14,7 @@ const DOCUMENTS: i64 = 1_000;
 
 /// One of a few wrong values, or the right one.
 fn pick(rng: &mut TestRng, right: Bson) -> Option<Bson> {
-    match rng.next() % 16 {
+    match rng.next_u32() % 16 {
         0 => None,
         1 => Some(Bson::Null),
         2 => Some(Bson::Boolean(true)),
@@ -29,7 +30,7 @@ fn pick(rng: &mut TestRng, right: Bson) -> Option<Bson> {
 fn adversarial(rng: &mut TestRng, id: i64) -> (Document, bool) {
     let mut d = doc! { "_id": id };
     let version = pick(rng, Bson::Int32(2));
-    let v1 = rng.next().is_multiple_of(3);
+    let v1 = rng.next_u32().is_multiple_of(3);
     let mut ok = true;
     let fields: [(&str, Bson); 3] = if v1 {
         [
@@ -61,7 +62,7 @@ fn adversarial(rng: &mut TestRng, id: i64) -> (Document, bool) {
 async fn versioned_reads_of_adversarial_documents_are_right_or_typed_errors() {
     let (db, log) = testkit::monitored("versioning-adversarial").await.unwrap();
     let users = db.collection::<Document>("users");
-    let mut rng = seeded(16);
+    let mut rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
     let docs: Vec<(Document, bool)> = (0..DOCUMENTS).map(|i| adversarial(&mut rng, i)).collect();
     for chunk in docs.chunks(200) {
         users.insert_many(chunk.iter().map(|(d, _)| d.clone())).await.unwrap();
