@@ -170,7 +170,8 @@ pub trait IdOf<S: Identified> {
 }
 
 /// `{"$eq": value}`: how every caller-supplied value enters a filter, so that an
-/// operator document or a regex is compared literally instead of run.
-pub fn eq(value: impl Into<bson::Bson>) -> Document {
-    doc! { "$eq": value.into() }
+/// operator document or a regex is compared literally instead of run. It takes a value
+/// already written as BSON (a typed id's `to_bson`, a stored value), never a filter.
+pub fn eq(value: bson::Bson) -> Document {
+    doc! { "$eq": value }
 }

@@ -109,7 +109,7 @@ impl Lease<'_> {
         let done = self
             .queue
             .update_one(
-                doc! { "_id": eq(self.job.clone()), "owner": eq(self.owner) },
+                doc! { "_id": eq(self.job.clone()), "owner": eq(Bson::from(self.owner)) },
                 doc! { "$set": { "lease_until": plus(DateTime::now(), self.length) } },
             )
             .await?;

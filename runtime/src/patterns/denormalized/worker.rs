@@ -197,7 +197,7 @@ impl Worker {
             "$or": [
                 { "lease_until": { "$lte": now } },
                 { "lease_until": { "$not": { "$type": "date" } } },
-                { "owner": eq(&self.id) },
+                { "owner": eq(Bson::from(self.id.as_str())) },
             ],
         };
         if !failed.is_empty() {
@@ -288,7 +288,7 @@ impl Worker {
     ) -> Result<(), CopyError> {
         let done = queue
             // `$eq`: a stored `seq` that looks like an operator is compared, not run.
-            .delete_one(doc! { "_id": eq(key.clone()), "seq": eq(seq.clone()), "owner": eq(&self.id) })
+            .delete_one(doc! { "_id": eq(key.clone()), "seq": eq(seq.clone()), "owner": eq(Bson::from(self.id.as_str())) })
             .await
             .map_err(|error| CopyError::Queue { operation: "complete", error })?;
         if done.deleted_count == 1 {
@@ -313,7 +313,7 @@ impl Worker {
     async fn release(&self, queue: &Collection<Document>, key: &Bson) -> Result<bool, CopyError> {
         let done = queue
             .update_one(
-                doc! { "_id": eq(key.clone()), "owner": eq(&self.id) },
+                doc! { "_id": eq(key.clone()), "owner": eq(Bson::from(self.id.as_str())) },
                 doc! { "$set": { "lease_until": DateTime::from_millis(0) } },
             )
             .await
@@ -338,7 +338,7 @@ impl Worker {
         let now = DateTime::now();
         queue
             .update_one(
-                doc! { "_id": eq(key.clone()), "owner": eq(&self.id) },
+                doc! { "_id": eq(key.clone()), "owner": eq(Bson::from(self.id.as_str())) },
                 doc! {
                     "$set": { "lease_until": plus(now, self.lease), "last_error": error.to_string(), "failed_at": now },
                     "$unset": { "owner": "" },
