@@ -3,6 +3,9 @@
 //! order with matching or fully reversed directions, then the range fields), against
 //! the shard key, and expanded into `Model::ACCESS_PATTERNS`.
 
+mod find;
+mod write;
+
 use std::collections::BTreeSet;
 
 use darling::error::Accumulator;
@@ -50,10 +53,22 @@ pub(crate) fn check(
 }
 
 /// `Model::ACCESS_PATTERNS` and `SHARD_KEY`, and the nested path checks.
-pub(crate) fn expand(parsed: &Parsed, _cx: &Context) -> Expansion {
+///
+/// The finders and write rows go beside them, and the view types in `outer`: outside
+/// the generated `const _`, so the application can name them.
+pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> (Expansion, TokenStream) {
     let (patterns, shard) = (patterns_const(&parsed.patterns), &parsed.shard);
-    Expansion { model: quote!(#patterns #shard), items: parsed.nested.clone(), ..Expansion::default() }
+    let c = &cx.container;
+    let versioned = cx.model.as_ref().is_some_and(|m| m.version.is_some());
+    let (outer, finders) = find::expand(c, &parsed.patterns, versioned);
+    let writes = write::expand(c, &parsed.patterns);
+    let nested = &parsed.nested;
+    let items = quote!(#nested #finders #writes);
+    (Expansion { model: quote!(#patterns #shard), items, ..Expansion::default() }, outer)
 }
+
+/// The access-pattern parameter type and name rules, shared with the paginator.
+pub(crate) use find::{param_name, param_type};
 
 #[derive(FromMeta)]
 struct AccessOpts {
@@ -67,6 +82,17 @@ struct AccessOpts {
     consistency: Option<LitStr>,
     allow: Option<Allow>,
     paginate: crate::attr::Flag,
+    update: Option<darling::util::SpannedValue<write::UpdateOpts>>,
+    view: Option<ViewOpts>,
+}
+
+/// `view(name = OrderPage, derive(Debug, Clone))`: the generated view type's name and
+/// the derives it gets besides serde's.
+#[derive(FromMeta, Default, Clone)]
+pub(crate) struct ViewOpts {
+    pub name: Option<syn::Ident>,
+    #[darling(default)]
+    pub derive: darling::util::PathList,
 }
 
 /// A checked access pattern.
@@ -88,6 +114,10 @@ pub(crate) struct Access {
     pub paginate: Option<Span>,
     /// Paths of other collections the pattern needs, waived with `allow(lookup)`.
     pub foreign: Vec<String>,
+    /// `update(...)`: a write row.
+    pub update: Option<write::WriteRow>,
+    /// `view(...)`: the view type's name and derives.
+    pub view: ViewOpts,
 }
 
 fn plain_paths(list: &Option<KeyList>, what: &str, errors: &mut Accumulator) -> Vec<(String, Span)> {
@@ -175,7 +205,24 @@ fn read(attrs: &[Attribute], errors: &mut Accumulator) -> Vec<Access> {
                 );
             }
         }
+        let update = write::read(
+            opts.update.map(|u| {
+                let span = u.span();
+                (u.into_inner(), span)
+            }),
+            errors,
+        );
+        if let (Some(view), Some(_)) = (&opts.view, &update) {
+            if let Some(name) = &view.name {
+                errors.push(
+                    Error::custom("a write row reads nothing, so it has no view: drop `view(...)`")
+                        .with_span(name),
+                );
+            }
+        }
         out.push(Access {
+            update,
+            view: opts.view.unwrap_or_default(),
             operation: opts.operation.as_ref().map_or_else(|| name.clone(), LitStr::value),
             name,
             span,
@@ -339,6 +386,7 @@ fn rules(
                 }
             }
         }
+        nested.extend(write::check(c, a, errors));
         if !all_resolved {
             continue;
         }

@@ -114,12 +114,12 @@ fn model_derive(input: &DeriveInput) -> darling::Result<TokenStream> {
     let bucket = bucket::expand(&bucket, &cx);
     let outlier = outlier::expand(&outlier, &cx);
     let paginate = paginate::expand(&paginate, &bounded, &access);
-    let access = access::expand(&access, &bounded);
+    let (access, views) = access::expand(&access, &bounded);
     let (model, registration) =
         model::expand(&model, &bounded, &[&index, &access, &versioning, &relation, &denormalized]);
     let c = &bounded.container;
     let (paths, size) = (crate::common::paths::has_field_impls(c), crate::common::size::impl_for(c));
-    Ok(dummy(quote! {
+    let generated = dummy(quote! {
         #validator
         #relation
         #denormalized
@@ -133,7 +133,8 @@ fn model_derive(input: &DeriveInput) -> darling::Result<TokenStream> {
         #size
         #bucket
         #outlier
-    }))
+    });
+    Ok(quote!(#views #generated))
 }
 
 fn embedded_derive(input: &DeriveInput) -> darling::Result<TokenStream> {

@@ -7,10 +7,9 @@ use quote::{format_ident, quote};
 
 use darling::error::Accumulator;
 
-use crate::access::Access;
+use crate::access::{param_name, param_type, Access};
 use crate::ast::{Container, Context};
 use crate::common::expansion::Expansion;
-use crate::common::paths;
 use crate::index::KeyKind;
 
 /// Paginate has nothing of its own to read: `paginate` is a key of `#[access]`, read
@@ -31,26 +30,6 @@ pub(crate) fn expand(_parsed: &Parsed, cx: &Context, access: &crate::access::Par
     Expansion::items(paginators(&cx.container, &access.patterns))
 }
 
-/// A parameter name for a stored path: `author_id`, `customer.id` -> `customer_id`.
-fn param_name(path: &str, taken: &mut Vec<String>) -> syn::Ident {
-    let mut name: String = path
-        .trim_start_matches('_')
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
-        .collect();
-    if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
-        name.insert_str(0, "v_");
-    }
-    if syn::parse_str::<syn::Ident>(&name).is_err() {
-        name.push('_');
-    }
-    while taken.contains(&name) {
-        name.push('_');
-    }
-    taken.push(name.clone());
-    format_ident!("{}", name)
-}
-
 fn paginators(c: &Container, patterns: &[Access]) -> TokenStream {
     let methods = patterns.iter().enumerate().filter(|(_, a)| a.paginate.is_some()).map(|(i, a)| {
         let method = format_ident!("{}", a.name);
@@ -58,30 +37,9 @@ fn paginators(c: &Container, patterns: &[Access]) -> TokenStream {
         let mut params = Vec::new();
         let mut inserts = Vec::new();
         for (path, _) in &a.filter {
+            // Typed by its path's field, compared with `$eq` (see `access::param_type`).
             let param = param_name(path, &mut taken);
-            // Each parameter is typed by its path's field: a top-level field by its
-            // own type, a nested path by the type its last segment declares (through
-            // `HasField`), `_id` by the model's id type. Only where the stored form is
-            // not the type's own `Serialize` (a `serialize_with`, a field that cannot
-            // be named) does it take `Bson`. Whatever the type, the value is compared
-            // with `$eq`, so a `Document` or `Bson` value is matched literally and never
-            // runs as an operator.
-            let resolved = paths::resolve(c, path, proc_macro2::Span::call_site()).ok();
-            let generic = c.generics.type_params().next().is_some();
-            let ty = match &resolved {
-                Some(r) if r.rest.is_empty() => match r.field {
-                    Some(f) if f.serde.with.is_none() && f.recv.bson_type.is_none() => {
-                        let ty = &f.recv.ty;
-                        Some(quote!(#ty))
-                    }
-                    Some(_) => None,
-                    None if path == "_id" && !generic => Some(quote!(<Self as __ds::Identified>::Id)),
-                    None => None,
-                },
-                Some(r) => paths::param_type(c, r, proc_macro2::Span::call_site()),
-                None => None,
-            }
-            .unwrap_or_else(|| quote!(__ds::Bson));
+            let ty = param_type(c, path);
             params.push(quote!(#param: impl ::core::convert::Into<#ty>));
             inserts.push(quote! {
                 __f.insert(#path, __ds::eq_filter(__ds::to_bson(&::core::convert::Into::<#ty>::into(#param))?));

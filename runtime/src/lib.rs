@@ -286,7 +286,11 @@ pub mod outlier {
 /// What generated code calls. Not part of the public API: it may change in any release.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::core::access::AccessPattern;
+    pub use crate::core::access::find::{
+        bound_bson, decode_model, decode_raw, decode_upgraded, FilterBuilder,
+    };
+    pub use crate::core::access::update::UpdateBuilder;
+    pub use crate::core::access::{AccessPattern, Find, FindError, Projection, PushBound, Update};
     pub use crate::core::copy::{CopySpec, Refresh};
     pub use crate::core::index::{Index, IndexKey};
     pub use crate::core::model::eq as eq_filter;
@@ -324,13 +328,16 @@ pub mod __private {
     pub use crate::patterns::versioning::{
         decode as versioned_decode, validator as versioned_validator, ReadCounter, Versioned,
     };
+    pub use ::core::ops::{Bound, RangeBounds};
     pub use ::core::time::Duration;
     pub use bson::from_document as bson_from_document;
     pub use bson::oid::ObjectId;
     pub use bson::ser::Error as BsonSerError;
+    pub use bson::RawDocumentBuf;
     pub use bson::{to_bson, Bson, DateTime, Document};
     pub use inventory;
     pub use mongodb::Database;
+    pub use serde;
     pub use std::string::String;
     pub use std::vec::Vec;
 }

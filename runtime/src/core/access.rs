@@ -6,7 +6,18 @@
 // Two files so that the descriptor, which the `Model` trait names, does not import the
 // check, which names the `Model` trait.
 pub(crate) mod explain;
+pub(crate) mod find;
 pub(crate) mod table;
+pub(crate) mod update;
 
 pub use explain::{explain_access_patterns, ExplainOutcome};
+pub use find::{Find, FindError, FindIn, Projection};
 pub use table::{access_table, access_tables, AccessPattern};
+pub use update::{PushBound, Update, UpdateError, Updated};
+
+/// The read preference and read concern a row's consistency sends.
+pub(crate) fn consistency_options(
+    _pattern: &AccessPattern,
+) -> (Option<mongodb::options::SelectionCriteria>, Option<mongodb::options::ReadConcern>) {
+    (None, None)
+}

@@ -1,0 +1,307 @@
+//! The read rows of the access-pattern table, executed: one typed finder method per
+//! `#[access]` row without `paginate` or `update(...)`, and the view type its
+//! `fields(...)` name (`docshape::access::Find` runs them).
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote};
+use syn::punctuated::Punctuated;
+use syn::{Meta, Token};
+
+use crate::access::Access;
+use crate::ast::{Container, Field};
+use crate::common::paths;
+use crate::index::KeyKind;
+
+/// A parameter name for a stored path: `author_id`, `customer.id` -> `customer_id`.
+pub(crate) fn param_name(path: &str, taken: &mut Vec<String>) -> syn::Ident {
+    let mut name: String = path
+        .trim_start_matches('_')
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
+        .collect();
+    if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
+        name.insert_str(0, "v_");
+    }
+    if syn::parse_str::<syn::Ident>(&name).is_err() {
+        name.push('_');
+    }
+    while taken.contains(&name) {
+        name.push('_');
+    }
+    taken.push(name.clone());
+    format_ident!("{}", name)
+}
+
+/// The type a stored path's value is written from: a top-level field by its own type,
+/// a nested path by the type its last segment declares (through `HasField`), `_id` by
+/// the model's id type. Only where the stored form is not the type's own `Serialize`
+/// (a `serialize_with`, a field that cannot be named) is it `Bson`. Whatever the type,
+/// the value is compared with `$eq` or under a comparison operator, so a `Document` or
+/// `Bson` value is matched literally and never runs as an operator.
+pub(crate) fn param_type(c: &Container, path: &str) -> TokenStream {
+    let resolved = paths::resolve(c, path, Span::call_site()).ok();
+    let generic = c.generics.type_params().next().is_some();
+    match &resolved {
+        Some(r) if r.rest.is_empty() => match r.field {
+            Some(f) if f.serde.with.is_none() && f.recv.bson_type.is_none() => {
+                let ty = &f.recv.ty;
+                Some(quote!(#ty))
+            }
+            Some(_) => None,
+            None if path == "_id" && !generic => Some(quote!(<Self as __ds::Identified>::Id)),
+            None => None,
+        },
+        Some(r) => paths::param_type(c, r, Span::call_site()),
+        None => None,
+    }
+    .unwrap_or_else(|| quote!(__ds::Bson))
+}
+
+/// The equality parameters of a row and the statements that add them to `__f`, a
+/// `FilterBuilder`, inside a closure returning `Result<_, BsonSerError>`.
+pub(crate) fn equality(
+    c: &Container,
+    a: &Access,
+    taken: &mut Vec<String>,
+) -> (Vec<TokenStream>, Vec<TokenStream>) {
+    let mut params = Vec::new();
+    let mut inserts = Vec::new();
+    for (path, _) in &a.filter {
+        let param = param_name(path, taken);
+        let ty = param_type(c, path);
+        params.push(quote!(#param: impl ::core::convert::Into<#ty>));
+        inserts.push(quote! {
+            __f.equal(#path, __ds::to_bson(&::core::convert::Into::<#ty>::into(#param))?);
+        });
+    }
+    (params, inserts)
+}
+
+/// The range parameters of a row (`impl RangeBounds<FieldType>`) and their statements.
+pub(crate) fn ranges(
+    c: &Container,
+    a: &Access,
+    taken: &mut Vec<String>,
+) -> (Vec<TokenStream>, Vec<TokenStream>) {
+    let mut params = Vec::new();
+    let mut inserts = Vec::new();
+    for (path, _) in &a.range {
+        let param = param_name(path, taken);
+        let ty = param_type(c, path);
+        params.push(quote!(#param: impl __ds::RangeBounds<#ty>));
+        inserts.push(quote! {
+            __f.range(
+                #path,
+                __ds::bound_bson(__ds::RangeBounds::<#ty>::start_bound(&#param))?,
+                __ds::bound_bson(__ds::RangeBounds::<#ty>::end_bound(&#param))?,
+            );
+        });
+    }
+    (params, inserts)
+}
+
+/// The finder methods, and the view types (outside the generated `const _`, so the
+/// application can name them).
+pub(crate) fn expand(c: &Container, patterns: &[Access], versioned: bool) -> (TokenStream, TokenStream) {
+    let mut views = TokenStream::new();
+    let mut items = TokenStream::new();
+    let mut methods = Vec::new();
+    let generic = c.generics.type_params().next().is_some();
+    for (i, a) in patterns.iter().enumerate() {
+        if a.paginate.is_some() || a.update.is_some() {
+            continue;
+        }
+        let mut taken = Vec::new();
+        let (mut params, mut inserts) = equality(c, a, &mut taken);
+        let (range_params, range_inserts) = ranges(c, a, &mut taken);
+        params.extend(range_params);
+        inserts.extend(range_inserts);
+        let view = if a.fields.is_empty() || generic { None } else { Some(view(c, a, versioned)) };
+        let result = match &view {
+            Some((ident, tokens, impls)) => {
+                views.extend(tokens.clone());
+                items.extend(impls.clone());
+                quote!(#ident)
+            }
+            None => quote!(Self),
+        };
+        let method = format_ident!("{}", a.name);
+        let doc = finder_doc(a, view.as_ref().map(|v| v.0.to_string()));
+        let vis = &c.vis;
+        methods.push(quote! {
+            #[doc = #doc]
+            #[allow(clippy::too_many_arguments, clippy::needless_question_mark)]
+            #vis fn #method(#(#params),*) -> __ds::Find<#result> {
+                let __filter = (|| {
+                    let mut __f = __ds::FilterBuilder::new();
+                    #(#inserts)*
+                    ::core::result::Result::<__ds::Document, __ds::BsonSerError>::Ok(__f.build())
+                })();
+                __ds::Find::new(&<Self as __ds::Model>::ACCESS_PATTERNS[#i], __filter)
+            }
+        });
+    }
+    if !methods.is_empty() {
+        let ident = &c.ident;
+        let generics = c.bounded_generics();
+        let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+        items.extend(quote! {
+            #[automatically_derived]
+            impl #impl_generics #ident #ty_generics #where_clause {
+                #(#methods)*
+            }
+        });
+    }
+    (views, items)
+}
+
+fn finder_doc(a: &Access, view: Option<String>) -> String {
+    let list = |v: &[(String, Span)]| v.iter().map(|(p, _)| format!("`{p}`")).collect::<Vec<_>>().join(", ");
+    let mut parts = Vec::new();
+    if !a.filter.is_empty() {
+        parts.push(format!("equality on {}", list(&a.filter)));
+    }
+    if !a.range.is_empty() {
+        parts.push(format!("a range on {}", list(&a.range)));
+    }
+    if !a.sort.is_empty() {
+        let sort: Vec<String> = a
+            .sort
+            .iter()
+            .map(|k| {
+                format!("`{}` {}", k.path, if k.kind == KeyKind::Desc { "descending" } else { "ascending" })
+            })
+            .collect();
+        parts.push(format!("sorted by {}", sort.join(", ")));
+    }
+    let reads = match view {
+        Some(v) => format!("Reads only its fields, as [`{v}`]."),
+        None => "Reads whole documents.".to_owned(),
+    };
+    format!(
+        "The access pattern `{}` ({}): {}. {reads} Served by index `{}`; consistency {}.",
+        a.name,
+        a.operation,
+        if parts.is_empty() { "every document".to_owned() } else { parts.join(", ") },
+        a.index.as_deref().unwrap_or("none (waived)"),
+        if a.consistency.is_empty() { "unstated".to_owned() } else { format!("\"{}\"", a.consistency) },
+    )
+}
+
+/// The view's name: `view(name = ...)`, else the pattern's name in UpperCamelCase
+/// with `View` (`load_order` -> `LoadOrderView`).
+fn view_ident(a: &Access) -> syn::Ident {
+    if let Some(name) = &a.view.name {
+        return name.clone();
+    }
+    let mut out = String::new();
+    for part in a.name.split('_').filter(|p| !p.is_empty()) {
+        let mut chars = part.chars();
+        if let Some(first) = chars.next() {
+            out.extend(first.to_uppercase());
+            out.push_str(chars.as_str());
+        }
+    }
+    format_ident!("{}View", out, span = a.span)
+}
+
+/// `#[serde(...)]` of a model field without its renames: the view names each field
+/// by its stored name itself.
+fn serde_attrs(field: &Field) -> Vec<TokenStream> {
+    let mut out = Vec::new();
+    for attr in field.recv.attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        let Ok(metas) = attr.parse_args_with(Punctuated::<Meta, Token![,]>::parse_terminated) else {
+            continue;
+        };
+        let kept: Vec<&Meta> =
+            metas.iter().filter(|m| !(m.path().is_ident("rename") || m.path().is_ident("alias"))).collect();
+        if !kept.is_empty() {
+            out.push(quote!(#[serde(#(#kept),*)]));
+        }
+    }
+    out
+}
+
+/// The view struct of a row with `fields(...)`: each listed path's top-level field,
+/// with the model's type and serde attributes, stored under the model's name. A
+/// nested path (`address.city`) reads its top-level field (`address`) whole, so the
+/// view's types stay the model's. A versioned model's view reads whole documents and
+/// upgrades them first: an older version's fields are not the current ones.
+fn view(c: &Container, a: &Access, versioned: bool) -> (syn::Ident, TokenStream, TokenStream) {
+    let ident = view_ident(a);
+    let model = &c.ident;
+    let vis = &c.vis;
+    let mut firsts: Vec<String> = Vec::new();
+    for (path, _) in &a.fields {
+        let first = path.split('.').next().unwrap_or_default().to_owned();
+        if !firsts.contains(&first) {
+            firsts.push(first);
+        }
+    }
+    let stored = paths::stored_fields(c);
+    let mut fields = Vec::new();
+    let mut names = Vec::new();
+    for first in &firsts {
+        let field =
+            stored.iter().find(|f| f.serde.flatten.is_none() && f.name.as_deref() == Some(first.as_str()));
+        match field {
+            Some(f) => {
+                let Some(fident) = &f.recv.ident else { continue };
+                let ty = &f.recv.ty;
+                let fvis = &f.recv.vis;
+                let docs = f.recv.attrs.iter().filter(|a| a.path().is_ident("doc"));
+                let serde = serde_attrs(f);
+                fields.push(quote! {
+                    #(#docs)*
+                    #[serde(rename = #first)]
+                    #(#serde)*
+                    #fvis #fident: #ty
+                });
+            }
+            None if first == "_id" => {
+                let doc = format!("The document's `_id`, as [`{model}`]'s id type.");
+                fields.push(quote! {
+                    #[doc = #doc]
+                    #[serde(rename = "_id")]
+                    pub id: <#model as ::docshape::__private::Identified>::Id
+                });
+            }
+            // A path through a flattened field: not a field of its own in the view.
+            None => continue,
+        }
+        names.push(first.clone());
+    }
+    let doc = format!(
+        "What the access pattern `{}` of [`{model}`] reads: {} (its `fields(...)`), projected by the server.",
+        a.name,
+        names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+    );
+    let derives = a.view.derive.iter();
+    let tokens = quote! {
+        #[doc = #doc]
+        #[derive(::docshape::__private::serde::Serialize, ::docshape::__private::serde::Deserialize #(, #derives)*)]
+        #[serde(crate = "::docshape::__private::serde")]
+        #vis struct #ident {
+            #(#fields,)*
+        }
+    };
+    let (fields_const, decode) = if versioned {
+        (quote!(::core::option::Option::None), quote!(__ds::decode_upgraded::<#model, Self>(document)))
+    } else {
+        (
+            quote!(::core::option::Option::Some(&[#(#names),*])),
+            quote!(__ds::decode_raw::<Self>(<#model as __ds::Model>::COLLECTION, &document)),
+        )
+    };
+    let impls = quote! {
+        #[automatically_derived]
+        impl __ds::Projection for #ident {
+            type Model = #model;
+            const FIELDS: ::core::option::Option<&'static [&'static str]> = #fields_const;
+            fn decode(document: __ds::RawDocumentBuf) -> ::core::result::Result<Self, __ds::FindError> {
+                #decode
+            }
+        }
+    };
+    (ident, tokens, impls)
+}

@@ -1,0 +1,415 @@
+//! Typed finders: the read rows of the access-pattern table, executed.
+//!
+//! `#[derive(Model)]` generates one method per `#[access]` row, named after it
+//! (`Order::load_order(id)`), whose parameters are typed by the row's fields. The
+//! method returns a [`Find`] holding exactly the row's filter (every equality value
+//! as `{$eq: value}`, every range as typed bounds), the row's sort, its projection
+//! (`fields(...)`: the generated view type) and its consistency; a terminal call
+//! sends one command:
+//!
+//! | call | command | memory |
+//! |---|---|---|
+//! | [`Find::one`] | `find` with `limit: 1` | one document |
+//! | [`Find::first`] | `find` with `limit: n` | `n` documents |
+//! | [`Find::stream`] | `find`, then `getMore` as the stream is read | one batch |
+//! | [`Find::count`] | `aggregate` (`countDocuments`) | none |
+//! | [`Find::all`] | `find`, then `getMore` until the end | every match: the caller's choice |
+//!
+//! The filter and sort are the ones `explain` checks
+//! ([`crate::testkit::assert_access_patterns_use_indexes`]), so the index chosen at
+//! compile time is the one the running query uses.
+
+use std::marker::PhantomData;
+use std::ops::Bound;
+
+use bson::{Bson, Document, RawDocumentBuf};
+use futures_util::stream::{BoxStream, StreamExt, TryStreamExt};
+use mongodb::options::{Collation, CollationStrength};
+use mongodb::{ClientSession, Database};
+use serde::de::DeserializeOwned;
+
+use crate::core::access::consistency_options;
+use crate::core::access::table::AccessPattern;
+use crate::core::model::{eq, Model};
+use crate::core::version::VersionError;
+
+/// Why a finder or a write row failed.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum FindError {
+    /// A parameter could not be written as BSON.
+    Parameter(bson::ser::Error),
+    /// The driver or the server refused the command.
+    Mongo(mongodb::error::Error),
+    /// A stored document does not decode into the row's type (written by another
+    /// program, or by older code).
+    Decode {
+        /// The collection.
+        collection: &'static str,
+        /// The document's `_id`, when it has one.
+        id: Option<Bson>,
+        /// serde's error.
+        source: bson::de::Error,
+    },
+    /// A versioned model's document could not be read at its stored version.
+    Version(VersionError),
+}
+
+impl std::fmt::Display for FindError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Parameter(e) => write!(f, "a parameter cannot be written as BSON: {e}"),
+            Self::Mongo(e) => write!(f, "MongoDB: {e}"),
+            Self::Decode { collection, id: Some(id), source } => {
+                write!(f, "{collection}: document {id} does not decode: {source}")
+            }
+            Self::Decode { collection, id: None, source } => {
+                write!(f, "{collection}: a document without _id does not decode: {source}")
+            }
+            Self::Version(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for FindError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Parameter(e) => Some(e),
+            Self::Mongo(e) => Some(e),
+            Self::Decode { source, .. } => Some(source),
+            Self::Version(e) => Some(e),
+        }
+    }
+}
+
+impl From<mongodb::error::Error> for FindError {
+    fn from(e: mongodb::error::Error) -> Self {
+        Self::Mongo(e)
+    }
+}
+
+impl From<bson::ser::Error> for FindError {
+    fn from(e: bson::ser::Error) -> Self {
+        Self::Parameter(e)
+    }
+}
+
+/// How a row's result type is read from a stored document.
+///
+/// The model itself reads whole documents (upgrading older versions of a versioned
+/// model); a generated view reads only its fields. Generated code implements it; you
+/// do not.
+pub trait Projection: Sized {
+    /// The model whose collection holds the documents.
+    type Model: Model;
+    /// The stored top-level fields the server sends back; `None` for whole documents.
+    const FIELDS: Option<&'static [&'static str]>;
+    /// Reads one stored document.
+    fn decode(document: RawDocumentBuf) -> Result<Self, FindError>;
+}
+
+/// Reads `document` as `T` with serde, naming the document in the error.
+pub fn decode_raw<T: DeserializeOwned>(
+    collection: &'static str,
+    document: &RawDocumentBuf,
+) -> Result<T, FindError> {
+    bson::from_slice(document.as_bytes()).map_err(|source| FindError::Decode {
+        collection,
+        id: document.get("_id").ok().flatten().and_then(|v| v.to_raw_bson().try_into().ok()),
+        source,
+    })
+}
+
+/// Reads a document of `T`'s collection as `T`: serde for a plain model, the upgrade
+/// chain for a versioned one ([`Model::DECODE_STORED`]).
+pub fn decode_model<T: Model + DeserializeOwned>(document: RawDocumentBuf) -> Result<T, FindError> {
+    match T::DECODE_STORED {
+        None => decode_raw(T::COLLECTION, &document),
+        Some(decode) => {
+            let document: Document = document.try_into().map_err(|e: bson::raw::Error| {
+                FindError::Decode { collection: T::COLLECTION, id: None, source: serde::de::Error::custom(e) }
+            })?;
+            decode(document).map_err(FindError::Version)
+        }
+    }
+}
+
+/// Reads a document of a versioned model's collection as the view `V`: upgraded to the
+/// current version first, then the view's fields taken from it.
+pub fn decode_upgraded<T, V>(document: RawDocumentBuf) -> Result<V, FindError>
+where
+    T: Model + DeserializeOwned + serde::Serialize,
+    V: DeserializeOwned,
+{
+    let id = document.get("_id").ok().flatten().and_then(|v| v.to_raw_bson().try_into().ok());
+    let current: T = decode_model(document)?;
+    let bytes = bson::to_vec(&current)?;
+    bson::from_slice(&bytes).map_err(|source| FindError::Decode { collection: T::COLLECTION, id, source })
+}
+
+/// A bound of a typed range, written as BSON.
+pub fn bound_bson<T: serde::Serialize + ?Sized>(b: Bound<&T>) -> Result<Bound<Bson>, bson::ser::Error> {
+    Ok(match b {
+        Bound::Included(v) => Bound::Included(bson::to_bson(v)?),
+        Bound::Excluded(v) => Bound::Excluded(bson::to_bson(v)?),
+        Bound::Unbounded => Bound::Unbounded,
+    })
+}
+
+/// A model reads whole documents: itself, upgraded when it is versioned.
+impl<T: Model + DeserializeOwned> Projection for T {
+    type Model = T;
+    const FIELDS: Option<&'static [&'static str]> = None;
+    fn decode(document: RawDocumentBuf) -> Result<Self, FindError> {
+        decode_model(document)
+    }
+}
+
+/// One bound of a `range(...)` parameter, as `(operator, value)`.
+fn bound(b: Bound<&Bson>, inclusive: &'static str, exclusive: &'static str) -> Option<(&'static str, Bson)> {
+    match b {
+        Bound::Included(v) => Some((inclusive, v.clone())),
+        Bound::Excluded(v) => Some((exclusive, v.clone())),
+        Bound::Unbounded => None,
+    }
+}
+
+/// A `range(...)` parameter as a filter condition: `a..b` is `{$gte: a, $lt: b}`,
+/// `a..=b` `{$gte: a, $lte: b}`, `..` no condition. The values sit under comparison
+/// operators, so whatever they hold is compared, never run.
+pub fn range_condition(start: Bound<&Bson>, end: Bound<&Bson>) -> Option<Document> {
+    let mut condition = Document::new();
+    for (op, value) in [bound(start, "$gte", "$gt"), bound(end, "$lte", "$lt")].into_iter().flatten() {
+        condition.insert(op, value);
+    }
+    (!condition.is_empty()).then_some(condition)
+}
+
+/// Builds a row's filter: generated code pushes every parameter through here.
+#[derive(Debug, Default)]
+pub struct FilterBuilder {
+    filter: Document,
+}
+
+impl FilterBuilder {
+    /// An empty filter.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// `{path: {$eq: value}}`.
+    pub fn equal(&mut self, path: &str, value: Bson) {
+        self.filter.insert(path, eq(value));
+    }
+
+    /// `{path: {$gte/$gt: start, $lte/$lt: end}}`, nothing for `..`.
+    pub fn range(&mut self, path: &str, start: Bound<Bson>, end: Bound<Bson>) {
+        if let Some(condition) = range_condition(start.as_ref(), end.as_ref()) {
+            self.filter.insert(path, condition);
+        }
+    }
+
+    /// The filter.
+    pub fn build(self) -> Document {
+        self.filter
+    }
+}
+
+/// The read of one access pattern, typed: see the [module docs](self).
+#[must_use = "a finder does nothing until a terminal call (`one`, `first`, `stream`, `count`, `all`)"]
+pub struct Find<V> {
+    pattern: &'static AccessPattern,
+    filter: Result<Document, bson::ser::Error>,
+    _view: PhantomData<fn() -> V>,
+}
+
+impl<V> std::fmt::Debug for Find<V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Find").field("pattern", &self.pattern.name).field("filter", &self.filter).finish()
+    }
+}
+
+/// What one command of a finder carries besides its filter.
+struct Shape {
+    sort: Option<Document>,
+    projection: Option<Document>,
+    collation: Option<Collation>,
+}
+
+impl<V: Projection + Send + Sync + 'static> Find<V> {
+    /// A finder over `pattern` (one of the model's `ACCESS_PATTERNS`) with its filter.
+    /// Generated code calls this; use the generated method.
+    pub fn new(pattern: &'static AccessPattern, filter: Result<Document, bson::ser::Error>) -> Self {
+        Self { pattern, filter, _view: PhantomData }
+    }
+
+    /// The access pattern this finder runs.
+    pub fn pattern(&self) -> &'static AccessPattern {
+        self.pattern
+    }
+
+    /// The filter as sent (every value under `$eq` or a comparison operator).
+    pub fn filter(&self) -> Result<&Document, FindError> {
+        self.filter.as_ref().map_err(|e| FindError::Parameter(e.clone()))
+    }
+
+    fn shape(&self) -> Shape {
+        let sort: Document = self.pattern.sort.iter().map(|(f, k)| ((*f).to_owned(), k.to_bson())).collect();
+        let projection = V::FIELDS.map(|fields| {
+            let mut p: Document = fields.iter().map(|f| ((*f).to_owned(), Bson::Int32(1))).collect();
+            // `_id` comes back unless refused; a view that does not hold it need not pay for it.
+            if !fields.contains(&"_id") {
+                p.insert("_id", 0);
+            }
+            p
+        });
+        let collation = self
+            .pattern
+            .case_insensitive
+            .then(|| Collation::builder().locale("en").strength(CollationStrength::Secondary).build());
+        Shape { sort: (!sort.is_empty()).then_some(sort), projection, collation }
+    }
+
+    fn collection(db: &Database) -> mongodb::Collection<RawDocumentBuf> {
+        db.collection(<V::Model as Model>::COLLECTION)
+    }
+
+    fn cursor_find<'a>(
+        &self,
+        collection: &'a mongodb::Collection<RawDocumentBuf>,
+        limit: Option<i64>,
+    ) -> Result<mongodb::action::Find<'a, RawDocumentBuf>, FindError> {
+        let shape = self.shape();
+        let (selection, concern) = consistency_options(self.pattern);
+        let mut find = collection.find(self.filter()?.clone());
+        if let Some(sort) = shape.sort {
+            find = find.sort(sort);
+        }
+        if let Some(projection) = shape.projection {
+            find = find.projection(projection);
+        }
+        if let Some(collation) = shape.collation {
+            find = find.collation(collation);
+        }
+        if let Some(selection) = selection {
+            find = find.selection_criteria(selection);
+        }
+        if let Some(concern) = concern {
+            find = find.read_concern(concern);
+        }
+        if let Some(limit) = limit {
+            find = find.limit(limit);
+            if limit > 0 {
+                // All of it in the first reply: no `getMore` for a bounded read.
+                find = find.batch_size(u32::try_from(limit).unwrap_or(u32::MAX));
+            }
+        }
+        Ok(find)
+    }
+
+    /// The first match in the row's sort order, or `None`: one `find` with `limit: 1`.
+    pub async fn one(self, db: &Database) -> Result<Option<V>, FindError> {
+        let mut found = self.first(1, db).await?;
+        Ok(found.pop())
+    }
+
+    /// At most `n` matches in the row's sort order: one `find` with `limit: n`, all in
+    /// its first reply. `n = 0` returns nothing without asking the server.
+    pub async fn first(self, n: u32, db: &Database) -> Result<Vec<V>, FindError> {
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let collection = Self::collection(db);
+        let cursor = self.cursor_find(&collection, Some(i64::from(n)))?.await?;
+        let raw: Vec<RawDocumentBuf> = cursor.try_collect().await?;
+        raw.into_iter().map(V::decode).collect()
+    }
+
+    /// Every match, in the row's sort order, as the server sends them batch by batch:
+    /// one `find`, then a `getMore` whenever the stream needs the next batch. Memory
+    /// holds one batch.
+    pub async fn stream(self, db: &Database) -> Result<BoxStream<'static, Result<V, FindError>>, FindError> {
+        let collection = Self::collection(db);
+        let cursor = self.cursor_find(&collection, None)?.await?;
+        Ok(cursor.map(|item| item.map_err(FindError::from).and_then(V::decode)).boxed())
+    }
+
+    /// Every match, collected: memory grows with the result, so this is for results
+    /// the caller knows to be small. One `find`, then `getMore` until the end.
+    pub async fn all(self, db: &Database) -> Result<Vec<V>, FindError> {
+        self.stream(db).await?.try_collect().await
+    }
+
+    /// How many documents match (`countDocuments`: one `aggregate` with the filter).
+    pub async fn count(self, db: &Database) -> Result<u64, FindError> {
+        let collection = Self::collection(db);
+        let shape = self.shape();
+        let (selection, concern) = consistency_options(self.pattern);
+        let mut count = collection.count_documents(self.filter()?.clone());
+        if let Some(collation) = shape.collation {
+            count = count.collation(collation);
+        }
+        if let Some(selection) = selection {
+            count = count.selection_criteria(selection);
+        }
+        if let Some(concern) = concern {
+            count = count.read_concern(concern);
+        }
+        Ok(count.await?)
+    }
+
+    /// The same read inside `session`: with a causally consistent session, the read
+    /// sees the session's earlier writes (`afterClusterTime`), whatever the row's
+    /// consistency routes it to.
+    pub fn session(self, session: &mut ClientSession) -> FindIn<'_, V> {
+        FindIn { find: self, session }
+    }
+}
+
+/// A [`Find`] inside a [`ClientSession`]: the bounded terminal calls.
+#[must_use = "a finder does nothing until a terminal call (`one`, `first`, `count`)"]
+pub struct FindIn<'s, V> {
+    find: Find<V>,
+    session: &'s mut ClientSession,
+}
+
+impl<V: Projection + Send + Sync + 'static> FindIn<'_, V> {
+    /// [`Find::one`] in the session.
+    pub async fn one(self, db: &Database) -> Result<Option<V>, FindError> {
+        let mut found = self.first(1, db).await?;
+        Ok(found.pop())
+    }
+
+    /// [`Find::first`] in the session.
+    pub async fn first(self, n: u32, db: &Database) -> Result<Vec<V>, FindError> {
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let collection = Find::<V>::collection(db);
+        let mut cursor =
+            self.find.cursor_find(&collection, Some(i64::from(n)))?.session(&mut *self.session).await?;
+        let mut out = Vec::new();
+        while let Some(raw) = cursor.next(&mut *self.session).await {
+            out.push(V::decode(raw?)?);
+        }
+        Ok(out)
+    }
+
+    /// [`Find::count`] in the session.
+    pub async fn count(self, db: &Database) -> Result<u64, FindError> {
+        let collection = Find::<V>::collection(db);
+        let shape = self.find.shape();
+        let (selection, concern) = consistency_options(self.find.pattern);
+        let mut count = collection.count_documents(self.find.filter()?.clone()).session(&mut *self.session);
+        if let Some(collation) = shape.collation {
+            count = count.collation(collation);
+        }
+        if let Some(selection) = selection {
+            count = count.selection_criteria(selection);
+        }
+        if let Some(concern) = concern {
+            count = count.read_concern(concern);
+        }
+        Ok(count.await?)
+    }
+}

@@ -1,0 +1,271 @@
+//! Write rows: an `#[access]` row that declares `update(...)` is a typed
+//! single-command update of one document.
+//!
+//! ```text
+//! #[access(name = "add_item", operation = "Add item to cart", filter(_id),
+//!          update(push(items)), freq = "50 w/s", consistency = "strong (same doc)")]
+//! ```
+//!
+//! generates `Cart::add_item(id, item)`, whose [`Update::run`] sends one
+//! `findAndModify`: the row's filter (every value under `$eq`), the update (`$push`,
+//! `$set`, `$inc`, `$pull` of the typed values) and a projection of `_id` only. A
+//! `push` into an array with a bound (`#[embed(max = N)]` or
+//! `#[validate(max_items = N)]`) also requires `"items.<N-1>": {$exists: false}` in
+//! that same filter: the server checks the bound and applies the push atomically, so
+//! any number of concurrent writers never take the array past `N`. A full array is
+//! [`UpdateError::Full`], a missing document [`UpdateError::NotFound`]; telling them
+//! apart costs one more read, only when nothing was updated.
+//!
+//! After the write, the hooks of the patterns that keep data derived from the
+//! document run (copies of its fields are refreshed or queued), as for every docshape
+//! writer.
+
+use bson::{doc, Bson, Document};
+use mongodb::options::ReturnDocument;
+use mongodb::Database;
+
+use crate::core::access::find::FindError;
+use crate::core::access::table::AccessPattern;
+use crate::core::copy::CopyError;
+use crate::core::model::Model;
+
+/// Why a write row's update did not happen.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum UpdateError {
+    /// No document matches the row's filter.
+    NotFound {
+        /// The collection.
+        collection: &'static str,
+        /// The access pattern.
+        pattern: &'static str,
+    },
+    /// The array is at its bound: the push was refused, nothing changed.
+    Full {
+        /// The collection.
+        collection: &'static str,
+        /// The matched document's `_id`.
+        id: Bson,
+        /// The array's stored path.
+        field: &'static str,
+        /// Its bound.
+        max: u64,
+    },
+    /// Nothing matched when the update ran, yet the document now matches and has room:
+    /// another writer changed it in between. Nothing was written; run it again.
+    Changed {
+        /// The collection.
+        collection: &'static str,
+        /// The access pattern.
+        pattern: &'static str,
+    },
+    /// The filter or update could not be built, or the server refused it.
+    Find(FindError),
+    /// The document was updated, but refreshing what is derived from it failed
+    /// (a copy's refresh: see [`crate::copies`]).
+    AfterWrite(CopyError),
+}
+
+impl std::fmt::Display for UpdateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NotFound { collection, pattern } => {
+                write!(f, "{collection}: `{pattern}` matched no document")
+            }
+            Self::Full { collection, id, field, max } => write!(
+                f,
+                "{collection}: `{field}` of document {id} already holds {max} items, its bound; nothing was pushed"
+            ),
+            Self::Changed { collection, pattern } => write!(
+                f,
+                "{collection}: `{pattern}` matched nothing, then the document changed; nothing was written, run it again"
+            ),
+            Self::Find(e) => write!(f, "{e}"),
+            Self::AfterWrite(e) => write!(f, "the update was written, but its copies were not refreshed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for UpdateError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Find(e) => Some(e),
+            Self::AfterWrite(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<mongodb::error::Error> for UpdateError {
+    fn from(e: mongodb::error::Error) -> Self {
+        Self::Find(FindError::Mongo(e))
+    }
+}
+
+impl From<bson::ser::Error> for UpdateError {
+    fn from(e: bson::ser::Error) -> Self {
+        Self::Find(FindError::Parameter(e))
+    }
+}
+
+/// A bounded array a `push` writes into: its stored path and bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PushBound {
+    /// The array's stored path.
+    pub field: &'static str,
+    /// The most items it may hold.
+    pub max: u64,
+}
+
+/// The update document of a write row, built from typed values by generated code.
+#[derive(Debug, Default)]
+pub struct UpdateBuilder {
+    update: Document,
+    bounds: Vec<PushBound>,
+}
+
+impl UpdateBuilder {
+    /// An empty update.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn op(&mut self, op: &str) -> &mut Document {
+        if !self.update.contains_key(op) {
+            self.update.insert(op, Document::new());
+        }
+        match self.update.get_mut(op) {
+            Some(Bson::Document(d)) => d,
+            _ => unreachable!("inserted as a document above"),
+        }
+    }
+
+    /// `$set: {path: value}`.
+    pub fn set(&mut self, path: &str, value: Bson) {
+        self.op("$set").insert(path, value);
+    }
+
+    /// `$inc: {path: by}`.
+    pub fn inc(&mut self, path: &str, by: Bson) {
+        self.op("$inc").insert(path, by);
+    }
+
+    /// `$push: {path: item}`, refused by the filter when `bound` says the array is full.
+    pub fn push(&mut self, path: &str, item: Bson, bound: Option<PushBound>) {
+        self.op("$push").insert(path, item);
+        self.bounds.extend(bound);
+    }
+
+    /// `$pull: {path: {$eq: item}}`: removes the elements equal to `item`. The `$eq`
+    /// keeps a document `item` from being read as a condition on the elements.
+    pub fn pull(&mut self, path: &str, item: Bson) {
+        self.op("$pull").insert(path, doc! { "$eq": item });
+    }
+}
+
+/// One write row's update, typed: see the [module docs](self).
+#[must_use = "an update does nothing until `run`"]
+pub struct Update<T> {
+    pattern: &'static AccessPattern,
+    filter: Result<Document, bson::ser::Error>,
+    update: Result<UpdateBuilder, bson::ser::Error>,
+    _model: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<T> std::fmt::Debug for Update<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Update")
+            .field("pattern", &self.pattern.name)
+            .field("filter", &self.filter)
+            .field("update", &self.update)
+            .finish()
+    }
+}
+
+/// What a write row's update did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Updated {
+    /// The `_id` of the document it updated.
+    pub id: Bson,
+}
+
+impl<T: Model> Update<T> {
+    /// A write row's update. Generated code calls this; use the generated method.
+    pub fn new(
+        pattern: &'static AccessPattern,
+        filter: Result<Document, bson::ser::Error>,
+        update: Result<UpdateBuilder, bson::ser::Error>,
+    ) -> Self {
+        Self { pattern, filter, update, _model: std::marker::PhantomData }
+    }
+
+    /// The `findAndModify` filter and update as sent: the row's filter, plus each
+    /// bounded push's guard.
+    pub fn command(&self) -> Result<(Document, Document), UpdateError> {
+        let mut filter = self.filter.clone()?;
+        let update = self.update.as_ref().map_err(|e| UpdateError::from(e.clone()))?;
+        for b in &update.bounds {
+            // The array's element N-1 exists exactly when it holds N or more items.
+            filter.insert(format!("{}.{}", b.field, b.max.saturating_sub(1)), doc! { "$exists": false });
+        }
+        Ok((filter, update.update.clone()))
+    }
+
+    /// Sends the update: one `findAndModify` on success; when nothing matched, one
+    /// more read tells a full array from a missing document.
+    pub async fn run(self, db: &Database) -> Result<Updated, UpdateError> {
+        let (filter, update) = self.command()?;
+        let collection = db.collection::<Document>(T::COLLECTION);
+        let found = collection
+            .find_one_and_update(filter, update.clone())
+            .projection(doc! { "_id": 1 })
+            .return_document(ReturnDocument::Before)
+            .await?;
+        let Some(found) = found else { return Err(self.why_not(db).await) };
+        let id = found.get("_id").cloned().unwrap_or(Bson::Null);
+        crate::core::hooks::after_source_write(db, T::COLLECTION, &id, Some(&update))
+            .await
+            .map_err(UpdateError::AfterWrite)?;
+        Ok(Updated { id })
+    }
+
+    /// Nothing matched: is it the row's own filter, or a bound?
+    async fn why_not(&self, db: &Database) -> UpdateError {
+        let not_found = UpdateError::NotFound { collection: T::COLLECTION, pattern: self.pattern.name };
+        let Ok(update) = &self.update else { return not_found };
+        if update.bounds.is_empty() {
+            return not_found;
+        }
+        let Ok(filter) = self.filter.clone() else { return not_found };
+        let collection = db.collection::<Document>(T::COLLECTION);
+        let mut projection = doc! { "_id": 1 };
+        for b in &update.bounds {
+            projection.insert(b.field, doc! { "$size": { "$ifNull": [format!("${}", b.field), []] } });
+        }
+        match collection.find_one(filter).projection(projection).await {
+            Ok(Some(doc)) => {
+                let id = doc.get("_id").cloned().unwrap_or(Bson::Null);
+                for b in &update.bounds {
+                    let held = match doc.get(b.field) {
+                        Some(Bson::Int32(n)) => u64::try_from(*n).unwrap_or(0),
+                        Some(Bson::Int64(n)) => u64::try_from(*n).unwrap_or(0),
+                        _ => 0,
+                    };
+                    if held >= b.max {
+                        return UpdateError::Full {
+                            collection: T::COLLECTION,
+                            id,
+                            field: b.field,
+                            max: b.max,
+                        };
+                    }
+                }
+                // It matches now and is not full: a concurrent writer changed it between
+                // the two commands.
+                UpdateError::Changed { collection: T::COLLECTION, pattern: self.pattern.name }
+            }
+            Ok(None) => not_found,
+            Err(e) => e.into(),
+        }
+    }
+}
