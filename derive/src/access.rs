@@ -84,6 +84,7 @@ struct AccessOpts {
     paginate: crate::attr::Flag,
     update: Option<darling::util::SpannedValue<write::UpdateOpts>>,
     view: Option<ViewOpts>,
+    cache: Option<syn::Path>,
 }
 
 /// `view(name = OrderPage, derive(Debug, Clone))`: the generated view type's name and
@@ -118,6 +119,8 @@ pub(crate) struct Access {
     pub update: Option<write::WriteRow>,
     /// `view(...)`: the view type's name and derives.
     pub view: ViewOpts,
+    /// `cache = Family`: the string key family the row reads through.
+    pub cache: Option<syn::Path>,
 }
 
 fn plain_paths(list: &Option<KeyList>, what: &str, errors: &mut Accumulator) -> Vec<(String, Span)> {
@@ -220,7 +223,16 @@ fn read(attrs: &[Attribute], errors: &mut Accumulator) -> Vec<Access> {
                 );
             }
         }
+        if let Some(cache) = &opts.cache {
+            let only_id = filter.len() == 1 && filter[0].0 == "_id" && opts.range.is_none();
+            if !only_id {
+                errors.push(Error::custom("a cached row reads one document by its id: its key is built from the `_id`, so the row filters on `_id` alone (`filter(_id)`)").with_span(cache));
+            } else if update.is_some() || paginate.is_some() {
+                errors.push(Error::custom("`cache = ...` is for a read of one document; a write row or a paginated row cannot be cached").with_span(cache));
+            }
+        }
         out.push(Access {
+            cache: opts.cache.clone(),
             update,
             view: opts.view.unwrap_or_default(),
             operation: opts.operation.as_ref().map_or_else(|| name.clone(), LitStr::value),

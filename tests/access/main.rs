@@ -7,6 +7,7 @@
 // See tests/index/main.rs: a clippy false positive on repeated helper-attribute keys.
 #![allow(clippy::duplicated_attributes)]
 
+mod cache;
 mod finder;
 mod write;
 

@@ -128,6 +128,10 @@ pub(crate) fn expand(c: &Container, patterns: &[Access], versioned: bool) -> (To
         let method = format_ident!("{}", a.name);
         let doc = finder_doc(a, view.as_ref().map(|v| v.0.to_string()));
         let vis = &c.vis;
+        if let Some(family) = &a.cache {
+            methods.push(cached(i, &method, family, &result, &doc, vis));
+            continue;
+        }
         methods.push(quote! {
             #[doc = #doc]
             #[allow(clippy::too_many_arguments, clippy::needless_question_mark)]
@@ -153,6 +157,35 @@ pub(crate) fn expand(c: &Container, patterns: &[Access], versioned: bool) -> (To
         });
     }
     (views, items)
+}
+
+/// A read row through its key family: the id is converted once, for the key and the
+/// filter.
+fn cached(
+    i: usize,
+    method: &syn::Ident,
+    family: &syn::Path,
+    result: &TokenStream,
+    doc: &str,
+    vis: &syn::Visibility,
+) -> TokenStream {
+    let doc = format!(
+        "{doc} Read through the key family [`{}`]: `GET`, and on a miss the query, then `SET` with the family's TTL.",
+        quote!(#family).to_string().replace(' ', "")
+    );
+    quote! {
+        #[doc = #doc]
+        #vis fn #method(id: impl ::core::convert::Into<<Self as __ds::Identified>::Id>) -> __ds::CachedFind<#family, #result> {
+            let id: <Self as __ds::Identified>::Id = ::core::convert::Into::into(id);
+            let __family = __ds::family_for_id::<#family, _>(&id);
+            let __filter = (|| {
+                let mut __f = __ds::FilterBuilder::new();
+                __f.equal("_id", __ds::to_bson(&id)?);
+                ::core::result::Result::<__ds::Document, __ds::BsonSerError>::Ok(__f.build())
+            })();
+            __ds::CachedFind::new(__ds::Find::new(&<Self as __ds::Model>::ACCESS_PATTERNS[#i], __filter), __family)
+        }
+    }
 }
 
 fn finder_doc(a: &Access, view: Option<String>) -> String {

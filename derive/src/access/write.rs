@@ -203,6 +203,10 @@ fn is_spelt_non_number(ty: &str) -> bool {
 /// The method of every write row.
 pub(crate) fn expand(c: &Container, patterns: &[Access]) -> TokenStream {
     let mut methods = Vec::new();
+    let model = &c.ident;
+    // The families that cache this model's reads: each write deletes the written
+    // document's key in all of them.
+    let caches: Vec<&syn::Path> = patterns.iter().filter_map(|a| a.cache.as_ref()).collect();
     for (i, a) in patterns.iter().enumerate() {
         let Some(w) = &a.update else { continue };
         let mut taken = Vec::new();
@@ -252,10 +256,27 @@ pub(crate) fn expand(c: &Container, patterns: &[Access]) -> TokenStream {
             a.index.as_deref().unwrap_or("none (waived)"),
         );
         let vis = &c.vis;
+        let (ret, wrap) = if caches.is_empty() {
+            (quote!(__ds::Update<Self>), quote!(__update))
+        } else {
+            (
+                quote!(__ds::CachedUpdate<Self>),
+                quote! {{
+                    const __KEYS: &[fn(&__ds::Bson) -> ::core::result::Result<__ds::Vec<__ds::String>, __ds::KeyError>] =
+                        &[#(__ds::keys_for_written::<#caches, <#model as __ds::Identified>::Id>),*];
+                    __ds::CachedUpdate::new(__update, __KEYS)
+                }},
+            )
+        };
+        let doc = if caches.is_empty() {
+            doc
+        } else {
+            format!("{doc} Deletes the document's cached copies after the update (`run(&db, &mut redis)`).")
+        };
         methods.push(quote! {
             #[doc = #doc]
             #[allow(clippy::too_many_arguments, clippy::needless_question_mark)]
-            #vis fn #method(#(#params),*) -> __ds::Update<Self> {
+            #vis fn #method(#(#params),*) -> #ret {
                 let __filter = (|| {
                     let mut __f = __ds::FilterBuilder::new();
                     #(#filter_inserts)*
@@ -267,7 +288,8 @@ pub(crate) fn expand(c: &Container, patterns: &[Access]) -> TokenStream {
                     #(#updates)*
                     ::core::result::Result::<__ds::UpdateBuilder, __ds::BsonSerError>::Ok(__u)
                 })();
-                __ds::Update::new(&<Self as __ds::Model>::ACCESS_PATTERNS[#i], __filter, __update)
+                let __update = __ds::Update::new(&<Self as __ds::Model>::ACCESS_PATTERNS[#i], __filter, __update);
+                #wrap
             }
         });
     }

@@ -82,6 +82,8 @@
 //! [`check_catalog`] reports two families whose patterns can name the same key. Both
 //! work from the `const` specs alone, without a server.
 
+#[cfg(feature = "redis")]
+pub(crate) mod cache;
 mod catalog;
 #[cfg(feature = "redis-cluster")]
 mod cluster;
@@ -92,6 +94,8 @@ mod kinds;
 pub(crate) mod registry;
 mod spec;
 
+#[cfg(feature = "redis")]
+pub use cache::{CacheError, CachedFind, CachedUpdate};
 pub use catalog::{catalog_markdown, check_catalog, Overlap};
 pub use error::KeyError;
 pub use escape::{escape, unescape, EscapeError};
