@@ -47,12 +47,12 @@ pub enum FindError {
         /// The collection.
         collection: &'static str,
         /// The document's `_id`, when it has one.
-        id: Option<Bson>,
+        id: Option<Box<Bson>>,
         /// serde's error.
-        source: bson::de::Error,
+        source: Box<bson::de::Error>,
     },
     /// A versioned model's document could not be read at its stored version.
-    Version(VersionError),
+    Version(Box<VersionError>),
 }
 
 impl std::fmt::Display for FindError {
@@ -77,7 +77,7 @@ impl std::error::Error for FindError {
             Self::Parameter(e) => Some(e),
             Self::Mongo(e) => Some(e),
             Self::Decode { source, .. } => Some(source),
-            Self::Version(e) => Some(e),
+            Self::Version(e) => Some(e.as_ref()),
         }
     }
 }
@@ -108,6 +108,12 @@ pub trait Projection: Sized {
     fn decode(document: RawDocumentBuf) -> Result<Self, FindError>;
 }
 
+/// The `_id` of a stored document, for an error naming it.
+fn raw_id(document: &RawDocumentBuf) -> Option<Box<Bson>> {
+    let id = document.get("_id").ok().flatten()?;
+    Bson::try_from(id.to_raw_bson()).ok().map(Box::new)
+}
+
 /// Reads `document` as `T` with serde, naming the document in the error.
 pub fn decode_raw<T: DeserializeOwned>(
     collection: &'static str,
@@ -115,8 +121,8 @@ pub fn decode_raw<T: DeserializeOwned>(
 ) -> Result<T, FindError> {
     bson::from_slice(document.as_bytes()).map_err(|source| FindError::Decode {
         collection,
-        id: document.get("_id").ok().flatten().and_then(|v| v.to_raw_bson().try_into().ok()),
-        source,
+        id: raw_id(document),
+        source: Box::new(source),
     })
 }
 
@@ -126,10 +132,13 @@ pub fn decode_model<T: Model + DeserializeOwned>(document: RawDocumentBuf) -> Re
     match T::DECODE_STORED {
         None => decode_raw(T::COLLECTION, &document),
         Some(decode) => {
-            let document: Document = document.try_into().map_err(|e: bson::raw::Error| {
-                FindError::Decode { collection: T::COLLECTION, id: None, source: serde::de::Error::custom(e) }
-            })?;
-            decode(document).map_err(FindError::Version)
+            let document: Document =
+                document.try_into().map_err(|e: bson::raw::Error| FindError::Decode {
+                    collection: T::COLLECTION,
+                    id: None,
+                    source: Box::new(serde::de::Error::custom(e)),
+                })?;
+            decode(document).map_err(|e| FindError::Version(Box::new(e)))
         }
     }
 }
@@ -141,10 +150,14 @@ where
     T: Model + DeserializeOwned + serde::Serialize,
     V: DeserializeOwned,
 {
-    let id = document.get("_id").ok().flatten().and_then(|v| v.to_raw_bson().try_into().ok());
+    let id = raw_id(&document);
     let current: T = decode_model(document)?;
     let bytes = bson::to_vec(&current)?;
-    bson::from_slice(&bytes).map_err(|source| FindError::Decode { collection: T::COLLECTION, id, source })
+    bson::from_slice(&bytes).map_err(|source| FindError::Decode {
+        collection: T::COLLECTION,
+        id,
+        source: Box::new(source),
+    })
 }
 
 /// A bound of a typed range, written as BSON.
