@@ -312,7 +312,9 @@ pub mod __private {
         PeriodField, SumField, TimeField,
     };
     #[cfg(feature = "redis")]
-    pub use crate::patterns::keys::cache::{family_for_id, keys_for_written, CachedFind, CachedUpdate};
+    pub use crate::patterns::keys::cache::{
+        family_for_id, keys_for_written, CachedFind, CachedUpdate, WrittenKeys,
+    };
     pub use crate::patterns::keys::generated::{parse_placeholder, placeholder_text, placeholder_texts};
     pub use crate::patterns::keys::registry::RegisteredKeyFamily;
     pub use crate::patterns::keys::{

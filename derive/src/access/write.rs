@@ -262,7 +262,7 @@ pub(crate) fn expand(c: &Container, patterns: &[Access]) -> TokenStream {
             (
                 quote!(__ds::CachedUpdate<Self>),
                 quote! {{
-                    const __KEYS: &[fn(&__ds::Bson) -> ::core::result::Result<__ds::Vec<__ds::String>, __ds::KeyError>] =
+                    const __KEYS: &[__ds::WrittenKeys] =
                         &[#(__ds::keys_for_written::<#caches, <#model as __ds::Identified>::Id>),*];
                     __ds::CachedUpdate::new(__update, __KEYS)
                 }},

@@ -45,7 +45,7 @@ pub enum UpdateError {
         /// The collection.
         collection: &'static str,
         /// The matched document's `_id`.
-        id: Bson,
+        id: Box<Bson>,
         /// The array's stored path.
         field: &'static str,
         /// Its bound.

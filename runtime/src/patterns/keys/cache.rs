@@ -141,12 +141,15 @@ where
     }
 }
 
+/// Builds the keys to delete after a write to the document with this `_id`.
+pub type WrittenKeys = fn(&Bson) -> Result<Vec<String>, KeyError>;
+
 /// A write row of a model whose reads are cached: it deletes the written document's
 /// keys after the update.
 #[must_use = "an update does nothing until `run`"]
 pub struct CachedUpdate<T> {
     update: Update<T>,
-    keys: &'static [fn(&Bson) -> Result<Vec<String>, KeyError>],
+    keys: &'static [WrittenKeys],
 }
 
 impl<T> std::fmt::Debug for CachedUpdate<T> {
@@ -158,7 +161,7 @@ impl<T> std::fmt::Debug for CachedUpdate<T> {
 impl<T: Model> CachedUpdate<T> {
     /// A write row with the key builders of every family that caches the model.
     /// Generated code calls this; use the generated method.
-    pub fn new(update: Update<T>, keys: &'static [fn(&Bson) -> Result<Vec<String>, KeyError>]) -> Self {
+    pub fn new(update: Update<T>, keys: &'static [WrittenKeys]) -> Self {
         Self { update, keys }
     }
 
