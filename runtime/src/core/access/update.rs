@@ -254,7 +254,7 @@ impl<T: Model> Update<T> {
                     if held >= b.max {
                         return UpdateError::Full {
                             collection: T::COLLECTION,
-                            id,
+                            id: Box::new(id),
                             field: b.field,
                             max: b.max,
                         };
