@@ -63,7 +63,7 @@ pub enum UpdateError {
     Find(FindError),
     /// The document was updated, but refreshing what is derived from it failed
     /// (a copy's refresh: see [`crate::copies`]).
-    AfterWrite(CopyError),
+    AfterWrite(Box<CopyError>),
 }
 
 impl std::fmt::Display for UpdateError {
@@ -90,7 +90,7 @@ impl std::error::Error for UpdateError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Self::Find(e) => Some(e),
-            Self::AfterWrite(e) => Some(e),
+            Self::AfterWrite(e) => Some(e.as_ref()),
             _ => None,
         }
     }
@@ -225,7 +225,7 @@ impl<T: Model> Update<T> {
         let id = found.get("_id").cloned().unwrap_or(Bson::Null);
         crate::core::hooks::after_source_write(db, T::COLLECTION, &id, Some(&update))
             .await
-            .map_err(UpdateError::AfterWrite)?;
+            .map_err(|e| UpdateError::AfterWrite(Box::new(e)))?;
         Ok(Updated { id })
     }
 
