@@ -14,21 +14,30 @@
 //! 5. Each collection declares its access patterns (the seed's table) and its indexes;
 //!    the compiler refuses a pattern no index serves, and `explain` on the real server
 //!    confirms every pattern uses the index chosen at compile time.
-//! 6. `check` finds an index dropped by hand; `sync` puts it back, and a second
+//! 6. The table is the application's query and update API: every read below is a
+//!    generated finder returning the row's view (one command, projected), every
+//!    update a generated write row (one `findAndModify`; the cart's bound holds), and
+//!    the product page reads through its Redis cache. The example writes no query or
+//!    update of its own; `Model::collection(db)` (the escape hatch) only inserts.
+//! 7. `check` finds an index dropped by hand; `sync` puts it back, and a second
 //!    `sync` changes nothing.
-//! 7. Each relation is a stated decision (embed, reference or copy, with its bound,
+//! 8. Each relation is a stated decision (embed, reference or copy, with its bound,
 //!    refresh policy and reason): the table is printed; the customer is renamed
-//!    through the source's update API, and the order keeps its snapshot.
+//!    through its write row, and the order keeps its snapshot.
 //!
 //! Run: `cargo run -p docshape-examples --example shop` (no server needed: the testkit
-//! starts a local one; set `MONGODB_URI` to use a real mongod).
+//! starts a local MongoDB-wire server and a redis-server; set `MONGODB_URI` and
+//! `REDIS_URL` to use real ones).
 
 use bson::oid::ObjectId;
 use bson::{doc, DateTime, Document};
+use docshape::access::UpdateError;
+use docshape::keys::KeyFamily;
 use docshape::refs::Ref;
+use docshape::testkit::CommandLog;
 use docshape::Model;
 use docshape_examples::{fresh_database, why};
-use shop_models::{Address, Customer, LineItem, Order, Payment, Product, Status, Tier};
+use shop_models::{Address, Customer, LineItem, Order, Payment, Product, ProductCache, Status, Tier};
 use std::collections::BTreeMap;
 
 #[tokio::main]
@@ -148,7 +157,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("   explain {outcome}");
     }
 
-    println!("== 6. check finds drift; sync repairs it and is then idempotent");
+    println!("== 6. the table is the API: generated finders and write rows, one command each");
+    the_table_is_the_api(&alice, &order).await?;
+
+    println!("== 7. check finds drift; sync repairs it and is then idempotent");
     db.run_command(doc! { "dropIndexes": Order::COLLECTION, "index": "status_1_created_at_1" }).await?;
     let drift: Vec<_> =
         docshape::check::check_all(&db).await?.into_iter().filter(|r| !r.is_clean()).collect();
@@ -169,35 +181,92 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     println!("   check: every collection matches the code");
 
-    println!("== 7. embed, reference or copy: each relation's decision, and a rename");
+    println!("== 8. embed, reference or copy: each relation's decision, and a rename");
     let relations: Vec<_> = docshape::registry::models()
         .iter()
         .filter(|m| !m.relations.is_empty())
         .map(|m| (m.collection, m.relations))
         .collect();
     print!("{}", docshape::relation::design_decisions(&relations));
-    let renamed =
-        docshape::copies::update_one::<Customer>(&db, &alice.id, doc! { "$set": { "name": "Alice Martin" } })
-            .await?;
-    let stored =
-        Order::collection(&db).find_one(doc! { "_id": "ord_81" }).await?.ok_or("order ord_81 is gone")?;
-    if stored.user_name != alice.name {
-        return Err(format!("the snapshot changed: {:?}", stored.user_name).into());
+    Customer::rename_customer(alice.id, "Alice Martin").run(&db).await?;
+    let page = Order::load_order("ord_81").one(&db).await?.ok_or("order ord_81 is gone")?;
+    if page.user_name != alice.name {
+        return Err(format!("the snapshot changed: {:?}", page.user_name).into());
     }
     println!(
-        "   renamed the customer ({} copies rewritten, {} queued); order {} still says {:?}: a snapshot",
-        renamed.documents_updated(),
-        renamed.jobs_enqueued(),
-        stored.id,
-        stored.user_name
+        "   renamed the customer with its write row; order ord_81 still says {:?}: a snapshot",
+        page.user_name
     );
-    let customer = stored.user_id.load(&db).await?.ok_or("the order's customer is gone")?;
-    println!("   the order's reference loads its customer, now {:?}", customer.name);
+    let signed_in =
+        Customer::customer_by_email("alice@example.com").one(&db).await?.ok_or("alice is gone")?;
+    println!("   the customer is now {:?}", signed_in.name);
 
-    let read_back: Vec<Order> = {
-        use futures_util::TryStreamExt;
-        Order::collection(&db).find(doc! {}).await?.try_collect().await?
-    };
-    println!("== done: {} orders stored, every one of them valid", read_back.len());
+    let orders = Order::orders_of_customer(Ref::new(alice.id)).count(&db).await?;
+    println!("== done: {orders} orders of Alice's stored, every one of them valid");
+    Ok(())
+}
+
+/// Step 6, on its own client with command monitoring, so each call's commands are shown.
+async fn the_table_is_the_api(alice: &Customer, order: &Order) -> Result<(), Box<dyn std::error::Error>> {
+    let log = CommandLog::new();
+    let client = docshape::testkit::monitored_client(&log).await?;
+    let db = client.database("docshape_shop");
+    let sent = |log: &CommandLog| log.take().into_iter().map(|(name, _)| name).collect::<Vec<_>>().join(", ");
+
+    // Sign in by email, any case: the case-insensitive index serves it.
+    let who = Customer::customer_by_email("ALICE@example.com").one(&db).await?.ok_or("no such customer")?;
+    println!("   customer_by_email(\"ALICE@example.com\") -> {who:?}  [{}]", sent(&log));
+
+    // The product page reads through Redis: a miss asks MongoDB and fills the key, a hit does not.
+    let redis_server = docshape::testkit::redis::server()?;
+    let mut redis = redis_server.database().await?;
+    ProductCache { sku: "A-1".into() }.delete(&mut redis).await?;
+    let page = Product::product_page("A-1").one(&db, &mut redis).await?.ok_or("no product A-1")?;
+    println!(
+        "   product_page(\"A-1\") miss -> {page:?}  [{}, then SET {} EX 300]",
+        sent(&log),
+        ProductCache { sku: "A-1".into() }.key()
+    );
+    let again = Product::product_page("A-1").one(&db, &mut redis).await?;
+    println!("   product_page(\"A-1\") hit  -> {again:?}  [{} MongoDB commands]", log.take().len());
+    Product::reprice("A-1", 1100_u32).run(&db, &mut redis).await?;
+    let repriced = Product::product_page("A-1").one(&db, &mut redis).await?.ok_or("no product A-1")?;
+    println!("   reprice(\"A-1\", 1100) deleted the key; the next read -> {repriced:?}");
+    log.clear();
+
+    // Browsing a tag, cheapest first: the view holds three fields, projected by the server.
+    let cards = Product::products_by_tag("kitchen").first(10, &db).await?;
+    println!("   products_by_tag(\"kitchen\").first(10) -> {cards:?}  [{}]", sent(&log));
+
+    // Add items to the order: one findAndModify each, guarded by the embed bound (100).
+    let item = LineItem { sku: "B-7".into(), qty: 1, unit_price_cents: 800 };
+    let done = Order::add_item(order.id.clone(), item.clone(), 800_i64).run(&db).await?;
+    println!("   add_item(\"{}\", B-7) -> {:?}  [{}]", order.id, done.id, sent(&log));
+    let page = Order::load_order(order.id.clone()).one(&db).await?.ok_or("the order is gone")?;
+    println!(
+        "   load_order(\"{}\") -> {} items, {} cents, status {:?}  [{}]",
+        order.id,
+        page.items.len(),
+        page.total_cents,
+        page.status,
+        sent(&log)
+    );
+    match Order::add_item("ord_404".to_owned(), item, 800_i64).run(&db).await {
+        Err(UpdateError::NotFound { .. }) => {
+            println!("   add_item on a missing order -> NotFound, nothing written")
+        }
+        other => return Err(format!("add_item on a missing order answered {other:?}").into()),
+    }
+    log.clear();
+
+    // A customer's orders, newest first, and the warehouse's range query.
+    let mine = Order::orders_of_customer(Ref::new(alice.id)).first(20, &db).await?;
+    println!("   orders_of_customer(alice).first(20) -> {mine:?}  [{}]", sent(&log));
+    let since = DateTime::from_millis(DateTime::now().timestamp_millis() - 3_600_000);
+    let to_ship = Order::orders_to_ship(Status::Paid, since..).count(&db).await?;
+    println!("   orders_to_ship(paid, last hour..).count() -> {to_ship}  [{}]", sent(&log));
+    Order::set_status(order.id.clone(), Status::Shipped).run(&db).await?;
+    let to_ship = Order::orders_to_ship(Status::Paid, since..).count(&db).await?;
+    println!("   set_status(\"{}\", shipped); orders_to_ship(paid, ..).count() -> {to_ship}", order.id);
     Ok(())
 }

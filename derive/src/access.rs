@@ -537,8 +537,10 @@ fn patterns_const(patterns: &[Access]) -> TokenStream {
             quote!((#path, #kind))
         });
         let range = strs(&a.range);
+        // A write row's "fields needed" are the fields it writes (the seed's "cart items").
+        let written: Vec<&String> = a.update.iter().flat_map(|w| w.ops.iter().map(|(_, p, _)| p)).collect();
         let fields = {
-            let v = a.fields.iter().map(|(p, _)| p).chain(&a.foreign);
+            let v = a.fields.iter().map(|(p, _)| p).chain(&a.foreign).chain(written);
             quote!(&[#(#v),*])
         };
         let freq = &a.freq;

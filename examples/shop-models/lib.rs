@@ -5,6 +5,11 @@
 //! Its Redis key families sit beside the collections, so the catalog is exported with
 //! the rest.
 //!
+//! The access-pattern table is the application's API: each read row is a typed
+//! finder returning the row's view (`Order::load_order(id)` -> `LoadOrderView`),
+//! each `update(...)` row a typed single-command update, and the product page reads
+//! through its Redis cache. The shop example calls nothing else.
+//!
 //! One crate for the models, so the shop example, the deploy tool `shopctl` and the
 //! build script that writes the artifacts (`examples/shop-schema`) share them.
 
@@ -28,8 +33,17 @@ use std::collections::BTreeMap;
     operation = "Sign in by email, any case",
     filter(email(case_insensitive)),
     fields(name, tier),
+    view(name = SignIn, derive(Debug, Clone)),
     freq = "20 r/s",
     consistency = "strong"
+)]
+#[access(
+    name = "rename_customer",
+    operation = "Change a customer's display name",
+    filter(_id),
+    update(set(name)),
+    freq = "1 w/s",
+    consistency = "strong (same doc)"
 )]
 pub struct Customer {
     /// The customer's id.
@@ -78,18 +92,30 @@ pub enum Tier {
 #[derive(Debug, Clone, Serialize, Deserialize, Model)]
 #[model(collection = "products", strict)]
 #[access(
-    name = "product_by_sku",
+    name = "product_page",
     operation = "Product page",
     filter(_id),
     fields(name, price_cents),
+    view(name = ProductPage, derive(Debug, Clone, PartialEq)),
+    cache = ProductCache,
     freq = "800 r/s",
     consistency = "eventual ok"
+)]
+#[access(
+    name = "reprice",
+    operation = "Change a price",
+    filter(_id),
+    update(set(price_cents)),
+    freq = "1 w/min",
+    consistency = "strong (same doc)"
 )]
 #[access(
     name = "products_by_tag",
     operation = "Browse a tag, cheapest first",
     filter(tags),
     sort(price_cents = 1),
+    fields(_id, name, price_cents),
+    view(name = ProductCard, derive(Debug, Clone)),
     freq = "100 r/s",
     consistency = "eventual ok"
 )]
@@ -121,9 +147,26 @@ pub struct Product {
     name = "load_order",
     operation = "Load order page",
     filter(_id),
-    fields(items, status, user_name),
+    fields(items, status, user_name, total_cents),
+    view(name = OrderPage, derive(Debug, Clone)),
     freq = "500 r/s",
     consistency = "read-your-writes"
+)]
+#[access(
+    name = "add_item",
+    operation = "Add item to cart",
+    filter(_id),
+    update(push(items), inc(total_cents)),
+    freq = "50 w/s",
+    consistency = "strong (same doc)"
+)]
+#[access(
+    name = "set_status",
+    operation = "Move an order along",
+    filter(_id),
+    update(set(status)),
+    freq = "5 w/s",
+    consistency = "strong (same doc)"
 )]
 #[access(
     name = "orders_of_customer",
@@ -131,6 +174,7 @@ pub struct Product {
     filter(user_id),
     sort(created_at = -1),
     fields(_id, status, total_cents),
+    view(name = OrderLine, derive(Debug, Clone)),
     freq = "50 r/s",
     consistency = "read-your-writes"
 )]
@@ -219,9 +263,10 @@ pub enum Payment {
     CashOnDelivery,
 }
 
-/// The product page's cache: one JSON copy of a product, for five minutes.
+/// The product page's cache: one JSON copy of a product page, for five minutes; the
+/// `product_page` row reads through it and the `reprice` row deletes it.
 #[derive(Debug, Clone, PartialEq, KeyFamily)]
-#[key(pattern = "cache:product:{sku}", kind = string, value = Product, ttl = "300s", note = "invalidate on product write")]
+#[key(pattern = "cache:product:{sku}", kind = string, value = ProductPage, ttl = "300s", note = "invalidate on product write")]
 pub struct ProductCache {
     /// The product's SKU.
     pub sku: String,

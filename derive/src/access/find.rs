@@ -32,7 +32,8 @@ pub(crate) fn param_name(path: &str, taken: &mut Vec<String>) -> syn::Ident {
     format_ident!("{}", name)
 }
 
-/// The type a stored path's value is written from: a top-level field by its own type,
+/// The type a stored path's value is written from: a top-level field by its own type
+/// (an array field by its element's),
 /// a nested path by the type its last segment declares (through `HasField`), `_id` by
 /// the model's id type. Only where the stored form is not the type's own `Serialize`
 /// (a `serialize_with`, a field that cannot be named) is it `Bson`. Whatever the type,
@@ -42,6 +43,11 @@ pub(crate) fn param_type(c: &Container, path: &str) -> TokenStream {
     let resolved = paths::resolve(c, path, Span::call_site()).ok();
     let generic = c.generics.type_params().next().is_some();
     match &resolved {
+        // Equality on an array field matches the documents holding that element (the
+        // multikey index is on the elements), so the parameter is one element.
+        Some(r) if r.rest.is_empty() && r.array && r.field.is_some_and(|f| f.serde.with.is_none()) => {
+            r.element.as_ref().map(|t| quote!(#t))
+        }
         Some(r) if r.rest.is_empty() => match r.field {
             Some(f) if f.serde.with.is_none() && f.recv.bson_type.is_none() => {
                 let ty = &f.recv.ty;
