@@ -1,11 +1,37 @@
 //! Models shared by the benchmarks: the patterns-en user, stored at v1 (`name`) and at
 //! v2 (`full_name`), so that decoding either measures only docshape's upgrade path; a
-//! paginated feed (sorted by date, and by `_id` alone), a day bucket, and two Redis key
+//! paginated feed (sorted by date, and by `_id` alone) with a projected finder, a cart
+//! with a bounded write row, a day bucket, and two Redis key
 //! families.
 
 use bson::{doc, oid::ObjectId, DateTime, Document};
 use docshape::{Embedded, Model};
 use serde::{Deserialize, Serialize};
+
+/// A cart whose lines are bounded: the write row pushes under the bound.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(collection = "carts")]
+#[access(name = "add_line", operation = "Add item to cart", filter(_id), update(push(lines), inc(total)))]
+pub struct Cart {
+    /// Its id.
+    #[serde(rename = "_id")]
+    pub id: String,
+    /// The lines, at most 100.
+    #[embed(max = 100, reason = "a cart holds few lines, read and written with it")]
+    pub lines: Vec<CartLine>,
+    /// The total, in cents.
+    pub total: i64,
+}
+
+/// One line of a [`Cart`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Embedded)]
+pub struct CartLine {
+    /// The product.
+    #[validate(max_length = 32)]
+    pub sku: String,
+    /// How many.
+    pub qty: i32,
+}
 
 /// The current (v2) user.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
@@ -75,6 +101,7 @@ pub fn stored_user() -> (Document, Document) {
 #[model(collection = "posts")]
 #[index(keys(author_id, created_at = -1, _id = -1))]
 #[access(name = "posts_by_author", filter(author_id), sort(created_at = -1), paginate)]
+#[access(name = "recent_titles", filter(author_id), sort(created_at = -1), fields(title, created_at))]
 pub struct Post {
     /// Its id.
     #[serde(rename = "_id")]

@@ -19,7 +19,7 @@ use std::time::Instant;
 use bson::{doc, oid::ObjectId, DateTime, Document};
 use docshape::paginate::CursorKey;
 use docshape::{testkit, versioning, Model};
-use docshape_benches::{Post, PostById, Reading, SensorDay, User, UserV1};
+use docshape_benches::{Cart, CartLine, Post, PostById, Reading, SensorDay, User, UserV1};
 use futures_util::TryStreamExt;
 use mongodb::options::Hint;
 use mongodb::Database;
@@ -210,6 +210,43 @@ async fn hand_append(db: &Database, series: &str, r: &Reading) -> mongodb::error
 }
 
 /// A hand-written read of a user stored at any version: v1 has no version field.
+/// The finder's query by hand: the same filter, sort, projection and limit.
+async fn hand_recent_titles(db: &Database, author: &str) -> mongodb::error::Result<Vec<(String, DateTime)>> {
+    #[derive(serde::Deserialize)]
+    struct Title {
+        title: String,
+        created_at: DateTime,
+    }
+    let found: Vec<Title> = db
+        .collection::<Title>(Post::COLLECTION)
+        .find(doc! { "author_id": author })
+        .sort(doc! { "created_at": -1 })
+        .projection(doc! { "title": 1, "created_at": 1, "_id": 0 })
+        .limit(20)
+        .await?
+        .try_collect()
+        .await?;
+    Ok(found.into_iter().map(|t| (t.title, t.created_at)).collect())
+}
+
+/// The bounded push by hand: the guard in the filter, one update.
+async fn hand_add_line(db: &Database, cart: &str, line: &CartLine) -> Result<(), String> {
+    let line = bson::to_bson(line).map_err(|e| e.to_string())?;
+    let done = db
+        .collection::<Document>(Cart::COLLECTION)
+        .update_one(
+            doc! { "_id": cart, "lines.99": { "$exists": false } },
+            doc! { "$push": { "lines": line }, "$inc": { "total": 1_i64 } },
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+    if done.matched_count == 1 {
+        Ok(())
+    } else {
+        Err(format!("cart {cart} is full or missing"))
+    }
+}
+
 async fn hand_versioned_read(
     db: &Database,
     id: ObjectId,
@@ -294,10 +331,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "page fetch, `_id` sort",
         "bucket append",
         "versioned read (v1 document)",
+        "finder, first 20 projected",
+        "bounded push (write row)",
     ];
     let mut rows: Vec<Row> = names.iter().map(|_| Row::default()).collect();
     let mut serial = 1000;
     for round in 0..plan.rounds {
+        // A fresh cart a side every round, so neither fills up.
+        let carts = [format!("cart_ds_{round}"), format!("cart_hw_{round}")];
+        for cart in &carts {
+            Cart::collection(db).insert_one(Cart { id: cart.clone(), lines: Vec::new(), total: 0 }).await?;
+        }
         for pair in 0..plan.pairs.max(plan.page_pairs) {
             // Alternate which side goes first, so neither always finds a warmer cache.
             let docshape_first = pair % 2 == 0;
@@ -406,6 +450,37 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                         let found = found?.expect("a stored v1 user");
                         assert_eq!((found.id, found.schema_version), (id, 2));
                         rows[5].record(side, us, n);
+
+                        let (titles, us, n) = if side {
+                            b.call(async {
+                                Post::recent_titles("u_42")
+                                    .first(20, db)
+                                    .await
+                                    .map(|v| v.into_iter().map(|t| (t.title, t.created_at)).collect::<Vec<_>>())
+                                    .map_err(|e| e.to_string())
+                            })
+                            .await
+                        } else {
+                            b.call(async { hand_recent_titles(db, "u_42").await.map_err(|e| e.to_string()) }).await
+                        };
+                        assert_eq!(titles?.len(), 20);
+                        rows[6].record(side, us, n);
+
+                        let line = CartLine { sku: format!("S-{pair}"), qty: 1 };
+                        let (r, us, n) = if side {
+                            b.call(async {
+                                Cart::add_line(carts[0].clone(), line, 1_i64)
+                                    .run(db)
+                                    .await
+                                    .map(|_| ())
+                                    .map_err(|e| e.to_string())
+                            })
+                            .await
+                        } else {
+                            b.call(hand_add_line(db, &carts[1], &line)).await
+                        };
+                        r?;
+                        rows[7].record(side, us, n);
                     }
                     if pair < plan.page_pairs {
                         let (page, us, n) = if side {
@@ -437,6 +512,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         for (i, row) in rows.iter_mut().enumerate() {
             row.end_round(if i == 2 { plan.page_pairs } else { plan.pairs });
         }
+    }
+    // Both sides read the same titles, and pushed the same lines.
+    assert_eq!(
+        Post::recent_titles("u_42").first(20, db).await?.into_iter().map(|t| (t.title, t.created_at)).collect::<Vec<_>>(),
+        hand_recent_titles(db, "u_42").await?
+    );
+    let carts: Vec<Cart> = Cart::collection(db).find(doc! {}).sort(doc! { "_id": 1 }).await?.try_collect().await?;
+    for pair in carts.chunks(2) {
+        assert_eq!(pair[0].lines, pair[1].lines, "{} and {}", pair[0].id, pair[1].id);
     }
     // Both sides read the same pages.
     let ds_page = Post::posts_by_author("u_42").signed_with(&key).after(&ds_date_cursor).fetch(db).await?;
