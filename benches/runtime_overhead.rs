@@ -456,12 +456,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                                 Post::recent_titles("u_42")
                                     .first(20, db)
                                     .await
-                                    .map(|v| v.into_iter().map(|t| (t.title, t.created_at)).collect::<Vec<_>>())
+                                    .map(|v| {
+                                        v.into_iter().map(|t| (t.title, t.created_at)).collect::<Vec<_>>()
+                                    })
                                     .map_err(|e| e.to_string())
                             })
                             .await
                         } else {
-                            b.call(async { hand_recent_titles(db, "u_42").await.map_err(|e| e.to_string()) }).await
+                            b.call(async { hand_recent_titles(db, "u_42").await.map_err(|e| e.to_string()) })
+                                .await
                         };
                         assert_eq!(titles?.len(), 20);
                         rows[6].record(side, us, n);
@@ -515,10 +518,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     // Both sides read the same titles, and pushed the same lines.
     assert_eq!(
-        Post::recent_titles("u_42").first(20, db).await?.into_iter().map(|t| (t.title, t.created_at)).collect::<Vec<_>>(),
+        Post::recent_titles("u_42")
+            .first(20, db)
+            .await?
+            .into_iter()
+            .map(|t| (t.title, t.created_at))
+            .collect::<Vec<_>>(),
         hand_recent_titles(db, "u_42").await?
     );
-    let carts: Vec<Cart> = Cart::collection(db).find(doc! {}).sort(doc! { "_id": 1 }).await?.try_collect().await?;
+    let carts: Vec<Cart> =
+        Cart::collection(db).find(doc! {}).sort(doc! { "_id": 1 }).await?.try_collect().await?;
     for pair in carts.chunks(2) {
         assert_eq!(pair[0].lines, pair[1].lines, "{} and {}", pair[0].id, pair[1].id);
     }
