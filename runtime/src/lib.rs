@@ -79,6 +79,48 @@
 //! not parse, a constraint on a type it cannot apply to) are compile errors under the
 //! offending tokens, and every bad attribute is reported at once.
 //!
+//! ## The access-pattern table is the API
+//!
+//! Each `#[access(...)]` row is a row of the seed's access-pattern table, checked at
+//! compile time to be served by an index, and a generated method named after it: a
+//! typed finder for a read row ([`access::Find`]: `.one`, `.first(n)`, `.stream`,
+//! `.count`, `.all`), a keyset paginator for a `paginate` row ([`paginate`]), a typed
+//! single-command update for an `update(...)` row ([`access::Update`]), and a read
+//! through Redis for a `cache = Family` row ([`keys::CachedFind`]). Each call sends
+//! one command with exactly the row's filter and sort, every value under `$eq` (or a
+//! comparison operator, for a range), and `fields(...)` is the projection: the finder
+//! returns a generated view holding exactly those fields.
+//!
+//! ```no_run
+//! use docshape::Model;
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Serialize, Deserialize, Model)]
+//! #[model(collection = "orders")]
+//! #[index(keys(customer_id, created_at = -1))]
+//! #[access(name = "load_order", filter(_id), fields(status, lines))]
+//! #[access(name = "orders_of_customer", filter(customer_id), sort(created_at = -1))]
+//! #[access(name = "add_line", filter(_id), update(push(lines)))]
+//! struct Order {
+//!     #[serde(rename = "_id")]
+//!     id: String,
+//!     customer_id: String,
+//!     created_at: docshape::bson::DateTime,
+//!     status: String,
+//!     #[embed(max = 50, reason = "a few lines, read with the order")]
+//!     lines: Vec<String>,
+//! }
+//!
+//! # async fn run(db: &docshape::mongodb::Database) -> Result<(), Box<dyn std::error::Error>> {
+//! let page: Option<LoadOrderView> = Order::load_order("o1").one(db).await?;
+//! let latest: Vec<Order> = Order::orders_of_customer("c1").first(10, db).await?;
+//! Order::add_line("o1", "A-1").run(db).await?; // UpdateError::Full at 50 lines
+//! # Ok(()) }
+//! ```
+//!
+//! [`Model::collection`] is the escape hatch: the driver's typed collection, for
+//! inserts and for anything the table does not declare (and so does not check).
+//!
 //! ## Embed, reference, copy
 //!
 //! Every relation is a stated decision ([`relation`]): a sub-document or a bounded
