@@ -61,7 +61,7 @@ pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> (Expansion, TokenStream) 
     let c = &cx.container;
     let versioned = cx.model.as_ref().is_some_and(|m| m.version.is_some());
     let (outer, finders) = find::expand(c, &parsed.patterns, versioned);
-    let writes = write::expand(c, &parsed.patterns);
+    let writes = write::expand(c, &parsed.patterns, versioned);
     let nested = &parsed.nested;
     let items = quote!(#nested #finders #writes);
     (Expansion { model: quote!(#patterns #shard), items, ..Expansion::default() }, outer)

@@ -83,3 +83,65 @@ async fn eight_concurrent_writers_never_pass_the_bound() {
     assert_eq!(stored.lines.len(), 5);
     assert_eq!(stored.total_cents, 100 + 5);
 }
+
+/// A versioned model's write row writes the current shape only.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, Model)]
+#[model(collection = "access_versioned", version = 2, migrate(v1 = ListV1))]
+#[access(name = "add_entry", filter(_id), update(push(entries)))]
+pub struct List {
+    #[serde(rename = "_id")]
+    pub id: String,
+    pub title: String,
+    #[embed(max = 3, reason = "a short list")]
+    pub entries: Vec<String>,
+    #[schema_version]
+    pub schema_version: i32,
+}
+
+/// Version 1 called the title `name`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, docshape::Embedded)]
+pub struct ListV1 {
+    #[serde(rename = "_id")]
+    pub id: String,
+    pub name: String,
+    #[validate(max_items = 3)]
+    pub entries: Vec<String>,
+}
+
+impl From<ListV1> for List {
+    fn from(v1: ListV1) -> Self {
+        List { id: v1.id, title: v1.name, entries: v1.entries, schema_version: 2 }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_row_leaves_an_older_version_alone_and_says_so() {
+    let db = testkit::database("access_write_versioned").await.unwrap();
+    docshape::sync::<List>(&db).await.unwrap();
+    let raw = db.collection::<bson::Document>(List::COLLECTION);
+    raw.insert_one(doc! { "_id": "old", "name": "v1 list", "entries": [] }).await.unwrap();
+    raw.insert_one(doc! { "_id": "new", "title": "v2 list", "entries": [], "schema_version": 2 })
+        .await
+        .unwrap();
+    match List::add_entry("old", "x").run(&db).await {
+        Err(UpdateError::OldVersion { stored, current: 2, .. }) => assert_eq!(*stored, bson::Bson::Null),
+        other => panic!("expected OldVersion, got {other:?}"),
+    }
+    let old = raw.find_one(doc! { "_id": "old" }).await.unwrap().unwrap();
+    assert_eq!(old.get_array("entries").unwrap().len(), 0, "the old document is untouched");
+    List::add_entry("new", "x").run(&db).await.unwrap();
+    let new = raw.find_one(doc! { "_id": "new" }).await.unwrap().unwrap();
+    assert_eq!(new.get_array("entries").unwrap().len(), 1);
+    // After a versioned write upgrades it, the write row goes through.
+    docshape::versioning::update_one::<List>(
+        &db,
+        "old",
+        doc! { "$set": { "title": "upgraded" } },
+        Default::default(),
+    )
+    .await
+    .unwrap();
+    List::add_entry("old", "y").run(&db).await.unwrap();
+    let read = List::collection(&db).find_one(doc! { "_id": "old" }).await.unwrap().unwrap();
+    assert_eq!((read.title.as_str(), read.entries.as_slice()), ("upgraded", &["y".to_owned()][..]));
+}

@@ -201,7 +201,7 @@ fn is_spelt_non_number(ty: &str) -> bool {
 }
 
 /// The method of every write row.
-pub(crate) fn expand(c: &Container, patterns: &[Access]) -> TokenStream {
+pub(crate) fn expand(c: &Container, patterns: &[Access], versioned: bool) -> TokenStream {
     let mut methods = Vec::new();
     let model = &c.ident;
     // The families that cache this model's reads: each write deletes the written
@@ -246,6 +246,15 @@ pub(crate) fn expand(c: &Container, patterns: &[Access]) -> TokenStream {
                 }
             });
         }
+        // A versioned model's write row writes the current shape: only current documents.
+        let version = versioned.then(|| {
+            quote! {
+                let __update = __update.versioned(
+                    <Self as __ds::Versioned>::VERSION_FIELD,
+                    <Self as __ds::Versioned>::VERSION,
+                );
+            }
+        });
         let method = format_ident!("{}", a.name);
         let what: Vec<String> = w.ops.iter().map(|(op, p, _)| format!("{} `{p}`", op.word())).collect();
         let doc = format!(
@@ -289,6 +298,7 @@ pub(crate) fn expand(c: &Container, patterns: &[Access]) -> TokenStream {
                     ::core::result::Result::<__ds::UpdateBuilder, __ds::BsonSerError>::Ok(__u)
                 })();
                 let __update = __ds::Update::new(&<Self as __ds::Model>::ACCESS_PATTERNS[#i], __filter, __update);
+                #version
                 #wrap
             }
         });

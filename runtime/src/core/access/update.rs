@@ -59,6 +59,19 @@ pub enum UpdateError {
         /// The access pattern.
         pattern: &'static str,
     },
+    /// The document is stored at an older schema version: a write row writes the
+    /// current shape only, so it leaves the document alone. Upgrade it first (a
+    /// versioned write such as `versioning::update_one`, or the backfill).
+    OldVersion {
+        /// The collection.
+        collection: &'static str,
+        /// The document's `_id`.
+        id: Box<Bson>,
+        /// Its stored version field, as stored (missing: `Null`).
+        stored: Box<Bson>,
+        /// The current version.
+        current: i64,
+    },
     /// The filter or update could not be built, or the server refused it.
     Find(FindError),
     /// The document was updated, but refreshing what is derived from it failed
@@ -79,6 +92,10 @@ impl std::fmt::Display for UpdateError {
             Self::Changed { collection, pattern } => write!(
                 f,
                 "{collection}: `{pattern}` matched nothing, then the document changed; nothing was written, run it again"
+            ),
+            Self::OldVersion { collection, id, stored, current } => write!(
+                f,
+                "{collection}: document {id} is at schema version {stored}, not {current}; nothing was written: upgrade it first (versioning::update_one, or the backfill)"
             ),
             Self::Find(e) => write!(f, "{e}"),
             Self::AfterWrite(e) => write!(f, "the update was written, but its copies were not refreshed: {e}"),
@@ -169,6 +186,9 @@ pub struct Update<T> {
     pattern: &'static AccessPattern,
     filter: Result<Document, bson::ser::Error>,
     update: Result<UpdateBuilder, bson::ser::Error>,
+    /// A versioned model's version field and current version: only current documents
+    /// are written.
+    version: Option<(&'static str, i64)>,
     _model: std::marker::PhantomData<fn() -> T>,
 }
 
@@ -196,7 +216,14 @@ impl<T: Model> Update<T> {
         filter: Result<Document, bson::ser::Error>,
         update: Result<UpdateBuilder, bson::ser::Error>,
     ) -> Self {
-        Self { pattern, filter, update, _model: std::marker::PhantomData }
+        Self { pattern, filter, update, version: None, _model: std::marker::PhantomData }
+    }
+
+    /// Writes only documents whose `field` holds `current` (a versioned model's version
+    /// field). Generated code calls this for versioned models.
+    pub fn versioned(mut self, field: &'static str, current: i64) -> Self {
+        self.version = Some((field, current));
+        self
     }
 
     /// The `findAndModify` filter and update as sent: the row's filter, plus each
@@ -207,6 +234,9 @@ impl<T: Model> Update<T> {
         for b in &update.bounds {
             // The array's element N-1 exists exactly when it holds N or more items.
             filter.insert(format!("{}.{}", b.field, b.max.saturating_sub(1)), doc! { "$exists": false });
+        }
+        if let Some((field, current)) = self.version {
+            filter.insert(field, doc! { "$eq": current });
         }
         Ok((filter, update.update.clone()))
     }
@@ -229,43 +259,62 @@ impl<T: Model> Update<T> {
         Ok(Updated { id })
     }
 
-    /// Nothing matched: is it the row's own filter, or a bound?
+    /// Nothing matched: is it the row's own filter, an older version, or a bound?
     async fn why_not(&self, db: &Database) -> UpdateError {
         let not_found = UpdateError::NotFound { collection: T::COLLECTION, pattern: self.pattern.name };
         let Ok(update) = &self.update else { return not_found };
-        if update.bounds.is_empty() {
+        if update.bounds.is_empty() && self.version.is_none() {
             return not_found;
         }
         let Ok(filter) = self.filter.clone() else { return not_found };
         let collection = db.collection::<Document>(T::COLLECTION);
         let mut projection = doc! { "_id": 1 };
+        if let Some((field, _)) = self.version {
+            projection.insert(field, 1);
+        }
         for b in &update.bounds {
             projection.insert(b.field, doc! { "$size": { "$ifNull": [format!("${}", b.field), []] } });
         }
-        match collection.find_one(filter).projection(projection).await {
-            Ok(Some(doc)) => {
-                let id = doc.get("_id").cloned().unwrap_or(Bson::Null);
-                for b in &update.bounds {
-                    let held = match doc.get(b.field) {
-                        Some(Bson::Int32(n)) => u64::try_from(*n).unwrap_or(0),
-                        Some(Bson::Int64(n)) => u64::try_from(*n).unwrap_or(0),
-                        _ => 0,
-                    };
-                    if held >= b.max {
-                        return UpdateError::Full {
-                            collection: T::COLLECTION,
-                            id: Box::new(id),
-                            field: b.field,
-                            max: b.max,
-                        };
-                    }
-                }
-                // It matches now and is not full: a concurrent writer changed it between
-                // the two commands.
-                UpdateError::Changed { collection: T::COLLECTION, pattern: self.pattern.name }
+        let doc = match collection.find_one(filter).projection(projection).await {
+            Ok(Some(doc)) => doc,
+            Ok(None) => return not_found,
+            Err(e) => return e.into(),
+        };
+        let id = doc.get("_id").cloned().unwrap_or(Bson::Null);
+        if let Some((field, current)) = self.version {
+            let stored = doc.get(field).cloned().unwrap_or(Bson::Null);
+            let is_current = match &stored {
+                Bson::Int32(v) => i64::from(*v) == current,
+                Bson::Int64(v) => *v == current,
+                Bson::Double(v) => *v == current as f64,
+                _ => false,
+            };
+            if !is_current {
+                return UpdateError::OldVersion {
+                    collection: T::COLLECTION,
+                    id: Box::new(id),
+                    stored: Box::new(stored),
+                    current,
+                };
             }
-            Ok(None) => not_found,
-            Err(e) => e.into(),
         }
+        for b in &update.bounds {
+            let held = match doc.get(b.field) {
+                Some(Bson::Int32(n)) => u64::try_from(*n).unwrap_or(0),
+                Some(Bson::Int64(n)) => u64::try_from(*n).unwrap_or(0),
+                _ => 0,
+            };
+            if held >= b.max {
+                return UpdateError::Full {
+                    collection: T::COLLECTION,
+                    id: Box::new(id),
+                    field: b.field,
+                    max: b.max,
+                };
+            }
+        }
+        // It matches now, is current and has room: a concurrent writer changed it
+        // between the two commands.
+        UpdateError::Changed { collection: T::COLLECTION, pattern: self.pattern.name }
     }
 }
