@@ -88,6 +88,7 @@ async fn eight_concurrent_writers_never_pass_the_bound() {
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, Model)]
 #[model(collection = "access_versioned", version = 2, migrate(v1 = ListV1))]
 #[access(name = "add_entry", filter(_id), update(push(entries)))]
+#[access(name = "list_title", filter(_id), fields(title))]
 pub struct List {
     #[serde(rename = "_id")]
     pub id: String,
@@ -123,6 +124,9 @@ async fn a_write_row_leaves_an_older_version_alone_and_says_so() {
     raw.insert_one(doc! { "_id": "new", "title": "v2 list", "entries": [], "schema_version": 2 })
         .await
         .unwrap();
+    // A view of a versioned model reads the whole document and upgrades it first.
+    assert_eq!(List::list_title("old").one(&db).await.unwrap().unwrap().title, "v1 list");
+    assert_eq!(List::list_title("new").one(&db).await.unwrap().unwrap().title, "v2 list");
     match List::add_entry("old", "x").run(&db).await {
         Err(UpdateError::OldVersion { stored, current: 2, .. }) => assert_eq!(*stored, bson::Bson::Null),
         other => panic!("expected OldVersion, got {other:?}"),
