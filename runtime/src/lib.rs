@@ -286,7 +286,7 @@ pub mod outlier {
 /// What generated code calls. Not part of the public API: it may change in any release.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::core::access::AccessPattern;
+    pub use crate::core::access::{AccessPattern, Consistency, DocsPerCall, Load, Rate, RateKind};
     pub use crate::core::copy::{CopySpec, Refresh};
     pub use crate::core::index::{Index, IndexKey};
     pub use crate::core::model::eq as eq_filter;
@@ -316,7 +316,7 @@ pub mod __private {
     pub use crate::patterns::outlier as ol;
     pub use crate::patterns::outlier::overflow_collection_spec;
     pub use crate::patterns::outlier::{OutlierError, OutlierSpec, Outliers, Pushed};
-    pub use crate::patterns::paginate::Paginator;
+    pub use crate::patterns::paginate::{Paginator, DEFAULT_PAGE_SIZE};
     pub use crate::patterns::relation::checks::{
         assert_copy_type, assert_model, assert_reference_id, assert_via, CopyType, ReferenceId, ViaSource,
     };

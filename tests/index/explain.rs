@@ -22,9 +22,23 @@ async fn the_seed_posts_pattern_uses_its_index() {
 #[test]
 fn the_access_table_is_the_seed_format() {
     let table = Post::access_table();
-    let expected = "| # | Operation | Fields needed | Freq | Consistency | Index |\n\
-                    |---|---|---|---|---|---|\n\
-                    | 1 | Posts by user, newest first | title, author_name, created_at | 500 r/s | eventual ok | posts: `author_id_1_created_at_-1` |\n";
+    let expected = "| # | Operation | Fields needed | Freq | Consistency | Index | Docs/call | Bytes/call | Docs/s | Bytes/s |\n\
+                    |---|---|---|---|---|---|---|---|---|---|\n\
+                    | 1 | Posts by user, newest first | title, author_name, created_at | 500 r/s | eventual ok | posts: `author_id_1_created_at_-1` \
+                    | unbounded | unbounded | unbounded | unbounded |\n\
+                    \n\
+                    Load per collection, at the declared freq (rows without a freq count nothing):\n\
+                    \n\
+                    | Collection | Docs/s | Bytes/s |\n\
+                    |---|---|---|\n\
+                    | posts | unbounded (row 1) | unbounded (row 1) |\n\
+                    \n\
+                    Unbounded:\n\
+                    \n\
+                    - row 1, documents: `posts_by_author` filters on neither `_id` nor every key of a unique index \
+                    and is not paginated; nothing bounds how many documents one call reads\n\
+                    - row 1, bytes: a `posts` document's size is not bounded (`Post._id` is a String with no \
+                    `#[validate(max_length = N)]`, so its size has no bound), beyond the server's 16 MiB per document\n";
     assert_eq!(table, expected);
 }
 
