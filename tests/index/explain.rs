@@ -27,7 +27,8 @@ fn the_access_table_is_the_seed_format() {
                     | 1 | Posts by user, newest first | title, author_name, created_at | 500 r/s | eventual ok | posts: `author_id_1_created_at_-1` \
                     | unbounded | unbounded | unbounded | unbounded |\n\
                     \n\
-                    Load per collection, at the declared freq (rows without a freq count nothing):\n\
+                    Docs/call and Bytes/call are the most one call reads; Docs/s and Bytes/s are those at \
+                    the declared freq (`-`: no freq). Per collection:\n\
                     \n\
                     | Collection | Docs/s | Bytes/s |\n\
                     |---|---|---|\n\
@@ -35,10 +36,12 @@ fn the_access_table_is_the_seed_format() {
                     \n\
                     Unbounded:\n\
                     \n\
-                    - row 1, documents: `posts_by_author` filters on neither `_id` nor every key of a unique index \
-                    and is not paginated; nothing bounds how many documents one call reads\n\
-                    - row 1, bytes: a `posts` document's size is not bounded (`Post._id` is a String with no \
-                    `#[validate(max_length = N)]`, so its size has no bound), beyond the server's 16 MiB per document\n";
+                    - row 1 (`posts_by_author`), documents: neither `_id` nor a unique index bounds its \
+                    equality filter (one bounds it when the filter names every key, the index is neither sparse nor \
+                    partial, and compares as the query does), and it is not paginated, so nothing bounds how many documents one call reads\n\
+                    - row 1, bytes: a document of `posts` has no size bound (`Post._id` is a String with no \
+                    `#[validate(max_length = N)]`, so its size has no bound); the server's 16 MiB per document is \
+                    the only limit\n";
     assert_eq!(table, expected);
 }
 

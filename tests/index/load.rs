@@ -84,6 +84,19 @@ fn the_table_shows_the_estimate_and_explains_what_is_unbounded() {
         table.contains("| 6 | no_freq |  |  |  | tickets: `_id_` | 1 | ") && table.contains(" | - | - |\n"),
         "{table}"
     );
-    assert!(table.contains("| tickets | unbounded (rows 3, 5); the others "), "{table}");
-    assert!(table.contains("- row 5, documents: `sales_since` filters on neither `_id` nor every key of a unique index and is not paginated"), "{table}");
+    // 500 + 0.5 + 21 × 0.5 calls' documents per second from rows 1, 2 and 4.
+    let total = format!(
+        "| tickets | unbounded (rows 3, 5); the others 511 | unbounded (rows 3, 5); the others {} |\n",
+        kib(511.0 * size as f64)
+    );
+    assert!(table.contains(&total), "{table}\nwants {total}");
+    assert!(
+        table.contains(
+            "- row 5 (`sales_since`), documents: neither `_id` nor a unique index bounds its equality filter (one bounds it when the filter names \
+             every key, the index is neither sparse nor partial, and compares as the query does), and it is not paginated, so nothing bounds how many documents one call reads\n"
+        ),
+        "{table}"
+    );
+    assert!(table.contains("- row 3 (`by_code`), documents:"), "{table}");
+    assert!(!table.contains("bytes:"), "every document is bounded: {table}");
 }

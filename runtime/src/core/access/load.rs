@@ -102,8 +102,6 @@ pub(crate) fn count(n: f64) -> String {
             out.push(c);
         }
         out
-    } else if n >= 10.0 || n.fract() == 0.0 {
-        format!("{}", n.round() as u64)
     } else {
         let text = format!("{n:.2}");
         text.trim_end_matches('0').trim_end_matches('.').to_owned()
@@ -156,6 +154,8 @@ mod tests {
         assert_eq!(count(500.0), "500");
         assert_eq!(count(0.5), "0.5");
         assert_eq!(count(1.0 / 3.0), "0.33");
+        assert_eq!(count(10.5), "10.5");
+        assert_eq!(count(511.0), "511");
         assert_eq!(count(12_500.0), "12,500");
         assert_eq!(count(1_234_567.0), "1,234,567");
         assert_eq!(bytes(312.0), "312 B");

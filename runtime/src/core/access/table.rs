@@ -109,6 +109,8 @@ pub fn access_tables(collections: &[(&str, &[AccessPattern])]) -> String {
     let mut n = 0;
     let mut totals = Vec::new();
     let mut notes = Vec::new();
+    // Why documents' sizes are unbounded, with the rows each reason concerns.
+    let mut sizes: Vec<(&str, Vec<usize>)> = Vec::new();
     for (collection, patterns) in collections {
         let mut total = Total::default();
         for p in *patterns {
@@ -141,27 +143,38 @@ pub fn access_tables(collections: &[(&str, &[AccessPattern])]) -> String {
             );
             total.add(n, l);
             if l.docs_per_call == DocsPerCall::Unbounded {
+                let filter = if p.range.is_empty() && p.filter.is_empty() {
+                    "it has no filter"
+                } else {
+                    "neither `_id` nor a unique index bounds its equality filter (one bounds it when the filter \
+                     names every key, the index is neither sparse nor partial, and compares as the query does)"
+                };
                 notes.push(format!(
-                    "- row {n}, documents: `{}` {}; nothing bounds how many documents one call reads",
-                    p.name,
-                    if p.range.is_empty() && p.filter.is_empty() {
-                        "has no filter"
-                    } else {
-                        "filters on neither `_id` nor every key of a unique index and is not paginated"
-                    }
+                    "- row {n} (`{}`), documents: {filter}, and it is not paginated, so nothing bounds how many documents one call reads",
+                    p.name
                 ));
             }
             if l.doc_bytes.is_none() {
                 let why = if l.doc_unsized.is_empty() { "its type has no size bound" } else { l.doc_unsized };
-                notes.push(format!(
-                    "- row {n}, bytes: a `{collection}` document's size is not bounded ({}), beyond the server's 16 MiB per document",
-                    cell(why)
-                ));
+                match sizes.iter_mut().find(|(w, _)| *w == why) {
+                    Some((_, rows)) => rows.push(n),
+                    None => sizes.push((why, vec![n])),
+                }
             }
+        }
+        for (why, rows) in sizes.drain(..) {
+            notes.push(format!(
+                "- {}, bytes: a document of `{collection}` has no size bound ({}); the server's 16 MiB per document is the only limit",
+                rows_text(&rows),
+                cell(why)
+            ));
         }
         totals.push((*collection, total));
     }
-    out.push_str("\nLoad per collection, at the declared freq (rows without a freq count nothing):\n\n");
+    out.push_str(
+        "\nDocs/call and Bytes/call are the most one call reads; Docs/s and Bytes/s are those at \
+         the declared freq (`-`: no freq). Per collection:\n\n",
+    );
     out.push_str("| Collection | Docs/s | Bytes/s |\n|---|---|---|\n");
     for (collection, total) in &totals {
         let _ = writeln!(
@@ -214,14 +227,19 @@ impl Total {
         if unbounded.is_empty() {
             return show(sum);
         }
-        let rows: Vec<String> = unbounded.iter().map(ToString::to_string).collect();
-        let which = format!("{} {}", if rows.len() == 1 { "row" } else { "rows" }, rows.join(", "));
+        let which = rows_text(unbounded);
         if unbounded.len() == self.rated {
             format!("unbounded ({which})")
         } else {
             format!("unbounded ({which}); the others {}", show(sum))
         }
     }
+}
+
+/// `row 3` or `rows 2, 4`.
+fn rows_text(rows: &[usize]) -> String {
+    let numbers: Vec<String> = rows.iter().map(ToString::to_string).collect();
+    format!("{} {}", if rows.len() == 1 { "row" } else { "rows" }, numbers.join(", "))
 }
 
 fn cell(text: &str) -> String {
