@@ -77,7 +77,12 @@ fn read(text: &str) -> Result<Consistency, String> {
     if let Some(inner) = staleness.and_then(|rest| rest.strip_suffix(')')) {
         return staleness_seconds(inner, text).map(|s| Consistency::Eventual(Some(s)));
     }
-    let hint = did_you_mean(text.trim(), WORDS).map(|w| format!("; did you mean `{w}`?")).unwrap_or_default();
+    // The whole text, or else its first word ("eventualy consistent"), may be a misspelling.
+    let first = text.split_whitespace().next().unwrap_or_default();
+    let hint = did_you_mean(text.trim(), WORDS)
+        .or_else(|| did_you_mean(first, WORDS))
+        .map(|w| format!("; did you mean `{w}`?"))
+        .unwrap_or_default();
     Err(format!(
         "unknown consistency `{text}`: docshape's consistency words are {}, each mapped to the read preference and read concern its queries send{hint}",
         vocabulary()
@@ -169,6 +174,8 @@ mod tests {
         assert!(e.contains("`read-your-writes`"), "{e}");
         let e = read("stong").unwrap_err();
         assert!(e.contains("did you mean `strong`?"), "{e}");
+        let e = read("eventualy consistent").unwrap_err();
+        assert!(e.contains("did you mean `eventual`?"), "{e}");
         let e = read("linearizable").unwrap_err();
         assert!(!e.contains("did you mean"), "{e}");
         assert!(read("").unwrap_err().contains("is empty"));
