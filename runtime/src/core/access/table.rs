@@ -169,7 +169,9 @@ pub fn access_tables(collections: &[(&str, &[AccessPattern])]) -> String {
                 cell(why)
             ));
         }
-        totals.push((*collection, total));
+        if !patterns.is_empty() {
+            totals.push((*collection, total));
+        }
     }
     out.push_str(
         "\nDocs/call and Bytes/call are the most one call reads; Docs/s and Bytes/s are those at \
@@ -224,6 +226,9 @@ impl Total {
     }
 
     fn show(&self, sum: f64, unbounded: &[usize], show: fn(f64) -> String) -> String {
+        if self.rated == 0 {
+            return NO_FREQ.to_owned();
+        }
         if unbounded.is_empty() {
             return show(sum);
         }
@@ -244,4 +249,63 @@ fn rows_text(rows: &[usize]) -> String {
 
 fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::access::{Rate, RateKind};
+
+    const P: AccessPattern = AccessPattern {
+        name: "by_id",
+        operation: "Load one",
+        filter: &["_id"],
+        case_insensitive: false,
+        sort: &[],
+        range: &[],
+        fields: &[],
+        freq: "",
+        consistency: "",
+        guarantee: Consistency::Unspecified,
+        load: Load { rate: None, docs_per_call: DocsPerCall::One, doc_bytes: Some(100), doc_unsized: "" },
+        index: Some("_id_"),
+        waivers: &[],
+        paginate: false,
+    };
+
+    #[test]
+    fn totals_skip_collections_without_patterns_and_say_when_no_row_has_a_freq() {
+        let rated = AccessPattern {
+            freq: "2 w/s",
+            load: Load { rate: Some(Rate { per_second: 2.0, kind: RateKind::Write }), ..P.load },
+            ..P
+        };
+        let md = access_tables(&[("a", &[P]), ("empty", &[]), ("b", &[rated, P])]);
+        assert!(md.contains("| 1 | Load one |  |  |  | a: `_id_` | 1 | 100 B | - | - |\n"), "{md}");
+        assert!(md.contains("| 2 | Load one |  | 2 w/s |  | b: `_id_` | 1 | 100 B | 2 | 200 B |\n"), "{md}");
+        assert!(md.contains("| a | - | - |\n| b | 2 | 200 B |\n"), "{md}");
+        assert!(!md.contains("| empty |"), "{md}");
+        assert!(!md.contains("Unbounded:"), "{md}");
+    }
+
+    #[test]
+    fn unbounded_sizes_are_explained_once_per_collection_and_reason() {
+        let unsized_doc = AccessPattern {
+            load: Load { doc_bytes: None, doc_unsized: "`T.name` is a String", ..P.load },
+            ..P
+        };
+        let scan = AccessPattern {
+            name: "all",
+            filter: &[],
+            load: Load { docs_per_call: DocsPerCall::Unbounded, ..unsized_doc.load },
+            ..unsized_doc
+        };
+        let md = access_tables(&[("t", &[unsized_doc, scan])]);
+        assert!(md.contains("- row 2 (`all`), documents: it has no filter, and it is not paginated"), "{md}");
+        assert!(
+            md.contains("- rows 1, 2, bytes: a document of `t` has no size bound (`T.name` is a String)"),
+            "{md}"
+        );
+        assert_eq!(md.matches("bytes:").count(), 1, "{md}");
+    }
 }
