@@ -100,6 +100,15 @@
 //! must be served by a copy of it, or waive the `lookup` rule with a reason.
 //! `DESIGN_DECISIONS.md`, among the [`artifacts`], lists every relation.
 //!
+//! ## Access patterns: consistency and load
+//!
+//! Each `#[access(...)]` row's `consistency` is one of a closed set of words
+//! (`strong`, `strong (same doc)`, `read-your-writes`, `eventual ok`, `eventual (≤ 90s)`),
+//! each mapped to the read preference, read concern and write concern its queries carry
+//! ([`access::Consistency`]); its `freq` (`500 r/s`, `2 w/h`) becomes a load estimate,
+//! documents and bytes per call and per second ([`access::Load`]), shown in
+//! `Model::access_table()` and `ACCESS_PATTERNS.md`. Either, malformed, is a compile error.
+//!
 //! ## Redis key families
 //!
 //! Derive [`KeyFamily`] on a struct whose fields fill the placeholders of a Redis key

@@ -1,39 +1,4 @@
-//! What an access pattern's `consistency` means on the wire: the read preference, read
-//! concern and write concern its queries carry.
-//!
-//! The vocabulary is closed; `#[derive(Model)]` refuses any other word at compile time.
-//!
-//! | Words (case and spacing free) | Read preference | Read concern | Write concern | Why |
-//! |---|---|---|---|---|
-//! | `strong` | `primary` | `majority` | `majority` | a read sees only writes a majority holds, so nothing it returns is rolled back after a failover; writes are acknowledged by a majority, so the next strong read sees them |
-//! | `strong (same doc)` | `primary` | none (the server's `local`) | `majority` | one document is changed atomically by one command; a `local` read on the primary sees the latest change to it, a `majority` read could lag behind it |
-//! | `read-your-writes` | `primary` | none | none | every acknowledged write is on the primary, so a primary read sees it; with a causally consistent session it also survives a change of primary (the read carries `afterClusterTime`) |
-//! | `eventual ok`, `eventual` | `secondaryPreferred` | none | none | any member may answer, so reads spread over the secondaries; with `(≤ 90s)` a secondary further behind than that is not asked (`maxStalenessSeconds`) |
-//! | (omitted) | nothing sent | nothing sent | nothing sent | the client's, database's or collection's own settings apply (the driver's default is `primary`) |
-//!
-//! MongoDB requires `maxStalenessSeconds` of at least 90 seconds (a secondary's lag is
-//! only known to within the heartbeat and the primary's idle-write period), so a
-//! smaller staleness is a compile error.
-//!
-//! A `$readPreference` reaches the server only when the topology needs it: the driver
-//! leaves it out for a standalone server and for `primary` on a replica set. Inside a
-//! transaction the transaction's own concerns apply and the read preference must be
-//! `primary`, so run `eventual` patterns outside transactions.
-//!
-//! Read-your-writes with a session:
-//!
-//! ```no_run
-//! # use docshape::access::Consistency;
-//! # use docshape::bson::{doc, Document};
-//! # async fn run(client: docshape::mongodb::Client) -> docshape::mongodb::error::Result<()> {
-//! let coll = client.database("shop").collection::<Document>("orders");
-//! let mut session = client.start_session().causal_consistency(true).await?;
-//! coll.insert_one(doc! { "_id": "o_1" }).session(&mut session).await?;
-//! let options = Consistency::ReadYourWrites.apply_find(Default::default());
-//! // The read carries `lsid` and `readConcern.afterClusterTime`: it waits for the insert.
-//! let mut cursor = coll.find(doc! { "_id": "o_1" }).with_options(options).session(&mut session).await?;
-//! # Ok(()) }
-//! ```
+//! What an access pattern's `consistency` means on the wire (see [`Consistency`]).
 
 use std::time::Duration;
 
@@ -46,8 +11,43 @@ use mongodb::options::{
 /// The smallest staleness MongoDB accepts for `maxStalenessSeconds`.
 pub const MIN_MAX_STALENESS: Duration = Duration::from_secs(90);
 
-/// An access pattern's consistency, parsed from its `consistency = "..."` words. See the
-/// [module docs](self) for what each sends to the server and why.
+/// An access pattern's consistency, parsed from its `consistency = "..."` words: the
+/// read preference, read concern and write concern its queries carry, and why.
+///
+/// The vocabulary is closed; `#[derive(Model)]` refuses any other word at compile time.
+///
+/// | Words (case and spacing free) | Read preference | Read concern | Write concern | Why |
+/// |---|---|---|---|---|
+/// | `strong` | `primary` | `majority` | `majority` | a read sees only writes a majority holds, so nothing it returns is rolled back after a failover; writes are acknowledged by a majority, so the next strong read sees them |
+/// | `strong (same doc)` | `primary` | none (the server's `local`) | `majority` | one document is changed atomically by one command; a `local` read on the primary sees the latest change to it, a `majority` read could lag behind it |
+/// | `read-your-writes` | `primary` | none | none | every acknowledged write is on the primary, so a primary read sees it; with a causally consistent session it also survives a change of primary (the read carries `afterClusterTime`) |
+/// | `eventual ok`, `eventual` | `secondaryPreferred` | none | none | any member may answer, so reads spread over the secondaries; with `(≤ 90s)` a secondary further behind than that is not asked (`maxStalenessSeconds`) |
+/// | (omitted) | nothing sent | nothing sent | nothing sent | the client's, database's or collection's own settings apply (the driver's default is `primary`) |
+///
+/// MongoDB requires `maxStalenessSeconds` of at least 90 seconds (a secondary's lag is
+/// only known to within the heartbeat and the primary's idle-write period), so a
+/// smaller staleness is a compile error.
+///
+/// A `$readPreference` reaches the server only when the topology needs it: the driver
+/// leaves it out for a standalone server and for `primary` on a replica set, and sends
+/// `primaryPreferred` for `primary` over a direct connection. Inside a
+/// transaction the transaction's own concerns apply and the read preference must be
+/// `primary`, so run `eventual` patterns outside transactions.
+///
+/// Read-your-writes with a session:
+///
+/// ```no_run
+/// # use docshape::access::Consistency;
+/// # use docshape::bson::{doc, Document};
+/// # async fn run(client: docshape::mongodb::Client) -> docshape::mongodb::error::Result<()> {
+/// let coll = client.database("shop").collection::<Document>("orders");
+/// let mut session = client.start_session().causal_consistency(true).await?;
+/// coll.insert_one(doc! { "_id": "o_1" }).session(&mut session).await?;
+/// let options = Consistency::ReadYourWrites.apply_find(Default::default());
+/// // The read carries `lsid` and `readConcern.afterClusterTime`: it waits for the insert.
+/// let mut cursor = coll.find(doc! { "_id": "o_1" }).with_options(options).session(&mut session).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Consistency {
     /// `strong`: primary, majority read concern, majority writes.

@@ -1,14 +1,4 @@
-//! An access pattern's load, estimated before any data exists: its declared rate
-//! (`freq = "500 r/s"`), the documents one call reads at most, and the most bytes one
-//! of those documents takes, so that a service charging or limiting per document read
-//! (or a network link) can be sized from the table.
-//!
-//! Documents per call are bounded when the equality filter names `_id` or every key of
-//! a unique index (one document), or when the pattern is paginated (one page: the page
-//! size plus the one document that tells whether another page follows). Bytes per
-//! document come from the model's [`MaxBsonSize`](crate::size::MaxBsonSize): bounded
-//! when every field is (strings with `max_length`, arrays with `max_items`, ...). Where
-//! either is unbounded, so is everything computed from it; the table says why.
+//! An access pattern's load estimate (see [`Load`]).
 
 /// Whether a rate counts reads or writes (`r/s` or `w/s`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -54,7 +44,19 @@ impl DocsPerCall {
     }
 }
 
-/// An access pattern's load estimate. See the [module docs](self).
+/// An access pattern's load estimate.
+///
+/// An access pattern's load, estimated before any data exists: its declared rate
+/// (`freq = "500 r/s"`), the documents one call reads at most, and the most bytes one
+/// of those documents takes, so that a service charging or limiting per document read
+/// (or a network link) can be sized from the table.
+///
+/// Documents per call are bounded when the equality filter names `_id` or every key of
+/// a unique index (one document), or when the pattern is paginated (one page: the page
+/// size plus the one document that tells whether another page follows). Bytes per
+/// document come from the model's [`MaxBsonSize`](crate::size::MaxBsonSize): bounded
+/// when every field is (strings with `max_length`, arrays with `max_items`, ...). Where
+/// either is unbounded, so is everything computed from it; the table says why.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Load {
     /// The declared rate; `None` without `freq`.
