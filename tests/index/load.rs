@@ -100,3 +100,46 @@ fn the_table_shows_the_estimate_and_explains_what_is_unbounded() {
     assert!(table.contains("- row 3 (`by_code`), documents:"), "{table}");
     assert!(!table.contains("bytes:"), "every document is bounded: {table}");
 }
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "members")]
+#[index(keys(handle), unique, name = "handle_exact")]
+#[index(keys(handle), case_insensitive, name = "handle_any_case")]
+#[index(keys(club, email), unique, partial_filter = r#"{"active": true}"#)]
+#[index(keys(club, nick), unique, case_insensitive)]
+#[access(name = "by_handle", filter(handle))]
+#[access(name = "by_handle_any_case", filter(handle(case_insensitive)))]
+#[access(name = "by_email", filter(club, email))]
+#[access(
+    name = "by_nick",
+    filter(club, nick),
+    allow(collation_mismatch, reason = "a test of the estimate only")
+)]
+#[access(name = "by_nick_any_case", filter(club(case_insensitive), nick(case_insensitive)))]
+struct Member {
+    #[serde(rename = "_id")]
+    id: i64,
+    handle: String,
+    club: String,
+    email: String,
+    nick: String,
+    active: bool,
+}
+
+#[test]
+fn only_an_index_that_compares_as_the_query_and_covers_every_document_bounds_it() {
+    let docs =
+        |name: &str| Member::ACCESS_PATTERNS.iter().find(|p| p.name == name).unwrap().load.docs_per_call;
+    assert_eq!(docs("by_handle"), DocsPerCall::One);
+    // "Ann" and "ann" are two values to the exact index and one to this query.
+    assert_eq!(docs("by_handle_any_case"), DocsPerCall::Unbounded);
+    // Documents outside the partial filter may repeat a pair.
+    assert_eq!(docs("by_email"), DocsPerCall::Unbounded);
+    // Unique whatever the case, so unique exactly too.
+    assert_eq!(docs("by_nick"), DocsPerCall::One);
+    assert_eq!(docs("by_nick_any_case"), DocsPerCall::One);
+    // `String` fields without `max_length`: the size has no bound, and says which field.
+    let load = Member::ACCESS_PATTERNS[0].load;
+    assert_eq!(load.doc_bytes, None);
+    assert!(load.doc_unsized.contains("Member.handle"), "{}", load.doc_unsized);
+}
