@@ -3,7 +3,9 @@
 //! order with matching or fully reversed directions, then the range fields), against
 //! the shard key, and expanded into `Model::ACCESS_PATTERNS`.
 
+mod consistency;
 mod find;
+mod freq;
 mod write;
 
 use std::collections::BTreeSet;
@@ -50,14 +52,14 @@ pub(crate) fn check(
     let (shard_key, shard) = shard_key(c, &m.shard_key, errors);
     parsed.shard = shard;
     parsed.nested = rules(c, &mut parsed.patterns, &index.indexes, &shard_key, errors);
+    for a in &mut parsed.patterns {
+        a.reads = freq::docs_per_call(a, &index.indexes);
+    }
 }
 
 /// `Model::ACCESS_PATTERNS` and `SHARD_KEY`, and the nested path checks.
-///
-/// The finders and write rows go beside them, and the view types in `outer`: outside
-/// the generated `const _`, so the application can name them.
 pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> (Expansion, TokenStream) {
-    let (patterns, shard) = (patterns_const(&parsed.patterns), &parsed.shard);
+    let (patterns, shard) = (patterns_const(&parsed.patterns, cx), &parsed.shard);
     let c = &cx.container;
     let versioned = cx.model.as_ref().is_some_and(|m| m.version.is_some());
     let (outer, finders) = find::expand(c, &parsed.patterns, versioned);
@@ -108,6 +110,12 @@ pub(crate) struct Access {
     pub fields: Vec<(String, Span)>,
     pub freq: String,
     pub consistency: String,
+    /// The consistency's words, parsed.
+    guarantee: consistency::Consistency,
+    /// The parsed `freq`.
+    rate: Option<freq::Rate>,
+    /// The most documents one call reads, set by [`check`].
+    reads: freq::Reads,
     pub allow: Allow,
     /// The serving index's name, set by [`check`].
     pub index: Option<String>,
@@ -245,6 +253,9 @@ fn read(attrs: &[Attribute], errors: &mut Accumulator) -> Vec<Access> {
             fields: plain_paths(&opts.fields, "fields", errors),
             freq: opts.freq.as_ref().map(LitStr::value).unwrap_or_default(),
             consistency: opts.consistency.as_ref().map(LitStr::value).unwrap_or_default(),
+            guarantee: consistency::parse(opts.consistency.as_ref(), errors),
+            rate: freq::parse(opts.freq.as_ref(), errors),
+            reads: freq::Reads::default(),
             allow: opts.allow.unwrap_or_default(),
             index: None,
             paginate,
@@ -521,7 +532,7 @@ fn sort_key_rules(
 }
 
 /// `const ACCESS_PATTERNS: &[AccessPattern] = &[...]`.
-fn patterns_const(patterns: &[Access]) -> TokenStream {
+fn patterns_const(patterns: &[Access], cx: &Context) -> TokenStream {
     let strs = |v: &[(String, Span)]| {
         let v = v.iter().map(|(p, _)| p);
         quote!(&[#(#v),*])
@@ -545,6 +556,8 @@ fn patterns_const(patterns: &[Access]) -> TokenStream {
         };
         let freq = &a.freq;
         let consistency = &a.consistency;
+        let guarantee = consistency::tokens(a.guarantee);
+        let load = freq::load_tokens(a, cx);
         let index = match &a.index {
             Some(i) => quote!(::core::option::Option::Some(#i)),
             None => quote!(::core::option::Option::None),
@@ -563,6 +576,8 @@ fn patterns_const(patterns: &[Access]) -> TokenStream {
                 fields: #fields,
                 freq: #freq,
                 consistency: #consistency,
+                guarantee: #guarantee,
+                load: #load,
                 index: #index,
                 waivers: &[#(#waivers),*],
                 paginate: #paginate,

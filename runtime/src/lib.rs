@@ -142,6 +142,15 @@
 //! must be served by a copy of it, or waive the `lookup` rule with a reason.
 //! `DESIGN_DECISIONS.md`, among the [`artifacts`], lists every relation.
 //!
+//! ## Access patterns: consistency and load
+//!
+//! Each `#[access(...)]` row's `consistency` is one of a closed set of words
+//! (`strong`, `strong (same doc)`, `read-your-writes`, `eventual ok`, `eventual (≤ 90s)`),
+//! each mapped to the read preference, read concern and write concern its queries carry
+//! ([`access::Consistency`]); its `freq` (`500 r/s`, `2 w/h`) becomes a load estimate,
+//! documents and bytes per call and per second ([`access::Load`]), shown in
+//! `Model::access_table()` and `ACCESS_PATTERNS.md`. Either, malformed, is a compile error.
+//!
 //! ## Redis key families
 //!
 //! Derive [`KeyFamily`] on a struct whose fields fill the placeholders of a Redis key
@@ -332,7 +341,10 @@ pub mod __private {
         bound_bson, decode_model, decode_raw, decode_upgraded, FilterBuilder,
     };
     pub use crate::core::access::update::UpdateBuilder;
-    pub use crate::core::access::{AccessPattern, Find, FindError, Projection, PushBound, Update};
+    pub use crate::core::access::{
+        AccessPattern, Consistency, DocsPerCall, Find, FindError, Load, Projection, PushBound, Rate,
+        RateKind, Update,
+    };
     pub use crate::core::copy::{CopySpec, Refresh};
     pub use crate::core::index::{Index, IndexKey};
     pub use crate::core::model::eq as eq_filter;
@@ -366,7 +378,7 @@ pub mod __private {
     pub use crate::patterns::outlier as ol;
     pub use crate::patterns::outlier::overflow_collection_spec;
     pub use crate::patterns::outlier::{OutlierError, OutlierSpec, Outliers, Pushed};
-    pub use crate::patterns::paginate::Paginator;
+    pub use crate::patterns::paginate::{Paginator, DEFAULT_PAGE_SIZE};
     pub use crate::patterns::relation::checks::{
         assert_copy_type, assert_model, assert_reference_id, assert_via, CopyType, ReferenceId, ViaSource,
     };

@@ -195,3 +195,81 @@ async fn every_read_row_is_served_by_its_index() {
     let (db, _log) = seeded("access_finder_explain").await;
     testkit::assert_access_patterns_use_indexes::<Order>(&db).await;
 }
+
+/// A client that discovers the topology, as an application's does (the test server's
+/// own URI connects directly, which makes the driver write `primaryPreferred` for every
+/// read), and whether the server is a replica set member.
+async fn discovering(log: &testkit::CommandLog) -> (docshape::mongodb::Client, bool) {
+    let handler = log.handler();
+    let client = testkit::server()
+        .unwrap()
+        .client_with(|o| {
+            o.direct_connection = Some(false);
+            o.command_event_handler = Some(handler);
+        })
+        .await
+        .unwrap();
+    let hello = client.database("admin").run_command(doc! { "hello": 1 }).await.unwrap();
+    (client, hello.contains_key("setName"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_method_sends_its_rows_consistency() {
+    let (seeded_db, _) = seeded("access_finder_consistency").await;
+    let log = testkit::CommandLog::new();
+    let (client, replica_set) = discovering(&log).await;
+    let db = client.database(seeded_db.name());
+    log.clear();
+
+    // strong: majority read concern; `primary` is the default, never written.
+    Order::load_order("o1").one(&db).await.unwrap().unwrap();
+    let find = one_find(&log);
+    assert_eq!(find.get_document("readConcern").unwrap(), &doc! { "level": "majority" });
+    assert!(!find.contains_key("$readPreference"), "{find}");
+
+    // eventual ok: any member may answer.
+    Order::orders_of_customer("c1").first(5, &db).await.unwrap();
+    let find = one_find(&log);
+    assert!(!find.contains_key("readConcern"), "{find}");
+    if replica_set {
+        assert_eq!(find.get_document("$readPreference").unwrap(), &doc! { "mode": "secondaryPreferred" });
+    }
+    Order::orders_since("paid", ..).count(&db).await.unwrap();
+    let commands = log.take();
+    assert_eq!(commands.len(), 1);
+    if replica_set {
+        assert_eq!(
+            commands[0].1.get_document("$readPreference").unwrap(),
+            &doc! { "mode": "secondaryPreferred" },
+            "{:?}",
+            commands[0]
+        );
+    }
+
+    // strong (same doc), on a write row: majority writes.
+    Order::set_status("o1", "paid").run(&db).await.unwrap();
+    let commands = log.take();
+    assert_eq!(commands[0].0, "findAndModify");
+    assert_eq!(commands[0].1.get_document("writeConcern").unwrap().get_str("w").unwrap(), "majority");
+
+    // Inside a causally consistent session the read carries the session and waits
+    // for the session's writes (`afterClusterTime`).
+    let mut session = client.start_session().causal_consistency(true).await.unwrap();
+    db.collection::<Document>(Order::COLLECTION)
+        .insert_one(bson::to_document(&order("o9", "c9", 9, "paid")).unwrap())
+        .session(&mut session)
+        .await
+        .unwrap();
+    let time = session.operation_time();
+    log.clear();
+    let seen = Order::orders_of_customer("c9").session(&mut session).first(5, &db).await.unwrap();
+    assert_eq!(seen.len(), 1, "the read sees the session's write");
+    let find = one_find(&log);
+    assert!(find.contains_key("lsid"), "{find}");
+    if let Some(time) = time {
+        assert_eq!(
+            find.get_document("readConcern").unwrap().get("afterClusterTime"),
+            Some(&Bson::Timestamp(time))
+        );
+    }
+}

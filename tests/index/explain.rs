@@ -22,9 +22,26 @@ async fn the_seed_posts_pattern_uses_its_index() {
 #[test]
 fn the_access_table_is_the_seed_format() {
     let table = Post::access_table();
-    let expected = "| # | Operation | Fields needed | Freq | Consistency | Index |\n\
-                    |---|---|---|---|---|---|\n\
-                    | 1 | Posts by user, newest first | title, author_name, created_at | 500 r/s | eventual ok | posts: `author_id_1_created_at_-1` |\n";
+    let expected = "| # | Operation | Fields needed | Freq | Consistency | Index | Docs/call | Bytes/call | Docs/s | Bytes/s |\n\
+                    |---|---|---|---|---|---|---|---|---|---|\n\
+                    | 1 | Posts by user, newest first | title, author_name, created_at | 500 r/s | eventual ok | posts: `author_id_1_created_at_-1` \
+                    | unbounded | unbounded | unbounded | unbounded |\n\
+                    \n\
+                    Docs/call and Bytes/call are the most one call reads; Docs/s and Bytes/s are those at \
+                    the declared freq (`-`: no freq). Per collection:\n\
+                    \n\
+                    | Collection | Docs/s | Bytes/s |\n\
+                    |---|---|---|\n\
+                    | posts | unbounded (row 1) | unbounded (row 1) |\n\
+                    \n\
+                    Unbounded:\n\
+                    \n\
+                    - row 1 (`posts_by_author`), documents: neither `_id` nor a unique index bounds its \
+                    equality filter (one bounds it when the filter names every key, the index is neither sparse nor \
+                    partial, and compares as the query does), and it is not paginated, so nothing bounds how many documents one call reads\n\
+                    - row 1, bytes: a document of `posts` has no size bound (`Post.title` is a String with no \
+                    `#[validate(max_length = N)]`, so its size has no bound); the server's 16 MiB per document is \
+                    the only limit\n";
     assert_eq!(table, expected);
 }
 

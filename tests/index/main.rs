@@ -4,5 +4,7 @@
 // attributes (`#[access(filter(tenant))]` twice) as duplicates: rust-clippy#13238.
 #![allow(clippy::duplicated_attributes)]
 
+mod consistency;
 mod explain;
+mod load;
 mod sync;

@@ -114,6 +114,15 @@ pub(crate) fn element(owner: &str, f: &Field) -> (TokenStream, TokenStream) {
     (quote!(__ds::sz::element(#key_len, #size)), why)
 }
 
+/// A document of some of `owner`'s fields (a projection's view): `(size, reason)`
+/// tokens.
+pub(crate) fn fields_size(owner: &str, fields: &[&Field]) -> (TokenStream, TokenStream) {
+    let parts: Vec<_> = fields.iter().map(|f| element(owner, f)).collect();
+    let sizes = parts.iter().map(|(s, _)| s);
+    let whys = parts.iter().map(|(s, w)| quote!((#s, #w)));
+    (quote!(__ds::sz::document(&[#(#sizes),*])), quote!(__ds::sz::first_unsized(&[#(#whys),*])))
+}
+
 /// The whole value's `(size, reason)` tokens, or `None` when docshape does not
 /// estimate this shape.
 fn container_size(c: &Container) -> (TokenStream, TokenStream) {

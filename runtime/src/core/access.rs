@@ -1,23 +1,29 @@
 //! The access-pattern table a model declares with `#[access(...)]`: each row a query
 //! the application runs, served by an index found at compile time (the prefix rule,
-//! equality → sort → range), rendered in the seed's format, and checked on a live
-//! server with `explain`.
+//! equality → sort → range), rendered in the seed's format with its load estimate, and
+//! checked on a live server with `explain`. Each row's consistency is a closed
+//! vocabulary mapped to the read preference, read concern and write concern its
+//! queries carry ([`Consistency`]).
 
-// Two files so that the descriptor, which the `Model` trait names, does not import the
-// check, which names the `Model` trait.
+// Separate files so that the descriptor, which the `Model` trait names, does not import
+// the check, which names the `Model` trait.
+pub(crate) mod consistency;
 pub(crate) mod explain;
 pub(crate) mod find;
+pub(crate) mod load;
 pub(crate) mod table;
 pub(crate) mod update;
 
+pub use consistency::{Consistency, MIN_MAX_STALENESS};
 pub use explain::{explain_access_patterns, ExplainOutcome};
 pub use find::{Find, FindError, FindIn, Projection};
+pub use load::{DocsPerCall, Load, Rate, RateKind};
 pub use table::{access_table, access_tables, AccessPattern};
 pub use update::{PushBound, Update, UpdateError, Updated};
 
 /// The read preference and read concern a row's consistency sends.
 pub(crate) fn consistency_options(
-    _pattern: &AccessPattern,
+    pattern: &AccessPattern,
 ) -> (Option<mongodb::options::SelectionCriteria>, Option<mongodb::options::ReadConcern>) {
-    (None, None)
+    (pattern.guarantee.selection_criteria(), pattern.guarantee.read_concern())
 }

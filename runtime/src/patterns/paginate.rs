@@ -383,6 +383,9 @@ impl From<mongodb::error::Error> for PageError {
     }
 }
 
+/// Items per page when the caller does not say ([`Paginator::page_size`]).
+pub const DEFAULT_PAGE_SIZE: u32 = 20;
+
 /// A typed keyset paginator for one access pattern, generated as
 /// `Model::<pattern_name>(filter values...)`.
 ///
@@ -429,7 +432,7 @@ impl<T: Model + DeserializeOwned> Paginator<T> {
             pattern,
             collection: T::COLLECTION,
             filter,
-            page_size: 20,
+            page_size: DEFAULT_PAGE_SIZE,
             cursor: None,
             key: None,
             _model: PhantomData,
@@ -536,6 +539,13 @@ impl<T: Model + DeserializeOwned> Paginator<T> {
                     .strength(mongodb::options::CollationStrength::Secondary)
                     .build(),
             );
+        }
+        // The row's consistency: its read preference and read concern.
+        if let Some(selection) = self.pattern.guarantee.selection_criteria() {
+            query = query.selection_criteria(selection);
+        }
+        if let Some(concern) = self.pattern.guarantee.read_concern() {
+            query = query.read_concern(concern);
         }
         let mut raw: Vec<RawDocumentBuf> = query.await?.try_collect().await?;
         let more = raw.len() > self.page_size as usize;
@@ -692,6 +702,13 @@ mod tests {
         fields: &[],
         freq: "",
         consistency: "",
+        guarantee: crate::core::access::Consistency::Unspecified,
+        load: crate::core::access::Load {
+            rate: None,
+            docs_per_call: crate::core::access::DocsPerCall::Page { page_size: DEFAULT_PAGE_SIZE },
+            doc_bytes: None,
+            doc_unsized: "",
+        },
         index: Some("author_id_1_created_at_-1__id_-1"),
         waivers: &[],
         paginate: true,

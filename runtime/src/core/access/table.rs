@@ -4,6 +4,8 @@ use std::fmt::Write as _;
 
 use bson::{doc, Bson, Document};
 
+use super::consistency::Consistency;
+use super::load::{self, DocsPerCall, Load};
 use crate::core::index::IndexKey;
 
 /// One row of a model's access-pattern table (`#[access(...)]`): a query the
@@ -26,8 +28,12 @@ pub struct AccessPattern {
     pub fields: &'static [&'static str],
     /// How often it runs ("500 r/s").
     pub freq: &'static str,
-    /// The consistency it needs ("read-your-writes").
+    /// The consistency it needs, in the author's words ("read-your-writes").
     pub consistency: &'static str,
+    /// The same, parsed: what its queries send to the server.
+    pub guarantee: Consistency,
+    /// Its load estimate: the parsed `freq`, documents and bytes per call.
+    pub load: Load,
     /// The index that serves it, found at compile time; `None` when waived.
     pub index: Option<&'static str>,
     /// Design rules waived for this pattern, each with its reason.
@@ -60,15 +66,21 @@ impl AccessPattern {
 }
 
 /// The access-pattern table of one collection in the seed's format, with the serving
-/// index as a last column.
+/// index and the load estimate as last columns (see [`access_tables`]).
 pub fn access_table(collection: &str, patterns: &[AccessPattern]) -> String {
     access_tables(&[(collection, patterns)])
 }
 
 /// The access-pattern tables of several collections, numbered across all of them.
 ///
+/// After the author's columns (Operation, Fields needed, Freq, Consistency, in their
+/// own words) come the serving index and the load estimate, each an upper bound:
+/// documents and bytes one call reads, and documents and bytes per second at the
+/// declared freq ([`Load`]). A second table totals them per collection, and a list
+/// says why each `unbounded` cell is unbounded.
+///
 /// ```
-/// use docshape::access::{access_tables, AccessPattern};
+/// use docshape::access::{access_tables, AccessPattern, Consistency, DocsPerCall, Load, Rate, RateKind};
 /// use docshape::index::IndexKey;
 ///
 /// const P: AccessPattern = AccessPattern {
@@ -76,17 +88,31 @@ pub fn access_table(collection: &str, patterns: &[AccessPattern]) -> String {
 ///     filter: &["author_id"], case_insensitive: false,
 ///     sort: &[("created_at", IndexKey::Desc)], range: &[], fields: &["title"],
 ///     freq: "500 r/s", consistency: "eventual ok",
-///     index: Some("author_id_1_created_at_-1"), waivers: &[], paginate: false,
+///     guarantee: Consistency::Eventual { max_staleness: None },
+///     load: Load {
+///         rate: Some(Rate { per_second: 500.0, kind: RateKind::Read }),
+///         docs_per_call: DocsPerCall::Page { page_size: 20 },
+///         doc_bytes: Some(512), doc_unsized: "",
+///     },
+///     index: Some("author_id_1_created_at_-1"), waivers: &[], paginate: true,
 /// };
 /// let md = access_tables(&[("posts", &[P])]);
-/// assert!(md.contains("| 1 | Posts by user, newest first | title | 500 r/s | eventual ok | posts: `author_id_1_created_at_-1` |"));
+/// assert!(md.contains("| 1 | Posts by user, newest first | title | 500 r/s | eventual ok \
+///     | posts: `author_id_1_created_at_-1` | 21 | 10.5 KiB | 10,500 | 5.1 MiB |"));
+/// assert!(md.contains("| posts | 10,500 | 5.1 MiB |"));
 /// ```
 pub fn access_tables(collections: &[(&str, &[AccessPattern])]) -> String {
     let mut out = String::from(
-        "| # | Operation | Fields needed | Freq | Consistency | Index |\n|---|---|---|---|---|---|\n",
+        "| # | Operation | Fields needed | Freq | Consistency | Index | Docs/call | Bytes/call | Docs/s | Bytes/s |\n\
+         |---|---|---|---|---|---|---|---|---|---|\n",
     );
     let mut n = 0;
+    let mut totals = Vec::new();
+    let mut notes = Vec::new();
+    // Why documents' sizes are unbounded, with the rows each reason concerns.
+    let mut sizes: Vec<(&str, Vec<usize>)> = Vec::new();
     for (collection, patterns) in collections {
+        let mut total = Total::default();
         for p in *patterns {
             n += 1;
             let served = match p.index {
@@ -97,19 +123,189 @@ pub fn access_tables(collections: &[(&str, &[AccessPattern])]) -> String {
                     format!("{collection}: none ({})", reasons.join("; "))
                 }
             };
+            let l = &p.load;
+            let docs = l.docs_per_call.max().map_or_else(|| UNBOUNDED.to_owned(), |d| d.to_string());
+            let bytes = l.bytes_per_call().map_or_else(|| UNBOUNDED.to_owned(), |b| load::bytes(b as f64));
+            let per_second = |v: Option<Option<f64>>, show: fn(f64) -> String| match v {
+                None => NO_FREQ.to_owned(),
+                Some(None) => UNBOUNDED.to_owned(),
+                Some(Some(v)) => show(v),
+            };
             let _ = writeln!(
                 out,
-                "| {n} | {} | {} | {} | {} | {served} |",
+                "| {n} | {} | {} | {} | {} | {served} | {docs} | {bytes} | {} | {} |",
                 cell(p.operation),
                 cell(&p.fields.join(", ")),
                 cell(p.freq),
                 cell(p.consistency),
+                per_second(l.docs_per_second(), load::count),
+                per_second(l.bytes_per_second(), load::bytes),
             );
+            total.add(n, l);
+            if l.docs_per_call == DocsPerCall::Unbounded {
+                let filter = if p.range.is_empty() && p.filter.is_empty() {
+                    "it has no filter"
+                } else {
+                    "neither `_id` nor a unique index bounds its equality filter (one bounds it when the filter \
+                     names every key, the index is neither sparse nor partial, and compares as the query does)"
+                };
+                notes.push(format!(
+                    "- row {n} (`{}`), documents: {filter}, and it is not paginated, so nothing bounds how many documents one call reads",
+                    p.name
+                ));
+            }
+            if l.doc_bytes.is_none() {
+                let why = if l.doc_unsized.is_empty() { "its type has no size bound" } else { l.doc_unsized };
+                match sizes.iter_mut().find(|(w, _)| *w == why) {
+                    Some((_, rows)) => rows.push(n),
+                    None => sizes.push((why, vec![n])),
+                }
+            }
+        }
+        for (why, rows) in sizes.drain(..) {
+            notes.push(format!(
+                "- {}, bytes: a document of `{collection}` has no size bound ({}); the server's 16 MiB per document is the only limit",
+                rows_text(&rows),
+                cell(why)
+            ));
+        }
+        if !patterns.is_empty() {
+            totals.push((*collection, total));
+        }
+    }
+    out.push_str(
+        "\nDocs/call and Bytes/call are the most one call reads; Docs/s and Bytes/s are those at \
+         the declared freq (`-`: no freq). Per collection:\n\n",
+    );
+    out.push_str("| Collection | Docs/s | Bytes/s |\n|---|---|---|\n");
+    for (collection, total) in &totals {
+        let _ = writeln!(
+            out,
+            "| {collection} | {} | {} |",
+            total.show(total.docs, &total.docs_unbounded, load::count),
+            total.show(total.bytes, &total.bytes_unbounded, load::bytes),
+        );
+    }
+    if !notes.is_empty() {
+        out.push_str("\nUnbounded:\n\n");
+        for note in notes {
+            out.push_str(&note);
+            out.push('\n');
         }
     }
     out
 }
 
+const UNBOUNDED: &str = "unbounded";
+const NO_FREQ: &str = "-";
+
+/// One collection's sums, and the rows that leave them unbounded.
+#[derive(Default)]
+struct Total {
+    docs: f64,
+    bytes: f64,
+    docs_unbounded: Vec<usize>,
+    bytes_unbounded: Vec<usize>,
+    /// Rows with a freq, bounded or not.
+    rated: usize,
+}
+
+impl Total {
+    fn add(&mut self, row: usize, l: &Load) {
+        self.rated += usize::from(l.rate.is_some());
+        match l.docs_per_second() {
+            Some(Some(d)) => self.docs += d,
+            Some(None) => self.docs_unbounded.push(row),
+            None => {}
+        }
+        match l.bytes_per_second() {
+            Some(Some(b)) => self.bytes += b,
+            Some(None) => self.bytes_unbounded.push(row),
+            None => {}
+        }
+    }
+
+    fn show(&self, sum: f64, unbounded: &[usize], show: fn(f64) -> String) -> String {
+        if self.rated == 0 {
+            return NO_FREQ.to_owned();
+        }
+        if unbounded.is_empty() {
+            return show(sum);
+        }
+        let which = rows_text(unbounded);
+        if unbounded.len() == self.rated {
+            format!("unbounded ({which})")
+        } else {
+            format!("unbounded ({which}); the others {}", show(sum))
+        }
+    }
+}
+
+/// `row 3` or `rows 2, 4`.
+fn rows_text(rows: &[usize]) -> String {
+    let numbers: Vec<String> = rows.iter().map(ToString::to_string).collect();
+    format!("{} {}", if rows.len() == 1 { "row" } else { "rows" }, numbers.join(", "))
+}
+
 fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::access::{Rate, RateKind};
+
+    const P: AccessPattern = AccessPattern {
+        name: "by_id",
+        operation: "Load one",
+        filter: &["_id"],
+        case_insensitive: false,
+        sort: &[],
+        range: &[],
+        fields: &[],
+        freq: "",
+        consistency: "",
+        guarantee: Consistency::Unspecified,
+        load: Load { rate: None, docs_per_call: DocsPerCall::One, doc_bytes: Some(100), doc_unsized: "" },
+        index: Some("_id_"),
+        waivers: &[],
+        paginate: false,
+    };
+
+    #[test]
+    fn totals_skip_collections_without_patterns_and_say_when_no_row_has_a_freq() {
+        let rated = AccessPattern {
+            freq: "2 w/s",
+            load: Load { rate: Some(Rate { per_second: 2.0, kind: RateKind::Write }), ..P.load },
+            ..P
+        };
+        let md = access_tables(&[("a", &[P]), ("empty", &[]), ("b", &[rated, P])]);
+        assert!(md.contains("| 1 | Load one |  |  |  | a: `_id_` | 1 | 100 B | - | - |\n"), "{md}");
+        assert!(md.contains("| 2 | Load one |  | 2 w/s |  | b: `_id_` | 1 | 100 B | 2 | 200 B |\n"), "{md}");
+        assert!(md.contains("| a | - | - |\n| b | 2 | 200 B |\n"), "{md}");
+        assert!(!md.contains("| empty |"), "{md}");
+        assert!(!md.contains("Unbounded:"), "{md}");
+    }
+
+    #[test]
+    fn unbounded_sizes_are_explained_once_per_collection_and_reason() {
+        let unsized_doc = AccessPattern {
+            load: Load { doc_bytes: None, doc_unsized: "`T.name` is a String", ..P.load },
+            ..P
+        };
+        let scan = AccessPattern {
+            name: "all",
+            filter: &[],
+            load: Load { docs_per_call: DocsPerCall::Unbounded, ..unsized_doc.load },
+            ..unsized_doc
+        };
+        let md = access_tables(&[("t", &[unsized_doc, scan])]);
+        assert!(md.contains("- row 2 (`all`), documents: it has no filter, and it is not paginated"), "{md}");
+        assert!(
+            md.contains("- rows 1, 2, bytes: a document of `t` has no size bound (`T.name` is a String)"),
+            "{md}"
+        );
+        assert_eq!(md.matches("bytes:").count(), 1, "{md}");
+    }
 }

@@ -246,11 +246,14 @@ impl<T: Model> Update<T> {
     pub async fn run(self, db: &Database) -> Result<Updated, UpdateError> {
         let (filter, update) = self.command()?;
         let collection = db.collection::<Document>(T::COLLECTION);
-        let found = collection
+        let mut command = collection
             .find_one_and_update(filter, update.clone())
             .projection(doc! { "_id": 1 })
-            .return_document(ReturnDocument::Before)
-            .await?;
+            .return_document(ReturnDocument::Before);
+        if let Some(concern) = self.pattern.guarantee.write_concern() {
+            command = command.write_concern(concern);
+        }
+        let found = command.await?;
         let Some(found) = found else { return Err(self.why_not(db).await) };
         let id = found.get("_id").cloned().unwrap_or(Bson::Null);
         crate::core::hooks::after_source_write(db, T::COLLECTION, &id, Some(&update))

@@ -1,0 +1,145 @@
+//! `freq` becomes a load estimate: documents per call from the filter and the unique
+//! indexes, bytes per document from the model's size bound, and both per second.
+
+use docshape::access::{DocsPerCall, RateKind};
+use docshape::size::MaxBsonSize;
+use docshape::Model;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "tickets")]
+#[index(keys(venue, seat), unique)]
+#[index(keys(code), unique, sparse)]
+#[index(keys(venue, sold_at = -1, _id = -1))]
+#[access(name = "ticket", filter(_id), freq = "500 r/s", consistency = "read-your-writes")]
+#[access(name = "seat", filter(venue, seat), freq = "30 r/min")]
+#[access(name = "by_code", filter(code), freq = "2 w/h")]
+#[access(name = "latest_sales", filter(venue), sort(sold_at = -1), paginate, freq = "0.5 r/s")]
+#[access(name = "sales_since", filter(venue), range(sold_at), freq = "1 r/s")]
+#[access(name = "no_freq", filter(_id))]
+struct Ticket {
+    #[serde(rename = "_id")]
+    id: i64,
+    #[validate(max_length = 20)]
+    venue: String,
+    seat: i32,
+    code: Option<i64>,
+    sold_at: bson::DateTime,
+}
+
+fn pattern(name: &str) -> &'static docshape::access::AccessPattern {
+    Ticket::ACCESS_PATTERNS.iter().find(|p| p.name == name).unwrap()
+}
+
+#[test]
+fn documents_per_call_follow_the_filter_and_the_unique_indexes() {
+    assert_eq!(pattern("ticket").load.docs_per_call, DocsPerCall::One);
+    assert_eq!(pattern("seat").load.docs_per_call, DocsPerCall::One, "every key of a unique index");
+    // A sparse unique index repeats its missing values: `code: null` matches many.
+    assert_eq!(pattern("by_code").load.docs_per_call, DocsPerCall::Unbounded);
+    assert_eq!(
+        pattern("latest_sales").load.docs_per_call,
+        DocsPerCall::Page { page_size: docshape::paginate::DEFAULT_PAGE_SIZE }
+    );
+    assert_eq!(pattern("latest_sales").load.docs_per_call.max(), Some(21), "a page and its look-ahead");
+    assert_eq!(pattern("sales_since").load.docs_per_call, DocsPerCall::Unbounded);
+}
+
+#[test]
+fn rates_are_per_second_and_bytes_come_from_the_size_bound() {
+    let size = Ticket::MAX_BSON_SIZE.expect("every field is bounded");
+    let ticket = &pattern("ticket").load;
+    assert_eq!(ticket.doc_bytes, Some(size));
+    let rate = ticket.rate.unwrap();
+    assert_eq!((rate.per_second, rate.kind), (500.0, RateKind::Read));
+    assert_eq!(ticket.bytes_per_call(), Some(size as u64));
+    assert_eq!(ticket.docs_per_second(), Some(Some(500.0)));
+    assert_eq!(ticket.bytes_per_second(), Some(Some(500.0 * size as f64)));
+    assert_eq!(pattern("seat").load.rate.unwrap().per_second, 0.5);
+    assert_eq!(pattern("by_code").load.rate.unwrap().kind, RateKind::Write);
+    let page = &pattern("latest_sales").load;
+    assert_eq!(page.bytes_per_call(), Some(21 * size as u64));
+    assert_eq!(page.docs_per_second(), Some(Some(10.5)));
+    assert_eq!(pattern("sales_since").load.docs_per_second(), Some(None));
+    assert_eq!(pattern("no_freq").load.rate, None);
+    assert_eq!(pattern("no_freq").load.docs_per_second(), None);
+}
+
+#[test]
+fn the_table_shows_the_estimate_and_explains_what_is_unbounded() {
+    let size = Ticket::MAX_BSON_SIZE.unwrap();
+    let table = Ticket::access_table();
+    assert!(table.starts_with(
+        "| # | Operation | Fields needed | Freq | Consistency | Index | Docs/call | Bytes/call | Docs/s | Bytes/s |\n"
+    ));
+    let kib = |n: f64| format!("{:.1} KiB", n / 1024.0);
+    let ticket_row = format!(
+        "| 1 | ticket |  | 500 r/s | read-your-writes | tickets: `_id_` | 1 | {size} B | 500 | {} |",
+        kib(500.0 * size as f64)
+    );
+    assert!(table.contains(&ticket_row), "{table}\nwants {ticket_row}");
+    assert!(table.contains("| 5 | sales_since |  | 1 r/s |  | tickets: `venue_1_sold_at_-1__id_-1` | unbounded | unbounded | unbounded | unbounded |"), "{table}");
+    assert!(table.contains("| 6 | no_freq |  |  |  | tickets: `_id_` | 1 |"), "{table}");
+    assert!(
+        table.contains("| 6 | no_freq |  |  |  | tickets: `_id_` | 1 | ") && table.contains(" | - | - |\n"),
+        "{table}"
+    );
+    // 500 + 0.5 + 21 × 0.5 calls' documents per second from rows 1, 2 and 4.
+    let total = format!(
+        "| tickets | unbounded (rows 3, 5); the others 511 | unbounded (rows 3, 5); the others {} |\n",
+        kib(511.0 * size as f64)
+    );
+    assert!(table.contains(&total), "{table}\nwants {total}");
+    assert!(
+        table.contains(
+            "- row 5 (`sales_since`), documents: neither `_id` nor a unique index bounds its equality filter (one bounds it when the filter names \
+             every key, the index is neither sparse nor partial, and compares as the query does), and it is not paginated, so nothing bounds how many documents one call reads\n"
+        ),
+        "{table}"
+    );
+    assert!(table.contains("- row 3 (`by_code`), documents:"), "{table}");
+    assert!(!table.contains("bytes:"), "every document is bounded: {table}");
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "members")]
+#[index(keys(handle), unique, name = "handle_exact")]
+#[index(keys(handle), case_insensitive, name = "handle_any_case")]
+#[index(keys(club, email), unique, partial_filter = r#"{"active": true}"#)]
+#[index(keys(club, nick), unique, case_insensitive)]
+#[access(name = "by_handle", filter(handle))]
+#[access(name = "by_handle_any_case", filter(handle(case_insensitive)))]
+#[access(name = "by_email", filter(club, email))]
+#[access(
+    name = "by_nick",
+    filter(club, nick),
+    allow(collation_mismatch, reason = "a test of the estimate only")
+)]
+#[access(name = "by_nick_any_case", filter(club(case_insensitive), nick(case_insensitive)))]
+struct Member {
+    #[serde(rename = "_id")]
+    id: i64,
+    handle: String,
+    club: String,
+    email: String,
+    nick: String,
+    active: bool,
+}
+
+#[test]
+fn only_an_index_that_compares_as_the_query_and_covers_every_document_bounds_it() {
+    let docs =
+        |name: &str| Member::ACCESS_PATTERNS.iter().find(|p| p.name == name).unwrap().load.docs_per_call;
+    assert_eq!(docs("by_handle"), DocsPerCall::One);
+    // "Ann" and "ann" are two values to the exact index and one to this query.
+    assert_eq!(docs("by_handle_any_case"), DocsPerCall::Unbounded);
+    // Documents outside the partial filter may repeat a pair.
+    assert_eq!(docs("by_email"), DocsPerCall::Unbounded);
+    // Unique whatever the case, so unique exactly too.
+    assert_eq!(docs("by_nick"), DocsPerCall::One);
+    assert_eq!(docs("by_nick_any_case"), DocsPerCall::One);
+    // `String` fields without `max_length`: the size has no bound, and says which field.
+    let load = Member::ACCESS_PATTERNS[0].load;
+    assert_eq!(load.doc_bytes, None);
+    assert!(load.doc_unsized.contains("Member.handle"), "{}", load.doc_unsized);
+}

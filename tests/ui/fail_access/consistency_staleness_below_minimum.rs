@@ -1,0 +1,12 @@
+use docshape::Model;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, Model)]
+#[model(collection = "orders")]
+#[access(name = "load_order", filter(_id), consistency = "eventual (≤ 30s)")]
+struct Order {
+    #[serde(rename = "_id")]
+    id: String,
+}
+
+fn main() {}
