@@ -16,7 +16,7 @@
 //!    confirms every pattern uses the index chosen at compile time.
 //! 6. The table is the application's query and update API: every read below is a
 //!    generated finder returning the row's view (one command, projected), every
-//!    update a generated write row (one `findAndModify`; the cart's bound holds), and
+//!    update a generated write row (one `update`; the cart's bound holds), and
 //!    the product page reads through its Redis cache. The example writes no query or
 //!    update of its own; `Model::collection(db)` (the escape hatch) only inserts.
 //! 7. `check` finds an index dropped by hand; `sync` puts it back, and a second
@@ -238,7 +238,7 @@ async fn the_table_is_the_api(alice: &Customer, order: &Order) -> Result<(), Box
     let cards = Product::products_by_tag("kitchen").first(10, &db).await?;
     println!("   products_by_tag(\"kitchen\").first(10) -> {cards:?}  [{}]", sent(&log));
 
-    // Add items to the order: one findAndModify each, guarded by the embed bound (100).
+    // Add items to the order: one update each, guarded by the embed bound (100).
     let item = LineItem { sku: "B-7".into(), qty: 1, unit_price_cents: 800 };
     let done = Order::add_item(order.id.clone(), item.clone(), 800_i64).run(&db).await?;
     println!("   add_item(\"{}\", B-7) -> {:?}  [{}]", order.id, done.id, sent(&log));

@@ -249,7 +249,7 @@ async fn each_method_sends_its_rows_consistency() {
     // strong (same doc), on a write row: majority writes.
     Order::set_status("o1", "paid").run(&db).await.unwrap();
     let commands = log.take();
-    assert_eq!(commands[0].0, "findAndModify");
+    assert_eq!(commands[0].0, "update");
     assert_eq!(commands[0].1.get_document("writeConcern").unwrap().get_str("w").unwrap(), "majority");
 
     // Inside a causally consistent session the read carries the session and waits

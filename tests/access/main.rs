@@ -71,6 +71,13 @@ pub struct Buyer {
     consistency = "strong (same doc)"
 )]
 #[access(name = "set_status", filter(_id), update(set(status)), consistency = "strong (same doc)")]
+#[access(
+    name = "close_latest",
+    operation = "Close a customer's newest order",
+    filter(customer_id),
+    sort(created_at = -1),
+    update(set(status))
+)]
 #[access(name = "drop_line", filter(_id), update(pull(lines)), consistency = "strong (same doc)")]
 pub struct Order {
     #[serde(rename = "_id")]

@@ -1,4 +1,4 @@
-//! Write rows: one `findAndModify` each; a bounded push never passes its bound, even
+//! Write rows: one command each (an `update` by `_id`, else a `findAndModify`); a bounded push never passes its bound, even
 //! with concurrent writers, and every refused push is reported.
 
 use bson::doc;
@@ -8,7 +8,7 @@ use docshape::{testkit, Model};
 use crate::{order, Line, Order};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_write_row_is_one_find_and_modify_with_its_typed_update() {
+async fn a_write_row_is_one_command_with_its_typed_update() {
     let (db, log) = testkit::monitored("access_write_one").await.unwrap();
     docshape::sync::<Order>(&db).await.unwrap();
     Order::collection(&db).insert_one(order("o1", "c1", 1, "paid")).await.unwrap();
@@ -17,17 +17,18 @@ async fn a_write_row_is_one_find_and_modify_with_its_typed_update() {
     assert_eq!(done.id, bson::Bson::from("o1"));
     let commands = log.take();
     let names: Vec<&str> = commands.iter().map(|(n, _)| n.as_str()).collect();
-    assert_eq!(names, ["findAndModify"]);
-    let sent = &commands[0].1;
+    assert_eq!(names, ["update"]);
+    let sent = commands[0].1.get_array("updates").unwrap()[0].as_document().unwrap().clone();
     // The bound rides in the filter: element 4 (the fifth) must not exist yet.
     assert_eq!(
-        sent.get_document("query").unwrap(),
+        sent.get_document("q").unwrap(),
         &doc! { "_id": { "$eq": "o1" }, "lines.4": { "$exists": false } }
     );
     assert_eq!(
-        sent.get_document("update").unwrap(),
-        &doc! { "$inc": { "total": 250_i64 }, "$push": { "lines": { "sku": "B-2", "qty": 3 } } }
+        sent.get_document("u").unwrap(),
+        &doc! { "$push": { "lines": { "sku": "B-2", "qty": 3 } }, "$inc": { "total": 250_i64 } }
     );
+    assert!(!sent.get_bool("multi").unwrap_or(false), "one document");
     let stored = Order::collection(&db).find_one(doc! { "_id": "o1" }).await.unwrap().unwrap();
     assert_eq!((stored.lines.len(), stored.total_cents), (2, 350));
 
@@ -36,6 +37,19 @@ async fn a_write_row_is_one_find_and_modify_with_its_typed_update() {
     let stored = Order::collection(&db).find_one(doc! { "_id": "o1" }).await.unwrap().unwrap();
     assert_eq!(stored.status, "shipped");
     assert_eq!(stored.lines, vec![Line { sku: "B-2".into(), qty: 3 }]);
+
+    // A row naming its document by another field: one findAndModify, in the row's sort
+    // order, which says which document it wrote.
+    Order::collection(&db).insert_one(order("o2", "c1", 2, "paid")).await.unwrap();
+    log.clear();
+    let closed = Order::close_latest("c1", "closed").run(&db).await.unwrap();
+    assert_eq!(closed.id, bson::Bson::from("o2"), "the newest of c1's orders");
+    let commands = log.take();
+    assert_eq!(commands.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["findAndModify"]);
+    let sent = &commands[0].1;
+    assert_eq!(sent.get_document("query").unwrap(), &doc! { "customer_id": { "$eq": "c1" } });
+    assert_eq!(sent.get_document("sort").unwrap(), &doc! { "created_at": -1 });
+    assert_eq!(sent.get_document("fields").unwrap(), &doc! { "_id": 1 });
 
     match Order::set_status("missing", "paid").run(&db).await {
         Err(UpdateError::NotFound { pattern: "set_status", .. }) => {}

@@ -6,9 +6,10 @@
 //!          update(push(items)), freq = "50 w/s", consistency = "strong (same doc)")]
 //! ```
 //!
-//! generates `Cart::add_item(id, item)`, whose [`Update::run`] sends one
-//! `findAndModify`: the row's filter (every value under `$eq`), the update (`$push`,
-//! `$set`, `$inc`, `$pull` of the typed values) and a projection of `_id` only. A
+//! generates `Cart::add_item(id, item)`, whose [`Update::run`] sends one command: the
+//! row's filter (every value under `$eq`) and the update (`$push`, `$set`, `$inc`,
+//! `$pull` of the typed values), as an `update` when the filter is `_id` alone, else
+//! as a `findAndModify` projected to `_id` (which tells which document it wrote). A
 //! `push` into an array with a bound (`#[embed(max = N)]` or
 //! `#[validate(max_items = N)]`) also requires `"items.<N-1>": {$exists: false}` in
 //! that same filter: the server checks the bound and applies the push atomically, so
@@ -241,21 +242,44 @@ impl<T: Model> Update<T> {
         Ok((filter, update.update.clone()))
     }
 
-    /// Sends the update: one `findAndModify` on success; when nothing matched, one
-    /// more read tells a full array from a missing document.
+    /// Sends the update, one command on success: an `update` when the row names its
+    /// document by `_id` alone (the id is then known), else a `findAndModify`
+    /// projected to `_id` (which returns it). When nothing matched, one more read tells
+    /// a full array or an older version from a missing document.
     pub async fn run(self, db: &Database) -> Result<Updated, UpdateError> {
         let (filter, update) = self.command()?;
         let collection = db.collection::<Document>(T::COLLECTION);
-        let mut command = collection
-            .find_one_and_update(filter, update.clone())
-            .projection(doc! { "_id": 1 })
-            .return_document(ReturnDocument::Before);
-        if let Some(concern) = self.pattern.guarantee.write_concern() {
-            command = command.write_concern(concern);
-        }
-        let found = command.await?;
-        let Some(found) = found else { return Err(self.why_not(db).await) };
-        let id = found.get("_id").cloned().unwrap_or(Bson::Null);
+        let concern = self.pattern.guarantee.write_concern();
+        let by_id = match self.filter.as_ref().ok().map(|f| (f.len(), f.get_document("_id"))) {
+            Some((1, Ok(eq))) if eq.len() == 1 => eq.get("$eq").cloned(),
+            _ => None,
+        };
+        let id = if let Some(id) = by_id {
+            let mut command = collection.update_one(filter, update.clone());
+            if let Some(concern) = concern {
+                command = command.write_concern(concern);
+            }
+            if command.await?.matched_count == 0 {
+                return Err(self.why_not(db).await);
+            }
+            id
+        } else {
+            let mut command = collection
+                .find_one_and_update(filter, update.clone())
+                .projection(doc! { "_id": 1 })
+                .return_document(ReturnDocument::Before);
+            // The row's sort picks which document, when its filter matches several.
+            if !self.pattern.sort.is_empty() {
+                let sort: Document =
+                    self.pattern.sort.iter().map(|(f, k)| ((*f).to_owned(), k.to_bson())).collect();
+                command = command.sort(sort);
+            }
+            if let Some(concern) = concern {
+                command = command.write_concern(concern);
+            }
+            let Some(found) = command.await? else { return Err(self.why_not(db).await) };
+            found.get("_id").cloned().unwrap_or(Bson::Null)
+        };
         crate::core::hooks::after_source_write(db, T::COLLECTION, &id, Some(&update))
             .await
             .map_err(|e| UpdateError::AfterWrite(Box::new(e)))?;
