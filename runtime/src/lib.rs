@@ -287,7 +287,7 @@ pub mod outlier {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::core::access::AccessPattern;
-    pub use crate::core::copy::{CopySpec, Refresh};
+    pub use crate::core::copy::{Cleared, CopySpec, OnDelete, Refresh};
     pub use crate::core::index::{Index, IndexKey};
     pub use crate::core::model::eq as eq_filter;
     pub use crate::core::model::{Model, ValidationAction, ValidationLevel};

@@ -121,13 +121,15 @@ mod lag;
 mod repair;
 mod spec;
 mod update;
+mod watch;
 mod worker;
 
-pub use crate::core::copy::{CopyError, CopySpec, Refresh, QUEUE};
-pub use lag::{lag, CopyLag, QueueLag};
-pub use repair::{repair, CopyRepair};
+pub use crate::core::copy::{Cleared, CopyError, CopySpec, OnDelete, Refresh, QUEUE, WATCH_POSITIONS};
+pub use lag::{lag, CopyLag, QueueLag, WatcherLag};
+pub use repair::{reconcile, repair, CopyReconcile, CopyRepair};
 pub use spec::{copies, dependents};
 pub use update::{
     update_one, update_one_with, Atomicity, CopyAction, CopyUpdate, SourceUpdate, UpdateOptions,
 };
+pub use watch::{ReconcileReason, Reconciled, WatchReport, Watcher};
 pub use worker::{JobFailure, RefreshReport, SkippedJobs, Worker};
