@@ -98,15 +98,6 @@ impl WatchReport {
     }
 }
 
-/// Where a loop stops.
-#[derive(Clone)]
-enum Until {
-    /// When the stop signal comes.
-    Stopped(watch::Receiver<bool>),
-    /// Once the stream has nothing more, or is past this time.
-    CaughtUp(Option<Timestamp>),
-}
-
 impl Watcher {
     /// A watcher on `db` named `"copies"`, for every refreshed copy, reading up to
     /// 500 changes per batch and waiting up to 500 ms for new ones.
@@ -164,7 +155,7 @@ impl Watcher {
         F: std::future::Future<Output = ()>,
     {
         let (tx, rx) = watch::channel(false);
-        let all = self.follow_all(Until::Stopped(rx));
+        let all = self.follow_all(rx);
         tokio::pin!(all);
         tokio::pin!(stop);
         tokio::select! {
@@ -178,15 +169,6 @@ impl Watcher {
     /// Watches until an error; [`Watcher::run_until`] with a stop that never comes.
     pub async fn run(&self) -> Result<WatchReport, CopyError> {
         self.run_until(std::future::pending()).await
-    }
-
-    /// Processes the changes already made, then returns: each stream is read until
-    /// it answers an empty batch, or reaches a change made after this call started
-    /// (the server's last write then), so writers that never stop do not keep it
-    /// going. A first start reconciles as [`Watcher::run_until`] does.
-    pub async fn catch_up(&self) -> Result<WatchReport, CopyError> {
-        let now = last_write(&self.db).await;
-        self.follow_all(Until::CaughtUp(now)).await
     }
 
     /// The refreshed copies this watcher follows, by source.
@@ -216,9 +198,9 @@ impl Watcher {
         Ok(by_source)
     }
 
-    async fn follow_all(&self, until: Until) -> Result<WatchReport, CopyError> {
+    async fn follow_all(&self, stop: watch::Receiver<bool>) -> Result<WatchReport, CopyError> {
         let sources = self.sources()?;
-        let loops = sources.iter().map(|(source, specs)| self.follow(source, specs, until.clone()));
+        let loops = sources.iter().map(|(source, specs)| self.follow(source, specs, stop.clone()));
         let mut report = WatchReport::default();
         for one in futures_util::future::try_join_all(loops).await? {
             report.add(one);
@@ -226,12 +208,13 @@ impl Watcher {
         Ok(report)
     }
 
-    /// One source's loop: open (or reconcile and open), then batches until `until`.
+    /// One source's loop: open (or reconcile and open), then batches until the stop
+    /// signal, which is looked at only between batches.
     async fn follow(
         &self,
         source: &'static str,
         specs: &[&'static CopySpec],
-        mut until: Until,
+        mut stop: watch::Receiver<bool>,
     ) -> Result<WatchReport, CopyError> {
         let mut report = WatchReport::default();
         let mut stream = self.open(source, specs, &mut report).await?;
@@ -241,13 +224,14 @@ impl Watcher {
             let mut stopped = false;
             let mut lost = None;
             while events.len() < self.batch {
-                let next = match (&mut until, events.is_empty()) {
-                    (Until::Stopped(rx), true) => tokio::select! {
+                let next = if events.is_empty() {
+                    tokio::select! {
                         biased;
-                        _ = rx.wait_for(|stop| *stop) => { stopped = true; break }
+                        _ = stop.wait_for(|stop| *stop) => { stopped = true; break }
                         next = stream.next_if_any() => next,
-                    },
-                    _ => stream.next_if_any().await,
+                    }
+                } else {
+                    stream.next_if_any().await
                 };
                 match next {
                     Ok(Some(event)) => {
@@ -299,17 +283,6 @@ impl Watcher {
             if stopped {
                 return Ok(report);
             }
-            if let Until::CaughtUp(bound) = &until {
-                let past = match (bound, last) {
-                    (Some(bound), Some((Some(at), _))) => {
-                        (at.time, at.increment) >= (bound.time, bound.increment)
-                    }
-                    _ => false,
-                };
-                if !full || past {
-                    return Ok(report);
-                }
-            }
         }
     }
 
@@ -330,6 +303,9 @@ impl Watcher {
             .map_err(|error| CopyError::Watch { collection: source, operation: "read position", error })?;
         let reason = match stored.as_ref().and_then(|d| d.get("token")) {
             None => ReconcileReason::FirstStart,
+            Some(token) if !matches!(token, Bson::Document(_)) => {
+                ReconcileReason::PositionLost(format!("the stored token is not a document: {token}"))
+            }
             Some(token) => match bson::from_bson::<ResumeToken>(token.clone()) {
                 Err(e) => {
                     ReconcileReason::PositionLost(format!("the stored token is not a resume token: {e}"))
@@ -535,13 +511,6 @@ fn no_change_streams(e: &mongodb::error::Error) -> bool {
         ErrorKind::Command(c) => c.code == 40573 || c.message.contains("only supported on replica sets"),
         _ => false,
     }
-}
-
-/// The server's last write, from `hello`: where [`Watcher::catch_up`] stops.
-async fn last_write(db: &Database) -> Option<Timestamp> {
-    let hello = db.run_command(doc! { "hello": 1 }).await.ok()?;
-    let op_time = hello.get_document("lastWrite").ok()?.get_document("opTime").ok()?;
-    op_time.get_timestamp("ts").ok()
 }
 
 #[cfg(test)]
