@@ -30,12 +30,19 @@ type Events = ChangeStream<Document>;
 /// [`Worker`](crate::copies::Worker)s to run: see the [module docs](crate::copies#the-watcher).
 ///
 /// ```no_run
-/// # async fn run(db: &docshape::mongodb::Database) -> Result<(), docshape::copies::CopyError> {
-/// use docshape::copies::Watcher;
+/// # async fn run(
+/// #     db: &docshape::mongodb::Database,
+/// #     shutdown: impl std::future::Future<Output = ()>,
+/// # ) -> Result<(), docshape::copies::CopyError> {
+/// use docshape::copies::{Watcher, Worker};
 ///
+/// // Next to at least one worker (this process or another):
+/// let worker = Worker::new(db);
+/// tokio::spawn(async move { worker.run(std::time::Duration::from_secs(1)).await });
 /// let watcher = Watcher::new(db).name("copies");
-/// // Until ctrl-c (or any future), then the batch in hand is finished and saved:
-/// let report = watcher.run_until(async { let _ = tokio::signal::ctrl_c().await; }).await?;
+/// // Until `shutdown` completes (a signal, say); then the batch in hand is finished
+/// // and its position saved:
+/// let report = watcher.run_until(shutdown).await?;
 /// println!("{} changes, {} jobs", report.changes, report.jobs_enqueued);
 /// # Ok(()) }
 /// ```
@@ -243,7 +250,7 @@ impl Watcher {
                     }
                     Ok(None) => break,
                     Err(e) if position_lost(&e) => {
-                        lost = Some(e.to_string());
+                        lost = Some(describe(&e));
                         break;
                     }
                     Err(e) if no_change_streams(&e) => {
@@ -313,7 +320,7 @@ impl Watcher {
                 Ok(token) => match self.stream(source, Some(token)).await {
                     Ok(stream) => return Ok(stream),
                     Err(CopyError::Watch { error, .. }) if position_lost(&error) => {
-                        ReconcileReason::PositionLost(error.to_string())
+                        ReconcileReason::PositionLost(describe(&error))
                     }
                     Err(e) => return Err(e),
                 },
@@ -501,6 +508,14 @@ fn position_lost(e: &mongodb::error::Error) -> bool {
     match e.kind.as_ref() {
         ErrorKind::Command(c) => matches!(c.code, 286 | 280 | 260 | 9 | 40576 | 40585 | 40615),
         _ => false,
+    }
+}
+
+/// A server's refusal in one line: `ChangeStreamHistoryLost (286): ...`.
+fn describe(e: &mongodb::error::Error) -> String {
+    match e.kind.as_ref() {
+        ErrorKind::Command(c) => format!("{} ({}): {}", c.code_name, c.code, c.message),
+        _ => e.to_string(),
     }
 }
 
