@@ -283,6 +283,46 @@ async fn changes_to_other_fields_enqueue_nothing() {
     assert_eq!(report.jobs_enqueued, 1, "{report:?}");
 }
 
+/// A rename through `copies::update_one` while a watcher runs: the call enqueues the
+/// job, the watcher sees the same write and enqueues it again, and the two meet in one
+/// job (its `seq` moved on), which one worker run completes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_of_the_watcher_and_of_update_one_meet_in_one_job() {
+    let db = setup_writers("watch_same_job").await;
+    insert_writers(&db, 0..2, 300).await;
+    let running =
+        Running::start(Watcher::new(&db).name("same").only([STORIES]).max_await(Duration::from_millis(50)));
+    until("the first position", Duration::from_secs(60), || async {
+        position(&db, "same", "writers").await.is_some()
+    })
+    .await;
+    let done =
+        copies::update_one::<Writer>(&db, &1, doc! { "$set": { "name": "w1 renamed" } }).await.unwrap();
+    // The reviews' async copies of the name are queued too (this test's watcher and
+    // worker leave them alone).
+    let story = done.copies.iter().find(|c| c.copy.key() == STORIES).unwrap();
+    assert_eq!(story.action, copies::CopyAction::Enqueued);
+    let story_jobs = || async {
+        let jobs = queue(&db).await;
+        jobs.into_iter()
+            .filter(|j| j.get_document("_id").is_ok_and(|k| k.get_str("copy") == Ok(STORIES)))
+            .collect::<Vec<_>>()
+    };
+    until("the watcher's enqueue of the same write", Duration::from_secs(60), || async {
+        story_jobs().await.first().and_then(|j| j.get_i64("seq").ok()) == Some(2)
+    })
+    .await;
+    let report = running.stop().await;
+    assert_eq!(report.jobs_enqueued, 1, "{report:?}");
+    let jobs = story_jobs().await;
+    assert_eq!(jobs.len(), 1, "{jobs:?}");
+    assert_eq!(jobs[0].get_document("_id").unwrap(), &doc! { "copy": STORIES, "id": 1_i64 });
+    let refreshed = Worker::new(&db).only([STORIES]).run_until_empty().await.unwrap();
+    assert_eq!((refreshed.jobs, refreshed.documents_updated, refreshed.requeued), (1, 300, 0));
+    assert_eq!(count(&db, "stories", doc! { "writer_name": "w1 renamed" }).await, 300);
+    assert_eq!(count(&db, "stories", doc! { "writer_id": 0_i64, "writer_name": "w0" }).await, 300);
+}
+
 /// A lost position (the stored token deleted, or one the server refuses) makes the
 /// next start reconcile every copy, fixing the ones made stale while no watcher ran.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
