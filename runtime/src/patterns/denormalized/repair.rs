@@ -140,7 +140,7 @@ pub struct CopyReconcile {
 }
 
 /// Brings every document of a refreshed copy in line with its source, whoever wrote
-/// either: the whole copy collection is read once, [`RECONCILE_BATCH`] documents at a
+/// either: the whole copy collection is read once, 500 documents at a
 /// time (`via` and the copy's field only), the sources of each batch are read with one
 /// `$in` on `_id`, and every source whose copies differ is written as [`repair`]
 /// writes it. A copy whose source is missing follows its `on_delete`: `keep` leaves it,
