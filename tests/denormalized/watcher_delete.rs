@@ -242,3 +242,44 @@ async fn a_reconcile_applies_each_policy() {
     let never = copies::copies().into_iter().find(|c| c.key() == ORDERS).unwrap();
     assert!(matches!(copies::reconcile(&db, never).await, Err(CopyError::UnknownCopy { .. })));
 }
+
+/// The source collection dropped by another program ends the stream: the watcher
+/// reconciles (every writer is gone: the `clear` copies are cleared) and watches the
+/// collection again, so a writer inserted afterwards reaches its copies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_source_collection_is_reconciled_and_watched_again() {
+    let db = setup_reviews("watch_dropped").await;
+    writer_with_reviews(&db, 5, 500, 2).await;
+    let plain = plain_client(&db).await;
+    let running =
+        Running::start(Watcher::new(&db).name("drops").only([CLEARED]).max_await(Duration::from_millis(50)));
+    until("the first position", Duration::from_secs(60), || async {
+        position(&db, "drops", "writers").await.is_some()
+    })
+    .await;
+    plain.collection::<Document>("writers").drop().await.unwrap();
+    until("the copies cleared", Duration::from_secs(60), || async {
+        review(&db, 500).await.get("cleared").is_none() && review(&db, 501).await.get("cleared").is_none()
+    })
+    .await;
+    plain
+        .collection::<Document>("writers")
+        .insert_one(doc! { "_id": 5_i64, "name": "w5 again", "visits": 0_i64 })
+        .await
+        .unwrap();
+    until("the insert's job", Duration::from_secs(60), || async {
+        queue(&db).await.iter().any(|j| j.get_document("_id") == Ok(&doc! { "copy": CLEARED, "id": 5_i64 }))
+    })
+    .await;
+    let report = running.stop().await;
+    let reasons: Vec<&copies::ReconcileReason> = report.reconciles.iter().map(|r| &r.reason).collect();
+    assert_eq!(reasons, [&copies::ReconcileReason::FirstStart, &copies::ReconcileReason::Invalidated]);
+    assert_eq!(report.reconciles[1].copies[0].documents_updated, 2);
+    Worker::new(&db).only([CLEARED]).run_until_empty().await.unwrap();
+    assert_eq!(review(&db, 500).await.get_str("cleared").unwrap(), "w5 again");
+    assert_eq!(
+        review(&db, 501).await.get_str("kept").unwrap(),
+        "w5",
+        "the other copies are not this watcher's"
+    );
+}
