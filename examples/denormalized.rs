@@ -6,6 +6,10 @@
 //! order keeps the old name, the posts' copies are queued, a worker drains the queue,
 //! and the lag is measured against `max_stale`.
 //!
+//! Then another program (a plain driver client, not docshape) renames the user
+//! again: a watcher follows `users` with a change stream, queues the posts' refresh,
+//! and a worker running beside it rewrites them.
+//!
 //! Run: `cargo run -p docshape-examples --example denormalized`.
 
 #![allow(clippy::duplicated_attributes)]
@@ -13,9 +17,10 @@
 use std::time::Instant;
 
 use bson::{doc, DateTime};
-use docshape::copies::{self, Worker};
+use docshape::copies::{self, Watcher, Worker};
 use docshape::refs::Ref;
 use docshape::relation;
+use docshape::testkit;
 use docshape::{Embedded, Model};
 use docshape_examples::fresh_database;
 use serde::{Deserialize, Serialize};
@@ -124,5 +129,59 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Err("the copies did not converge as declared".into());
     }
 
+    renamed_by_another_client(&db).await
+}
+
+/// A rename made by another program reaches the copies through a watcher and a worker.
+async fn renamed_by_another_client(
+    db: &docshape::mongodb::Database,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let watcher = Watcher::new(db).name("example");
+    let watching = tokio::spawn(async move {
+        watcher
+            .run_until(async {
+                let _ = stopped.await;
+            })
+            .await
+    });
+    let worker = Worker::new(db).id("example-worker");
+    let working = tokio::spawn(async move { worker.run(std::time::Duration::from_millis(50)).await });
+    // Its first start reconciles the copies, then saves its position: from there on,
+    // no change is missed.
+    let positions = db.collection::<bson::Document>(copies::WATCH_POSITIONS);
+    while positions.find_one(doc! {}).await?.is_none() {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+
+    let other = testkit::server()?.client().await?.database(db.name());
+    other
+        .collection::<bson::Document>("users")
+        .update_one(doc! { "_id": "u_42" }, doc! { "$set": { "name": "Alice B." } })
+        .await?;
+    let at = Instant::now();
+    println!("\nanother client renamed u_42 to \"Alice B.\" with a plain update_one");
+    loop {
+        let stale =
+            Post::collection(db).count_documents(doc! { "author_name": { "$ne": "Alice B." } }).await?;
+        if stale == 0 {
+            break;
+        }
+        if at.elapsed() > std::time::Duration::from_secs(300) {
+            return Err(format!("{stale} posts still stale after max_stale").into());
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let lag = copies::lag(db).await?;
+    println!(
+        "the watcher queued it and the worker rewrote 2,000 posts in {:.1?}; watcher behind by {:?}, {} job(s) pending",
+        at.elapsed(),
+        lag.watchers.first().and_then(|w| w.behind),
+        lag.pending
+    );
+    working.abort();
+    let _ = stop.send(());
+    let report = watching.await??;
+    println!("watcher: {} change(s), {} job(s) enqueued", report.changes, report.jobs_enqueued);
     Ok(())
 }

@@ -22,6 +22,7 @@ use crate::common::expansion::Expansion;
 use crate::common::message::{did_you_mean, rule};
 use crate::common::paths;
 use crate::common::respan::{bound_check, respan};
+use crate::common::types::is_option;
 use crate::index::IndexDef;
 
 /// `#[denormalized(...)]`.
@@ -32,6 +33,7 @@ struct CopyOpts {
     refresh: Option<LitStr>,
     max_stale: Option<LitStr>,
     reason: Option<LitStr>,
+    on_delete: Option<LitStr>,
 }
 
 enum Refresh {
@@ -39,6 +41,20 @@ enum Refresh {
     Sync,
     Async(u64),
 }
+
+/// `on_delete`: what the copy holds once its source is deleted.
+enum OnDelete {
+    Keep,
+    /// `true`: by `$unset` (the field may be absent); `false`: by `null`.
+    Clear {
+        unset: bool,
+    },
+    Report,
+}
+
+const ON_DELETE_WORDS: &[&str] = &["keep", "clear", "report"];
+
+const ON_DELETE_HELP: &str = "`on_delete = \"keep\"` (the last value copied stays; the default), `on_delete = \"clear\"` (the copy is emptied; it must be an `Option`) or `on_delete = \"report\"` (the copy stays and its refresh job fails, naming the deleted source)";
 
 /// A denormalized copy, checked as far as the spelling allows.
 struct CopyDef {
@@ -55,6 +71,7 @@ struct CopyDef {
     pub via_target: Option<Type>,
     pub refresh: Refresh,
     pub reason: Option<String>,
+    pub on_delete: OnDelete,
 }
 
 /// The model's checked copies.
@@ -285,6 +302,43 @@ fn copy(c: &Container, f: &Field, name: &str, attr: &Attribute, errors: &mut Acc
         errors.push(Error::custom("`via` is the reference field, not the copy itself").with_span(via));
         return None;
     }
+    let on_delete = match &opts.on_delete {
+        None => OnDelete::Keep,
+        Some(lit) if matches!(refresh, Refresh::Never) && ok => {
+            errors.push(
+                Error::custom("a `refresh = \"never\"` copy is a snapshot: nothing follows its source, so `on_delete` has nothing to do; remove it, or refresh the copy")
+                    .with_span(lit),
+            );
+            return None;
+        }
+        Some(lit) => match lit.value().as_str() {
+            "keep" => OnDelete::Keep,
+            "report" => OnDelete::Report,
+            "clear" => {
+                let skips = f.serde.skip_serializing_if.is_some();
+                if !skips && !is_option(&f.recv.ty) {
+                    errors.push(
+                        Error::custom(format!(
+                            "`on_delete = \"clear\"` empties `{name}`, and its type has no empty value the validator accepts: make it an `Option<...>` (with `#[serde(default, skip_serializing_if = \"Option::is_none\")]` to clear by removing the field), or keep the last value with `on_delete = \"keep\"`"
+                        ))
+                        .with_span(lit),
+                    );
+                    return None;
+                }
+                OnDelete::Clear { unset: skips }
+            }
+            other => {
+                let hint = did_you_mean(other, ON_DELETE_WORDS)
+                    .map(|s| format!("did you mean `{s}`? "))
+                    .unwrap_or_default();
+                errors.push(
+                    Error::custom(format!("`{other}` is not an `on_delete` policy: {hint}{ON_DELETE_HELP}"))
+                        .with_span(lit),
+                );
+                return None;
+            }
+        },
+    };
     ok.then(|| CopyDef {
         field: name.to_owned(),
         field_ty: f.recv.ty.clone(),
@@ -296,6 +350,7 @@ fn copy(c: &Container, f: &Field, name: &str, attr: &Attribute, errors: &mut Acc
         via_target,
         refresh,
         reason: opts.reason.map(|r| r.value()),
+        on_delete,
     })
 }
 
@@ -379,6 +434,15 @@ fn refresh_tokens(r: &Refresh) -> TokenStream {
     }
 }
 
+fn on_delete_tokens(o: &OnDelete) -> TokenStream {
+    match o {
+        OnDelete::Keep => quote!(__ds::OnDelete::Keep),
+        OnDelete::Clear { unset: true } => quote!(__ds::OnDelete::Clear(__ds::Cleared::Unset)),
+        OnDelete::Clear { unset: false } => quote!(__ds::OnDelete::Clear(__ds::Cleared::Null)),
+        OnDelete::Report => quote!(__ds::OnDelete::Report),
+    }
+}
+
 fn opt_str(s: &Option<String>) -> TokenStream {
     match s {
         Some(s) => quote!(::core::option::Option::Some(#s)),
@@ -393,11 +457,12 @@ fn copy_spec(ident: &syn::Ident, d: &CopyDef) -> TokenStream {
     let source = respan(quote!(#source), d.from_span);
     let refresh = refresh_tokens(&d.refresh);
     let reason = opt_str(&d.reason);
+    let on_delete = on_delete_tokens(&d.on_delete);
     quote! {
         __ds::CopySpec {
             collection: <#ident as __ds::Model>::COLLECTION, field: #field, via: #via,
             source: <#source as __ds::Model>::COLLECTION, source_field: #path,
-            refresh: #refresh, reason: #reason,
+            refresh: #refresh, reason: #reason, on_delete: #on_delete,
         }
     }
 }

@@ -306,7 +306,7 @@ const SEEDS: &[&str] = &[
            #[reference(User, max = 5)] editors: Vec<String>,
            #[denormalized(from = "User::name", via = "author_id", refresh = "async", max_stale = "5m", reason = "r")]
            author_name: String,
-           #[denormalized(from = "User::address.city", via = "author_id", refresh = "sync")] city: Option<String>,
+           #[denormalized(from = "User::address.city", via = "author_id", refresh = "sync", on_delete = "clear")] city: Option<String>,
            #[embed(max = 50, reason = "r")] items: Vec<Item>,
            #[embed(allow(unbounded_array, reason = "r"))] log: Vec<Entry>,
            #[embed] address: Address,
@@ -497,6 +497,8 @@ const VOCAB: &[&str] = &[
     "via",
     "refresh",
     "max_stale",
+    "on_delete",
+    "\"clear\"",
     "unbounded_array",
     "lookup",
 ];

@@ -137,6 +137,10 @@
 //! | `#[denormalized(from = "User::name", via = "author_id", refresh = "never")]` | a snapshot taken at write time |
 //! | `... refresh = "sync"` | rewritten in the source's update call ([`copies::update_one`]) |
 //! | `... refresh = "async", max_stale = "5m"` | queued by the source's update and rewritten by a [`copies::Worker`] |
+//! | `... on_delete = "keep" \| "clear" \| "report"` | what the copy holds once its source is deleted ([`copies::OnDelete`]) |
+//!
+//! Writes made by other programs reach the copies through a [`copies::Watcher`] (change
+//! streams: a replica set or a sharded cluster), which queues their refresh jobs.
 //!
 //! An access pattern that names another model's field (`fields(title, User::name)`)
 //! must be served by a copy of it, or waive the `lookup` rule with a reason.
@@ -345,7 +349,7 @@ pub mod __private {
         AccessPattern, Consistency, DocsPerCall, Find, FindError, Load, Projection, PushBound, Rate,
         RateKind, Update,
     };
-    pub use crate::core::copy::{CopySpec, Refresh};
+    pub use crate::core::copy::{Cleared, CopySpec, OnDelete, Refresh};
     pub use crate::core::index::{Index, IndexKey};
     pub use crate::core::model::eq as eq_filter;
     pub use crate::core::model::{Model, ValidationAction, ValidationLevel};

@@ -89,6 +89,17 @@ impl TestServer {
     /// Starts a new local SecantusDB server on a free loopback port, installing it
     /// first if needed.
     pub fn start_local() -> Result<Self, TestkitError> {
+        Self::start_local_with(&[])
+    }
+
+    /// [`TestServer::start_local`] as a standalone server: no replica set is
+    /// advertised, so there are no transactions and no change streams, as with a
+    /// standalone `mongod`.
+    pub fn start_local_standalone() -> Result<Self, TestkitError> {
+        Self::start_local_with(&["--standalone"])
+    }
+
+    fn start_local_with(extra: &[&str]) -> Result<Self, TestkitError> {
         let python = secantus_python()?;
         let port = free_port()?;
         let log_path =
@@ -102,6 +113,7 @@ impl TestServer {
             .arg("-c")
             .arg(LAUNCHER)
             .arg(port.to_string())
+            .args(extra)
             .stdin(Stdio::piped())
             .stdout(log)
             .stderr(log_err)
@@ -301,7 +313,7 @@ def watch():
 threading.Thread(target=watch, daemon=True).start()
 from secantus.cli import main
 port = sys.argv[1]
-sys.argv = ["secantusd-py", "--host", "127.0.0.1", "--port", port, "--storage-path", data, "--log-level", "WARNING"]
+sys.argv = ["secantusd-py", "--host", "127.0.0.1", "--port", port, "--storage-path", data, "--log-level", "WARNING"] + sys.argv[2:]
 sys.exit(main())
 "#;
 

@@ -20,6 +20,8 @@ mod adversarial;
 mod hardening;
 mod injection;
 mod sync;
+mod watcher;
+mod watcher_delete;
 mod worker;
 
 /// How stale `posts.author_name` may be.

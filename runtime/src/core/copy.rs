@@ -29,6 +29,32 @@ pub enum Refresh {
     },
 }
 
+/// What a copy holds once its source document is deleted
+/// (`#[denormalized(..., on_delete = "keep" | "clear" | "report")]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum OnDelete {
+    /// The last value copied stays (the default): the copy was true when written, and
+    /// removing it destroys what the reader saw.
+    #[default]
+    Keep,
+    /// The copy is emptied, as its type allows (only an `Option` copy, or one with
+    /// `skip_serializing_if`, can be).
+    Clear(Cleared),
+    /// The copy stays, and its refresh job fails with [`CopyError::SourceDeleted`],
+    /// recorded on the job and kept in the queue (so [`lag`](crate::copies::lag) counts
+    /// it) until no document references the deleted source any more.
+    Report,
+}
+
+/// How a cleared copy is written, so that its model's validator still accepts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Cleared {
+    /// `$unset`: the field has `skip_serializing_if`, so it may be absent.
+    Unset,
+    /// `$set: null`: an `Option` field that is always written (required, nullable).
+    Null,
+}
+
 /// One denormalized copy, as declared on the model that holds it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct CopySpec {
@@ -47,6 +73,8 @@ pub struct CopySpec {
     pub refresh: Refresh,
     /// Why the copy exists, as written in the attribute (`reason = "..."`).
     pub reason: Option<&'static str>,
+    /// What the copy holds once its source document is deleted.
+    pub on_delete: OnDelete,
 }
 
 impl CopySpec {
@@ -58,6 +86,10 @@ impl CopySpec {
 
 /// The refresh queue: reserved for the denormalized pattern (see [`crate::copies`]).
 pub const QUEUE: &str = "docshape_refresh";
+
+/// Where the change-stream watchers of copies' sources keep their positions:
+/// reserved for the denormalized pattern (see [`crate::copies::Watcher`]).
+pub const WATCH_POSITIONS: &str = "docshape_watch";
 
 /// What went wrong keeping copies in line. Every variant that concerns one document
 /// names its collection or copy and its `_id`.
@@ -158,6 +190,37 @@ pub enum CopyError {
         /// The `_id` looked for.
         id: Bson,
     },
+    /// A copy declared `on_delete = "report"` still has documents referencing a
+    /// deleted source: they keep the last value copied. Delete them or point them at
+    /// another source; the job completes once none is left.
+    SourceDeleted {
+        /// The copy's key.
+        copy: String,
+        /// The deleted source document's `_id`.
+        id: Bson,
+        /// Documents still referencing it.
+        documents: u64,
+    },
+    /// The deployment has no change streams (a standalone server): a
+    /// [`Watcher`](crate::copies::Watcher) cannot follow the sources. Run the server
+    /// as a replica set (a single-node one will do: `mongod --replSet rs0`, then
+    /// `rs.initiate()`), or connect through a sharded cluster's `mongos`.
+    NoChangeStreams {
+        /// The source collection the watcher tried to follow.
+        collection: &'static str,
+        /// What the server said.
+        error: mongodb::error::Error,
+    },
+    /// A [`Watcher`](crate::copies::Watcher) could not read its change stream or its
+    /// stored position.
+    Watch {
+        /// The source collection.
+        collection: &'static str,
+        /// What was being done (`"open"`, `"next"`, `"save position"`, ...).
+        operation: &'static str,
+        /// What the driver or server said.
+        error: mongodb::error::Error,
+    },
 }
 
 impl fmt::Display for CopyError {
@@ -192,6 +255,17 @@ impl fmt::Display for CopyError {
             ),
             Self::SourceNotFound { collection, id } => write!(f, "{collection} {id}: no such document"),
             Self::IdEncode { collection, error } => write!(f, "{collection}: the id does not serialize to BSON: {error}"),
+            Self::SourceDeleted { copy, id, documents } => write!(
+                f,
+                "copy {copy} of {id}: the source is deleted and {documents} documents still reference it (on_delete = \"report\"): delete them or point them at another source"
+            ),
+            Self::NoChangeStreams { collection, error } => write!(
+                f,
+                "watching {collection}: the deployment has no change streams (a standalone server); run it as a replica set (a single-node one will do: `mongod --replSet rs0`, then `rs.initiate()`) or connect through mongos: {error}"
+            ),
+            Self::Watch { collection, operation, error } => {
+                write!(f, "watching {collection} ({operation}): {error}")
+            }
         }
     }
 }
@@ -203,7 +277,9 @@ impl std::error::Error for CopyError {
             | Self::Copy { error, .. }
             | Self::Commit { error, .. }
             | Self::Refresh { error, .. }
-            | Self::Queue { error, .. } => Some(error),
+            | Self::Queue { error, .. }
+            | Self::NoChangeStreams { error, .. }
+            | Self::Watch { error, .. } => Some(error),
             Self::IdEncode { error, .. } => Some(error),
             _ => None,
         }

@@ -111,6 +111,62 @@
 //!
 //! Worker clocks should agree to well within the lease (60 s by default): leases and
 //! due dates are the workers' clock times.
+//!
+//! # The watcher
+//!
+//! [`update_one`] and the versioned writers keep copies in line only for the writes
+//! made through them. A rename from the shell, from another service, or through
+//! `Model::collection(db).update_one` reaches the copies through a [`Watcher`]: one
+//! change stream per source collection of the refreshed copies, whose changes become
+//! jobs in the same queue (an enqueue is an upsert, so a job the watcher enqueues and
+//! one [`update_one`] enqueued for the same copy and source are one job):
+//!
+//! - an `update` enqueues the copies whose field its update description names:
+//!   `updatedFields`' dotted paths, `removedFields` and `truncatedArrays`, compared as
+//!   [`update_one`] compares an update's paths (equal, prefix or under, array
+//!   positions left out); an update that names no copied field enqueues nothing;
+//! - a `replace` or an `insert` enqueues every copy of the document (an insert may be
+//!   a deleted source come back under the same `_id`);
+//! - a `delete` enqueues the copies whose `on_delete` is not `keep`;
+//! - a `drop`, `rename` or `dropDatabase` of the source (and the `invalidate` that
+//!   follows) ends the stream: the watcher reconciles (below) and watches again.
+//!
+//! **Positions.** The changes are read in batches (at most [`Watcher::batch`]); the
+//! jobs of a batch are enqueued in one `update` command, and only then is the
+//! stream's resume token saved, in [`WATCH_POSITIONS`] (`docshape_watch`, one document
+//! per watcher name and source: `{_id: {watcher, source}, token, cluster_time,
+//! last_change_at, saved_at, caught_up}`). A watcher stopped at any point (a crash,
+//! an aborted task) resumes after the last saved batch, so it may enqueue a change
+//! twice, never lose one. [`lag`] reports each watcher's position next to the queue.
+//!
+//! **Reconciles.** A watcher that finds no position (its first start), or one the
+//! server cannot resume from (`ChangeStreamHistoryLost` when the oplog has rolled
+//! past it, an invalid token), opens its stream first, then [`reconcile`]s every copy
+//! of the source (the copy collection read once, in batches, and every copy that
+//! differs from its source written), then saves the stream's first position and reads
+//! its changes: whatever was written during the reconcile comes after it.
+//!
+//! **Sync copies** are followed too: a change to a sync copy's source made around
+//! docshape enqueues a job due at once, so the copy is stale until a worker runs it:
+//! at most the watcher's delay (its last batch's wait, [`Watcher::max_await`], and
+//! the batch's enqueue) plus the workers' poll and the job's run. Only writes made
+//! through [`update_one`] or the versioned writers update a sync copy in the same
+//! call; every other write needs a watcher and a worker running. A write through
+//! docshape is seen by the watcher as well, and costs one more job that finds nothing
+//! to write.
+//!
+//! **Deleted sources.** A copy says what it holds once its source is deleted, with
+//! `on_delete` ([`OnDelete`]): `"keep"` (the default: the last value copied stays),
+//! `"clear"` (only for an `Option` copy: `$unset` when the field has
+//! `skip_serializing_if`, `null` when it is always written, so that the model's
+//! validator accepts it either way), or `"report"` (the value stays, and the job
+//! fails with [`CopyError::SourceDeleted`], is recorded on the job, and stays in the
+//! queue, counted by [`lag`], until no document references the deleted source).
+//!
+//! **Deployment.** Change streams need a replica set (a single-node one will do) or a
+//! sharded cluster; on a standalone server the watcher fails at start with
+//! [`CopyError::NoChangeStreams`]. Run at least one watcher (several with different
+//! names only enqueue the same jobs more than once) and at least one [`Worker`].
 
 // A `CopyError` names the document (`_id` as `Bson`) and carries the driver's error:
 // large, but rare and behind a round trip anyway.
@@ -121,13 +177,15 @@ mod lag;
 mod repair;
 mod spec;
 mod update;
+mod watch;
 mod worker;
 
-pub use crate::core::copy::{CopyError, CopySpec, Refresh, QUEUE};
-pub use lag::{lag, CopyLag, QueueLag};
-pub use repair::{repair, CopyRepair};
+pub use crate::core::copy::{Cleared, CopyError, CopySpec, OnDelete, Refresh, QUEUE, WATCH_POSITIONS};
+pub use lag::{lag, CopyLag, QueueLag, WatcherLag};
+pub use repair::{reconcile, repair, CopyReconcile, CopyRepair};
 pub use spec::{copies, dependents};
 pub use update::{
     update_one, update_one_with, Atomicity, CopyAction, CopyUpdate, SourceUpdate, UpdateOptions,
 };
+pub use watch::{ReconcileReason, Reconciled, WatchReport, Watcher};
 pub use worker::{JobFailure, RefreshReport, SkippedJobs, Worker};

@@ -8,7 +8,7 @@ use futures_util::TryStreamExt;
 use mongodb::error::{ErrorKind, WriteFailure};
 use mongodb::{Collection, Database};
 
-use crate::core::copy::{CopySpec, Refresh, QUEUE};
+use crate::core::copy::{Cleared, CopySpec, Refresh, QUEUE};
 use crate::core::model::eq;
 
 pub(super) fn is_duplicate_key(e: &mongodb::error::Error) -> bool {
@@ -25,6 +25,14 @@ pub(super) fn change(spec: &CopySpec, value: Option<&Bson>) -> Document {
     match value {
         Some(v) => doc! { "$set": { spec.field: v.clone() } },
         None => doc! { "$unset": { spec.field: "" } },
+    }
+}
+
+/// The value a cleared copy is given: none (`$unset`) or null.
+pub(super) fn cleared(how: Cleared) -> Option<Bson> {
+    match how {
+        Cleared::Unset => None,
+        Cleared::Null => Some(Bson::Null),
     }
 }
 
@@ -52,16 +60,12 @@ pub(super) fn since(earlier: DateTime, now: DateTime) -> Duration {
     Duration::from_millis(ms as u64)
 }
 
-/// Upserts the job of `spec` for source document `id`: a new one due `max_stale` from
-/// now, or one more `seq` on the pending one. Two upserts racing to create a job make
-/// one fail with a duplicate key; it is retried once, and then finds the job.
-pub(super) async fn enqueue(db: &Database, spec: &CopySpec, id: &Bson) -> mongodb::error::Result<()> {
+/// The filter and update that enqueue the job of `spec` for source document `id`.
+fn job_upsert(spec: &CopySpec, id: &Bson, now: DateTime) -> (Document, Document) {
     let max_stale = match spec.refresh {
         Refresh::Async { max_stale } => max_stale,
         Refresh::Sync | Refresh::Never => Duration::ZERO,
     };
-    let queue = db.collection::<Document>(QUEUE);
-    let now = DateTime::now();
     let filter = doc! { "_id": eq(job_key(spec, id)) };
     let update = doc! {
         "$inc": { "seq": 1_i64 },
@@ -71,6 +75,15 @@ pub(super) async fn enqueue(db: &Database, spec: &CopySpec, id: &Bson) -> mongod
             "lease_until": DateTime::from_millis(0),
         },
     };
+    (filter, update)
+}
+
+/// Upserts the job of `spec` for source document `id`: a new one due `max_stale` from
+/// now, or one more `seq` on the pending one. Two upserts racing to create a job make
+/// one fail with a duplicate key; it is retried once, and then finds the job.
+pub(super) async fn enqueue(db: &Database, spec: &CopySpec, id: &Bson) -> mongodb::error::Result<()> {
+    let queue = db.collection::<Document>(QUEUE);
+    let (filter, update) = job_upsert(spec, id, DateTime::now());
     let mut attempt = 0;
     loop {
         attempt += 1;
@@ -79,6 +92,48 @@ pub(super) async fn enqueue(db: &Database, spec: &CopySpec, id: &Bson) -> mongod
             Err(e) if attempt == 1 && is_duplicate_key(&e) => {}
             Err(e) => return Err(e),
         }
+    }
+}
+
+/// [`enqueue`] for many jobs in one `update` command (unordered upserts). A statement
+/// that fails with a duplicate key (an upsert racing another enqueue of the same job)
+/// is run again alone by [`enqueue`]; any other statement error is returned.
+pub(super) async fn enqueue_many(db: &Database, jobs: &[(&CopySpec, Bson)]) -> mongodb::error::Result<()> {
+    if jobs.is_empty() {
+        return Ok(());
+    }
+    let now = DateTime::now();
+    let updates: Vec<Document> = jobs
+        .iter()
+        .map(|(spec, id)| {
+            let (q, u) = job_upsert(spec, id, now);
+            doc! { "q": q, "u": u, "upsert": true }
+        })
+        .collect();
+    let reply = db.run_command(doc! { "update": QUEUE, "updates": updates, "ordered": false }).await?;
+    let Ok(errors) = reply.get_array("writeErrors") else { return Ok(()) };
+    for error in errors {
+        let error = error.as_document();
+        let code = error.and_then(|e| integer(e.get("code")));
+        let index = error.and_then(|e| integer(e.get("index")));
+        match (code, index.and_then(|i| usize::try_from(i).ok()).and_then(|i| jobs.get(i))) {
+            (Some(11000), Some((spec, id))) => enqueue(db, spec, id).await?,
+            _ => {
+                return Err(mongodb::error::Error::custom(format!(
+                    "enqueueing refresh jobs: {}",
+                    error.map(ToString::to_string).unwrap_or_default()
+                )))
+            }
+        }
+    }
+    Ok(())
+}
+
+fn integer(value: Option<&Bson>) -> Option<i64> {
+    match value {
+        Some(Bson::Int32(n)) => Some(i64::from(*n)),
+        Some(Bson::Int64(n)) => Some(*n),
+        _ => None,
     }
 }
 

@@ -1,4 +1,5 @@
-//! How far the async copies lag their sources.
+//! How far the async copies lag their sources: the queue, and the watchers that feed
+//! it.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -9,7 +10,7 @@ use mongodb::Database;
 
 use super::apply::since;
 use super::worker::count;
-use crate::core::copy::{CopyError, QUEUE};
+use crate::core::copy::{CopyError, QUEUE, WATCH_POSITIONS};
 
 /// The queue's state for one copy.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -41,6 +42,32 @@ pub struct QueueLag {
     pub undated: u64,
     /// The same, by copy key.
     pub by_copy: BTreeMap<String, CopyLag>,
+    /// Where each [`Watcher`](super::Watcher) stands on each source, by watcher name
+    /// then source: changes it has not read yet have no job either.
+    pub watchers: Vec<WatcherLag>,
+}
+
+/// Where one watcher stands on one source collection, from its saved position.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WatcherLag {
+    /// The watcher's name.
+    pub watcher: String,
+    /// The source collection.
+    pub source: String,
+    /// When the last change it processed was made (the change's `wallTime`, or its
+    /// `clusterTime`): `None` before the first change.
+    pub last_change_at: Option<DateTime>,
+    /// How long ago that was.
+    pub last_change_age: Option<Duration>,
+    /// When it last saved its position.
+    pub saved_at: Option<DateTime>,
+    /// Whether, at that save, the stream had nothing more to read.
+    pub caught_up: bool,
+    /// How far behind its source the watcher may be: since its last save when it was
+    /// caught up then (a quiet source is not behind), since its last change
+    /// otherwise. Add it to a job's age for a copy's staleness. `None` when the
+    /// position has no date (another program wrote it).
+    pub behind: Option<Duration>,
 }
 
 /// How far behind the refresh queue is: pending jobs, the oldest, and those past due,
@@ -89,5 +116,36 @@ pub async fn lag(db: &Database) -> Result<QueueLag, CopyError> {
         lag.by_copy.insert(copy, entry);
     }
     lag.oldest_age = lag.oldest_enqueued_at.map(|at| since(at, now));
+    lag.watchers = watchers(db, now).await?;
     Ok(lag)
+}
+
+/// The watchers' saved positions, by watcher name then source.
+async fn watchers(db: &Database, now: DateTime) -> Result<Vec<WatcherLag>, CopyError> {
+    let error = |error| CopyError::Watch { collection: WATCH_POSITIONS, operation: "lag", error };
+    let mut cursor = db.collection::<Document>(WATCH_POSITIONS).find(doc! {}).await.map_err(error)?;
+    let mut out = Vec::new();
+    while let Some(position) = cursor.try_next().await.map_err(error)? {
+        let key = position.get_document("_id").ok();
+        let text = |k: &str| match key.and_then(|d| d.get(k)) {
+            Some(Bson::String(s)) => s.clone(),
+            Some(other) => other.to_string(),
+            None => String::new(),
+        };
+        let last_change_at = position.get_datetime("last_change_at").ok().copied();
+        let saved_at = position.get_datetime("saved_at").ok().copied();
+        let caught_up = position.get_bool("caught_up").unwrap_or(false);
+        let behind = if caught_up { saved_at } else { last_change_at.or(saved_at) };
+        out.push(WatcherLag {
+            watcher: text("watcher"),
+            source: text("source"),
+            last_change_at,
+            last_change_age: last_change_at.map(|at| since(at, now)),
+            saved_at,
+            caught_up,
+            behind: behind.map(|at| since(at, now)),
+        });
+    }
+    out.sort_by(|a, b| (&a.watcher, &a.source).cmp(&(&b.watcher, &b.source)));
+    Ok(out)
 }

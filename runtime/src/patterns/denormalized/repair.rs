@@ -1,14 +1,16 @@
-//! Bringing a source document's copies back in line: on demand ([`repair`]), and
-//! after another docshape writer changed the source (the write hook).
+//! Bringing a source document's copies back in line: on demand ([`repair`]), after
+//! another docshape writer changed the source (the write hook), and for a whole copy
+//! at once ([`reconcile`]).
 
 use bson::{doc, Bson, Document};
 use futures_util::future::BoxFuture;
+use futures_util::TryStreamExt;
 use mongodb::options::UpdateModifications;
 use mongodb::Database;
 
-use super::apply::{apply, enqueue, ApplyError};
+use super::apply::{apply, cleared, enqueue, enqueue_many, ApplyError};
 use super::spec::{dependents, projection, touches, value_at};
-use crate::core::copy::{CopyError, CopySpec, Refresh};
+use crate::core::copy::{CopyError, CopySpec, OnDelete, Refresh};
 use crate::core::hooks::SourceWriteHook;
 use crate::core::model::{eq, IdOf, Identified};
 
@@ -114,4 +116,174 @@ pub async fn repair<S: Identified>(
         out.push(CopyRepair { copy: spec, documents_updated: applied.modified });
     }
     Ok(out)
+}
+
+/// How many copy documents [`reconcile`] reads at a time.
+pub(super) const RECONCILE_BATCH: usize = 500;
+
+/// What [`reconcile`] did for one copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CopyReconcile {
+    /// The copy.
+    pub copy: &'static CopySpec,
+    /// Copy documents read.
+    pub documents_seen: u64,
+    /// Source documents whose copies differed and were written.
+    pub sources_stale: u64,
+    /// Copy documents modified.
+    pub documents_updated: u64,
+    /// Source documents not found (deleted, or never there) for copies that were
+    /// not already as their `on_delete` leaves them (with `keep`: every one).
+    pub sources_missing: u64,
+    /// Jobs enqueued to report a deleted source (`on_delete = "report"`).
+    pub jobs_enqueued: u64,
+}
+
+/// Brings every document of a refreshed copy in line with its source, whoever wrote
+/// either: the whole copy collection is read once, 500 documents at a
+/// time (`via` and the copy's field only), the sources of each batch are read with one
+/// `$in` on `_id`, and every source whose copies differ is written as [`repair`]
+/// writes it. A copy whose source is missing follows its `on_delete`: `keep` leaves it,
+/// `clear` clears it, `report` enqueues its job (whose worker reports
+/// [`CopyError::SourceDeleted`]).
+///
+/// Memory stays within a batch of copies and their sources. A `via` that is an array
+/// or a regular expression names no one source (an `_id` is neither) and is left
+/// alone. Writes made while it runs may or may not be seen: a change stream opened
+/// before it started (what [`Watcher`](super::Watcher) does) catches those. A
+/// `refresh = "never"` copy is a snapshot: [`CopyError::UnknownCopy`].
+pub async fn reconcile(db: &Database, copy: &'static CopySpec) -> Result<CopyReconcile, CopyError> {
+    if copy.refresh == Refresh::Never {
+        return Err(CopyError::UnknownCopy { copy: copy.key() });
+    }
+    reconcile_in(db, copy, RECONCILE_BATCH).await
+}
+
+pub(super) async fn reconcile_in(
+    db: &Database,
+    spec: &'static CopySpec,
+    batch: usize,
+) -> Result<CopyReconcile, CopyError> {
+    let batch = batch.max(1);
+    let target = db.collection::<Document>(spec.collection);
+    let scan = |error| CopyError::Refresh { copy: spec.key(), id: Bson::Null, error };
+    let mut report = CopyReconcile {
+        copy: spec,
+        documents_seen: 0,
+        sources_stale: 0,
+        documents_updated: 0,
+        sources_missing: 0,
+        jobs_enqueued: 0,
+    };
+    let mut cursor = target
+        .find(doc! { spec.via: { "$exists": true } })
+        .projection(projection([spec.via, spec.field].into_iter()))
+        .batch_size(u32::try_from(batch).unwrap_or(u32::MAX))
+        .await
+        .map_err(scan)?;
+    let mut chunk = Vec::with_capacity(batch);
+    loop {
+        let next = cursor.try_next().await.map_err(scan)?;
+        let done = next.is_none();
+        if let Some(document) = next {
+            report.documents_seen += 1;
+            chunk.push(document);
+        }
+        if chunk.len() >= batch || (done && !chunk.is_empty()) {
+            reconcile_chunk(db, spec, &std::mem::take(&mut chunk), batch, &mut report).await?;
+        }
+        if done {
+            return Ok(report);
+        }
+    }
+}
+
+/// What a copy should hold, once its source was looked for.
+enum Wanted {
+    Value(Option<Bson>),
+    Report,
+    Keep,
+}
+
+/// A key under which two equal BSON values are equal bytes.
+fn key(value: &Bson) -> Vec<u8> {
+    bson::to_vec(&doc! { "": value.clone() }).unwrap_or_default()
+}
+
+async fn reconcile_chunk(
+    db: &Database,
+    spec: &'static CopySpec,
+    chunk: &[Document],
+    batch: usize,
+    report: &mut CopyReconcile,
+) -> Result<(), CopyError> {
+    let target = db.collection::<Document>(spec.collection);
+    let named = |v: &&Bson| !matches!(v, Bson::Array(_) | Bson::RegularExpression(_));
+    let mut ids: Vec<Bson> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for via in chunk.iter().filter_map(|d| d.get(spec.via)).filter(named) {
+        if seen.insert(key(via)) {
+            ids.push(via.clone());
+        }
+    }
+    let mut sources = std::collections::HashMap::new();
+    let mut found = db
+        .collection::<Document>(spec.source)
+        .find(doc! { "_id": { "$in": ids.clone() } })
+        .projection(projection(std::iter::once(spec.source_field)))
+        .await
+        .map_err(|error| CopyError::Source { collection: spec.source, id: Bson::Null, error })?;
+    while let Some(source) = found.try_next().await.map_err(|error| CopyError::Source {
+        collection: spec.source,
+        id: Bson::Null,
+        error,
+    })? {
+        if let Some(id) = source.get("_id") {
+            sources.insert(key(id), value_at(&source, spec.source_field));
+        }
+    }
+    let mut stale: Vec<(Bson, Option<Bson>)> = Vec::new();
+    let mut reported: Vec<(&CopySpec, Bson)> = Vec::new();
+    let mut handled = std::collections::HashSet::new();
+    for document in chunk {
+        let Some(via) = document.get(spec.via).filter(named) else { continue };
+        let k = key(via);
+        let wanted = match sources.get(&k) {
+            Some(value) => Wanted::Value(value.clone()),
+            None => match spec.on_delete {
+                OnDelete::Keep => Wanted::Keep,
+                OnDelete::Clear(how) => Wanted::Value(cleared(how)),
+                OnDelete::Report => Wanted::Report,
+            },
+        };
+        let fresh = match &wanted {
+            Wanted::Value(value) => value_at(document, spec.field) == *value,
+            Wanted::Keep | Wanted::Report => false,
+        };
+        if fresh || !handled.insert(k) {
+            continue;
+        }
+        if !sources.contains_key(&key(via)) {
+            report.sources_missing += 1;
+        }
+        match wanted {
+            Wanted::Value(value) => stale.push((via.clone(), value)),
+            Wanted::Report => reported.push((spec, via.clone())),
+            Wanted::Keep => {}
+        }
+    }
+    for (id, value) in stale {
+        match apply(&target, spec, &id, value.as_ref(), batch, None).await {
+            Ok(applied) => {
+                report.sources_stale += u64::from(applied.modified > 0);
+                report.documents_updated += applied.modified;
+            }
+            Err(ApplyError::Target(error) | ApplyError::Lease(error)) => {
+                return Err(CopyError::Refresh { copy: spec.key(), id, error })
+            }
+        }
+    }
+    enqueue_many(db, &reported).await.map_err(|error| CopyError::Queue { operation: "enqueue", error })?;
+    report.jobs_enqueued += reported.len() as u64;
+    Ok(())
 }

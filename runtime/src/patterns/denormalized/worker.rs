@@ -12,9 +12,9 @@ use mongodb::error::ErrorKind;
 use mongodb::options::ReturnDocument;
 use mongodb::{Collection, Database, IndexModel};
 
-use super::apply::{apply, enqueue, plus, since, ApplyError, Lease};
+use super::apply::{apply, cleared, enqueue, plus, since, ApplyError, Lease};
 use super::spec::{copies, value_at};
-use crate::core::copy::{CopyError, CopySpec, Refresh, QUEUE};
+use crate::core::copy::{CopyError, CopySpec, OnDelete, Refresh, QUEUE};
 use crate::core::model::eq;
 
 /// Whether an error stops a worker: the server or the network failing, not a write
@@ -242,9 +242,31 @@ impl Worker {
         let value = match found {
             Ok(Some(document)) => value_at(&document, spec.source_field),
             Ok(None) => {
-                // The source is gone: nothing to copy from. The copies keep their value.
+                // The source is gone: nothing to copy from; the copy's `on_delete` says
+                // what it holds.
                 report.sources_missing += 1;
-                return self.complete(queue, spec, &key, &id, &seq, &job, report).await;
+                match spec.on_delete {
+                    OnDelete::Keep => return self.complete(queue, spec, &key, &id, &seq, &job, report).await,
+                    OnDelete::Clear(how) => cleared(how),
+                    OnDelete::Report => {
+                        let target = self.db.collection::<Document>(spec.collection);
+                        let documents = match target.count_documents(doc! { spec.via: eq(id.clone()) }).await
+                        {
+                            Ok(n) => n,
+                            Err(e) if is_fatal(&e) => return Err(refresh_error(e)),
+                            Err(e) => {
+                                return self
+                                    .fail(queue, &key, Some((spec, &id)), refresh_error(e), report)
+                                    .await
+                            }
+                        };
+                        if documents == 0 {
+                            return self.complete(queue, spec, &key, &id, &seq, &job, report).await;
+                        }
+                        let error = CopyError::SourceDeleted { copy: spec.key(), id: id.clone(), documents };
+                        return self.fail(queue, &key, Some((spec, &id)), error, report).await;
+                    }
+                }
             }
             Err(e) if is_fatal(&e) => return Err(refresh_error(e)),
             Err(e) => return self.fail(queue, &key, Some((spec, &id)), refresh_error(e), report).await,
@@ -389,7 +411,9 @@ pub struct RefreshReport {
     /// Times a job was left to run again: its source changed while it ran, or another
     /// worker took it over.
     pub requeued: u64,
-    /// Jobs whose source document no longer exists (completed without a write).
+    /// Jobs whose source document no longer exists: completed without a write
+    /// (`on_delete = "keep"`), with the copies cleared (`"clear"`), or failed with
+    /// [`CopyError::SourceDeleted`] while documents still reference it (`"report"`).
     pub sources_missing: u64,
     /// Jobs that failed, recorded on the job and left for later.
     pub failures: Vec<JobFailure>,
