@@ -34,6 +34,7 @@ use serde::de::DeserializeOwned;
 use crate::core::access::AccessPattern;
 use crate::core::index::IndexKey;
 use crate::core::model::Model;
+use crate::core::trace;
 
 /// Version 2 binds the database and the equality values into the fingerprint.
 const VERSION: u8 = 2;
@@ -679,6 +680,34 @@ impl<T: Model + DeserializeOwned> Paginator<T> {
 
     /// Runs the page's single `find` and returns its items and neighbouring cursors.
     pub async fn fetch(self, db: &Database) -> Result<Page<T>, PageError> {
+        let side = match &self.cursor {
+            None => "first",
+            Some((Side::After, _)) => "after",
+            Some((Side::Before, _)) => "before",
+        };
+        let span = trace::span!(
+            "paginate.fetch",
+            collection = self.collection,
+            pattern = self.pattern.name,
+            page_size = self.page_size,
+            side,
+            signed = self.key.is_some()
+        );
+        let page = trace::in_span(span.clone(), self.fetch_inner(db)).await;
+        span.in_scope(|| match &page {
+            Ok(page) => trace::event!(
+                DEBUG,
+                items = page.items.len(),
+                next = page.next.is_some(),
+                prev = page.prev.is_some(),
+                "page"
+            ),
+            Err(e) => trace::event!(DEBUG, error = %e, "refused"),
+        });
+        page
+    }
+
+    async fn fetch_inner(self, db: &Database) -> Result<Page<T>, PageError> {
         let (find, cursor_values) = self.command(db.name())?;
         let keys = sort_keys(self.pattern);
         let side = self.cursor.as_ref().map_or(Side::After, |(s, _)| *s);

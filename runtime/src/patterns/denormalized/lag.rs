@@ -10,6 +10,7 @@ use mongodb::Database;
 use super::apply::since;
 use super::worker::count;
 use crate::core::copy::{CopyError, QUEUE};
+use crate::core::trace;
 
 /// The queue's state for one copy.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -89,5 +90,13 @@ pub async fn lag(db: &Database) -> Result<QueueLag, CopyError> {
         lag.by_copy.insert(copy, entry);
     }
     lag.oldest_age = lag.oldest_enqueued_at.map(|at| since(at, now));
+    trace::event!(
+        INFO,
+        pending = lag.pending,
+        overdue = lag.overdue,
+        undated = lag.undated,
+        oldest_age_ms = lag.oldest_age.map(trace::millis),
+        "copies.lag"
+    );
     Ok(lag)
 }
