@@ -1,5 +1,7 @@
-//! The source of the measured crates: N models, each the same struct twice, once with
-//! docshape's derives and attributes and once with serde's derives only.
+//! The source of the measured crates: N models, each the same struct three times: with
+//! docshape's derives and attributes, with serde's derives only, and with serde's plus
+//! schemars' `JsonSchema` and the same constraints in schemars' attributes (what a
+//! program picks today to get JSON schemas from its types).
 //!
 //! Each model has ten stored fields (seven validated), an embedded type, two indexes
 //! (one on the struct, one on a field) and one paginated access pattern, which is
@@ -14,6 +16,9 @@ pub enum Variant {
     Docshape,
     /// `Serialize, Deserialize` only: the baseline.
     Serde,
+    /// `Serialize, Deserialize` plus schemars' `JsonSchema`, with the same constraints
+    /// where schemars has them.
+    Schemars,
 }
 
 impl Variant {
@@ -22,6 +27,7 @@ impl Variant {
         match self {
             Variant::Docshape => "models_docshape",
             Variant::Serde => "models_serde",
+            Variant::Schemars => "models_schemars",
         }
     }
 }
@@ -33,8 +39,10 @@ pub fn lib_rs(variant: Variant, n: usize, salt: u64) -> String {
     let _ = writeln!(s, "//! {n} generated models ({variant:?}); build {salt}.");
     s.push_str("#![allow(dead_code)]\n\n");
     s.push_str("use bson::{oid::ObjectId, DateTime};\nuse serde::{Deserialize, Serialize};\n");
-    if variant == Variant::Docshape {
-        s.push_str("use docshape::{Embedded, Model};\n");
+    match variant {
+        Variant::Docshape => s.push_str("use docshape::{Embedded, Model};\n"),
+        Variant::Schemars => s.push_str("use schemars::JsonSchema;\n"),
+        Variant::Serde => {}
     }
     for i in 0..n {
         s.push('\n');
@@ -50,19 +58,36 @@ fn ds(s: &mut String, variant: Variant, attr: &str) {
     }
 }
 
+/// Emits `attr` only for the schemars variant.
+fn sc(s: &mut String, variant: Variant, attr: &str) {
+    if variant == Variant::Schemars {
+        let _ = writeln!(s, "{attr}");
+    }
+}
+
 fn model(s: &mut String, variant: Variant, i: usize) {
-    let docshape = variant == Variant::Docshape;
-    let extra = if docshape { ", Embedded" } else { "" };
+    let extra = match variant {
+        Variant::Docshape => ", Embedded",
+        Variant::Schemars => ", JsonSchema",
+        Variant::Serde => "",
+    };
     let _ = writeln!(s, "#[derive(Debug, Clone, Serialize, Deserialize{extra})]");
     let _ = writeln!(s, "pub struct Address{i} {{");
     ds(s, variant, "    #[validate(min_length = 1, max_length = 100)]");
+    sc(s, variant, "    #[schemars(length(min = 1, max = 100))]");
     s.push_str("    pub street: String,\n");
     ds(s, variant, "    #[validate(max_length = 60)]");
+    sc(s, variant, "    #[schemars(length(max = 60))]");
     s.push_str("    pub city: String,\n");
     ds(s, variant, "    #[validate(pattern = \"^[0-9]{5}$\")]");
+    sc(s, variant, "    #[schemars(regex(pattern = \"^[0-9]{5}$\"))]");
     s.push_str("    pub zip: String,\n}\n\n");
 
-    let extra = if docshape { ", Model" } else { "" };
+    let extra = match variant {
+        Variant::Docshape => ", Model",
+        Variant::Schemars => ", JsonSchema",
+        Variant::Serde => "",
+    };
     let _ = writeln!(s, "#[derive(Debug, Clone, Serialize, Deserialize{extra})]");
     ds(s, variant, &format!("#[model(collection = \"items_{i}\")]"));
     ds(s, variant, "#[index(keys(owner_id, created_at = -1, _id = -1))]");
@@ -72,23 +97,34 @@ fn model(s: &mut String, variant: Variant, i: usize) {
         &format!("#[access(name = \"by_owner_{i}\", filter(owner_id), sort(created_at = -1), paginate)]"),
     );
     let _ = writeln!(s, "pub struct Item{i} {{");
-    s.push_str("    #[serde(rename = \"_id\")]\n    pub id: ObjectId,\n");
+    s.push_str("    #[serde(rename = \"_id\")]\n");
+    // bson's types have no `JsonSchema`: a schemars user names what they serialize as.
+    sc(s, variant, "    #[schemars(with = \"String\")]");
+    s.push_str("    pub id: ObjectId,\n");
     ds(s, variant, "    #[validate(max_length = 64)]");
+    sc(s, variant, "    #[schemars(length(max = 64))]");
     s.push_str("    pub owner_id: String,\n");
     ds(s, variant, "    #[validate(min_length = 2, max_length = 100)]");
+    sc(s, variant, "    #[schemars(length(min = 2, max = 100))]");
     s.push_str("    pub name: String,\n");
     ds(s, variant, "    #[index(unique)]");
     ds(s, variant, "    #[validate(pattern = \"^[^@]+@[^@]+$\")]");
+    sc(s, variant, "    #[schemars(regex(pattern = \"^[^@]+@[^@]+$\"))]");
     s.push_str("    pub email: String,\n");
     s.push_str("    #[serde(skip_serializing_if = \"Option::is_none\")]\n");
     ds(s, variant, "    #[validate(minimum = 0, maximum = 150)]");
+    sc(s, variant, "    #[schemars(range(min = 0, max = 150))]");
     s.push_str("    pub age: Option<i32>,\n");
     ds(s, variant, "    #[validate(allowed = [\"active\", \"blocked\"])]");
+    sc(s, variant, "    #[schemars(extend(\"enum\" = [\"active\", \"blocked\"]))]");
     s.push_str("    pub status: String,\n");
     ds(s, variant, "    #[validate(max_items = 10)]");
+    sc(s, variant, "    #[schemars(length(max = 10))]");
     s.push_str("    pub tags: Vec<String>,\n");
     ds(s, variant, "    #[validate(minimum = 0)]");
+    sc(s, variant, "    #[schemars(range(min = 0))]");
     s.push_str("    pub score: f64,\n");
+    sc(s, variant, "    #[schemars(with = \"String\")]");
     s.push_str("    pub created_at: DateTime,\n");
     let _ = writeln!(s, "    pub address: Address{i},\n}}");
 }
@@ -98,7 +134,7 @@ fn model(s: &mut String, variant: Variant, i: usize) {
 pub fn workspace_toml() -> String {
     r#"[workspace]
 resolver = "2"
-members = ["models_docshape", "models_serde"]
+members = ["models_docshape", "models_serde", "models_schemars"]
 
 [profile.dev]
 debug = "line-tables-only"
@@ -116,8 +152,13 @@ pub fn package_toml(variant: Variant, repo: &str) -> String {
         variant.package()
     );
     s.push_str("bson = \"2.15\"\nserde = { version = \"1\", features = [\"derive\"] }\n");
-    if variant == Variant::Docshape {
-        let _ = writeln!(s, "docshape = {{ path = \"{repo}/runtime\" }}");
+    match variant {
+        Variant::Docshape => {
+            let _ = writeln!(s, "docshape = {{ path = \"{repo}/runtime\" }}");
+        }
+        // The current release line; its derive with its default features.
+        Variant::Schemars => s.push_str("schemars = \"1\"\n"),
+        Variant::Serde => {}
     }
     s
 }
@@ -168,5 +209,30 @@ mod tests {
     fn only_the_docshape_variant_depends_on_docshape() {
         assert!(package_toml(Variant::Docshape, "/r").contains("path = \"/r/runtime\""));
         assert!(!package_toml(Variant::Serde, "/r").contains("docshape"));
+        assert!(!package_toml(Variant::Schemars, "/r").contains("docshape"));
+        assert!(package_toml(Variant::Schemars, "/r").contains("schemars = "));
+        assert!(!package_toml(Variant::Serde, "/r").contains("schemars"));
+    }
+
+    #[test]
+    fn the_schemars_variant_is_the_same_structs_with_json_schema_and_its_constraints() {
+        let n = 2;
+        let sc = lib_rs(Variant::Schemars, n, 7);
+        let serde = lib_rs(Variant::Serde, n, 7);
+        assert_eq!(sc.matches(", JsonSchema)]").count(), 2 * n);
+        // Every docshape constraint but none has its schemars attribute, plus the two
+        // `with` of bson's types.
+        assert_eq!(sc.matches("#[schemars(").count(), (10 + 2) * n);
+        assert!(!sc.contains("docshape") && !sc.contains("#[validate"));
+        let strip = |s: &str| -> Vec<String> {
+            s.lines()
+                .filter(|l| {
+                    let t = l.trim_start();
+                    !(t.starts_with("#[schemars") || t.starts_with("//!") || t.starts_with("use schemars"))
+                })
+                .map(|l| l.replace(", JsonSchema)]", ")]"))
+                .collect()
+        };
+        assert_eq!(strip(&sc), strip(&serde));
     }
 }

@@ -1,12 +1,15 @@
-//! Compile-time cost of docshape's derives against serde's alone.
+//! Compile-time cost of docshape's derives against serde's alone, and against serde's
+//! plus schemars' `JsonSchema`.
 //!
 //! Writes a standalone workspace (its own `[workspace]`, this repository's
-//! `Cargo.lock`, docshape by path) with two crates of the same N models: one deriving
+//! `Cargo.lock`, docshape by path) with three crates of the same N models: one deriving
 //! `Serialize, Deserialize` plus docshape's `Model`/`Embedded` with their attributes,
-//! one deriving `Serialize, Deserialize` only. Dependencies are built first; then each
-//! round rewrites both crates' `lib.rs` (a new comment, so cargo must rebuild) and
-//! builds them one after the other, the order swapped every round, and the ratio of the
-//! round is docshape's time over serde's. The median ratio is reported, with its spread.
+//! one deriving `Serialize, Deserialize` only, and one deriving `Serialize,
+//! Deserialize, JsonSchema` with the same constraints in schemars' attributes.
+//! Dependencies are built first; then each round rewrites the crates' `lib.rs` (a new
+//! comment, so cargo must rebuild) and builds them one after the other, the order
+//! rotated every round, and the round's ratios are docshape's time over each of the
+//! others'. The median ratios are reported, with their spread.
 //!
 //! It also times a clean build of the proc-macro crates themselves (`cargo clean -p`,
 //! then a build of that package alone, its dependencies kept), docshape-derive against
@@ -23,9 +26,11 @@
 //! `--dir PATH` (default: `docshape-compile-cost` in the system's temp dir; kept, so a
 //! second run reuses the built dependencies), `--expand`, `--timings` (one
 //! `cargo build --timings` of each variant at the largest N, frontend vs codegen split),
-//! `--incremental` (time incremental rebuilds after the one-comment change instead).
-//! It runs cargo offline: the dependencies must already be in cargo's cache, which a
-//! build of this repository ensures.
+//! `--incremental` (time incremental rebuilds after the one-comment change instead),
+//! `--repo PATH` (the docshape checkout to measure, default this one: another commit's
+//! tree, say, or a copy that does not change while the measurement runs).
+//! It runs cargo offline, but for one `cargo fetch` at set-up: schemars is not a
+//! dependency of this repository, so its packages may have to be downloaded once.
 
 mod generate;
 
@@ -42,6 +47,7 @@ struct Options {
     dir: PathBuf,
     expand: bool,
     timings: bool,
+    repo: PathBuf,
 }
 
 fn options() -> Result<Options, String> {
@@ -52,6 +58,7 @@ fn options() -> Result<Options, String> {
         dir: std::env::temp_dir().join("docshape-compile-cost"),
         expand: false,
         timings: false,
+        repo: repo_root(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -63,6 +70,7 @@ fn options() -> Result<Options, String> {
                     value("--derive-rounds")?.parse().map_err(|e| format!("--derive-rounds: {e}"))?
             }
             "--dir" => o.dir = PathBuf::from(value("--dir")?),
+            "--repo" => o.repo = PathBuf::from(value("--repo")?),
             "--expand" => o.expand = true,
             "--timings" => o.timings = true,
             "--incremental" => INCREMENTAL.store(true, std::sync::atomic::Ordering::Relaxed),
@@ -134,25 +142,36 @@ fn min_max(v: &[f64]) -> (f64, f64) {
     v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| (lo.min(*x), hi.max(*x)))
 }
 
-const VARIANTS: [Variant; 2] = [Variant::Docshape, Variant::Serde];
+const VARIANTS: [Variant; 3] = [Variant::Docshape, Variant::Serde, Variant::Schemars];
 
 fn set_up(o: &Options) {
-    let repo = repo_root();
-    let repo = repo.to_str().expect("a UTF-8 repository path");
+    let repo = o.repo.to_str().expect("a UTF-8 repository path");
     write(&o.dir.join("Cargo.toml"), &generate::workspace_toml());
     // The repository's lock file, so every version matches what it builds with and
     // nothing has to be fetched; cargo adds the two generated packages to it.
-    std::fs::copy(repo_root().join("Cargo.lock"), o.dir.join("Cargo.lock")).expect("copy Cargo.lock");
+    std::fs::copy(o.repo.join("Cargo.lock"), o.dir.join("Cargo.lock")).expect("copy Cargo.lock");
     for v in VARIANTS {
         write(&o.dir.join(v.package()).join("Cargo.toml"), &generate::package_toml(v, repo));
         write(&lib_path(&o.dir, v), &generate::lib_rs(v, 1, 0));
     }
     println!("workspace: {}", o.dir.display());
-    let ms = timed(&o.dir, &["build", "-q", "-p", "models_docshape", "-p", "models_serde"]);
+    // The one step that may use the network: schemars' packages, which this
+    // repository's lock file does not hold. Everything else is already cached.
+    let fetched = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .current_dir(&o.dir)
+        .args(["fetch", "-q"])
+        .status()
+        .expect("cargo runs");
+    assert!(fetched.success(), "cargo fetch failed in {}", o.dir.display());
+    let mut args = vec!["build", "-q"];
+    for v in VARIANTS {
+        args.extend(["-p", v.package()]);
+    }
+    let ms = timed(&o.dir, &args);
     println!("dependencies built in {:.1} s (once; kept for the next run)", ms / 1e3);
 }
 
-/// Interleaved rebuilds of both crates at `n` models; returns the table row.
+/// Interleaved rebuilds of the three crates at `n` models; returns the table row.
 fn measure(o: &Options, n: usize, salt: &mut u64) -> String {
     let build = |v: Variant, salt: u64| {
         write(&lib_path(&o.dir, v), &generate::lib_rs(v, n, salt));
@@ -163,30 +182,42 @@ fn measure(o: &Options, n: usize, salt: &mut u64) -> String {
         *salt += 1;
         build(v, *salt);
     }
-    let (mut ds, mut serde, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    let mut times: [Vec<f64>; 3] = Default::default();
+    let (mut vs_serde, mut vs_schemars) = (Vec::new(), Vec::new());
     for round in 0..o.rounds {
         *salt += 1;
-        let (d, s) = if round % 2 == 0 {
-            let d = build(Variant::Docshape, *salt);
-            (d, build(Variant::Serde, *salt))
-        } else {
-            let s = build(Variant::Serde, *salt);
-            (build(Variant::Docshape, *salt), s)
-        };
-        println!("  N = {n}, round {}: docshape {d:.0} ms, serde only {s:.0} ms, {:.2}x", round + 1, d / s);
-        ds.push(d);
-        serde.push(s);
-        ratios.push(d / s);
+        // Each variant goes first, second and third in turn, so none always builds
+        // while the machine is busiest.
+        let mut t = [0.0; 3];
+        for k in 0..VARIANTS.len() {
+            let i = (round + k) % VARIANTS.len();
+            t[i] = build(VARIANTS[i], *salt);
+        }
+        let [d, s, j] = t;
+        println!(
+            "  N = {n}, round {}: docshape {d:.0} ms, serde only {s:.0} ms, serde + schemars {j:.0} ms; \
+             {:.2}x serde, {:.2}x schemars",
+            round + 1,
+            d / s,
+            d / j
+        );
+        for (i, x) in t.into_iter().enumerate() {
+            times[i].push(x);
+        }
+        vs_serde.push(d / s);
+        vs_schemars.push(d / j);
     }
     let noop = timed(&o.dir, &["build", "-q", "-p", Variant::Serde.package()]);
-    let (lo, hi) = min_max(&ratios);
-    let (d, s) = (median(&ds), median(&serde));
+    let (lo, hi) = min_max(&vs_serde);
+    let (jlo, jhi) = min_max(&vs_schemars);
+    let [d, s, j] = [median(&times[0]), median(&times[1]), median(&times[2])];
     format!(
-        "| {n} | {d:.0} | {s:.0} | {:.2}x | {lo:.2}x-{hi:.2}x | {:.1} | {:.1} | {:.1} | {noop:.0} |",
-        median(&ratios),
+        "| {n} | {d:.0} | {s:.0} | {j:.0} | {:.2}x | {lo:.2}x-{hi:.2}x | {:.2}x | {jlo:.2}x-{jhi:.2}x | {:.1} | {:.1} | {:.1} | {noop:.0} |",
+        median(&vs_serde),
+        median(&vs_schemars),
         d / n as f64,
         s / n as f64,
-        (d - s) / n as f64,
+        j / n as f64,
     )
 }
 
@@ -303,8 +334,8 @@ fn main() {
     println!();
     let rows: Vec<String> = o.counts.iter().map(|&n| measure(&o, n, &mut salt)).collect();
     println!();
-    println!("| models | docshape (median) | serde only (median) | docshape / serde (median of rounds) | spread of the rounds | docshape ms per model | serde ms per model | docshape's extra ms per model | no-op build |");
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("| models | docshape (median) | serde only (median) | serde + schemars (median) | docshape / serde (median of rounds) | spread | docshape / schemars (median of rounds) | spread | docshape ms per model | serde ms per model | schemars ms per model | no-op build |");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for row in rows {
         println!("{row}");
     }

@@ -25,5 +25,6 @@ pub mod registry;
 pub mod relation;
 pub mod size;
 pub mod spec;
+pub(crate) mod trace;
 pub mod validator;
 pub mod version;

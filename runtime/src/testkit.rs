@@ -51,24 +51,46 @@ const START_TIMEOUT: Duration = Duration::from_secs(90);
 
 /// Why the testkit could not provide a server.
 #[derive(Debug)]
-pub struct TestkitError(String);
+pub struct TestkitError {
+    message: String,
+    source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
+}
 
-impl fmt::Display for TestkitError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "docshape testkit: {}", self.0)
+impl TestkitError {
+    /// A failure the testkit found itself (a cached one is only its message).
+    fn new(message: impl Into<String>) -> Self {
+        Self { message: message.into(), source: None }
+    }
+
+    /// A failure caused by `e` (an I/O error, say), which is kept as the source; the
+    /// message is `context: e`, or `e` alone without a context.
+    fn caused(context: impl fmt::Display, e: impl std::error::Error + Send + Sync + 'static) -> Self {
+        let context = context.to_string();
+        let message = if context.is_empty() { e.to_string() } else { format!("{context}: {e}") };
+        Self { message, source: Some(Box::new(e)) }
     }
 }
 
-impl std::error::Error for TestkitError {}
+impl fmt::Display for TestkitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "docshape testkit: {}", self.message)
+    }
+}
+
+impl std::error::Error for TestkitError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source.as_deref().map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
 
 impl From<mongodb::error::Error> for TestkitError {
     fn from(e: mongodb::error::Error) -> Self {
-        Self(format!("MongoDB: {e}"))
+        Self::caused("MongoDB", e)
     }
 }
 
 fn fail<T>(msg: impl Into<String>) -> Result<T, TestkitError> {
-    Err(TestkitError(msg.into()))
+    Err(TestkitError::new(msg))
 }
 
 /// A MongoDB-wire server: the one `MONGODB_URI` names, or a local SecantusDB process
@@ -105,8 +127,8 @@ impl TestServer {
         let log_path =
             std::env::temp_dir().join(format!("docshape-secantus-{}-{port}.log", std::process::id()));
         let log = std::fs::File::create(&log_path)
-            .map_err(|e| TestkitError(format!("cannot create {}: {e}", log_path.display())))?;
-        let log_err = log.try_clone().map_err(|e| TestkitError(e.to_string()))?;
+            .map_err(|e| TestkitError::caused(format!("cannot create {}", log_path.display()), e))?;
+        let log_err = log.try_clone().map_err(|e| TestkitError::caused("", e))?;
         // The launcher exits when its stdin closes, which happens when this process
         // ends however it ends, so no server outlives the tests that started it.
         let mut child = Command::new(&python)
@@ -118,7 +140,7 @@ impl TestServer {
             .stdout(log)
             .stderr(log_err)
             .spawn()
-            .map_err(|e| TestkitError(format!("cannot run {}: {e}", python.display())))?;
+            .map_err(|e| TestkitError::caused(format!("cannot run {}", python.display()), e))?;
         let addr = SocketAddr::from(([127, 0, 0, 1], port));
         wait_until_listening(&mut child, addr, &log_path, "SecantusDB", "")?;
         Ok(Self {
@@ -173,10 +195,10 @@ pub fn server() -> Result<&'static TestServer, TestkitError> {
     SERVER
         .get_or_init(|| match std::env::var("MONGODB_URI") {
             Ok(uri) if !uri.trim().is_empty() => Ok(TestServer { uri, external: true, child: None }),
-            _ => TestServer::start_local().map_err(|e| e.0),
+            _ => TestServer::start_local().map_err(|e| e.message),
         })
         .as_ref()
-        .map_err(|e| TestkitError(e.clone()))
+        .map_err(|e| TestkitError::new(e.clone()))
 }
 
 /// A database of its own for one test, on [`server`]. Dereferences to
@@ -351,9 +373,8 @@ pub(crate) fn wait_until_listening(
 }
 
 fn free_port() -> Result<u16, TestkitError> {
-    let listener =
-        TcpListener::bind("127.0.0.1:0").map_err(|e| TestkitError(format!("no free port: {e}")))?;
-    listener.local_addr().map(|a| a.port()).map_err(|e| TestkitError(e.to_string()))
+    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| TestkitError::caused("no free port", e))?;
+    listener.local_addr().map(|a| a.port()).map_err(|e| TestkitError::caused("", e))
 }
 
 fn tail(path: &Path) -> String {
@@ -433,7 +454,7 @@ fn secantus_python() -> Result<PathBuf, TestkitError> {
 fn install(venv: &Path) -> Result<(), TestkitError> {
     let parent = venv.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(parent)
-        .map_err(|e| TestkitError(format!("cannot create {}: {e}", parent.display())))?;
+        .map_err(|e| TestkitError::caused(format!("cannot create {}", parent.display()), e))?;
     let staging = parent.join(format!(".install-{}-{}", std::process::id(), SECANTUSDB_VERSION));
     let _ = std::fs::remove_dir_all(&staging);
     let python3 = std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into());
@@ -454,10 +475,29 @@ fn install(venv: &Path) -> Result<(), TestkitError> {
 
 /// Runs a setup command to its end; an error with its stderr when it fails.
 pub(crate) fn run(cmd: &mut Command, what: &str) -> Result<(), TestkitError> {
-    let out = cmd.output().map_err(|e| TestkitError(format!("{what}: {e}")))?;
+    let out = cmd.output().map_err(|e| TestkitError::caused(what, e))?;
     if out.status.success() {
         Ok(())
     } else {
         fail(format!("{what} failed ({}):\n{}", out.status, String::from_utf8_lossy(&out.stderr)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failure_caused_by_another_error_keeps_it_as_the_source() {
+        let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "no");
+        let e = TestkitError::caused("cannot create /x", io);
+        assert_eq!(e.to_string(), "docshape testkit: cannot create /x: no");
+        let source = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<std::io::Error>());
+        assert_eq!(source.map(std::io::Error::kind), Some(std::io::ErrorKind::PermissionDenied));
+        let driver = mongodb::error::Error::custom("refused");
+        let e = TestkitError::from(driver);
+        assert!(e.to_string().starts_with("docshape testkit: MongoDB: "), "{e}");
+        assert!(std::error::Error::source(&e).is_some_and(|s| s.is::<mongodb::error::Error>()));
+        assert!(std::error::Error::source(&TestkitError::new("no server")).is_none());
     }
 }

@@ -297,6 +297,33 @@ fn usage_errors_exit_with_status_2_and_say_why() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("pass --uri or set MONGODB_URI"));
 }
 
+/// `--uri` falls back to `MONGODB_URI`, and the command line wins over it.
+#[test]
+fn the_uri_comes_from_mongodb_uri_unless_given() {
+    let closed = || std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let (from_env, from_flag) = (closed(), closed());
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_shopctl"))
+            .args(args)
+            .env("MONGODB_URI", format!("mongodb://127.0.0.1:{from_env}/shop"))
+            .output()
+            .unwrap()
+    };
+    let out = run(&["check", "--timeout", "0.5"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("127.0.0.1:{from_env}")), "{err}");
+    let out = run(&["check", "--timeout", "0.5", "--uri", &format!("mongodb://127.0.0.1:{from_flag}/shop")]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("127.0.0.1:{from_flag}")) && !err.contains(&from_env.to_string()), "{err}");
+    // `help` shows the fallback, not the variable's value (a URI may hold a password).
+    let out = run(&["help", "check"]);
+    assert_eq!(out.status.code(), Some(0));
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.contains("[env: MONGODB_URI]") && !help.contains(&from_env.to_string()), "{help}");
+}
+
 /// Every failure that is not drift exits 2 with one line naming its cause, and soon.
 #[test]
 fn failures_that_are_not_drift_exit_2_with_one_line_naming_the_cause() {

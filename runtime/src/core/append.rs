@@ -9,6 +9,7 @@ use std::sync::{Mutex, OnceLock};
 use bson::{doc, Bson, Document};
 
 use crate::core::model::eq;
+use crate::core::trace;
 
 /// What an append did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -149,6 +150,29 @@ impl<E: From<mongodb::error::Error> + From<AppendContention> + From<CorruptCount
         report: &mut Appended,
         ledger: &mut Ledger,
     ) -> Result<(), E> {
+        let span = trace::span!(
+            "bucket.append",
+            collection = self.collection.name(),
+            base = self.hint_key.as_str(),
+            items = items.len()
+        );
+        let before = report.clone();
+        let outcome = trace::in_span(span.clone(), self.run_inner(items, report, ledger)).await;
+        span.in_scope(|| {
+            trace::event!(
+                DEBUG,
+                stored = report.items - before.items,
+                updates = report.updates - before.updates,
+                finds = report.finds - before.finds,
+                created = report.created - before.created,
+                ok = outcome.is_ok(),
+                "appended"
+            )
+        });
+        outcome
+    }
+
+    async fn run_inner(&self, items: Vec<Bson>, report: &mut Appended, ledger: &mut Ledger) -> Result<(), E> {
         let (mut seq, mut floor) = HINTS.get(&self.hint_key);
         let mut rest: &[Bson] = &items;
         // How many items the next attempt may carry: `max`, or what a document found
@@ -171,6 +195,7 @@ impl<E: From<mongodb::error::Error> + From<AppendContention> + From<CorruptCount
             }
             let id = (self.id_of)(seq)?;
             if attempts > MAX_ATTEMPTS {
+                trace::event!(WARN, attempts = attempts - 1, seq, "gave up under contention");
                 return Err(AppendContention { id }.into());
             }
             let (chunk, after) = rest.split_at(rest.len().min(cap));
@@ -236,6 +261,8 @@ impl<E: From<mongodb::error::Error> + From<AppendContention> + From<CorruptCount
                         let found = count.map_or("no document".to_owned(), |c| c.to_string());
                         return Err(CorruptCount { id, field: self.count_field.to_owned(), found }.into());
                     }
+                    // A retry: full for these items, or created by another writer first.
+                    trace::event!(DEBUG, seq, attempt = attempts, chunk = k, room, "contended; retrying");
                     last_read = Some(count);
                     floor = count;
                     HINTS.record(&self.hint_key, seq, floor);

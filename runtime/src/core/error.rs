@@ -28,6 +28,9 @@ pub enum Error {
     Artifacts {
         /// What went wrong, naming the file.
         detail: String,
+        /// The error underneath (the I/O or JSON error), when there is one; also
+        /// [`std::error::Error::source`].
+        source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
     },
 }
 
@@ -45,7 +48,7 @@ impl fmt::Display for Error {
                 write!(f, "`{name}` exists as a {kind}, not a collection; docshape will not replace it")
             }
             Self::DuplicateCollection(d) => write!(f, "{d}"),
-            Self::Artifacts { detail } => write!(f, "artifacts: {detail}"),
+            Self::Artifacts { detail, .. } => write!(f, "artifacts: {detail}"),
         }
     }
 }
@@ -55,6 +58,7 @@ impl std::error::Error for Error {
         match self {
             Self::Mongo(e) => Some(e),
             Self::DuplicateCollection(d) => Some(d),
+            Self::Artifacts { source: Some(e), .. } => Some(e.as_ref()),
             _ => None,
         }
     }

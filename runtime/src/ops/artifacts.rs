@@ -324,10 +324,14 @@ pub fn compare(dir: &Path, artifacts: &[Artifact]) -> io::Result<Vec<FileDrift>>
 pub fn build_script() -> Result<PathBuf> {
     let out = std::env::var_os("OUT_DIR").map(PathBuf::from).ok_or_else(|| Error::Artifacts {
         detail: "OUT_DIR is not set: build_script() runs inside a build script".to_owned(),
+        source: None,
     })?;
     let dir = out.join("docshape");
     let artifacts = registered()?;
-    let io = |e: io::Error| Error::Artifacts { detail: format!("cannot write into {}: {e}", dir.display()) };
+    let io = |e: io::Error| Error::Artifacts {
+        detail: format!("cannot write into {}: {e}", dir.display()),
+        source: Some(Box::new(e)),
+    };
     write(&dir, &artifacts).map_err(io)?;
     let mut index = String::from(
         "/// Every registered model's artifacts, generated at build time: file name and text.\npub const ARTIFACTS: &[(&str, &str)] = &[\n",
@@ -350,13 +354,21 @@ impl CollectionSpec {
     /// `<name>.indexes.json` and, if present, `<name>.shard_key.json`): the inverse of
     /// [`collection_artifacts`].
     pub fn from_artifacts(name: &str, artifacts: &[Artifact]) -> Result<Self> {
-        let bad = |file: &str, detail: String| Error::Artifacts { detail: format!("{file}: {detail}") };
+        let bad = |file: &str, detail: String| Error::Artifacts {
+            detail: format!("{file}: {detail}"),
+            source: None,
+        };
+        // The same, keeping the parser's error as the source.
+        let unparsed = |file: &str, e: Box<dyn std::error::Error + Send + Sync>| Error::Artifacts {
+            detail: format!("{file}: {e}"),
+            source: Some(e),
+        };
         let parse = |suffix: &str| -> Result<Option<(String, Bson)>> {
             let file = format!("{name}.{suffix}");
             let Some(a) = artifacts.iter().find(|a| a.file_name == file) else { return Ok(None) };
             let value: serde_json::Value =
-                serde_json::from_str(&a.contents).map_err(|e| bad(&file, e.to_string()))?;
-            let bson = Bson::try_from(value).map_err(|e| bad(&file, e.to_string()))?;
+                serde_json::from_str(&a.contents).map_err(|e| unparsed(&file, Box::new(e)))?;
+            let bson = Bson::try_from(value).map_err(|e| unparsed(&file, Box::new(e)))?;
             Ok(Some((file, bson)))
         };
         let missing = |suffix: &str| bad(&format!("{name}.{suffix}"), "missing".to_owned());
@@ -392,5 +404,32 @@ impl CollectionSpec {
             Some((file, _)) => return Err(bad(&file, "not a JSON object".to_owned())),
         };
         Ok(Self { name: name.to_owned(), validator, validation_level, validation_action, indexes, shard_key })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_artifact_that_does_not_parse_keeps_the_parser_error_as_its_source() {
+        let artifacts = [Artifact { file_name: "x.validator.json".into(), contents: "{not json\n".into() }];
+        let e = CollectionSpec::from_artifacts("x", &artifacts).unwrap_err();
+        assert!(e.to_string().starts_with("artifacts: x.validator.json: "), "{e}");
+        let source = std::error::Error::source(&e).expect("a source");
+        let json = source.downcast_ref::<serde_json::Error>().expect("the JSON error");
+        assert_eq!((json.line(), json.column()), (1, 2));
+        // Extended JSON that is not BSON: the conversion's error.
+        let artifacts = [Artifact {
+            file_name: "x.validator.json".into(),
+            contents: r#"{"validator": {"$date": {"$numberLong": "nope"}}}"#.into(),
+        }];
+        let e = CollectionSpec::from_artifacts("x", &artifacts).unwrap_err();
+        let source = std::error::Error::source(&e).expect("a source");
+        assert!(source.downcast_ref::<bson::extjson::de::Error>().is_some(), "{source:?}");
+        // What docshape finds itself has no source.
+        let artifacts = [Artifact { file_name: "x.validator.json".into(), contents: "[]".into() }];
+        let e = CollectionSpec::from_artifacts("x", &artifacts).unwrap_err();
+        assert!(std::error::Error::source(&e).is_none(), "{e}");
     }
 }

@@ -27,6 +27,7 @@ use mongodb::Database;
 
 use crate::core::error::Result;
 use crate::core::model::{Model, ValidationAction, ValidationLevel};
+use crate::core::trace;
 use crate::ops::sync::{plan_spec, same_bson, CollectionSpec, SyncChange, SyncNote, SyncOptions};
 
 /// One way a collection on the server differs from the code.
@@ -206,6 +207,13 @@ pub async fn check_specs(db: &Database, specs: &[CollectionSpec]) -> Result<Vec<
 
 /// [`check`] for a spec built by hand or read from an export.
 pub async fn check_spec(db: &Database, spec: &CollectionSpec) -> Result<CheckReport> {
+    let span = trace::span!("check", collection = spec.name.as_str());
+    let report = trace::in_span(span.clone(), check_spec_inner(db, spec)).await?;
+    span.in_scope(|| trace::event!(INFO, drift = report.drift.len(), "checked"));
+    Ok(report)
+}
+
+async fn check_spec_inner(db: &Database, spec: &CollectionSpec) -> Result<CheckReport> {
     // What sync would do, read as what differs: one comparison, so `check` is clean
     // exactly when `sync` would change and note nothing.
     let plan = plan_spec(db, spec, SyncOptions::default()).await?;

@@ -1,6 +1,34 @@
 //! A deploy tool in one call: `fn main() -> ExitCode { docshape::cli::main() }` in a
 //! binary that links the models gives `export`, `verify`, `check` and `sync` for every
-//! registered model (feature `cli`).
+//! registered model (feature `cli`). The arguments are parsed by clap, and the commands
+//! are a [`clap::Subcommand`], [`Commands`], so they can also be one subcommand of a
+//! tool of your own, run with [`run_command`]:
+//!
+//! ```no_run
+//! use clap::Parser;
+//!
+//! #[derive(Parser)]
+//! struct Tool {
+//!     #[command(subcommand)]
+//!     command: Command,
+//! }
+//!
+//! #[derive(clap::Subcommand)]
+//! enum Command {
+//!     /// Serve the application.
+//!     Serve,
+//!     /// The schema: export, verify, check, sync.
+//!     #[command(subcommand)]
+//!     Schema(docshape::cli::Commands),
+//! }
+//!
+//! fn main() -> std::process::ExitCode {
+//!     match Tool::parse().command {
+//!         Command::Serve => std::process::ExitCode::SUCCESS,
+//!         Command::Schema(command) => docshape::cli::run_command(command),
+//!     }
+//! }
+//! ```
 //!
 //! ```text
 //! USAGE: <tool> <command> [options]
@@ -19,177 +47,227 @@
 //!   (default 5, or the URI's serverSelectionTimeoutMS) when no server answers.
 //! ```
 //!
-//! Exit status: 0 when all is well, 1 on drift, 2 on a usage error or any other
-//! failure (no server, a directory that does not exist, a file that cannot be read),
-//! with a one-line `error: ...` on stderr that names the cause.
+//! Exit status: 0 when all is well (and for `help`), 1 on drift, 2 on a usage error or
+//! any other failure (no server, a directory that does not exist, a file that cannot
+//! be read), with an `error: ...` on stderr that names the cause (one line, but for
+//! usage errors, which add the usage).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use clap::{CommandFactory, FromArgMatches};
 use mongodb::options::ClientOptions;
 use mongodb::{Client, Database};
 
 use crate::ops::sync::SyncOptions;
 
+/// The clap these commands are built with, for a tool that embeds them.
+pub use clap;
+
 /// Whatever stops a command: docshape's errors, or the tool's own (no URI, say).
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
-
-const USAGE: &str = "USAGE: <tool> <command> [options]
-
-  export [DIR]   write every model's artifacts into DIR (default: schema)
-  verify [DIR]   exit 1 when the artifacts in DIR differ from the code
-  check          exit 1 when the database differs from the code
-  sync           make the database match the code
-      --dry-run                   say what sync would do, change nothing
-      --drop-extra-indexes        drop indexes the code does not declare
-      --rebuild-changed-indexes   rebuild indexes whose keys or options changed
-
-  check and sync connect with --uri URI (default: $MONGODB_URI) to the database
-  --db NAME (default: the URI's database), giving up after --timeout SECONDS
-  (default 5, or the URI's serverSelectionTimeoutMS) when no server answers.";
 
 /// How long `check` and `sync` wait for a server by default: a deploy tool should say
 /// at once that nothing answers, not after the driver's 30 s.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 
+const AFTER_HELP: &str = "check and sync connect with --uri URI (default: $MONGODB_URI) to the database \
+--db NAME (default: the URI's database), giving up after --timeout SECONDS (default 5, or the \
+URI's serverSelectionTimeoutMS) when no server answers.
+
+Exit status: 0 when all is well, 1 on drift, 2 on a usage error or any other failure.";
+
+/// docshape's commands for every registered model: a [`clap::Subcommand`], to be the
+/// whole of a deploy tool ([`main`]) or one subcommand of yours ([`run_command`]).
+#[derive(Debug, Clone, PartialEq, clap::Subcommand)]
+pub enum Commands {
+    /// Write every model's artifacts into DIR.
+    Export {
+        /// The directory (created if missing).
+        #[arg(default_value = "schema")]
+        dir: PathBuf,
+    },
+    /// Exit 1 when the artifacts in DIR differ from the code.
+    Verify {
+        /// The directory holding the exported artifacts.
+        #[arg(default_value = "schema")]
+        dir: PathBuf,
+    },
+    /// Exit 1 when the database differs from the code (validators, validation level
+    /// and action, indexes, shard key).
+    Check {
+        /// Where to connect.
+        #[command(flatten)]
+        connection: Connection,
+    },
+    /// Make the database match the code.
+    Sync {
+        /// Where to connect.
+        #[command(flatten)]
+        connection: Connection,
+        /// Say what sync would do, change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Drop indexes the code does not declare.
+        #[arg(long)]
+        drop_extra_indexes: bool,
+        /// Rebuild indexes whose keys or options changed.
+        #[arg(long)]
+        rebuild_changed_indexes: bool,
+    },
+}
+
+/// Where `check` and `sync` connect.
+#[derive(Debug, Clone, Default, PartialEq, clap::Args)]
+pub struct Connection {
+    /// The server's URI, `mongodb://` or `mongodb+srv://`.
+    // Its value is never shown in the help: a URI may hold a password.
+    #[arg(long, value_name = "URI", env = "MONGODB_URI", hide_env_values = true)]
+    pub uri: Option<String>,
+    /// The database (default: the URI's).
+    #[arg(long, value_name = "NAME", value_parser = db_name)]
+    pub db: Option<String>,
+    /// Give up after SECONDS when no server answers (default 5, or the URI's
+    /// serverSelectionTimeoutMS).
+    #[arg(long, value_name = "SECONDS", value_parser = timeout)]
+    pub timeout: Option<Duration>,
+}
+
+/// The tool [`main`] and [`run`] parse: docshape's commands at the top.
+#[derive(Debug, clap::Parser)]
+#[command(
+    about = "export, verify, check and sync the schema of every model this program links",
+    after_help = AFTER_HELP,
+    disable_version_flag = true
+)]
+struct Tool {
+    #[command(subcommand)]
+    command: Commands,
+}
+
 /// Runs the command named by the process's arguments and returns its exit status.
 pub fn main() -> ExitCode {
-    let mut args = Vec::new();
-    for arg in std::env::args_os().skip(1) {
-        match arg.into_string() {
-            Ok(arg) => args.push(arg),
-            Err(arg) => {
-                eprintln!("error: argument {arg:?} is not valid UTF-8");
-                return ExitCode::from(2);
-            }
-        }
-    }
-    run(args)
+    ExitCode::from(status(std::env::args_os()))
 }
 
 /// Runs one command (the arguments after the program name), printing to stdout and
 /// stderr, and returns its exit status: 0 when all is well, 1 on drift, 2 on a usage
 /// error or a failure.
 pub fn run(args: impl IntoIterator<Item = String>) -> ExitCode {
-    match parse(args.into_iter().collect()) {
-        Err(usage) => {
-            eprintln!("{usage}\n\n{USAGE}");
-            ExitCode::from(2)
-        }
-        Ok(command) => match execute(command) {
-            Ok(true) => ExitCode::SUCCESS,
-            Ok(false) => ExitCode::from(1),
-            Err(e) => {
-                eprintln!("error: {}", one_line(&e.to_string()));
-                ExitCode::from(2)
+    ExitCode::from(status(std::iter::once("docshape".to_owned()).chain(args)))
+}
+
+/// Runs a command parsed elsewhere (a subcommand of your own clap tool) and returns
+/// its exit status: 0 when all is well, 1 on drift, 2 on a failure, with an
+/// `error: ...` line on stderr.
+pub fn run_command(command: Commands) -> ExitCode {
+    ExitCode::from(execute_status(command))
+}
+
+/// The exit status of the tool run with `args` (program name first).
+fn status<I, T>(args: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    match parse_args(args) {
+        Ok(command) => execute_status(command),
+        Err(e) => {
+            use clap::error::ErrorKind;
+            match e.kind() {
+                // `help`, `--help`: printed to stdout, status 0.
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+                    let _ = e.print();
+                    0
+                }
+                ErrorKind::InvalidSubcommand => {
+                    let name = e.get(clap::error::ContextKind::InvalidSubcommand).map(ToString::to_string);
+                    eprintln!("error: unknown command `{}`\n\n{}", name.unwrap_or_default(), usage());
+                    2
+                }
+                ErrorKind::MissingSubcommand | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                    eprintln!("error: no command given\n\n{}", usage());
+                    2
+                }
+                _ => {
+                    let _ = e.print();
+                    2
+                }
             }
-        },
+        }
     }
 }
 
+fn usage() -> String {
+    Tool::command().render_help().to_string()
+}
+
+fn parse_args<I, T>(args: I) -> std::result::Result<Commands, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let matches = Tool::command().try_get_matches_from(args)?;
+    Ok(Tool::from_arg_matches(&matches)?.command)
+}
+
+fn execute_status(command: Commands) -> u8 {
+    match execute(command.into()) {
+        Ok(true) => 0,
+        Ok(false) => 1,
+        Err(e) => {
+            eprintln!("error: {}", one_line(&e.to_string()));
+            2
+        }
+    }
+}
+
+/// A command as [`execute`] runs it.
 #[derive(Debug, PartialEq)]
 enum Command {
     Export(PathBuf),
     Verify(PathBuf),
     Check(Connection),
     Sync(Connection, SyncOptions, bool),
-    Help,
 }
 
-#[derive(Debug, Default, PartialEq)]
-struct Connection {
-    uri: Option<String>,
-    db: Option<String>,
-    timeout: Option<Duration>,
+impl From<Commands> for Command {
+    fn from(c: Commands) -> Self {
+        match c {
+            Commands::Export { dir } => Command::Export(dir),
+            Commands::Verify { dir } => Command::Verify(dir),
+            Commands::Check { connection } => Command::Check(connection),
+            Commands::Sync { connection, dry_run, drop_extra_indexes, rebuild_changed_indexes } => {
+                Command::Sync(
+                    connection,
+                    SyncOptions { drop_extra_indexes, rebuild_changed_indexes },
+                    dry_run,
+                )
+            }
+        }
+    }
 }
 
-fn parse(args: Vec<String>) -> std::result::Result<Command, String> {
-    let mut args = args.into_iter();
-    let command = args.next().ok_or("no command given")?;
-    let mut positional = Vec::new();
-    let mut connection = Connection::default();
-    let mut options = SyncOptions::default();
-    let mut dry_run = false;
-    if matches!(command.as_str(), "help" | "-h" | "--help") {
-        return Ok(Command::Help);
-    }
-    if !["export", "verify", "check", "sync"].contains(&command.as_str()) {
-        return Err(format!("unknown command `{command}`"));
-    }
-    while let Some(arg) = args.next() {
-        // `--uri=x` as well as `--uri x`.
-        let (arg, inline) = match arg.split_once('=') {
-            Some((flag, value)) if flag.starts_with("--") => (flag.to_owned(), Some(value.to_owned())),
-            _ => (arg, None),
-        };
-        let mut value = |flag: &str| {
-            inline.clone().or_else(|| args.next()).ok_or_else(|| format!("{flag} needs a value"))
-        };
-        match arg.as_str() {
-            "--uri" => connection.uri = Some(value("--uri")?),
-            "--db" => {
-                let name = value("--db")?;
-                check_db_name(&name)?;
-                connection.db = Some(name);
-            }
-            "--timeout" => {
-                let text = value("--timeout")?;
-                let seconds: f64 = text
-                    .parse()
-                    .ok()
-                    .filter(|s: &f64| s.is_finite() && *s > 0.0 && *s <= 3600.0)
-                    .ok_or_else(|| {
-                        format!("--timeout takes seconds (above 0, at most 3600), not `{text}`")
-                    })?;
-                connection.timeout = Some(Duration::from_secs_f64(seconds));
-            }
-            "--dry-run" => dry_run = true,
-            "--drop-extra-indexes" => options.drop_extra_indexes = true,
-            "--rebuild-changed-indexes" => options.rebuild_changed_indexes = true,
-            "-h" | "--help" => return Ok(Command::Help),
-            flag if flag.starts_with('-') => return Err(format!("unknown option `{flag}`")),
-            _ => positional.push(arg),
-        }
-    }
-    let dir = |positional: &mut Vec<String>| -> std::result::Result<PathBuf, String> {
-        match positional.len() {
-            0 => Ok(PathBuf::from("schema")),
-            1 => Ok(PathBuf::from(positional.remove(0))),
-            _ => Err(format!("`{command}` takes one directory, got {}", positional.len())),
-        }
-    };
-    let connection_given = connection != Connection::default();
-    let parsed = match command.as_str() {
-        "export" => Command::Export(dir(&mut positional)?),
-        "verify" => Command::Verify(dir(&mut positional)?),
-        "check" => Command::Check(connection),
-        "sync" => Command::Sync(connection, options, dry_run),
-        other => return Err(format!("unknown command `{other}`")),
-    };
-    let takes_positional = matches!(parsed, Command::Export(_) | Command::Verify(_));
-    if !takes_positional && !positional.is_empty() {
-        return Err(format!("`{command}` takes no argument `{}`", positional[0]));
-    }
-    let sync_only = dry_run || options != SyncOptions::default();
-    if sync_only && !matches!(parsed, Command::Sync(..)) {
-        return Err(format!("`--dry-run` and the index options belong to `sync`, not `{command}`"));
-    }
-    if takes_positional && connection_given {
-        return Err(format!(
-            "`{command}` reads no database: `--uri` and `--db` belong to `check` and `sync`"
-        ));
-    }
-    Ok(parsed)
+/// `--db`: a database name by MongoDB's rules.
+fn db_name(name: &str) -> std::result::Result<String, String> {
+    check_db_name(name)?;
+    Ok(name.to_owned())
+}
+
+/// `--timeout`: seconds, above 0 and at most an hour.
+fn timeout(text: &str) -> std::result::Result<Duration, String> {
+    let seconds: f64 = text
+        .parse()
+        .ok()
+        .filter(|s: &f64| s.is_finite() && *s > 0.0 && *s <= 3600.0)
+        .ok_or_else(|| format!("--timeout takes seconds (above 0, at most 3600), not `{text}`"))?;
+    Ok(Duration::from_secs_f64(seconds))
 }
 
 /// `Ok(true)` when all is well, `Ok(false)` on drift.
 fn execute(command: Command) -> Result<bool> {
     match command {
-        Command::Help => {
-            println!("{USAGE}");
-            Ok(true)
-        }
         Command::Export(dir) => {
             let artifacts = crate::ops::artifacts::registered()?;
             let written = crate::ops::artifacts::write(&dir, &artifacts)
@@ -321,6 +399,125 @@ mod tests {
 
     fn args(line: &str) -> Vec<String> {
         line.split_whitespace().map(str::to_owned).collect()
+    }
+
+    /// The command line alone: `MONGODB_URI` in the test's environment is not read
+    /// (the fallback itself is tested through `shopctl`, with the variable set).
+    fn parse(args: Vec<String>) -> std::result::Result<Command, String> {
+        let tool = Tool::command()
+            .mut_subcommand("check", |c| c.mut_arg("uri", |a| a.env(None)))
+            .mut_subcommand("sync", |c| c.mut_arg("uri", |a| a.env(None)));
+        let matches = tool
+            .try_get_matches_from(std::iter::once("docshape".to_owned()).chain(args))
+            .map_err(|e| e.to_string())?;
+        Ok(Tool::from_arg_matches(&matches).map_err(|e| e.to_string())?.command.into())
+    }
+
+    /// A user's tool with a command of its own and docshape's as one subcommand.
+    #[derive(Debug, clap::Parser)]
+    struct UserTool {
+        #[command(subcommand)]
+        command: UserCommand,
+    }
+
+    #[derive(Debug, PartialEq, clap::Subcommand)]
+    enum UserCommand {
+        /// Serve the application.
+        Serve {
+            #[arg(long, default_value_t = 8080)]
+            port: u16,
+        },
+        /// The schema.
+        #[command(subcommand)]
+        Schema(Commands),
+    }
+
+    #[test]
+    fn the_commands_embed_as_a_subcommand_of_another_tool() {
+        use clap::Parser;
+        let parse = |line: &str| UserTool::try_parse_from(args(&format!("tool {line}"))).map(|t| t.command);
+        assert_eq!(parse("serve").unwrap(), UserCommand::Serve { port: 8080 });
+        assert_eq!(
+            parse("schema sync --db shop --dry-run --timeout 2").unwrap(),
+            UserCommand::Schema(Commands::Sync {
+                connection: Connection {
+                    db: Some("shop".into()),
+                    timeout: Some(Duration::from_secs(2)),
+                    // The environment's, if the test runs with one.
+                    uri: std::env::var("MONGODB_URI").ok(),
+                },
+                dry_run: true,
+                drop_extra_indexes: false,
+                rebuild_changed_indexes: false,
+            })
+        );
+        assert_eq!(
+            parse("schema export out").unwrap(),
+            UserCommand::Schema(Commands::Export { dir: "out".into() })
+        );
+        assert!(parse("schema check --db a.b").is_err());
+        assert!(parse("schema frobnicate").is_err());
+        // The user's tool runs the parsed command: an export into a fresh directory
+        // succeeds (status 0), verifying a directory that is not there fails (2).
+        let dir = std::env::temp_dir().join(format!("docshape-cli-embed-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let UserCommand::Schema(export) = parse(&format!("schema export {}", dir.display())).unwrap() else {
+            panic!("not the schema command")
+        };
+        assert_eq!(execute_status(export), 0);
+        assert!(dir.is_dir());
+        let UserCommand::Schema(verify) = parse(&format!("schema verify {}", dir.display())).unwrap() else {
+            panic!("not the schema command")
+        };
+        assert_eq!(execute_status(verify), 0);
+        let missing = dir.join("missing");
+        let UserCommand::Schema(verify) = parse(&format!("schema verify {}", missing.display())).unwrap()
+        else {
+            panic!("not the schema command")
+        };
+        assert_eq!(execute_status(verify), 2);
+        let _ = std::fs::remove_dir_all(&dir);
+        // The help of the user's tool lists docshape's commands under its own.
+        let help = UserTool::command().find_subcommand_mut("schema").unwrap().render_help().to_string();
+        for command in ["export", "verify", "check", "sync"] {
+            assert!(help.contains(command), "{help}");
+        }
+    }
+
+    #[test]
+    fn help_names_every_command_option_default_and_exit_status() {
+        let help = Tool::command().render_long_help().to_string();
+        for text in ["export", "verify", "check", "sync", "Exit status: 0 when all is well, 1 on drift, 2"] {
+            assert!(help.contains(text), "{text:?} in {help}");
+        }
+        let mut tool = Tool::command();
+        let sync = tool.find_subcommand_mut("sync").unwrap().render_long_help().to_string();
+        for text in [
+            "--dry-run",
+            "--drop-extra-indexes",
+            "--rebuild-changed-indexes",
+            "--uri <URI>",
+            "[env: MONGODB_URI",
+            "--db <NAME>",
+            "--timeout <SECONDS>",
+            "Say what sync would do, change nothing",
+        ] {
+            assert!(sync.contains(text), "{text:?} in {sync}");
+        }
+        let export = tool.find_subcommand_mut("export").unwrap().render_long_help().to_string();
+        assert!(export.contains("[default: schema]"), "{export}");
+        assert!(!export.contains("--uri"), "export reads no database: {export}");
+    }
+
+    #[test]
+    fn exit_status_is_0_for_help_and_2_for_usage_errors() {
+        let status = |line: &str| status(args(&format!("docshape {line}")));
+        assert_eq!(status("help"), 0);
+        assert_eq!(status("--help"), 0);
+        assert_eq!(status("sync --help"), 0);
+        for bad in ["", "frobnicate", "check --nope", "export a b", "check --timeout 0", "sync --db="] {
+            assert_eq!(status(bad), 2, "{bad:?}");
+        }
     }
 
     #[test]

@@ -15,6 +15,7 @@ use mongodb::Database;
 use crate::core::error::{Error, Result};
 use crate::core::model::{Model, ValidationAction, ValidationLevel};
 pub use crate::core::spec::CollectionSpec;
+use crate::core::trace;
 
 /// What [`sync`] may do beyond the safe default.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -244,15 +245,22 @@ pub async fn sync_all(db: &Database, options: SyncOptions) -> Result<Vec<SyncRep
 /// [`sync`] for a spec built by hand or read from an export
 /// ([`crate::artifacts::specs_from`]).
 pub async fn sync_spec(db: &Database, spec: &CollectionSpec, options: SyncOptions) -> Result<SyncReport> {
-    let planned = plan_spec(db, spec, options).await?;
-    match planned.clone().apply(db).await {
-        // Another process created the collection between our look and our create:
-        // plan again against what it made.
-        Err(Error::Mongo(e)) if command_error_code(&e) == Some(NAMESPACE_EXISTS) => {
-            plan_spec(db, spec, options).await?.apply(db).await
-        }
-        other => other,
-    }
+    let span = trace::span!("sync", collection = spec.name.as_str());
+    trace::in_span(span, async {
+        let planned = plan_spec(db, spec, options).await?;
+        let report = match planned.clone().apply(db).await {
+            // Another process created the collection between our look and our create:
+            // plan again against what it made.
+            Err(Error::Mongo(e)) if command_error_code(&e) == Some(NAMESPACE_EXISTS) => {
+                trace::event!(DEBUG, "created by another process meanwhile; planning again");
+                plan_spec(db, spec, options).await?.apply(db).await
+            }
+            other => other,
+        }?;
+        trace::event!(INFO, changes = report.changes.len(), notes = report.notes.len(), "synced");
+        Ok(report)
+    })
+    .await
 }
 
 /// A dry run of [`sync_with`]: reads the server and returns what would change,
@@ -277,6 +285,13 @@ pub async fn plan<T: Model>(db: &Database, options: SyncOptions) -> Result<SyncP
 
 /// [`plan`] for a spec built by hand or read from an export.
 pub async fn plan_spec(db: &Database, spec: &CollectionSpec, options: SyncOptions) -> Result<SyncPlan> {
+    let span = trace::span!("sync.plan", collection = spec.name.as_str());
+    let plan = trace::in_span(span.clone(), plan_spec_inner(db, spec, options)).await?;
+    span.in_scope(|| trace::event!(DEBUG, changes = plan.report.changes.len(), "planned"));
+    Ok(plan)
+}
+
+async fn plan_spec_inner(db: &Database, spec: &CollectionSpec, options: SyncOptions) -> Result<SyncPlan> {
     let mut report = SyncReport { collection: spec.name.clone(), changes: Vec::new(), notes: Vec::new() };
     let current = collection_options(db, &spec.name).await?;
     let server_indexes = match &current {

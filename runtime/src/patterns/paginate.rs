@@ -25,7 +25,7 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use base64::Engine as _;
-use bson::{doc, Bson, Document, RawArrayBuf, RawBson, RawBsonRef, RawDocument, RawDocumentBuf};
+use bson::{doc, Bson, Document, RawBson, RawBsonRef, RawDocument, RawDocumentBuf};
 use futures_util::TryStreamExt;
 use hmac::{KeyInit, Mac};
 use mongodb::Database;
@@ -34,6 +34,7 @@ use serde::de::DeserializeOwned;
 use crate::core::access::AccessPattern;
 use crate::core::index::IndexKey;
 use crate::core::model::Model;
+use crate::core::trace;
 
 /// Version 2 binds the database and the equality values into the fingerprint.
 const VERSION: u8 = 2;
@@ -159,9 +160,11 @@ impl Scope<'_> {
             eat(field.as_bytes());
             eat(key.name_part().as_bytes());
         }
-        let mut filter = Vec::new();
-        // A document always serializes; an empty one stands in if it ever did not.
-        let _ = self.filter.to_writer(&mut filter);
+        let mut filter = Vec::with_capacity(128);
+        // What `Document::to_writer` writes; nothing where it fails, as it always was.
+        if !write_document(&mut filter, self.filter) {
+            filter.clear();
+        }
         eat(&filter);
         h.finalize().into()
     }
@@ -169,35 +172,176 @@ impl Scope<'_> {
 
 /// The 8 bytes of the scope's digest a token carries, so that a token of another scope
 /// is refused as such even unsigned. A signed token's MAC covers the whole digest.
+#[cfg(test)]
 fn fingerprint(scope: &Scope<'_>) -> [u8; 8] {
     let mut out = [0u8; 8];
     out.copy_from_slice(&scope.digest()[..8]);
     out
 }
 
-/// Encodes a boundary position as a token.
-pub fn encode_token(scope: &Scope<'_>, values: &[Bson], key: Option<&CursorKey>) -> String {
-    let mut bytes = Vec::with_capacity(64 + MAC_LEN);
-    bytes.extend_from_slice(&[VERSION, if key.is_some() { SIGNED } else { UNSIGNED }]);
-    bytes.extend_from_slice(&fingerprint(scope));
-    // `{v: [values]}` as BSON, written straight into the token's bytes.
-    let mut array = RawArrayBuf::new();
-    for value in values {
-        // Every value a cursor holds is a scalar, which always converts.
-        if let Ok(raw) = RawBson::try_from(value.clone()) {
-            array.push(raw);
+/// An element's name: an array's decimal index, or a document's key.
+#[derive(Clone, Copy)]
+enum Name<'a> {
+    Index(usize),
+    Key(&'a str),
+}
+
+/// Appends one element `name: value` in BSON, byte for byte as the bson crate writes it,
+/// and returns `false` (having appended nothing) for what the bson crate refuses to
+/// write: a key holding a NUL. The values a cursor or an equality filter holds are
+/// written here directly (no clone of the value, no intermediate buffer); anything else
+/// goes through the bson crate.
+fn write_element(out: &mut Vec<u8>, name: Name<'_>, value: &Bson) -> bool {
+    let start = out.len();
+    let head = |out: &mut Vec<u8>, tag: u8| {
+        out.push(tag);
+        match name {
+            Name::Index(index) => {
+                let mut digits = [0u8; 20];
+                let mut at = digits.len();
+                let mut n = index;
+                loop {
+                    at -= 1;
+                    digits[at] = b'0' + (n % 10) as u8;
+                    n /= 10;
+                    if n == 0 {
+                        break;
+                    }
+                }
+                out.extend_from_slice(&digits[at..]);
+            }
+            Name::Key(key) => out.extend_from_slice(key.as_bytes()),
+        }
+        out.push(0);
+    };
+    if matches!(name, Name::Key(key) if key.contains('\0')) {
+        return false;
+    }
+    match value {
+        Bson::String(s) => {
+            head(out, 0x02);
+            out.extend_from_slice(&(s.len() as i32 + 1).to_le_bytes());
+            out.extend_from_slice(s.as_bytes());
+            out.push(0);
+        }
+        Bson::Int32(n) => {
+            head(out, 0x10);
+            out.extend_from_slice(&n.to_le_bytes());
+        }
+        Bson::Int64(n) => {
+            head(out, 0x12);
+            out.extend_from_slice(&n.to_le_bytes());
+        }
+        Bson::Double(x) => {
+            head(out, 0x01);
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+        Bson::DateTime(d) => {
+            head(out, 0x09);
+            out.extend_from_slice(&d.timestamp_millis().to_le_bytes());
+        }
+        Bson::ObjectId(id) => {
+            head(out, 0x07);
+            out.extend_from_slice(&id.bytes());
+        }
+        Bson::Boolean(b) => {
+            head(out, 0x08);
+            out.push(u8::from(*b));
+        }
+        Bson::Document(doc) => {
+            head(out, 0x03);
+            if !write_document(out, doc) {
+                out.truncate(start);
+                return false;
+            }
+        }
+        other => {
+            let Ok(raw) = RawBson::try_from(other.clone()) else { return false };
+            let mut one = RawDocumentBuf::new();
+            match name {
+                Name::Index(index) => one.append(index.to_string(), raw),
+                Name::Key(key) => one.append(key, raw),
+            }
+            let bytes = one.as_bytes();
+            // The element without the document's length prefix and final NUL.
+            out.extend_from_slice(&bytes[4..bytes.len() - 1]);
         }
     }
-    let mut payload = RawDocumentBuf::new();
-    payload.append("v", array);
-    bytes.extend_from_slice(payload.as_bytes());
+    true
+}
+
+/// Writes a document as BSON, as `Document::to_writer` does, and returns `false`
+/// (leaving a partial document for the caller to drop) where `to_writer` fails.
+fn write_document(out: &mut Vec<u8>, doc: &Document) -> bool {
+    let start = out.len();
+    out.extend_from_slice(&[0; 4]);
+    for (key, value) in doc {
+        if !write_element(out, Name::Key(key), value) {
+            return false;
+        }
+    }
+    out.push(0);
+    let len = (out.len() - start) as i32;
+    out[start..start + 4].copy_from_slice(&len.to_le_bytes());
+    true
+}
+
+/// Writes `{v: [values]}` as BSON. A value the bson crate cannot write is left out,
+/// as `RawArrayBuf` did: the decoder then refuses the token for its count.
+fn write_payload(out: &mut Vec<u8>, values: &[Bson]) {
+    let doc_start = out.len();
+    out.extend_from_slice(&[0; 4]);
+    out.extend_from_slice(&[0x04, b'v', 0]);
+    let array_start = out.len();
+    out.extend_from_slice(&[0; 4]);
+    let mut index = 0;
+    for value in values {
+        if write_element(out, Name::Index(index), value) {
+            index += 1;
+        }
+    }
+    out.push(0);
+    let array_len = (out.len() - array_start) as i32;
+    out[array_start..array_start + 4].copy_from_slice(&array_len.to_le_bytes());
+    out.push(0);
+    let doc_len = (out.len() - doc_start) as i32;
+    out[doc_start..doc_start + 4].copy_from_slice(&doc_len.to_le_bytes());
+}
+
+/// Encodes a boundary position as a token.
+pub fn encode_token(scope: &Scope<'_>, values: &[Bson], key: Option<&CursorKey>) -> String {
+    // The scope is hashed once: the fingerprint is its first 8 bytes, the MAC covers all.
+    let digest = scope.digest();
+    let mut bytes = Vec::with_capacity(96 + MAC_LEN);
+    bytes.extend_from_slice(&[VERSION, if key.is_some() { SIGNED } else { UNSIGNED }]);
+    bytes.extend_from_slice(&digest[..8]);
+    write_payload(&mut bytes, values);
     if let Some(key) = key {
         let mut mac = key.mac();
-        mac.update(&scope.digest());
+        mac.update(&digest);
         mac.update(&bytes);
         bytes.extend_from_slice(&mac.finalize().into_bytes());
     }
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+    let mut token = String::with_capacity(base64::encoded_len(bytes.len(), false).unwrap_or(0));
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode_string(&bytes, &mut token);
+    token
+}
+
+/// A cursor's scalar as a [`Bson`] value, straight from its raw form; `None` for the
+/// types a cursor does not hold, which take the general conversion.
+fn scalar(value: RawBsonRef<'_>) -> Option<Bson> {
+    Some(match value {
+        RawBsonRef::String(s) => Bson::String(s.to_owned()),
+        RawBsonRef::Int32(n) => Bson::Int32(n),
+        RawBsonRef::Int64(n) => Bson::Int64(n),
+        RawBsonRef::Double(x) => Bson::Double(x),
+        RawBsonRef::DateTime(d) => Bson::DateTime(d),
+        RawBsonRef::ObjectId(id) => Bson::ObjectId(id),
+        RawBsonRef::Boolean(b) => Bson::Boolean(b),
+        RawBsonRef::Decimal128(d) => Bson::Decimal128(d),
+        RawBsonRef::Timestamp(t) => Bson::Timestamp(t),
+        _ => return None,
+    })
 }
 
 /// Decodes a token from an untrusted client into the boundary values it holds.
@@ -215,36 +359,47 @@ pub fn decode_token(
     if token.is_empty() || token.len() > MAX_TOKEN_LEN {
         return Err(CursorError::Malformed("length"));
     }
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(token)
+    // Decoded on the stack when it fits, as a feed's tokens do (about 110 characters).
+    let mut stack = [0u8; 256];
+    let mut heap = Vec::new();
+    let buffer: &mut [u8] = if token.len() <= 336 {
+        &mut stack
+    } else {
+        heap.resize(token.len() / 4 * 3 + 3, 0);
+        &mut heap
+    };
+    let len = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode_slice(token, buffer)
         .map_err(|_| CursorError::Malformed("not URL-safe base64"))?;
+    let bytes = &buffer[..len];
     let (&version, rest) = bytes.split_first().ok_or(CursorError::Malformed("empty"))?;
     if version != VERSION {
         return Err(CursorError::UnsupportedVersion(version));
     }
     let (&kind, _) = rest.split_first().ok_or(CursorError::Malformed("truncated"))?;
+    let digest = scope.digest();
     let body = match (kind, key) {
         (SIGNED, Some(key)) => {
             if bytes.len() < 2 + 8 + MAC_LEN {
                 return Err(CursorError::Malformed("truncated"));
             }
             let (body, tag) = bytes.split_at(bytes.len() - MAC_LEN);
-            if body.get(2..10) != Some(&fingerprint(scope)[..]) {
+            if body.get(2..10) != Some(&digest[..8]) {
                 return Err(CursorError::WrongPattern);
             }
             let mut mac = key.mac();
-            mac.update(&scope.digest());
+            mac.update(&digest);
             mac.update(body);
             mac.verify_slice(tag).map_err(|_| CursorError::BadSignature)?;
             body
         }
         (SIGNED, None) => return Err(CursorError::UnexpectedSignature),
         (UNSIGNED, Some(_)) => return Err(CursorError::Unsigned),
-        (UNSIGNED, None) => &bytes[..],
+        (UNSIGNED, None) => bytes,
         _ => return Err(CursorError::Malformed("unknown kind")),
     };
     let fp = body.get(2..10).ok_or(CursorError::Malformed("truncated"))?;
-    if fp != fingerprint(scope) {
+    if fp != &digest[..8] {
         return Err(CursorError::WrongPattern);
     }
     // Read in place: the payload must be exactly `{v: [...]}`, every element well formed.
@@ -257,7 +412,11 @@ pub fn decode_token(
     let mut values = Vec::with_capacity(pattern.sort.len() + 1);
     for value in array {
         let value = value.map_err(|_| CursorError::Malformed("payload"))?;
-        values.push(Bson::try_from(value.to_raw_bson()).map_err(|_| CursorError::Malformed("payload"))?);
+        let value = match scalar(value) {
+            Some(value) => value,
+            None => Bson::try_from(value.to_raw_bson()).map_err(|_| CursorError::Malformed("payload"))?,
+        };
+        values.push(value);
     }
     if values.len() != sort_key_iter(pattern).count() {
         return Err(CursorError::Malformed("wrong number of values"));
@@ -524,6 +683,34 @@ impl<T: Model + DeserializeOwned> Paginator<T> {
 
     /// Runs the page's single `find` and returns its items and neighbouring cursors.
     pub async fn fetch(self, db: &Database) -> Result<Page<T>, PageError> {
+        let side = match &self.cursor {
+            None => "first",
+            Some((Side::After, _)) => "after",
+            Some((Side::Before, _)) => "before",
+        };
+        let span = trace::span!(
+            "paginate.fetch",
+            collection = self.collection,
+            pattern = self.pattern.name,
+            page_size = self.page_size,
+            side,
+            signed = self.key.is_some()
+        );
+        let page = trace::in_span(span.clone(), self.fetch_inner(db)).await;
+        span.in_scope(|| match &page {
+            Ok(page) => trace::event!(
+                DEBUG,
+                items = page.items.len(),
+                next = page.next.is_some(),
+                prev = page.prev.is_some(),
+                "page"
+            ),
+            Err(e) => trace::event!(DEBUG, error = %e, "refused"),
+        });
+        page
+    }
+
+    async fn fetch_inner(self, db: &Database) -> Result<Page<T>, PageError> {
         let (find, cursor_values) = self.command(db.name())?;
         let keys = sort_keys(self.pattern);
         let side = self.cursor.as_ref().map_or(Side::After, |(s, _)| *s);
@@ -691,6 +878,7 @@ fn keyset_or(keys: &[(&'static str, IndexKey)], values: &[Bson], side: Side) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bson::RawArrayBuf;
 
     const P: AccessPattern = AccessPattern {
         name: "posts_by_author",
@@ -760,6 +948,84 @@ mod tests {
             let forged = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(forged);
             assert!(decode_token(&forged, &scope("posts", &P), None).is_err(), "{second}");
         }
+    }
+
+    #[test]
+    fn the_payload_is_what_the_bson_crate_writes_for_every_scalar() {
+        // Written by hand for speed; it must stay byte for byte what tokens issued
+        // through the bson crate hold, for every type and for two-digit indexes.
+        let scalars = vec![
+            Bson::String("p_1".into()),
+            Bson::String(String::new()),
+            Bson::String("é\0x".into()),
+            Bson::Int32(-7),
+            Bson::Int64(1 << 40),
+            Bson::Double(-0.5),
+            Bson::DateTime(bson::DateTime::from_millis(-1)),
+            Bson::ObjectId(bson::oid::ObjectId::from_bytes([7; 12])),
+            Bson::Boolean(true),
+            Bson::Boolean(false),
+            Bson::Decimal128(bson::Decimal128::from_bytes([3; 16])),
+            Bson::Timestamp(bson::Timestamp { time: 5, increment: 9 }),
+            Bson::Binary(bson::Binary { subtype: bson::spec::BinarySubtype::Generic, bytes: vec![1, 2] }),
+            Bson::Binary(bson::Binary { subtype: bson::spec::BinarySubtype::BinaryOld, bytes: vec![1, 2] }),
+        ];
+        let mut expected = RawArrayBuf::new();
+        scalars.iter().for_each(|v| expected.push(RawBson::try_from(v.clone()).unwrap()));
+        let mut doc = RawDocumentBuf::new();
+        doc.append("v", expected);
+        let mut written = Vec::new();
+        write_payload(&mut written, &scalars);
+        assert_eq!(written, doc.as_bytes());
+        let mut empty = Vec::new();
+        write_payload(&mut empty, &[]);
+        assert_eq!(empty, bson::rawdoc! { "v": [] }.as_bytes());
+    }
+
+    #[test]
+    fn the_scope_filter_is_hashed_as_the_bson_crate_writes_it() {
+        let scalars = || {
+            vec![
+                Bson::String("u_42".into()),
+                Bson::Int64(-3),
+                Bson::Double(f64::NAN),
+                Bson::Null,
+                Bson::Array(vec![Bson::Int32(1), bson::bson!({ "a": [true] })]),
+                Bson::Decimal128(bson::Decimal128::from_bytes([1; 16])),
+                Bson::RegularExpression(bson::Regex { pattern: "^a".into(), options: "i".into() }),
+            ]
+        };
+        for value in scalars() {
+            for filter in [
+                doc! { "author_id": { "$eq": value.clone() } },
+                doc! { "a": { "$eq": { "nested": value.clone(), "n": 1 } }, "b": { "$eq": value.clone() } },
+                doc! {},
+            ] {
+                let mut written = Vec::new();
+                assert!(write_document(&mut written, &filter));
+                assert_eq!(written, bson::to_vec(&filter).unwrap(), "{filter}");
+            }
+        }
+        // Where the bson crate refuses (a key with a NUL), so does the hand-written one,
+        // and the digest hashes no filter bytes, as it always did.
+        let mut bad = Document::new();
+        bad.insert("a\0b", 1);
+        let filter = doc! { "author_id": { "$eq": bad.clone() } };
+        assert!(bson::to_vec(&filter).is_err());
+        assert!(!write_document(&mut Vec::new(), &filter));
+        let empty = Document::new();
+        let (with_bad, with_nothing) = (in_scope_with("db", &filter), in_scope_with("db", &empty));
+        let mut nothing = Vec::new();
+        write_document(&mut nothing, &empty);
+        assert_ne!(nothing.len(), 0);
+        assert_ne!(with_bad.digest(), with_nothing.digest(), "no filter bytes is not the empty document");
+        let mut a = Vec::new();
+        assert!(!write_element(&mut a, Name::Index(0), &Bson::Document(bad)));
+        assert!(a.is_empty(), "a refused value appends nothing");
+    }
+
+    fn in_scope_with<'a>(database: &'a str, filter: &'a Document) -> Scope<'a> {
+        Scope { database, collection: "posts", pattern: &P, filter }
     }
 
     #[test]

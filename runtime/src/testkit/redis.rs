@@ -73,7 +73,7 @@ fn fetched_redis_server() -> Result<PathBuf, TestkitError> {
     }
     let parent = dir.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(parent)
-        .map_err(|e| TestkitError(format!("cannot create {}: {e}", parent.display())))?;
+        .map_err(|e| TestkitError::caused(format!("cannot create {}", parent.display()), e))?;
     let staging = parent.join(format!(".redis-{}-{FETCHED_REDIS_VERSION}", std::process::id()));
     let _ = std::fs::remove_dir_all(&staging);
     let arch = match std::env::consts::ARCH {
@@ -145,7 +145,7 @@ const DATABASES: u32 = 1024;
 
 impl From<redis::RedisError> for TestkitError {
     fn from(e: redis::RedisError) -> Self {
-        Self(format!("Redis: {e}"))
+        Self::caused("Redis", e)
     }
 }
 
@@ -234,8 +234,8 @@ impl RedisServer {
 pub(crate) fn spawn(binary: &Path, port: u16, dir: &Path, extra: &[String]) -> Result<Child, TestkitError> {
     let log_path = dir.join(format!("docshape-redis-{}-{port}.log", std::process::id()));
     let log = std::fs::File::create(&log_path)
-        .map_err(|e| TestkitError(format!("cannot create {}: {e}", log_path.display())))?;
-    let log_err = log.try_clone().map_err(|e| TestkitError(e.to_string()))?;
+        .map_err(|e| TestkitError::caused(format!("cannot create {}", log_path.display()), e))?;
+    let log_err = log.try_clone().map_err(|e| TestkitError::caused("", e))?;
     let mut child = Command::new("sh")
         .arg("-c")
         .arg(WATCHDOG)
@@ -250,7 +250,7 @@ pub(crate) fn spawn(binary: &Path, port: u16, dir: &Path, extra: &[String]) -> R
         .stdout(log)
         .stderr(log_err)
         .spawn()
-        .map_err(|e| TestkitError(format!("cannot run sh: {e}")))?;
+        .map_err(|e| TestkitError::caused("cannot run sh", e))?;
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
     let hint = " (set DOCSHAPE_REDIS_SERVER to another binary, or REDIS_URL to a running server)";
     super::wait_until_listening(&mut child, addr, &log_path, &binary.to_string_lossy(), hint)?;
@@ -281,10 +281,10 @@ pub fn server() -> Result<&'static RedisServer, TestkitError> {
             Ok(url) if !url.trim().is_empty() => {
                 Ok(RedisServer { url, external: true, child: None, next_db: AtomicU32::new(0) })
             }
-            _ => RedisServer::start_local().map_err(|e| e.0),
+            _ => RedisServer::start_local().map_err(|e| e.message),
         })
         .as_ref()
-        .map_err(|e| TestkitError(e.clone()))
+        .map_err(|e| TestkitError::new(e.clone()))
 }
 
 /// A connection to a database of its own on the process-wide [`server`] (see

@@ -19,6 +19,7 @@
 //! ([`crate::testkit::assert_access_patterns_use_indexes`]), so the index chosen at
 //! compile time is the one the running query uses.
 
+use std::future::IntoFuture;
 use std::marker::PhantomData;
 use std::ops::Bound;
 
@@ -31,6 +32,7 @@ use serde::de::DeserializeOwned;
 use crate::core::access::consistency_options;
 use crate::core::access::table::AccessPattern;
 use crate::core::model::{eq, Model};
+use crate::core::trace;
 use crate::core::version::VersionError;
 
 /// Why a finder or a write row failed.
@@ -332,18 +334,32 @@ impl<V: Projection + Send + Sync + 'static> Find<V> {
         if n == 0 {
             return Ok(Vec::new());
         }
-        let collection = Self::collection(db);
-        let cursor = self.cursor_find(&collection, Some(i64::from(n)))?.await?;
-        let raw: Vec<RawDocumentBuf> = cursor.try_collect().await?;
-        raw.into_iter().map(V::decode).collect()
+        let span = trace::span!("access.find", pattern = self.pattern.name, limit = n);
+        let work = async {
+            let collection = Self::collection(db);
+            let cursor = self.cursor_find(&collection, Some(i64::from(n)))?.await?;
+            let raw: Vec<RawDocumentBuf> = cursor.try_collect().await?;
+            raw.into_iter().map(V::decode).collect::<Result<Vec<V>, FindError>>()
+        };
+        let found = trace::in_span(span.clone(), work).await;
+        let _entered = span.enter();
+        match &found {
+            Ok(items) => trace::event!(DEBUG, items = items.len(), "found"),
+            Err(e) => trace::event!(DEBUG, error = %e, "failed"),
+        }
+        found
     }
 
     /// Every match, in the row's sort order, as the server sends them batch by batch:
     /// one `find`, then a `getMore` whenever the stream needs the next batch. Memory
     /// holds one batch.
     pub async fn stream(self, db: &Database) -> Result<BoxStream<'static, Result<V, FindError>>, FindError> {
+        let span = trace::span!("access.stream", pattern = self.pattern.name);
         let collection = Self::collection(db);
-        let cursor = self.cursor_find(&collection, None)?.await?;
+        let cursor = trace::in_span(span, async {
+            self.cursor_find(&collection, None)?.await.map_err(FindError::from)
+        })
+        .await?;
         Ok(cursor.map(|item| item.map_err(FindError::from).and_then(V::decode)).boxed())
     }
 
@@ -368,7 +384,10 @@ impl<V: Projection + Send + Sync + 'static> Find<V> {
         if let Some(concern) = concern {
             count = count.read_concern(concern);
         }
-        Ok(count.await?)
+        let counted =
+            trace::in_span(trace::span!("access.count", pattern = self.pattern.name), count.into_future())
+                .await?;
+        Ok(counted)
     }
 
     /// The same read inside `session`: with a causally consistent session, the read

@@ -247,6 +247,16 @@ impl<T: Model> Update<T> {
     /// projected to `_id` (which returns it). When nothing matched, one more read tells
     /// a full array or an older version from a missing document.
     pub async fn run(self, db: &Database) -> Result<Updated, UpdateError> {
+        let span = crate::core::trace::span!("access.update", pattern = self.pattern.name);
+        let done = crate::core::trace::in_span(span.clone(), self.run_inner(db)).await;
+        if let Err(e) = &done {
+            let _entered = span.enter();
+            crate::core::trace::event!(DEBUG, error = %e, "refused");
+        }
+        done
+    }
+
+    async fn run_inner(self, db: &Database) -> Result<Updated, UpdateError> {
         let (filter, update) = self.command()?;
         let collection = db.collection::<Document>(T::COLLECTION);
         let concern = self.pattern.guarantee.write_concern();

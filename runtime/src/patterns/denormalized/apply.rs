@@ -10,6 +10,7 @@ use mongodb::{Collection, Database};
 
 use crate::core::copy::{Cleared, CopySpec, Refresh, QUEUE};
 use crate::core::model::eq;
+use crate::core::trace;
 
 pub(super) fn is_duplicate_key(e: &mongodb::error::Error) -> bool {
     match e.kind.as_ref() {
@@ -224,6 +225,13 @@ pub(super) async fn apply(
                     .await
                     .map_err(ApplyError::Target)?;
                 applied.modified += done.modified_count;
+                trace::event!(
+                    DEBUG,
+                    copy = spec.key().as_str(),
+                    matched = done.matched_count,
+                    modified = done.modified_count,
+                    "batch"
+                );
             }
             if next.is_none() {
                 break;

@@ -11,6 +11,7 @@ use mongodb::Database;
 use super::apply::since;
 use super::worker::count;
 use crate::core::copy::{CopyError, QUEUE, WATCH_POSITIONS};
+use crate::core::trace;
 
 /// The queue's state for one copy.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -117,6 +118,14 @@ pub async fn lag(db: &Database) -> Result<QueueLag, CopyError> {
     }
     lag.oldest_age = lag.oldest_enqueued_at.map(|at| since(at, now));
     lag.watchers = watchers(db, now).await?;
+    trace::event!(
+        INFO,
+        pending = lag.pending,
+        overdue = lag.overdue,
+        undated = lag.undated,
+        oldest_age_ms = lag.oldest_age.map(trace::millis),
+        "copies.lag"
+    );
     Ok(lag)
 }
 

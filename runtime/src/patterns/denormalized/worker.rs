@@ -16,6 +16,7 @@ use super::apply::{apply, cleared, enqueue, plus, since, ApplyError, Lease};
 use super::spec::{copies, value_at};
 use crate::core::copy::{CopyError, CopySpec, OnDelete, Refresh, QUEUE};
 use crate::core::model::eq;
+use crate::core::trace;
 
 /// Whether an error stops a worker: the server or the network failing, not a write
 /// the server refused for one document (a validator, a duplicate key).
@@ -149,6 +150,23 @@ impl Worker {
     }
 
     async fn drain(&self) -> Result<RefreshReport, CopyError> {
+        let span = trace::span!("copies.drain", worker = self.id.as_str());
+        let report = trace::in_span(span.clone(), self.drain_inner()).await?;
+        span.in_scope(|| {
+            trace::event!(
+                INFO,
+                jobs = report.jobs,
+                documents = report.documents_updated,
+                requeued = report.requeued,
+                failed = report.failures.len(),
+                max_lag_ms = report.max_lag.map(trace::millis),
+                "drained"
+            )
+        });
+        Ok(report)
+    }
+
+    async fn drain_inner(&self) -> Result<RefreshReport, CopyError> {
         let specs = self.refreshed()?;
         let queue = self.db.collection::<Document>(QUEUE);
         if !self.indexed.load(Ordering::Relaxed) {
@@ -171,6 +189,8 @@ impl Worker {
         let mut failed: Vec<Bson> = Vec::new();
         while let Some(job) = self.claim(&queue, &keys, &failed).await? {
             let id = job.get("_id").cloned().unwrap_or(Bson::Null);
+            let copy = id.as_document().and_then(|k| k.get_str("copy").ok()).unwrap_or("");
+            trace::event!(DEBUG, copy, claims = job.get("claims").and_then(Bson::as_i64), "claimed");
             let before = report.failures.len();
             self.process(&queue, &specs, job, &mut report).await?;
             if report.failures.len() > before {
@@ -315,10 +335,11 @@ impl Worker {
             .map_err(|error| CopyError::Queue { operation: "complete", error })?;
         if done.deleted_count == 1 {
             report.jobs += 1;
-            if let Ok(enqueued) = job.get_datetime("enqueued_at") {
-                let lag = since(*enqueued, DateTime::now());
+            let lag = job.get_datetime("enqueued_at").ok().map(|enqueued| since(*enqueued, DateTime::now()));
+            if let Some(lag) = lag {
                 report.max_lag = Some(report.max_lag.map_or(lag, |m| m.max(lag)));
             }
+            trace::event!(DEBUG, copy = spec.key().as_str(), lag_ms = lag.map(trace::millis), "done");
             return Ok(());
         }
         // The source changed since the claim (`seq` moved on): run it again at once.

@@ -37,7 +37,10 @@ fn catalog_file() -> Result<Option<String>, Error> {
     }
     if let Err(overlaps) = check_catalog(&families) {
         let lines: Vec<String> = overlaps.iter().map(ToString::to_string).collect();
-        return Err(Error::Artifacts { detail: format!("key families overlap:\n{}", lines.join("\n")) });
+        return Err(Error::Artifacts {
+            detail: format!("key families overlap:\n{}", lines.join("\n")),
+            source: None,
+        });
     }
     Ok(Some(format!(
         "# Redis key catalog\n\nEvery key family, with its TTL decision.\n\n{}",

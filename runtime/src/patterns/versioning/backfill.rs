@@ -14,6 +14,7 @@ use mongodb::Database;
 use super::decode::{id_of, Versioned};
 use super::write::Loaded;
 use crate::core::model::eq;
+use crate::core::trace;
 use crate::core::version::VersionError;
 
 /// How many documents of a collection are stored at each version, by the rule the
@@ -181,6 +182,25 @@ pub async fn backfill<T: Versioned>(
     db: &Database,
     options: BackfillOptions,
 ) -> Result<BackfillReport, VersionError> {
+    let span = trace::span!("backfill", collection = T::COLLECTION, version = T::VERSION);
+    trace::in_span(span, run::<T>(db, options)).await
+}
+
+/// Progress of a run, as an event of its span.
+fn trace_progress(p: &BackfillEvent) {
+    trace::event!(
+        INFO,
+        total = p.total,
+        scanned = p.scanned,
+        upgraded = p.upgraded,
+        raced = p.raced,
+        failed = p.failed,
+        done = p.done,
+        "progress"
+    );
+}
+
+async fn run<T: Versioned>(db: &Database, options: BackfillOptions) -> Result<BackfillReport, VersionError> {
     let collection = db.collection::<Document>(T::COLLECTION);
     let checkpoints = db.collection::<Document>(CHECKPOINTS);
     let old = doc! { T::VERSION_FIELD: { "$not": { "$gte": T::VERSION } } };
@@ -257,6 +277,7 @@ pub async fn backfill<T: Versioned>(
                 in_batch = 0;
                 save_checkpoint::<T>(&checkpoints, id).await?;
                 bar.show(&progress);
+                trace_progress(&progress);
             }
         }
     }
@@ -266,6 +287,8 @@ pub async fn backfill<T: Versioned>(
     progress.done = true;
     bar.show(&progress);
     bar.finish();
+    trace_progress(&progress);
+    trace::event!(INFO, stopped_early, resumed, "finished");
     let counts = version_counts::<T>(db).await?;
     Ok(BackfillReport { progress, stopped_early, resumed, failures, counts })
 }

@@ -51,7 +51,7 @@ impl RedisCluster {
         let dir =
             std::env::temp_dir().join(format!("docshape-redis-cluster-{}-{}", std::process::id(), ports[0]));
         std::fs::create_dir_all(&dir)
-            .map_err(|e| TestkitError(format!("cannot create {}: {e}", dir.display())))?;
+            .map_err(|e| TestkitError::caused(format!("cannot create {}", dir.display()), e))?;
         let mut cluster = RedisCluster {
             urls: ports.iter().map(|p| format!("redis://127.0.0.1:{p}")).collect(),
             external: false,
@@ -154,8 +154,8 @@ fn cluster_ports() -> Result<Vec<u16>, TestkitError> {
             return Ok(ports);
         }
         let listener =
-            TcpListener::bind("127.0.0.1:0").map_err(|e| TestkitError(format!("no free port: {e}")))?;
-        let port = listener.local_addr().map_err(|e| TestkitError(e.to_string()))?.port();
+            TcpListener::bind("127.0.0.1:0").map_err(|e| TestkitError::caused("no free port", e))?;
+        let port = listener.local_addr().map_err(|e| TestkitError::caused("", e))?.port();
         let Some(bus) = port.checked_add(10_000) else { continue };
         if ports.contains(&port) || ports.iter().any(|p| p + 10_000 == port || *p == bus) {
             continue;
@@ -179,8 +179,8 @@ pub fn cluster() -> Result<&'static RedisCluster, TestkitError> {
                 children: Vec::new(),
                 dir: None,
             }),
-            _ => crate::testkit::block_in_place_if_possible(RedisCluster::start_local).map_err(|e| e.0),
+            _ => crate::testkit::block_in_place_if_possible(RedisCluster::start_local).map_err(|e| e.message),
         })
         .as_ref()
-        .map_err(|e| TestkitError(e.clone()))
+        .map_err(|e| TestkitError::new(e.clone()))
 }
