@@ -210,7 +210,7 @@ pub async fn check_spec(db: &Database, spec: &CollectionSpec) -> Result<CheckRep
     // exactly when `sync` would change and note nothing.
     let plan = plan_spec(db, spec, SyncOptions::default()).await?;
     let mut drift = Vec::new();
-    let index = |name: &str| spec.indexes.iter().find(|i| i.get_str("name") == Ok(name)).cloned();
+    let index = |name: &str| spec.indexes.iter().find(|i| i.get_str("name").ok() == Some(name)).cloned();
     if plan.report.changes.contains(&SyncChange::CreatedCollection) {
         drift.push(Drift::MissingCollection);
         return Ok(CheckReport { collection: spec.name.clone(), drift });

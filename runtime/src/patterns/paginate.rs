@@ -21,6 +21,7 @@
 //! or [`PageError::SortType`]: a walk to its end returns every matching document
 //! exactly once or fails, never silently less.
 
+use crate::core::bson_compat;
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -189,7 +190,7 @@ pub fn encode_token(scope: &Scope<'_>, values: &[Bson], key: Option<&CursorKey>)
         }
     }
     let mut payload = RawDocumentBuf::new();
-    payload.append("v", array);
+    bson_compat::append(&mut payload, "v", RawBson::Array(array));
     bytes.extend_from_slice(payload.as_bytes());
     if let Some(key) = key {
         let mut mac = key.mac();
@@ -251,13 +252,13 @@ pub fn decode_token(
     let payload = RawDocument::from_bytes(&body[10..]).map_err(|_| CursorError::Malformed("payload"))?;
     let mut elements = payload.iter();
     let array = match (elements.next(), elements.next()) {
-        (Some(Ok(("v", RawBsonRef::Array(array)))), None) => array,
+        (Some(Ok((key, RawBsonRef::Array(array)))), None) if bson_compat::key_str(key) == "v" => array,
         _ => return Err(CursorError::Malformed("payload")),
     };
     let mut values = Vec::with_capacity(pattern.sort.len() + 1);
     for value in array {
         let value = value.map_err(|_| CursorError::Malformed("payload"))?;
-        values.push(Bson::try_from(value.to_raw_bson()).map_err(|_| CursorError::Malformed("payload"))?);
+        values.push(bson_compat::raw_to_bson(value).ok_or(CursorError::Malformed("payload"))?);
     }
     if values.len() != sort_key_iter(pattern).count() {
         return Err(CursorError::Malformed("wrong number of values"));
@@ -308,7 +309,7 @@ pub enum PageError {
     /// The cursor token was refused.
     Cursor(CursorError),
     /// A filter value could not be converted to BSON.
-    Filter(bson::ser::Error),
+    Filter(bson_compat::SerError),
     /// A stored document lacks a sort value (written by something that ignores the
     /// model), so no cursor can point at it.
     MissingSortValue {
@@ -331,7 +332,7 @@ pub enum PageError {
         found: &'static str,
     },
     /// A stored document does not deserialize into the model.
-    Decode(bson::de::Error),
+    Decode(bson_compat::DeError),
     /// A stored document of a versioned model is at a version this code cannot read.
     Version(Box<crate::core::version::VersionError>),
     /// The server refused the query.
@@ -404,7 +405,7 @@ impl From<mongodb::error::Error> for PageError {
 pub struct Paginator<T> {
     pattern: &'static AccessPattern,
     collection: &'static str,
-    filter: Result<Document, bson::ser::Error>,
+    filter: Result<Document, bson_compat::SerError>,
     page_size: u32,
     cursor: Option<(Side, String)>,
     key: Option<CursorKey>,
@@ -424,7 +425,7 @@ impl<T> fmt::Debug for Paginator<T> {
 impl<T: Model + DeserializeOwned> Paginator<T> {
     /// A paginator over `pattern` (one of `T::ACCESS_PATTERNS`) with its equality
     /// values. Generated code calls this; use the generated method.
-    pub fn new(pattern: &'static AccessPattern, filter: Result<Document, bson::ser::Error>) -> Self {
+    pub fn new(pattern: &'static AccessPattern, filter: Result<Document, bson_compat::SerError>) -> Self {
         Self {
             pattern,
             collection: T::COLLECTION,
@@ -587,10 +588,10 @@ impl<T: Model + DeserializeOwned> Paginator<T> {
         };
         // A versioned model reads every stored version; others decode as they are.
         let decode = |d: &RawDocumentBuf| match T::DECODE_STORED {
-            None => bson::from_slice::<T>(d.as_bytes()).map_err(PageError::Decode),
+            None => bson_compat::from_slice::<T>(d.as_bytes()).map_err(PageError::Decode),
             Some(decode) => {
                 let document = Document::try_from(d.as_ref())
-                    .map_err(|e| PageError::Decode(<bson::de::Error as serde::de::Error>::custom(e)))?;
+                    .map_err(|e| PageError::Decode(<bson_compat::DeError as serde::de::Error>::custom(e)))?;
                 decode(document).map_err(|e| PageError::Version(Box::new(e)))
             }
         };
@@ -629,7 +630,7 @@ fn lookup(doc: &RawDocumentBuf, path: &str) -> Option<Bson> {
     while let Some(segment) = segments.next() {
         let value = current.get(segment).ok()??;
         if segments.peek().is_none() {
-            return Bson::try_from(value.to_raw_bson()).ok().filter(|b| !matches!(b, Bson::Null));
+            return bson_compat::raw_to_bson(value).filter(|b| !matches!(b, Bson::Null));
         }
         current = value.as_document()?;
     }
@@ -736,8 +737,8 @@ mod tests {
         };
         for second in ["w", "v"] {
             let mut extra = RawDocumentBuf::new();
-            extra.append("v", array());
-            extra.append(second, array());
+            bson_compat::append(&mut extra, "v", RawBson::Array(array()));
+            bson_compat::append(&mut extra, second, RawBson::Array(array()));
             let mut forged = bytes[..10].to_vec();
             forged.extend_from_slice(extra.as_bytes());
             let forged = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(forged);
