@@ -3,7 +3,7 @@
 //! paginated feed (sorted by date, and by `_id` alone), a day bucket, and two Redis key
 //! families.
 
-use bson::{doc, oid::ObjectId, DateTime, Document};
+use docshape::bson::{doc, oid::ObjectId, DateTime, Document};
 use docshape::{Embedded, Model};
 use serde::{Deserialize, Serialize};
 

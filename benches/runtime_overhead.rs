@@ -16,7 +16,7 @@
 use std::future::Future;
 use std::time::Instant;
 
-use bson::{doc, oid::ObjectId, DateTime, Document};
+use docshape::bson::{doc, oid::ObjectId, DateTime, Document};
 use docshape::paginate::CursorKey;
 use docshape::{testkit, versioning, Model};
 use docshape_benches::{Post, PostById, Reading, SensorDay, User, UserV1};
@@ -218,8 +218,8 @@ async fn hand_versioned_read(
         return Ok(None);
     };
     Ok(Some(match d.get("schema_version") {
-        None => User::from(bson::from_document::<UserV1>(d)?),
-        Some(_) => bson::from_document::<User>(d)?,
+        None => User::from(docshape::bson_compat::from_document::<UserV1>(d)?),
+        Some(_) => docshape::bson_compat::from_document::<User>(d)?,
     }))
 }
 

@@ -12,7 +12,7 @@
 
 use std::time::Instant;
 
-use bson::{doc, DateTime};
+use docshape::bson::{doc, DateTime};
 use docshape::copies::{self, Worker};
 use docshape::refs::Ref;
 use docshape::relation;

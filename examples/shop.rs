@@ -23,8 +23,9 @@
 //! Run: `cargo run -p docshape-examples --example shop` (no server needed: the testkit
 //! starts a local one; set `MONGODB_URI` to use a real mongod).
 
-use bson::oid::ObjectId;
-use bson::{doc, DateTime, Document};
+use docshape::bson;
+use docshape::bson::oid::ObjectId;
+use docshape::bson::{doc, DateTime, Document};
 use docshape::refs::Ref;
 use docshape::Model;
 use docshape_examples::{fresh_database, why};
@@ -96,7 +97,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     println!("== 4. writes from anywhere else meet the same rules");
     let orders = db.collection::<Document>("orders");
-    let mut good = bson::to_document(&order)?;
+    let mut good = docshape::bson_compat::to_document(&order)?;
     good.insert("_id", "ord_82");
     let attempts = [
         ("an order with no items", {

@@ -1,7 +1,8 @@
 //! `sync` creates indexes, is idempotent, plans exactly what it then does, and never
 //! drops an index without the opt-in.
 
-use bson::{doc, Document};
+use docshape::bson;
+use docshape::bson::{doc, Document};
 use docshape::sync::{SyncChange, SyncNote};
 use docshape::{testkit, Model, SyncOptions};
 use serde::{Deserialize, Serialize};

@@ -12,9 +12,23 @@ use bson::{Bson, Document, RawBsonRef, RawDocumentBuf};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-/// `docshape::bson` is the driver's `bson`, whichever feature chose it: the two must
-/// pass each other the same `Document`. This fails to compile if they ever differ.
-const _: fn(Document) -> mongodb::bson::Document = |d| d;
+/// Implemented for the driver's `Document` alone: docshape's `bson` must be the
+/// driver's, or the two would pass each other values of different crates.
+#[diagnostic::on_unimplemented(
+    message = "docshape uses bson 2 but the driver uses bson 3: something in this build enables \
+               the `mongodb` feature `bson-3`; enable docshape's feature `bson-3` too",
+    label = "docshape's `bson::Document` is not `mongodb::bson::Document`"
+)]
+trait DriversBson {}
+impl DriversBson for mongodb::bson::Document {}
+
+// The one build that can disagree: docshape's `bson-3` turns the driver's on, but the
+// driver's can be turned on from elsewhere (the application's own `mongodb` dependency)
+// while docshape stays on bson 2. Fails to compile there, with the message above.
+const _: () = {
+    fn same<T: DriversBson>() {}
+    let _ = same::<Document>;
+};
 
 /// The error of writing a value as BSON: `bson::ser::Error` under bson 2.
 #[cfg(not(feature = "bson-3"))]
