@@ -25,10 +25,20 @@ const INSIDE: &str = "DOCSHAPE_SRV_TEST_INSIDE";
 const SRV_NAME: &str = "db.docshape.test";
 const TARGET: &str = "node.docshape.test";
 
+/// Brings up the new network namespace's loopback (`ip link set lo up`, with only
+/// python3, which the testkit needs anyway): SIOCGIFFLAGS, then SIOCSIFFLAGS with IFF_UP.
+const LOOPBACK_UP: &str = r#"
+import fcntl, socket, struct
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+flags = struct.unpack("16sH22x", fcntl.ioctl(s, 0x8913, struct.pack("16sH22x", b"lo", 0)))[1]
+fcntl.ioctl(s, 0x8914, struct.pack("16sH22x", b"lo", flags | 1))
+"#;
+
 #[test]
 fn srv_uris_reach_the_server_through_dns() {
     if std::env::var_os(INSIDE).is_some() {
-        return inside();
+        inside();
+        return;
     }
     // Installs SecantusDB (when it is not yet in the cache) out here, where the package
     // index is reachable; the namespace has no network but its loopback.
@@ -38,8 +48,9 @@ fn srv_uris_reach_the_server_through_dns() {
     let exe = std::env::current_exe().unwrap();
     let out = Command::new("unshare")
         .args(["--user", "--map-root-user", "--mount", "--net", "--", "sh", "-c"])
-        .arg(r#"ip link set lo up && mount --bind "$0" /etc/resolv.conf && exec "$@""#)
+        .arg(r#"python3 -c "$1" && mount --bind "$0" /etc/resolv.conf && shift && exec "$@""#)
         .arg(&resolv)
+        .arg(LOOPBACK_UP)
         .arg(&exe)
         .args(["srv_uris_reach_the_server_through_dns", "--exact", "--nocapture", "--test-threads=1"])
         .env(INSIDE, "1")
