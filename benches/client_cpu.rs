@@ -6,10 +6,11 @@
 //! `cargo bench -p docshape-benches --bench client_cpu`; the figures go in
 //! BENCHMARKS.md. Under `cargo test` each function runs once.
 
+use docshape::bson;
 use std::hint::black_box;
 
-use bson::{oid::ObjectId, Bson, DateTime};
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use docshape::bson::{oid::ObjectId, Bson, DateTime};
 use docshape::paginate::{decode_token, encode_token, CursorKey, Scope};
 use docshape::sync::CollectionSpec;
 use docshape::versioning::decode;
@@ -66,7 +67,11 @@ fn lazy_upgrade(c: &mut Criterion) {
     let (v1, v2) = stored_user();
     let mut group = c.benchmark_group("lazy_upgrade");
     group.bench_function("plain_bson_v2", |b| {
-        b.iter_batched(|| v2.clone(), |d| bson::from_document::<User>(d).unwrap(), BatchSize::SmallInput)
+        b.iter_batched(
+            || v2.clone(),
+            |d| docshape::bson_compat::from_document::<User>(d).unwrap(),
+            BatchSize::SmallInput,
+        )
     });
     group.bench_function("current_v2", |b| {
         b.iter_batched(|| v2.clone(), |d| decode::<User>(d).unwrap(), BatchSize::SmallInput)

@@ -4,7 +4,7 @@
 //! with a bounded write row, a day bucket, and two Redis key
 //! families.
 
-use bson::{doc, oid::ObjectId, DateTime, Document};
+use docshape::bson::{doc, oid::ObjectId, DateTime, Document};
 use docshape::{Embedded, Model};
 use serde::{Deserialize, Serialize};
 

@@ -9,6 +9,7 @@
 //! projection` prints the table; under `cargo test` it runs the same and checks that
 //! every projected read moves fewer bytes.
 
+use docshape::bson;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -27,7 +28,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let counter = bytes.clone();
     let handler = EventHandler::callback(move |e: CommandEvent| {
         if let CommandEvent::Succeeded(s) = e {
-            counter.fetch_add(bson::to_vec(&s.reply).map(|v| v.len()).unwrap_or(0), Ordering::SeqCst);
+            counter.fetch_add(
+                docshape::bson_compat::to_vec(&s.reply).map(|v| v.len()).unwrap_or(0),
+                Ordering::SeqCst,
+            );
         }
     });
     let client = testkit::server()?.client_with(|o| o.command_event_handler = Some(handler)).await?;

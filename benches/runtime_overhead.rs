@@ -16,7 +16,7 @@
 use std::future::Future;
 use std::time::Instant;
 
-use bson::{doc, oid::ObjectId, DateTime, Document};
+use docshape::bson::{doc, oid::ObjectId, DateTime, Document};
 use docshape::paginate::CursorKey;
 use docshape::{testkit, versioning, Model};
 use docshape_benches::{Cart, CartLine, Post, PostById, Reading, SensorDay, User, UserV1};
@@ -231,7 +231,7 @@ async fn hand_recent_titles(db: &Database, author: &str) -> mongodb::error::Resu
 
 /// The bounded push by hand: the guard in the filter, one update.
 async fn hand_add_line(db: &Database, cart: &str, line: &CartLine) -> Result<(), String> {
-    let line = bson::to_bson(line).map_err(|e| e.to_string())?;
+    let line = docshape::bson_compat::to_bson(line).map_err(|e| e.to_string())?;
     let done = db
         .collection::<Document>(Cart::COLLECTION)
         .update_one(
@@ -255,8 +255,8 @@ async fn hand_versioned_read(
         return Ok(None);
     };
     Ok(Some(match d.get("schema_version") {
-        None => User::from(bson::from_document::<UserV1>(d)?),
-        Some(_) => bson::from_document::<User>(d)?,
+        None => User::from(docshape::bson_compat::from_document::<UserV1>(d)?),
+        Some(_) => docshape::bson_compat::from_document::<User>(d)?,
     }))
 }
 

@@ -13,7 +13,11 @@ fn versioned_read(c: &mut Criterion) {
     assert_eq!(decode::<User>(v1.clone()).unwrap(), decode::<User>(v2.clone()).unwrap());
     let mut group = c.benchmark_group("versioned_read");
     group.bench_function("current_v2_plain_bson", |b| {
-        b.iter_batched(|| v2.clone(), |d| bson::from_document::<User>(d).unwrap(), BatchSize::SmallInput)
+        b.iter_batched(
+            || v2.clone(),
+            |d| docshape::bson_compat::from_document::<User>(d).unwrap(),
+            BatchSize::SmallInput,
+        )
     });
     group.bench_function("current_v2", |b| {
         b.iter_batched(|| v2.clone(), |d| decode::<User>(d).unwrap(), BatchSize::SmallInput)

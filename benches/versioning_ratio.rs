@@ -5,6 +5,7 @@
 //! `cargo bench -p docshape-benches --bench versioning_ratio`. Under `cargo test` it
 //! runs one short round, to show it works.
 
+use docshape::bson;
 use std::hint::black_box;
 use std::time::Instant;
 

@@ -8,7 +8,8 @@
 //! Run: `cargo run -p docshape-examples --example bench_bucket`
 //! (`MONGODB_URI` to use a real mongod; otherwise the local SecantusDB).
 
-use bson::{doc, oid::ObjectId, DateTime, RawDocumentBuf};
+use docshape::bson;
+use docshape::bson::{doc, oid::ObjectId, DateTime, RawDocumentBuf};
 use docshape::bucket::Bucket;
 use docshape::{Embedded, Model};
 use docshape_examples::fresh_database;

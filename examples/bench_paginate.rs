@@ -12,7 +12,7 @@
 
 use std::time::{Duration, Instant};
 
-use bson::{doc, Bson, DateTime, Document};
+use docshape::bson::{doc, Bson, DateTime, Document};
 use docshape::paginate::{sort_keys, Paginator};
 use docshape::Model;
 use docshape_examples::fresh_database;

@@ -12,7 +12,8 @@
 //!
 //! Run: `cargo run --example bucket`
 
-use bson::{doc, DateTime};
+use docshape::bson;
+use docshape::bson::{doc, DateTime};
 use docshape::bucket::Bucket;
 use docshape::size::MaxBsonSize;
 use docshape_examples::bucket::{Reading, SensorDay};

@@ -16,7 +16,7 @@
 
 use std::time::Instant;
 
-use bson::{doc, DateTime};
+use docshape::bson::{doc, DateTime};
 use docshape::copies::{self, Watcher, Worker};
 use docshape::refs::Ref;
 use docshape::relation;
@@ -149,14 +149,14 @@ async fn renamed_by_another_client(
     let working = tokio::spawn(async move { worker.run(std::time::Duration::from_millis(50)).await });
     // Its first start reconciles the copies, then saves its position: from there on,
     // no change is missed.
-    let positions = db.collection::<bson::Document>(copies::WATCH_POSITIONS);
+    let positions = db.collection::<docshape::bson::Document>(copies::WATCH_POSITIONS);
     while positions.find_one(doc! {}).await?.is_none() {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
 
     let other = testkit::server()?.client().await?.database(db.name());
     other
-        .collection::<bson::Document>("users")
+        .collection::<docshape::bson::Document>("users")
         .update_one(doc! { "_id": "u_42" }, doc! { "$set": { "name": "Alice B." } })
         .await?;
     let at = Instant::now();

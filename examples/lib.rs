@@ -1,7 +1,7 @@
 //! Shared pieces of the docshape examples: where they find a server, and the seed's
 //! bucket models, which the tests and benchmarks use too.
 
-use bson::Document;
+use docshape::bson::Document;
 use docshape::testkit;
 use mongodb::Database;
 
@@ -86,7 +86,7 @@ fn failed_rules(d: &Document, path: &str, out: &mut Vec<String>) {
 /// patterns-en's bucket pattern: one document per sensor per day,
 /// `_id: "sensor_9:2026-08-05"`, instead of one ever-growing `readings` array.
 pub mod bucket {
-    use bson::DateTime;
+    use docshape::bson::DateTime;
     use docshape::{Embedded, Model};
     use serde::{Deserialize, Serialize};
 

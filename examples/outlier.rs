@@ -7,7 +7,8 @@
 //!
 //! Run: `cargo run --example outlier`
 
-use bson::doc;
+use docshape::bson;
+use docshape::bson::doc;
 use docshape::Model;
 use docshape_examples::fresh_database;
 use serde::{Deserialize, Serialize};

@@ -7,7 +7,7 @@
 //!
 //! Run: `cargo run --example paginate`
 
-use bson::DateTime;
+use docshape::bson::DateTime;
 use docshape::paginate::{CursorKey, PageError};
 use docshape::Model;
 use docshape_examples::fresh_database;

@@ -10,7 +10,7 @@
 
 #![allow(clippy::duplicated_attributes)]
 
-use bson::DateTime;
+use docshape::bson::DateTime;
 use docshape::refs::{self, Ref};
 use docshape::relation;
 use docshape::{Embedded, Model};

@@ -29,9 +29,10 @@
 //! starts a local MongoDB-wire server and a redis-server; set `MONGODB_URI` and
 //! `REDIS_URL` to use real ones).
 
-use bson::oid::ObjectId;
-use bson::{doc, DateTime, Document};
 use docshape::access::UpdateError;
+use docshape::bson;
+use docshape::bson::oid::ObjectId;
+use docshape::bson::{doc, DateTime, Document};
 use docshape::keys::KeyFamily;
 use docshape::refs::Ref;
 use docshape::testkit::CommandLog;
@@ -105,7 +106,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     println!("== 4. writes from anywhere else meet the same rules");
     let orders = db.collection::<Document>("orders");
-    let mut good = bson::to_document(&order)?;
+    let mut good = docshape::bson_compat::to_document(&order)?;
     good.insert("_id", "ord_82");
     let attempts = [
         ("an order with no items", {

@@ -4,7 +4,8 @@
 //!
 //! Run: `cargo run -p docshape-examples --example validator`
 
-use bson::doc;
+use docshape::bson;
+use docshape::bson::doc;
 use docshape::{Embedded, Model};
 use docshape_examples::{fresh_database, why};
 use serde::{Deserialize, Serialize};

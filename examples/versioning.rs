@@ -9,7 +9,7 @@
 //!
 //! Run: `cargo run -p docshape-examples --example versioning`.
 
-use bson::{doc, Document};
+use docshape::bson::{doc, Document};
 use docshape::versioning::{self, BackfillOptions, RetryPolicy};
 use docshape::{Embedded, Model};
 use docshape_examples::{fresh_database, why};

@@ -2,10 +2,11 @@
 //! that generate every value the types can serialize (within their declared
 //! constraints).
 
+use docshape::bson;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use bson::oid::ObjectId;
-use bson::{doc, Binary, Bson, DateTime, Decimal128, Document};
+use docshape::bson::oid::ObjectId;
+use docshape::bson::{doc, Binary, Bson, DateTime, Decimal128, Document};
 use docshape::{Embedded, Model};
 use proptest::prelude::*;
 use proptest_derive::Arbitrary;

@@ -18,8 +18,8 @@
 // derive helper attributes (rust-clippy#13238).
 #![allow(clippy::duplicated_attributes)]
 
-use bson::oid::ObjectId;
-use bson::DateTime;
+use docshape::bson::oid::ObjectId;
+use docshape::bson::DateTime;
 use docshape::refs::Ref;
 use docshape::{Embedded, KeyFamily, Model};
 use serde::{Deserialize, Serialize};

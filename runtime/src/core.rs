@@ -15,6 +15,7 @@
 
 pub mod access;
 pub mod append;
+pub mod bson_compat;
 pub mod copy;
 pub mod error;
 pub mod hooks;

@@ -209,7 +209,22 @@ extern crate self as docshape;
 
 pub use docshape_derive::{Embedded, KeyFamily, Model};
 
-pub use bson;
+// One of the two renamed dependencies becomes `bson` for the whole crate (an aliased
+// `extern crate` at the root joins the extern prelude, so `use bson::...` works in
+// every module). The choice follows the driver's: bson 3 as soon as `bson-3` is on.
+#[cfg(not(any(feature = "bson-2", feature = "bson-3")))]
+compile_error!("docshape needs one of its features `bson-2` (the default) and `bson-3`.");
+/// The `bson` crate docshape's types come from: the driver's own (`mongodb::bson`),
+/// bson 2, or bson 3 with the feature `bson-3`.
+#[cfg(all(feature = "bson-2", not(feature = "bson-3")))]
+pub extern crate bson2 as bson;
+/// The `bson` crate docshape's types come from: the driver's own (`mongodb::bson`),
+/// bson 2, or bson 3 with the feature `bson-3`.
+#[cfg(feature = "bson-3")]
+pub extern crate bson3 as bson;
+/// What differs between bson 2 and bson 3 (renamed serde functions, one error type),
+/// under the same names in both, for code that builds with either feature.
+pub use crate::core::bson_compat;
 pub use mongodb;
 /// The `redis` crate docshape's key operations use (feature `redis`).
 #[cfg(feature = "redis")]
@@ -349,6 +364,9 @@ pub mod __private {
         AccessPattern, Consistency, DocsPerCall, Find, FindError, Load, Projection, PushBound, Rate,
         RateKind, Update,
     };
+    pub use crate::core::bson_compat::from_document as bson_from_document;
+    pub use crate::core::bson_compat::to_bson;
+    pub use crate::core::bson_compat::SerError as BsonSerError;
     pub use crate::core::copy::{Cleared, CopySpec, OnDelete, Refresh};
     pub use crate::core::index::{Index, IndexKey};
     pub use crate::core::model::eq as eq_filter;
@@ -392,11 +410,9 @@ pub mod __private {
     };
     pub use ::core::ops::{Bound, RangeBounds};
     pub use ::core::time::Duration;
-    pub use bson::from_document as bson_from_document;
     pub use bson::oid::ObjectId;
-    pub use bson::ser::Error as BsonSerError;
     pub use bson::RawDocumentBuf;
-    pub use bson::{to_bson, Bson, DateTime, Document};
+    pub use bson::{Bson, DateTime, Document};
     pub use inventory;
     pub use mongodb::Database;
     pub use serde;

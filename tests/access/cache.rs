@@ -3,6 +3,7 @@
 //! and the model's write rows delete the key.
 
 use bson::doc;
+use docshape::bson;
 use docshape::keys::StringFamily;
 use docshape::{testkit, KeyFamily, Model};
 use serde::{Deserialize, Serialize};

@@ -1,6 +1,7 @@
 //! Read rows: one command each, exactly the row's filter, sort and projection.
 
 use bson::{doc, Bson, DateTime, Document};
+use docshape::bson;
 use docshape::testkit;
 use docshape::Model;
 use futures_util::TryStreamExt;
@@ -256,7 +257,7 @@ async fn each_method_sends_its_rows_consistency() {
     // for the session's writes (`afterClusterTime`).
     let mut session = client.start_session().causal_consistency(true).await.unwrap();
     db.collection::<Document>(Order::COLLECTION)
-        .insert_one(bson::to_document(&order("o9", "c9", 9, "paid")).unwrap())
+        .insert_one(docshape::bson_compat::to_document(&order("o9", "c9", 9, "paid")).unwrap())
         .session(&mut session)
         .await
         .unwrap();

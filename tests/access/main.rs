@@ -12,6 +12,7 @@ mod finder;
 mod write;
 
 use bson::DateTime;
+use docshape::bson;
 use docshape::{Embedded, Model};
 use serde::{Deserialize, Serialize};
 

@@ -3,6 +3,7 @@
 
 use bson::doc;
 use docshape::access::UpdateError;
+use docshape::bson;
 use docshape::{testkit, Model};
 
 use crate::{order, Line, Order};

@@ -3,7 +3,7 @@
 //! oversized arrays. Every `read_range` and `buckets_in` call returns the correct
 //! data or a typed error, never panics, and sends at most two commands.
 
-use bson::{doc, Bson, DateTime, Document};
+use docshape::bson::{doc, Bson, DateTime, Document};
 use docshape::bucket::BucketError;
 use docshape::testkit;
 use docshape_examples::bucket::Reading;
@@ -96,7 +96,7 @@ fn expected_range(stored: &Document, series: &str, from: DateTime, to: DateTime)
         }
     }
     hits.sort_by_key(|(t, _)| *t);
-    hits.into_iter().map(|(_, d)| bson::from_document::<Reading>(d).ok()).collect()
+    hits.into_iter().map(|(_, d)| docshape::bson_compat::from_document::<Reading>(d).ok()).collect()
 }
 
 fn expected_buckets(stored: &Document, series: &str) -> Option<usize> {
@@ -109,7 +109,7 @@ fn expected_buckets(stored: &Document, series: &str) -> Option<usize> {
     if items.iter().any(|i| !matches!(i, Bson::Document(_))) {
         return None;
     }
-    bson::from_document::<Small>(stored.clone()).ok().map(|_| 1)
+    docshape::bson_compat::from_document::<Small>(stored.clone()).ok().map(|_| 1)
 }
 
 fn typed(e: &BucketError) -> bool {

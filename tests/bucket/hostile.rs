@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use bson::{doc, Bson, DateTime, Document};
+use docshape::bson::{doc, Bson, DateTime, Document};
 use docshape::bucket::BucketError;
 use docshape::{testkit, Embedded, Model};
 use docshape_examples::bucket::Reading;

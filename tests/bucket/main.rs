@@ -6,7 +6,7 @@
 
 use std::collections::HashSet;
 
-use bson::{doc, DateTime, Document, RawDocumentBuf};
+use docshape::bson::{doc, DateTime, Document, RawDocumentBuf};
 use docshape::bucket::{Bucket, BucketError};
 use docshape::size::MaxBsonSize;
 use docshape::{testkit, Embedded, Model};
@@ -385,7 +385,7 @@ fn compound_ids_follow_patrones_es_and_overflow_with_seq() {
 fn the_size_bound_holds_every_full_bucket_and_is_tight_for_fixed_size_items() {
     // The estimate of a reading is exact: 4 + (1 + 2 + 8) * 2 + 1.
     assert_eq!(Reading::MAX_BSON_SIZE, Some(27));
-    assert_eq!(bson::to_vec(&Reading { t: at(0), v: 0.0 }).unwrap().len(), 27);
+    assert_eq!(docshape::bson_compat::to_vec(&Reading { t: at(0), v: 0.0 }).unwrap().len(), 27);
     let rt = runtime();
     rt.block_on(async {
         let db = testkit::database("bucket_size").await.unwrap();

@@ -2,7 +2,7 @@
 //! types, missing fields and oversized arrays. The worker and `lag` return the right
 //! answer or a typed error, never panic, and send a bounded number of commands.
 
-use bson::{doc, Bson, DateTime, Document};
+use docshape::bson::{doc, Bson, DateTime, Document};
 use docshape::copies::{self, Worker, QUEUE};
 use docshape::testkit;
 use proptest::prelude::Rng as _;

@@ -1,7 +1,7 @@
 //! Refresh jobs written by another program: `due`, `lease_until` and `enqueued_at`
 //! that are not dates, or missing.
 
-use bson::{doc, Bson, DateTime, Document};
+use docshape::bson::{doc, Bson, DateTime, Document};
 use docshape::copies::{self, Worker, QUEUE};
 
 use crate::{count, insert_posts, insert_user, queue, setup, POSTS};

@@ -3,7 +3,8 @@
 //! as an id value (a `String` id refuses one at compile time: tests/ui), and it still
 //! matches only a document whose `_id` is that very document.
 
-use bson::{doc, Bson, Document};
+use docshape::bson;
+use docshape::bson::{doc, Bson, Document};
 use docshape::copies::{self, CopyError, Worker, QUEUE};
 use docshape::refs::Ref;
 use docshape::{testkit, Model};

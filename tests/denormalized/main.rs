@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use bson::{doc, Bson, Document};
+use docshape::bson::{doc, Bson, Document};
 use docshape::copies::{self, QUEUE};
 use docshape::refs::Ref;
 use docshape::{testkit, Embedded, Model};

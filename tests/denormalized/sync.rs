@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use bson::{doc, Bson, Document};
+use docshape::bson::{doc, Bson, Document};
 use docshape::copies::{self, Atomicity, CopyAction, CopyError, UpdateOptions};
 use mongodb::Database;
 

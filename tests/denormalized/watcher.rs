@@ -3,6 +3,7 @@
 //! resumes from its stored position; a lost position reconciles; a change that
 //! touches no copied field enqueues nothing; a standalone server is a typed error.
 
+use docshape::bson;
 use std::time::Instant;
 
 use bson::{doc, Bson, Document};
@@ -305,7 +306,7 @@ async fn jobs_of_the_watcher_and_of_update_one_meet_in_one_job() {
     let story_jobs = || async {
         let jobs = queue(&db).await;
         jobs.into_iter()
-            .filter(|j| j.get_document("_id").is_ok_and(|k| k.get_str("copy") == Ok(STORIES)))
+            .filter(|j| j.get_document("_id").is_ok_and(|k| k.get_str("copy").ok() == Some(STORIES)))
             .collect::<Vec<_>>()
     };
     until("the watcher's enqueue of the same write", Duration::from_secs(60), || async {
@@ -348,7 +349,7 @@ async fn a_lost_position_reconciles_every_stale_copy() {
     // A token in the local server's own layout for a point before its oldest oplog
     // entry: the history is gone (`ChangeStreamHistoryLost`, 286). `mongod` refuses the
     // same token as invalid: a lost position too.
-    let before_history = bson::to_vec(&doc! {
+    let before_history = docshape::bson_compat::to_vec(&doc! {
         "s": 0_i64,
         "t": bson::Timestamp { time: 1, increment: 1 },
         "n": format!("{}.writers", db.name()),

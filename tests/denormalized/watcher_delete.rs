@@ -4,6 +4,7 @@
 //! repaired after a rename made around docshape.
 
 use bson::{doc, Document};
+use docshape::bson;
 use docshape::copies::{self, Cleared, CopyError, OnDelete, Watcher, Worker, QUEUE};
 use docshape::refs::Ref;
 use docshape::Model;
@@ -268,7 +269,10 @@ async fn a_dropped_source_collection_is_reconciled_and_watched_again() {
         .await
         .unwrap();
     until("the insert's job", Duration::from_secs(60), || async {
-        queue(&db).await.iter().any(|j| j.get_document("_id") == Ok(&doc! { "copy": CLEARED, "id": 5_i64 }))
+        queue(&db)
+            .await
+            .iter()
+            .any(|j| j.get_document("_id").ok() == Some(&doc! { "copy": CLEARED, "id": 5_i64 }))
     })
     .await;
     let report = running.stop().await;

@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use bson::{doc, Bson, DateTime, Document};
+use docshape::bson::{doc, Bson, DateTime, Document};
 use docshape::copies::{self, CopyError, RefreshReport, SkippedJobs, Worker, QUEUE};
 use mongodb::Database;
 

@@ -1,6 +1,7 @@
 //! Each consistency word reaches the server as its read preference, read concern and
 //! session: asserted on the commands as sent (command monitoring).
 
+use docshape::bson;
 use std::time::Duration;
 
 use bson::{doc, Bson, Document};

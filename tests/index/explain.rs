@@ -1,7 +1,8 @@
 //! Every access pattern's query is served by the index docshape chose at compile time.
 
-use bson::oid::ObjectId;
-use bson::DateTime;
+use docshape::bson;
+use docshape::bson::oid::ObjectId;
+use docshape::bson::DateTime;
 use docshape::{testkit, Embedded, Model};
 use docshape_tests::{Order, Post};
 use serde::{Deserialize, Serialize};

@@ -2,6 +2,7 @@
 //! indexes, bytes per document from the model's size bound, and both per second.
 
 use docshape::access::{DocsPerCall, RateKind};
+use docshape::bson;
 use docshape::size::MaxBsonSize;
 use docshape::Model;
 use serde::{Deserialize, Serialize};

@@ -3,7 +3,7 @@
 //! oversized arrays. Every `load_*` call returns the correct data or a typed error,
 //! never panics, and sends at most three commands.
 
-use bson::{doc, Bson, Document};
+use docshape::bson::{doc, Bson, Document};
 use docshape::outlier::OutlierError;
 use docshape::testkit;
 use mongodb::IndexModel;
@@ -68,7 +68,7 @@ fn case() -> impl Strategy<Value = Case> {
 fn expected(parent: &Document, overflow: &[Document]) -> Option<Vec<i64>> {
     let Some(Bson::Array(embedded)) = parent.get("seguidores") else { return None };
     let mut out: Vec<i64> =
-        embedded.iter().map(|b| bson::from_bson(b.clone()).ok()).collect::<Option<_>>()?;
+        embedded.iter().map(|b| docshape::bson_compat::from_bson(b.clone()).ok()).collect::<Option<_>>()?;
     if parent.get("tiene_extras") == Some(&Bson::Boolean(false)) {
         return Some(out);
     }
@@ -85,7 +85,7 @@ fn expected(parent: &Document, overflow: &[Document]) -> Option<Vec<i64>> {
     for (_, d) in pages {
         let Some(Bson::Array(items)) = d.get("items") else { return None };
         for b in items {
-            out.push(bson::from_bson(b.clone()).ok()?);
+            out.push(docshape::bson_compat::from_bson(b.clone()).ok()?);
         }
     }
     Some(out)

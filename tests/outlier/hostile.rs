@@ -2,7 +2,7 @@
 //! a flag stored as another type never hides the overflow, and an outlier field or an
 //! overflow `items` that is not an array is a typed error.
 
-use bson::{doc, Bson, Document};
+use docshape::bson::{doc, Bson, Document};
 use docshape::outlier::OutlierError;
 use docshape::testkit;
 

@@ -3,7 +3,7 @@
 //! the outlier only and read back whole, in push order; the overflow collection has its
 //! own validator and index and is covered by `sync_all` and `check`.
 
-use bson::{doc, Document};
+use docshape::bson::{doc, Document};
 use docshape::{testkit, Model};
 use futures_util::TryStreamExt;
 use serde::{Deserialize, Serialize};

@@ -6,7 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use bson::{doc, Bson, DateTime, Document};
+use docshape::bson::{doc, Bson, DateTime, Document};
 use docshape::paginate::PageError;
 use docshape::{testkit, Model};
 use proptest::prelude::Rng;
@@ -165,7 +165,9 @@ async fn thousands_of_documents_written_around_the_validator_give_right_items_or
             let selected = of_a(field);
             // Clean when every selected document is one the model reads: then every
             // sort value has the walk's type too.
-            let clean = selected.iter().all(|d| bson::from_document::<FeedItem>((*d).clone()).is_ok());
+            let clean = selected
+                .iter()
+                .all(|d| docshape::bson_compat::from_document::<FeedItem>((*d).clone()).is_ok());
             let size = pick(&mut rng, 5..40_u32);
             let bound = selected.len() / size as usize + 3;
             // Page by page, counting commands.
@@ -192,7 +194,7 @@ async fn thousands_of_documents_written_around_the_validator_give_right_items_or
                         for item in &page.items {
                             // The right data: what is stored, decoded.
                             let (d, _) = &stored.get(&item.id).expect("an id the test wrote");
-                            let expected: FeedItem = bson::from_document(d.clone()).unwrap();
+                            let expected: FeedItem = docshape::bson_compat::from_document(d.clone()).unwrap();
                             assert_eq!(item, &expected, "seed {seed}");
                         }
                         seen.extend(page.items.iter().map(|i| i.id));

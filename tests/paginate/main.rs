@@ -9,9 +9,10 @@ mod adversarial;
 mod injection;
 mod tokens;
 
+use docshape::bson;
 use std::collections::HashSet;
 
-use bson::{doc, Document};
+use docshape::bson::{doc, Document};
 use docshape::paginate::{CursorError, CursorKey, PageError};
 use docshape::{testkit, Model};
 use futures_util::TryStreamExt;

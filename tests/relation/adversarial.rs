@@ -3,7 +3,7 @@
 //! returns the right documents or a typed error, never panics, and sends a bounded
 //! number of commands.
 
-use bson::{doc, Bson, Document};
+use docshape::bson::{doc, Bson, Document};
 use docshape::refs::{self, Ref, RefError};
 use docshape::{testkit, Model};
 use proptest::prelude::Rng as _;

@@ -2,7 +2,7 @@
 //! BSON number type than the Rust type asks (the shell writes `int32` and `double`)
 //! match as the server matches them, and an answer too large for one reply still ends.
 
-use bson::{doc, Bson, Document};
+use docshape::bson::{doc, Bson, Document};
 use docshape::refs::{self, Ref};
 use docshape::{testkit, Model};
 use serde::{Deserialize, Serialize};

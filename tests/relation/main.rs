@@ -6,7 +6,8 @@
 
 #![allow(clippy::duplicated_attributes)]
 
-use bson::{doc, DateTime, Document};
+use docshape::bson;
+use docshape::bson::{doc, DateTime, Document};
 use docshape::refs::{self, Ref, RefError};
 use docshape::relation::{self, RelationKind};
 use docshape::{testkit, Embedded, Model};

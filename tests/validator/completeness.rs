@@ -1,7 +1,7 @@
 //! Completeness: for each declared constraint, a document that breaks only that
 //! constraint is rejected by the server.
 
-use bson::{Bson, Document};
+use docshape::bson::{Bson, Document};
 use docshape::testkit;
 use docshape_tests::Constrained;
 
@@ -12,7 +12,7 @@ async fn each_constraint_alone_rejects() {
     let db = testkit::database("complete").await.unwrap();
     docshape::sync::<Constrained>(&db).await.unwrap();
     let collection = db.collection::<Document>("constrained");
-    let base = bson::to_document(&Constrained::valid()).unwrap();
+    let base = docshape::bson_compat::to_document(&Constrained::valid()).unwrap();
     collection.insert_one(base.clone()).await.expect("the valid document is admitted");
 
     let set = |key: &str, value: Bson| {

@@ -1,6 +1,7 @@
 //! Soundness: every value a model's type can serialize (within its declared
 //! constraints) is admitted by the validator the server enforces.
 
+use docshape::bson;
 use std::fmt::Debug;
 
 use docshape::{testkit, Model};
@@ -37,7 +38,7 @@ where
                         panic!(
                             "{}: the validator rejected a value the type serializes:\n{value:#?}\n{}\nerror: {e}",
                             T::COLLECTION,
-                            bson::to_document(value).map(|d| d.to_string()).unwrap_or_default()
+                            docshape::bson_compat::to_document(value).map(|d| d.to_string()).unwrap_or_default()
                         );
                     }
                 }

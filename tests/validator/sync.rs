@@ -1,6 +1,6 @@
 //! `sync` creates or updates a collection's validator and reports what it changed.
 
-use bson::{doc, Document};
+use docshape::bson::{doc, Document};
 use docshape::sync::SyncChange;
 use docshape::{testkit, Model, ValidationAction, ValidationLevel};
 use docshape_tests::Usuario;

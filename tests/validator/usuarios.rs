@@ -1,7 +1,7 @@
 //! The seed's `usuarios` written as a Rust struct is enforced exactly like the seed's
 //! literal `$jsonSchema`.
 
-use bson::{doc, Bson, Document};
+use docshape::bson::{doc, Bson, Document};
 use docshape::testkit;
 use docshape_tests::Usuario;
 

@@ -2,7 +2,7 @@
 //! fields and oversized arrays. Every read returns the right value or a typed error,
 //! never panics, and sends a bounded number of commands.
 
-use bson::{doc, Bson, Document};
+use docshape::bson::{doc, Bson, Document};
 use docshape::testkit;
 use docshape::versioning::{self, VersionCounts, VersionError};
 use proptest::prelude::Rng as _;

@@ -1,7 +1,7 @@
 //! Documents other programs wrote: field names with dots or a leading `$` in an
 //! old-version document, and version fields that are null or not integers.
 
-use bson::{doc, Bson, Document};
+use docshape::bson::{doc, Bson, Document};
 use docshape::testkit;
 use docshape::versioning::{self, BackfillOptions, Progress, RetryPolicy, VersionCounts};
 

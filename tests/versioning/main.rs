@@ -2,10 +2,11 @@
 //! errors for versions the code cannot read, no lost update under concurrency, and a
 //! backfill that survives being stopped and aborted.
 
+use docshape::bson;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
-use bson::{doc, Bson, Document};
+use docshape::bson::{doc, Bson, Document};
 use docshape::testkit;
 use docshape::versioning::{
     self, BackfillEvent, BackfillOptions, Progress, RetryPolicy, VersionError, Versioned, CHECKPOINTS,
@@ -532,7 +533,7 @@ async fn backfill_of_ten_thousand_mixed_documents_survives_interruption() {
     let docs = raw(&db, "profiles").await;
     assert_eq!(docs.len(), N as usize);
     for (d, want) in docs.into_iter().zip(&expected) {
-        let got: Profile = bson::from_document(d.clone()).unwrap();
+        let got: Profile = docshape::bson_compat::from_document(d.clone()).unwrap();
         assert_eq!(&got, want, "{d}");
         // Upgrades are updates of what differs (so fields other writers add survive): the
         // fields are exactly these, in whatever order the updates left them.

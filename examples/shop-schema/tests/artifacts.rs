@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use bson::{doc, Bson, Document};
 use docshape::artifacts::{self, Artifact};
+use docshape::bson::{doc, Bson, Document};
 use docshape::check::Drift;
 use docshape::testkit::{self, TestDb};
 use docshape::Model;

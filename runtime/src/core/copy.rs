@@ -8,6 +8,7 @@
 // large, but rare and behind a round trip anyway.
 #![allow(clippy::result_large_err)]
 
+use crate::core::bson_compat;
 use std::fmt;
 use std::time::Duration;
 
@@ -181,7 +182,7 @@ pub enum CopyError {
         /// The source's collection.
         collection: &'static str,
         /// What the serializer said.
-        error: bson::ser::Error,
+        error: bson_compat::SerError,
     },
     /// [`repair`](crate::copies::repair) found no source document with this `_id`.
     SourceNotFound {

@@ -1,5 +1,6 @@
 //! The [`Model`] trait: a Rust type stored in one collection.
 
+use crate::core::bson_compat;
 use std::fmt;
 
 use bson::{doc, Document};
@@ -166,7 +167,7 @@ pub trait Identified: Model {
 )]
 pub trait IdOf<S: Identified> {
     /// The id as the stored `_id` spells it.
-    fn id_bson(&self) -> Result<bson::Bson, bson::ser::Error>;
+    fn id_bson(&self) -> Result<bson::Bson, bson_compat::SerError>;
 }
 
 /// `{"$eq": value}`: how every caller-supplied value enters a filter, so that an

@@ -14,7 +14,7 @@
 //!
 //! ```
 //! use docshape::size::MaxBsonSize;
-//! use docshape::{bson, Embedded};
+//! use docshape::{bson, bson_compat, Embedded};
 //! use serde::Serialize;
 //!
 //! #[derive(Serialize, Embedded)]
@@ -24,7 +24,7 @@
 //! }
 //! // 4 (length) + [1 + "t\0" + 8] + [1 + "v\0" + 8] + 1 (end)
 //! assert_eq!(Reading::MAX_BSON_SIZE, Some(27));
-//! let real = bson::to_vec(&Reading { t: bson::DateTime::now(), v: 1.5 }).unwrap();
+//! let real = bson_compat::to_vec(&Reading { t: bson::DateTime::now(), v: 1.5 }).unwrap();
 //! assert_eq!(real.len(), 27);
 //! ```
 
@@ -357,13 +357,14 @@ pub const fn verdict(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::bson_compat;
     use bson::doc;
 
     #[test]
     fn array_sizes_match_encoded_arrays() {
         for n in [0usize, 1, 9, 10, 11, 99, 100, 101, 1000, 1440] {
             let values: Vec<i64> = (0..n as i64).collect();
-            let encoded = bson::to_vec(&doc! { "a": values }).unwrap();
+            let encoded = bson_compat::to_vec(&doc! { "a": values }).unwrap();
             // The document around it: 4 + [1 + "a\0"] + array + 1.
             assert_eq!(array(n, Some(8)), Some(encoded.len() - 8), "n = {n}");
         }
@@ -371,7 +372,7 @@ mod tests {
 
     #[test]
     fn strings_count_four_bytes_a_code_point() {
-        let encoded = bson::to_vec(&doc! { "s": "é😀a" }).unwrap();
+        let encoded = bson_compat::to_vec(&doc! { "s": "é😀a" }).unwrap();
         let value = encoded.len() - 4 - 3 - 1;
         assert!(string(3).unwrap() >= value);
     }

@@ -181,7 +181,7 @@ pub fn any_of(alternatives: Vec<Document>) -> Document {
     let mut others = Vec::new();
     for alt in alternatives {
         let is_string_enum =
-            alt.len() == 2 && alt.get_str("bsonType") == Ok("string") && alt.get_array("enum").is_ok();
+            alt.len() == 2 && alt.get_str("bsonType").ok() == Some("string") && alt.get_array("enum").is_ok();
         if is_string_enum {
             merged_strings.extend(alt.get_array("enum").into_iter().flatten().cloned());
         } else {

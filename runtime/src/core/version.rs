@@ -7,6 +7,7 @@
 // large; errors here are rare and cost a round trip anyway, so the size is not boxed away.
 #![allow(clippy::result_large_err)]
 
+use crate::core::bson_compat;
 use std::fmt;
 
 use bson::Bson;
@@ -22,7 +23,7 @@ pub enum StepFailure {
         /// The version whose shape was expected.
         version: i64,
         /// What bson said.
-        source: bson::de::Error,
+        source: bson_compat::DeError,
     },
     /// A document step returned an error.
     Step {
@@ -40,7 +41,7 @@ pub enum StepFailure {
 
 impl StepFailure {
     #[doc(hidden)]
-    pub fn decode(version: i64) -> impl FnOnce(bson::de::Error) -> Self {
+    pub fn decode(version: i64) -> impl FnOnce(bson_compat::DeError) -> Self {
         move |source| Self::Decode { version, source }
     }
 
@@ -122,7 +123,7 @@ pub enum VersionError {
         id: Bson,
     },
     /// The value did not serialize as a document.
-    Encode(bson::ser::Error),
+    Encode(bson_compat::SerError),
     /// The driver or the server refused an operation.
     Mongo(mongodb::error::Error),
     /// The document was written, but a denormalized copy of it could not be refreshed

@@ -218,7 +218,7 @@ async fn check_spec_inner(db: &Database, spec: &CollectionSpec) -> Result<CheckR
     // exactly when `sync` would change and note nothing.
     let plan = plan_spec(db, spec, SyncOptions::default()).await?;
     let mut drift = Vec::new();
-    let index = |name: &str| spec.indexes.iter().find(|i| i.get_str("name") == Ok(name)).cloned();
+    let index = |name: &str| spec.indexes.iter().find(|i| i.get_str("name").ok() == Some(name)).cloned();
     if plan.report.changes.contains(&SyncChange::CreatedCollection) {
         drift.push(Drift::MissingCollection);
         return Ok(CheckReport { collection: spec.name.clone(), drift });

@@ -375,7 +375,7 @@ fn plan_indexes(spec: &CollectionSpec, server: &[Document], options: SyncOptions
 
 async fn plan_shard(db: &Database, name: &str, key: &Document, report: &mut SyncReport) -> Result<()> {
     let hello = db.client().database("admin").run_command(doc! { "hello": 1 }).await?;
-    if hello.get_str("msg") != Ok("isdbgrid") {
+    if hello.get_str("msg").ok() != Some("isdbgrid") {
         report.notes.push(SyncNote::NotSharded { key: key.clone() });
         return Ok(());
     }
@@ -398,7 +398,8 @@ impl SyncPlan {
     /// Makes the planned changes, in order, and returns them as the report.
     pub async fn apply(self, db: &Database) -> Result<SyncReport> {
         let spec = &self.spec;
-        let index_doc = |name: &str| spec.indexes.iter().find(|i| i.get_str("name") == Ok(name)).cloned();
+        let index_doc =
+            |name: &str| spec.indexes.iter().find(|i| i.get_str("name").ok() == Some(name)).cloned();
         let mut collmod = false;
         let mut drops = Vec::new();
         let mut creates = Vec::new();
@@ -435,7 +436,7 @@ impl SyncPlan {
             .await?;
         }
         for name in drops {
-            if self.server_indexes.iter().any(|s| s.get_str("name") == Ok(name.as_str())) {
+            if self.server_indexes.iter().any(|s| s.get_str("name").ok() == Some(name.as_str())) {
                 db.run_command(doc! { "dropIndexes": &spec.name, "index": name }).await?;
             }
         }

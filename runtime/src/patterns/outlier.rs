@@ -2,6 +2,7 @@
 //! for the rare parents that need more. The public path is [`crate::outlier`], which
 //! adds `sync` (an operation over this pattern's collections).
 
+use crate::core::bson_compat;
 use std::fmt;
 
 use bson::{doc, Bson, Document};
@@ -46,9 +47,9 @@ pub enum OutlierError {
     /// The driver or the server refused an operation.
     Mongo(mongodb::error::Error),
     /// The parent id or an item did not serialize to BSON.
-    Serialize(bson::ser::Error),
+    Serialize(bson_compat::SerError),
     /// A stored item did not deserialize.
-    Decode(bson::de::Error),
+    Decode(bson_compat::DeError),
     /// No document has this id.
     ParentNotFound(Bson),
     /// Overflow documents kept filling up under other writers for far longer than
@@ -102,14 +103,14 @@ impl From<mongodb::error::Error> for OutlierError {
     }
 }
 
-impl From<bson::ser::Error> for OutlierError {
-    fn from(e: bson::ser::Error) -> Self {
+impl From<bson_compat::SerError> for OutlierError {
+    fn from(e: bson_compat::SerError) -> Self {
         Self::Serialize(e)
     }
 }
 
-impl From<bson::de::Error> for OutlierError {
-    fn from(e: bson::de::Error) -> Self {
+impl From<bson_compat::DeError> for OutlierError {
+    fn from(e: bson_compat::DeError) -> Self {
         Self::Decode(e)
     }
 }
@@ -191,8 +192,8 @@ pub async fn push<P: Serialize + ?Sized, I: Serialize>(
     parent: &P,
     items: &[I],
 ) -> Result<Pushed, OutlierError> {
-    let parent = bson::to_bson(parent)?;
-    let docs: Vec<Bson> = items.iter().map(bson::to_bson).collect::<Result<_, _>>()?;
+    let parent = bson_compat::to_bson(parent)?;
+    let docs: Vec<Bson> = items.iter().map(bson_compat::to_bson).collect::<Result<_, _>>()?;
     let k = docs.len();
     let mut pushed = Pushed::default();
     if k == 0 {
@@ -280,7 +281,7 @@ pub async fn load<P: Serialize + ?Sized, I: DeserializeOwned>(
     spec: &OutlierSpec,
     parent: &P,
 ) -> Result<Vec<I>, OutlierError> {
-    let parent = bson::to_bson(parent)?;
+    let parent = bson_compat::to_bson(parent)?;
     let doc = db
         .collection::<Document>(collection)
         .find_one(doc! { "_id": eq(parent.clone()) })
@@ -289,7 +290,7 @@ pub async fn load<P: Serialize + ?Sized, I: DeserializeOwned>(
         .ok_or_else(|| OutlierError::ParentNotFound(parent.clone()))?;
     let mut out: Vec<I> = Vec::new();
     for item in array_of(&doc, spec.field)? {
-        out.push(bson::from_bson(item.clone())?);
+        out.push(bson_compat::from_bson(item.clone())?);
     }
     if doc.get(spec.flag) != Some(&Bson::Boolean(false)) {
         let mut cursor = db
@@ -306,7 +307,7 @@ pub async fn load<P: Serialize + ?Sized, I: DeserializeOwned>(
                 });
             }
             for item in array_of(&page, "items")? {
-                out.push(bson::from_bson(item.clone())?);
+                out.push(bson_compat::from_bson(item.clone())?);
             }
         }
     }

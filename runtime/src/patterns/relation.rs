@@ -7,6 +7,7 @@
 
 pub mod refs;
 
+use crate::core::bson_compat;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -134,7 +135,7 @@ async fn source_values<T: Model>(
     let mut groups: BTreeMap<(&str, Vec<u8>), Group> = BTreeMap::new();
     for c in copies {
         let Some(id) = stored.get(c.via).filter(|v| !matches!(v, Bson::Null)) else { continue };
-        let key = bson::to_vec(&doc! { "k": id.clone() }).unwrap_or_default();
+        let key = bson_compat::to_vec(&doc! { "k": id.clone() }).unwrap_or_default();
         groups.entry((c.source, key)).or_insert_with(|| (id.clone(), Vec::new())).1.push(c);
     }
     let mut out = Vec::new();
@@ -161,7 +162,7 @@ async fn source_values<T: Model>(
 }
 
 fn to_document<T: Model + Serialize>(value: &T) -> Result<Document, RefError> {
-    bson::to_document(value).map_err(|e| RefError::Decode {
+    bson_compat::to_document(value).map_err(|e| RefError::Decode {
         collection: T::COLLECTION,
         id: Box::new(Bson::Null),
         detail: e.to_string(),
@@ -184,7 +185,7 @@ where
     for (field, v) in source_values::<T>(db, &stored, &copies).await? {
         stored.insert(field, v);
     }
-    *value = bson::from_document(stored).map_err(|e| RefError::Decode {
+    *value = bson_compat::from_document(stored).map_err(|e| RefError::Decode {
         collection: T::COLLECTION,
         id: Box::new(Bson::Null),
         detail: e.to_string(),

@@ -80,11 +80,9 @@ fn walk_plan(stage: &Document, used: &mut Vec<String>, collection_scan: &mut boo
     match stage.get_str("stage") {
         Ok("COLLSCAN") => *collection_scan = true,
         Ok("IXSCAN" | "EXPRESS_IXSCAN" | "IDHACK" | "EXPRESS_CLUSTERED_IXSCAN") => {
-            let name = stage.get_str("indexName").unwrap_or(if stage.get_str("stage") == Ok("IDHACK") {
-                "_id_"
-            } else {
-                ""
-            });
+            let name = stage
+                .get_str("indexName")
+                .unwrap_or(if stage.get_str("stage").ok() == Some("IDHACK") { "_id_" } else { "" });
             used.push(name.to_owned());
         }
         _ => {}

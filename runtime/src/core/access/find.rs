@@ -40,7 +40,7 @@ use crate::core::version::VersionError;
 #[non_exhaustive]
 pub enum FindError {
     /// A parameter could not be written as BSON.
-    Parameter(bson::ser::Error),
+    Parameter(crate::core::bson_compat::SerError),
     /// The driver or the server refused the command.
     Mongo(mongodb::error::Error),
     /// A stored document does not decode into the row's type (written by another
@@ -51,7 +51,7 @@ pub enum FindError {
         /// The document's `_id`, when it has one.
         id: Option<Box<Bson>>,
         /// serde's error.
-        source: Box<bson::de::Error>,
+        source: Box<crate::core::bson_compat::DeError>,
     },
     /// A versioned model's document could not be read at its stored version.
     Version(Box<VersionError>),
@@ -90,8 +90,8 @@ impl From<mongodb::error::Error> for FindError {
     }
 }
 
-impl From<bson::ser::Error> for FindError {
-    fn from(e: bson::ser::Error) -> Self {
+impl From<crate::core::bson_compat::SerError> for FindError {
+    fn from(e: crate::core::bson_compat::SerError) -> Self {
         Self::Parameter(e)
     }
 }
@@ -113,7 +113,7 @@ pub trait Projection: Sized {
 /// The `_id` of a stored document, for an error naming it.
 fn raw_id(document: &RawDocumentBuf) -> Option<Box<Bson>> {
     let id = document.get("_id").ok().flatten()?;
-    Bson::try_from(id.to_raw_bson()).ok().map(Box::new)
+    crate::core::bson_compat::raw_to_bson(id).map(Box::new)
 }
 
 /// Reads `document` as `T` with serde, naming the document in the error.
@@ -121,7 +121,7 @@ pub fn decode_raw<T: DeserializeOwned>(
     collection: &'static str,
     document: &RawDocumentBuf,
 ) -> Result<T, FindError> {
-    bson::from_slice(document.as_bytes()).map_err(|source| FindError::Decode {
+    crate::core::bson_compat::from_slice(document.as_bytes()).map_err(|source| FindError::Decode {
         collection,
         id: raw_id(document),
         source: Box::new(source),
@@ -135,10 +135,12 @@ pub fn decode_model<T: Model + DeserializeOwned>(document: RawDocumentBuf) -> Re
         None => decode_raw(T::COLLECTION, &document),
         Some(decode) => {
             let document: Document =
-                document.try_into().map_err(|e: bson::raw::Error| FindError::Decode {
-                    collection: T::COLLECTION,
-                    id: None,
-                    source: Box::new(serde::de::Error::custom(e)),
+                crate::core::bson_compat::from_slice(document.as_bytes()).map_err(|source| {
+                    FindError::Decode {
+                        collection: T::COLLECTION,
+                        id: raw_id(&document),
+                        source: Box::new(source),
+                    }
                 })?;
             decode(document).map_err(|e| FindError::Version(Box::new(e)))
         }
@@ -154,8 +156,8 @@ where
 {
     let id = raw_id(&document);
     let current: T = decode_model(document)?;
-    let bytes = bson::to_vec(&current)?;
-    bson::from_slice(&bytes).map_err(|source| FindError::Decode {
+    let bytes = crate::core::bson_compat::to_vec(&current)?;
+    crate::core::bson_compat::from_slice(&bytes).map_err(|source| FindError::Decode {
         collection: T::COLLECTION,
         id,
         source: Box::new(source),
@@ -163,10 +165,12 @@ where
 }
 
 /// A bound of a typed range, written as BSON.
-pub fn bound_bson<T: serde::Serialize + ?Sized>(b: Bound<&T>) -> Result<Bound<Bson>, bson::ser::Error> {
+pub fn bound_bson<T: serde::Serialize + ?Sized>(
+    b: Bound<&T>,
+) -> Result<Bound<Bson>, crate::core::bson_compat::SerError> {
     Ok(match b {
-        Bound::Included(v) => Bound::Included(bson::to_bson(v)?),
-        Bound::Excluded(v) => Bound::Excluded(bson::to_bson(v)?),
+        Bound::Included(v) => Bound::Included(crate::core::bson_compat::to_bson(v)?),
+        Bound::Excluded(v) => Bound::Excluded(crate::core::bson_compat::to_bson(v)?),
         Bound::Unbounded => Bound::Unbounded,
     })
 }
@@ -234,7 +238,7 @@ impl FilterBuilder {
 #[must_use = "a finder does nothing until a terminal call (`one`, `first`, `stream`, `count`, `all`)"]
 pub struct Find<V> {
     pattern: &'static AccessPattern,
-    filter: Result<Document, bson::ser::Error>,
+    filter: Result<Document, crate::core::bson_compat::SerError>,
     _view: PhantomData<fn() -> V>,
 }
 
@@ -254,7 +258,10 @@ struct Shape {
 impl<V: Projection + Send + Sync + 'static> Find<V> {
     /// A finder over `pattern` (one of the model's `ACCESS_PATTERNS`) with its filter.
     /// Generated code calls this; use the generated method.
-    pub fn new(pattern: &'static AccessPattern, filter: Result<Document, bson::ser::Error>) -> Self {
+    pub fn new(
+        pattern: &'static AccessPattern,
+        filter: Result<Document, crate::core::bson_compat::SerError>,
+    ) -> Self {
         Self { pattern, filter, _view: PhantomData }
     }
 

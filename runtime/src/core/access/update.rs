@@ -120,8 +120,8 @@ impl From<mongodb::error::Error> for UpdateError {
     }
 }
 
-impl From<bson::ser::Error> for UpdateError {
-    fn from(e: bson::ser::Error) -> Self {
+impl From<crate::core::bson_compat::SerError> for UpdateError {
+    fn from(e: crate::core::bson_compat::SerError) -> Self {
         Self::Find(FindError::Parameter(e))
     }
 }
@@ -185,8 +185,8 @@ impl UpdateBuilder {
 #[must_use = "an update does nothing until `run`"]
 pub struct Update<T> {
     pattern: &'static AccessPattern,
-    filter: Result<Document, bson::ser::Error>,
-    update: Result<UpdateBuilder, bson::ser::Error>,
+    filter: Result<Document, crate::core::bson_compat::SerError>,
+    update: Result<UpdateBuilder, crate::core::bson_compat::SerError>,
     /// A versioned model's version field and current version: only current documents
     /// are written.
     version: Option<(&'static str, i64)>,
@@ -214,8 +214,8 @@ impl<T: Model> Update<T> {
     /// A write row's update. Generated code calls this; use the generated method.
     pub fn new(
         pattern: &'static AccessPattern,
-        filter: Result<Document, bson::ser::Error>,
-        update: Result<UpdateBuilder, bson::ser::Error>,
+        filter: Result<Document, crate::core::bson_compat::SerError>,
+        update: Result<UpdateBuilder, crate::core::bson_compat::SerError>,
     ) -> Self {
         Self { pattern, filter, update, version: None, _model: std::marker::PhantomData }
     }

@@ -1,5 +1,6 @@
 //! Appending items: ids, aggregates and the guarded append into the open bucket.
 
+use crate::core::bson_compat;
 use bson::{doc, Bson, DateTime, Document};
 use mongodb::Database;
 
@@ -208,8 +209,8 @@ fn id_for<B: Bucket>(series: &Bson, start: DateTime, seq: u32) -> Result<Bson, B
         return Ok(id);
     }
     let bad = |detail: String| BucketError::SeqField { id: Box::new(id.clone()), detail };
-    let typed: B::BucketId = bson::from_bson(id.clone()).map_err(|e| bad(e.to_string()))?;
-    let written = bson::to_bson(&typed).map_err(|e| bad(e.to_string()))?;
+    let typed: B::BucketId = bson_compat::from_bson(id.clone()).map_err(|e| bad(e.to_string()))?;
+    let written = bson_compat::to_bson(&typed).map_err(|e| bad(e.to_string()))?;
     let seq_back = written.as_document().and_then(|d| crate::core::append::stored_count(d.get("seq")));
     if seq_back != Some(i64::from(seq)) {
         return Err(bad("the id type has no `seq` field that keeps the number (add `seq: Option<i32>` with `skip_serializing_if = \"Option::is_none\"`)".into()));
@@ -253,7 +254,7 @@ async fn append_refs<B: Bucket>(
     items: &[&B::Item],
 ) -> Result<Appended, BucketError> {
     let spec = &B::BUCKET;
-    let series_bson = bson::to_bson(series)?;
+    let series_bson = bson_compat::to_bson(series)?;
     if spec.id == IdForm::String {
         series_text(&series_bson)?;
     }
@@ -312,7 +313,7 @@ fn group_by_period<B: Bucket>(items: &[&B::Item]) -> Result<Groups, BucketError>
     let spec = &B::BUCKET;
     let mut groups: Groups = Vec::new();
     for (index, item) in items.iter().enumerate() {
-        let doc = bson::to_document(item)?;
+        let doc = bson_compat::to_document(item)?;
         let start = spec.per.start(item_time(&doc, spec, index)?)?;
         let at = match groups.iter().position(|(s, _, _)| *s == start) {
             Some(at) => at,
@@ -344,7 +345,7 @@ pub async fn resume<B: Bucket>(
 ) -> Result<Appended, BucketError> {
     use std::collections::HashMap;
     let spec = &B::BUCKET;
-    let series_bson = bson::to_bson(series)?;
+    let series_bson = bson_compat::to_bson(series)?;
     let collection = db.collection::<Document>(B::COLLECTION);
     let mut missing: Vec<usize> = Vec::new();
     let refs: Vec<&B::Item> = items.iter().collect();
@@ -354,12 +355,12 @@ pub async fn resume<B: Bucket>(
         let mut held: HashMap<Vec<u8>, usize> = HashMap::new();
         while let Some(bucket) = futures_util::TryStreamExt::try_next(&mut cursor).await? {
             for item in super::read::bucket_items(&bucket, spec)? {
-                *held.entry(bson::to_vec(item)?).or_default() += 1;
+                *held.entry(bson_compat::to_vec(item)?).or_default() += 1;
             }
         }
         for (index, doc) in indices.into_iter().zip(docs) {
             let Bson::Document(doc) = doc else { continue };
-            match held.get_mut(&bson::to_vec(&doc)?) {
+            match held.get_mut(&bson_compat::to_vec(&doc)?) {
                 Some(n) if *n > 0 => *n -= 1,
                 _ => missing.push(index),
             }

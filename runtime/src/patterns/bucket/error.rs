@@ -1,5 +1,6 @@
 //! What can go wrong with buckets.
 
+use crate::core::bson_compat;
 use std::fmt;
 
 use bson::{Bson, DateTime};
@@ -13,9 +14,9 @@ pub enum BucketError {
     /// The driver or the server refused an operation.
     Mongo(mongodb::error::Error),
     /// An item or the series did not serialize to BSON.
-    Serialize(bson::ser::Error),
+    Serialize(bson_compat::SerError),
     /// A stored bucket or item did not deserialize into the model.
-    Decode(bson::de::Error),
+    Decode(bson_compat::DeError),
     /// An item has no date at the bucket's `time` path.
     ItemTime {
         /// The item's position in the call.
@@ -148,8 +149,8 @@ impl From<mongodb::error::Error> for BucketError {
     }
 }
 
-impl From<bson::ser::Error> for BucketError {
-    fn from(e: bson::ser::Error) -> Self {
+impl From<bson_compat::SerError> for BucketError {
+    fn from(e: bson_compat::SerError) -> Self {
         Self::Serialize(e)
     }
 }
@@ -169,8 +170,8 @@ impl From<CorruptCount> for BucketError {
     }
 }
 
-impl From<bson::de::Error> for BucketError {
-    fn from(e: bson::de::Error) -> Self {
+impl From<bson_compat::DeError> for BucketError {
+    fn from(e: bson_compat::DeError) -> Self {
         Self::Decode(e)
     }
 }

@@ -1,5 +1,6 @@
 //! Reading a range of periods back.
 
+use crate::core::bson_compat;
 use bson::{doc, Bson, DateTime, Document};
 use futures_util::TryStreamExt;
 use mongodb::Database;
@@ -50,7 +51,7 @@ pub fn range_filter<B: Bucket>(
     let last = spec
         .per
         .start(DateTime::from_millis(to.timestamp_millis().saturating_sub(1).max(from.timestamp_millis())))?;
-    let series = bson::to_bson(series)?;
+    let series = bson_compat::to_bson(series)?;
     Ok(doc! {
         spec.series: series,
         spec.period: { "$gte": period_value(spec, first)?, "$lte": period_value(spec, last)? },
@@ -77,7 +78,7 @@ pub async fn buckets_in<B: Bucket>(
     docs.into_iter()
         .map(|d| {
             bucket_items(&d, spec)?;
-            bson::from_document(d).map_err(BucketError::from)
+            bson_compat::from_document(d).map_err(BucketError::from)
         })
         .collect()
 }
@@ -110,5 +111,5 @@ pub async fn read_range<B: Bucket>(
     }
     // Stable: equal times keep bucket and array order, which is append order.
     hits.sort_by_key(|(t, _)| *t);
-    hits.into_iter().map(|(_, d)| bson::from_document(d).map_err(BucketError::from)).collect()
+    hits.into_iter().map(|(_, d)| bson_compat::from_document(d).map_err(BucketError::from)).collect()
 }

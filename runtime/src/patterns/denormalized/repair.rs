@@ -207,7 +207,7 @@ enum Wanted {
 
 /// A key under which two equal BSON values are equal bytes.
 fn key(value: &Bson) -> Vec<u8> {
-    bson::to_vec(&doc! { "": value.clone() }).unwrap_or_default()
+    crate::core::bson_compat::to_vec(&doc! { "": value.clone() }).unwrap_or_default()
 }
 
 async fn reconcile_chunk(

@@ -313,7 +313,7 @@ impl Watcher {
             Some(token) if !matches!(token, Bson::Document(_)) => {
                 ReconcileReason::PositionLost(format!("the stored token is not a document: {token}"))
             }
-            Some(token) => match bson::from_bson::<ResumeToken>(token.clone()) {
+            Some(token) => match crate::core::bson_compat::from_bson::<ResumeToken>(token.clone()) {
                 Err(e) => {
                     ReconcileReason::PositionLost(format!("the stored token is not a resume token: {e}"))
                 }
@@ -384,7 +384,7 @@ impl Watcher {
         let error = |error| CopyError::Watch { collection: source, operation: "save position", error };
         let mut set = doc! { "saved_at": DateTime::now(), "caught_up": caught_up };
         if let Some(token) = token {
-            let token = bson::to_bson(token)
+            let token = crate::core::bson_compat::to_bson(token)
                 .map_err(|e| error(mongodb::error::Error::custom(format!("the resume token: {e}"))))?;
             set.insert("token", token);
         }
@@ -430,7 +430,10 @@ impl Watcher {
             }
             let Some(id) = id else { continue };
             for spec in touched {
-                if seen.insert((spec.key(), bson::to_vec(&doc! { "": id.clone() }).unwrap_or_default())) {
+                if seen.insert((
+                    spec.key(),
+                    crate::core::bson_compat::to_vec(&doc! { "": id.clone() }).unwrap_or_default(),
+                )) {
                     jobs.push((spec, id.clone()));
                 }
             }

@@ -81,7 +81,7 @@ pub fn family_for_id<F: KeyFamily, I: std::fmt::Display>(id: &I) -> Result<F, Ke
 pub fn keys_for_written<F: KeyFamily, I: DeserializeOwned + std::fmt::Display>(
     id: &Bson,
 ) -> Result<Vec<String>, KeyError> {
-    let id: I = bson::from_bson(id.clone()).map_err(|e| KeyError::BadValue {
+    let id: I = crate::core::bson_compat::from_bson(id.clone()).map_err(|e| KeyError::BadValue {
         placeholder: "_id",
         text: id.to_string(),
         detail: e.to_string(),

@@ -27,13 +27,14 @@
 //!
 //! let post = Post { id: "p_777".into(), author_id: Ref::new("u_42".to_string()) };
 //! // Stored as the user's `_id`, nothing more.
-//! assert_eq!(docshape::bson::to_document(&post).unwrap(),
+//! assert_eq!(docshape::bson_compat::to_document(&post).unwrap(),
 //!            docshape::bson::doc! { "_id": "p_777", "author_id": "u_42" });
 //! // And validated as one.
 //! use docshape::validator::Schema;
 //! assert_eq!(<Ref<User>>::schema(), docshape::bson::doc! { "bsonType": "string" });
 //! ```
 
+use crate::core::bson_compat;
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -59,7 +60,7 @@ pub struct Ref<T: Identified> {
 }
 
 impl<T: Identified> IdOf<T> for Ref<T> {
-    fn id_bson(&self) -> Result<Bson, bson::ser::Error> {
+    fn id_bson(&self) -> Result<Bson, bson_compat::SerError> {
         self.to_bson()
     }
 }
@@ -81,8 +82,8 @@ impl<T: Identified> Ref<T> {
     }
 
     /// The `_id` as BSON, as a query on `T`'s collection spells it.
-    pub fn to_bson(&self) -> Result<Bson, bson::ser::Error> {
-        bson::to_bson(&self.id)
+    pub fn to_bson(&self) -> Result<Bson, bson_compat::SerError> {
+        bson_compat::to_bson(&self.id)
     }
 
     /// Loads the referenced document: `Ok(None)` when it does not exist.
@@ -200,7 +201,7 @@ pub enum RefError {
         /// The referenced collection.
         collection: &'static str,
         /// What serde said.
-        source: Box<bson::ser::Error>,
+        source: Box<bson_compat::SerError>,
     },
     /// A referenced document exists but does not decode as the model.
     Decode {
@@ -282,7 +283,7 @@ fn decode<T: Model + DeserializeOwned>(raw: &RawDocumentBuf) -> Result<T, RefErr
         detail,
     };
     match T::DECODE_STORED {
-        None => bson::from_slice::<T>(raw.as_bytes()).map_err(|e| fail(e.to_string())),
+        None => bson_compat::from_slice::<T>(raw.as_bytes()).map_err(|e| fail(e.to_string())),
         Some(decode) => {
             let document = Document::try_from(raw.as_ref()).map_err(|e| fail(e.to_string()))?;
             decode(document).map_err(|e| fail(e.to_string()))
@@ -365,7 +366,7 @@ fn push_key(value: &Bson, key: &mut Vec<u8>) {
         }
         other => {
             key.push(other.element_type() as u8);
-            match bson::to_vec(&doc! { "k": other.clone() }) {
+            match bson_compat::to_vec(&doc! { "k": other.clone() }) {
                 Ok(bytes) => key.extend(bytes),
                 Err(_) => key.extend(other.to_string().into_bytes()),
             }

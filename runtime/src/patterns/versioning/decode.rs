@@ -1,6 +1,7 @@
 //! Reading a document stored at any declared version as the current type, and the
 //! validator that admits every declared version.
 
+use crate::core::bson_compat;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
@@ -121,7 +122,7 @@ pub(super) fn decode_at<T: Versioned>(version: i64, document: Document) -> Resul
         document.insert(T::VERSION_FIELD, Bson::Int64(version));
     }
     let value = if version == T::VERSION {
-        bson::from_document(document).map_err(StepFailure::decode(version))
+        bson_compat::from_document(document).map_err(StepFailure::decode(version))
     } else {
         T::upgrade(version, document)
     };

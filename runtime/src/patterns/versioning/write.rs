@@ -1,6 +1,7 @@
 //! Reading for writing back, and writing with a compare-and-set on the document as
 //! read: `save`, `update_one`, `modify`.
 
+use crate::core::bson_compat;
 use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
 use mongodb::Database;
@@ -12,7 +13,7 @@ use crate::core::version::VersionError;
 /// The current shape of `value` as stored: serialized, with the current version in the
 /// BSON type serde writes for the field (an `i32` field stays an int).
 pub(super) fn encode<T: Versioned>(value: &T) -> Result<Document, VersionError> {
-    let mut document = bson::to_document(value).map_err(VersionError::Encode)?;
+    let mut document = bson_compat::to_document(value).map_err(VersionError::Encode)?;
     let version = match document.get(T::VERSION_FIELD) {
         Some(Bson::Int32(_)) => i32::try_from(T::VERSION).map_or(Bson::Int64(T::VERSION), Bson::Int32),
         Some(Bson::Double(_)) => Bson::Double(T::VERSION as f64),
