@@ -389,7 +389,7 @@ pub mod __private {
     };
     #[cfg(feature = "redis")]
     pub use crate::patterns::keys::cache::{
-        family_for_id, keys_for_written, CachedFind, CachedUpdate, WrittenKeys,
+        family_for_id, keys_for_written, CachedFind, CachedModel, CachedUpdate, WrittenKeys,
     };
     pub use crate::patterns::keys::generated::{parse_placeholder, placeholder_text, placeholder_texts};
     pub use crate::patterns::keys::registry::RegisteredKeyFamily;

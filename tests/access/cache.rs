@@ -77,3 +77,162 @@ async fn the_cache_hits_misses_and_is_invalidated_by_a_write() {
     assert!(Product::product_page("nope").one(&db, &mut redis).await.unwrap().is_none());
     assert_eq!(ProductPageCache { sku: "nope".into() }.get(&mut redis).await.unwrap(), None);
 }
+
+/// A versioned model cached by its page: its versioned writers have no connection
+/// parameter, so they delete the key through the one installed for the database.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(collection = "access_cached_articles", version = 2, migrate(v1 = ArticleV1))]
+#[access(name = "article_page", filter(_id), fields(title), cache = ArticleCache, consistency = "eventual ok")]
+#[access(name = "retitle", filter(_id), update(set(title)))]
+pub struct Article {
+    #[serde(rename = "_id")]
+    pub id: String,
+    pub title: String,
+    pub words: i64,
+    #[schema_version]
+    pub schema_version: i32,
+}
+
+/// Version 1 called the title `headline`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, docshape::Embedded)]
+pub struct ArticleV1 {
+    #[serde(rename = "_id")]
+    pub id: String,
+    pub headline: String,
+    pub words: i64,
+}
+
+impl From<ArticleV1> for Article {
+    fn from(v1: ArticleV1) -> Self {
+        Article { id: v1.id, title: v1.headline, words: v1.words, schema_version: 2 }
+    }
+}
+
+/// The article page, cached for a minute.
+#[derive(Debug, Clone, PartialEq, KeyFamily)]
+#[key(pattern = "cache:article:{id}", kind = string, value = ArticlePageView, ttl = "60s")]
+pub struct ArticleCache {
+    pub id: String,
+}
+
+/// Reads the page once, so that its key is filled, and checks that it is.
+async fn fill(
+    db: &docshape::mongodb::Database,
+    redis: &mut docshape::redis::aio::MultiplexedConnection,
+    id: &str,
+) {
+    Article::article_page(id).one(db, redis).await.unwrap().unwrap();
+    assert!(ArticleCache { id: id.into() }.get(redis).await.unwrap().is_some(), "{id} is cached");
+}
+
+async fn cached(redis: &mut docshape::redis::aio::MultiplexedConnection, id: &str) -> Option<String> {
+    ArticleCache { id: id.into() }.get(redis).await.unwrap().map(|v| v.title)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_docshape_writer_deletes_cached_keys_through_the_installed_connection() {
+    use docshape::versioning::{self, RetryPolicy};
+    let db = testkit::database("access_cache_writers").await.unwrap();
+    let mut redis = testkit::redis::database().await.unwrap();
+    docshape::sync::<Article>(&db).await.unwrap();
+    let raw = db.collection::<bson::Document>(Article::COLLECTION);
+    for id in ["a", "b", "c", "d", "e"] {
+        raw.insert_one(doc! { "_id": id, "title": "first", "words": 10_i64, "schema_version": 2 })
+            .await
+            .unwrap();
+    }
+    raw.insert_one(doc! { "_id": "old", "headline": "first", "words": 10_i64 }).await.unwrap();
+
+    // Nothing installed: the versioned writer writes and leaves the key, stale.
+    fill(&db, &mut redis, "a").await;
+    versioning::update_one::<Article>(
+        &db,
+        "a",
+        doc! { "$set": { "title": "second" } },
+        RetryPolicy::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(cached(&mut redis, "a").await.as_deref(), Some("first"), "no connection: the key stays");
+
+    docshape::keys::invalidate_on_write(&db, redis.clone());
+
+    // The versioned update, modify, and the save of a loaded document.
+    fill(&db, &mut redis, "b").await;
+    versioning::update_one::<Article>(
+        &db,
+        "b",
+        doc! { "$set": { "title": "second" } },
+        RetryPolicy::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(cached(&mut redis, "b").await, None, "versioning::update_one deleted the key");
+    fill(&db, &mut redis, "c").await;
+    versioning::modify::<Article>(&db, "c", RetryPolicy::default(), |a| a.words += 1).await.unwrap();
+    assert_eq!(cached(&mut redis, "c").await, None, "versioning::modify deleted the key");
+    fill(&db, &mut redis, "old").await;
+    let mut loaded = versioning::find_one::<Article>(&db, doc! { "_id": "old" }).await.unwrap().unwrap();
+    loaded.value.title = "upgraded".into();
+    loaded.save(&db).await.unwrap();
+    assert_eq!(cached(&mut redis, "old").await, None, "save deleted the key");
+    assert_eq!(Article::article_page("old").one(&db, &mut redis).await.unwrap().unwrap().title, "upgraded");
+
+    // The copies' writer, which keeps copies in line itself and caches through the hook.
+    fill(&db, &mut redis, "d").await;
+    docshape::copies::update_one::<Article>(&db, "d", doc! { "$set": { "title": "second" } }).await.unwrap();
+    assert_eq!(cached(&mut redis, "d").await, None, "copies::update_one deleted the key");
+
+    // A write row without a connection of its own.
+    fill(&db, &mut redis, "e").await;
+    Article::retitle("e", "second").uncached().run(&db).await.unwrap();
+    assert_eq!(
+        cached(&mut redis, "e").await,
+        None,
+        "the write row deleted the key through the installed one"
+    );
+    assert_eq!(Article::article_page("e").one(&db, &mut redis).await.unwrap().unwrap().title, "second");
+
+    // Removed again: the key stays, as before.
+    assert!(docshape::keys::stop_invalidating(&db));
+    assert!(!docshape::keys::stop_invalidating(&db));
+    fill(&db, &mut redis, "b").await;
+    versioning::update_one::<Article>(
+        &db,
+        "b",
+        doc! { "$set": { "title": "third" } },
+        RetryPolicy::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(cached(&mut redis, "b").await.as_deref(), Some("second"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_delete_after_a_write_is_a_typed_error() {
+    use docshape::versioning::{self, RetryPolicy};
+    let db = testkit::database("access_cache_failed_delete").await.unwrap();
+    docshape::sync::<Article>(&db).await.unwrap();
+    Article::collection(&db)
+        .insert_one(Article { id: "x".into(), title: "first".into(), words: 1, schema_version: 2 })
+        .await
+        .unwrap();
+    // A connection to a server that then goes away: the write lands, the DEL fails.
+    let server = testkit::redis::RedisServer::start_local().unwrap();
+    let conn = server.database().await.unwrap();
+    docshape::keys::invalidate_on_write(&db, conn);
+    drop(server);
+    let err = versioning::update_one::<Article>(
+        &db,
+        "x",
+        doc! { "$set": { "title": "second" } },
+        RetryPolicy::default(),
+    )
+    .await
+    .unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("cached keys") && text.contains("written"), "{text}");
+    let stored = Article::collection(&db).find_one(doc! { "_id": "x" }).await.unwrap().unwrap();
+    assert_eq!(stored.title, "second", "the document was written before the delete failed");
+    docshape::keys::stop_invalidating(&db);
+}

@@ -303,13 +303,27 @@ pub(crate) fn expand(c: &Container, patterns: &[Access], versioned: bool) -> Tok
             }
         });
     }
+    // Every docshape writer of the model (versioned writers, copies' `update_one`)
+    // finds the families to invalidate by the collection; a generic model has no one
+    // collection to register.
+    let registration = (!caches.is_empty() && c.generics.params.is_empty()).then(|| {
+        quote! {
+            __ds::inventory::submit! {
+                __ds::CachedModel {
+                    collection: <#model as __ds::Model>::COLLECTION,
+                    keys: &[#(__ds::keys_for_written::<#caches, <#model as __ds::Identified>::Id>),*],
+                }
+            }
+        }
+    });
     if methods.is_empty() {
-        return TokenStream::new();
+        return quote!(#registration);
     }
     let ident = &c.ident;
     let generics = c.bounded_generics();
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     quote! {
+        #registration
         #[automatically_derived]
         impl #impl_generics #ident #ty_generics #where_clause {
             #(#methods)*

@@ -222,6 +222,21 @@ pub enum CopyError {
         /// What the driver or server said.
         error: mongodb::error::Error,
     },
+    /// The source document was written, then keeping other data derived from it in
+    /// line failed: a read-through cache's keys could not be deleted
+    /// ([`keys::invalidate_on_write`](crate::keys::invalidate_on_write)). The document
+    /// is updated and its copies are refreshed; the cached value may be stale until its
+    /// TTL. Deleting the key again (or the next write) puts it right.
+    Derived {
+        /// The source's collection.
+        collection: &'static str,
+        /// The source document's `_id`.
+        id: Bson,
+        /// What was left out of line (`"cached keys"`).
+        what: &'static str,
+        /// Why.
+        error: std::sync::Arc<dyn std::error::Error + Send + Sync>,
+    },
 }
 
 impl fmt::Display for CopyError {
@@ -267,6 +282,10 @@ impl fmt::Display for CopyError {
             Self::Watch { collection, operation, error } => {
                 write!(f, "watching {collection} ({operation}): {error}")
             }
+            Self::Derived { collection, id, what, error } => write!(
+                f,
+                "{collection} {id}: the document was written, but its {what} were not updated (stale until their TTL): {error}"
+            ),
         }
     }
 }
@@ -282,6 +301,7 @@ impl std::error::Error for CopyError {
             | Self::NoChangeStreams { error, .. }
             | Self::Watch { error, .. } => Some(error),
             Self::IdEncode { error, .. } => Some(error),
+            Self::Derived { error, .. } => Some(&**error as &(dyn std::error::Error + 'static)),
             _ => None,
         }
     }

@@ -5,10 +5,12 @@
 //! `#[derive(Model)]` fills the [model registry](crate::registry); the code that acts
 //! calls every registered hook and knows none of them by name:
 //!
-//! - [`SourceWriteHook`]: after a docshape writer other than the denormalized pattern's
-//!   own (the versioned `save`, `update_one`, `modify` and backfill) changes a
-//!   document, the hooks keep what is derived from it in line (the denormalized
-//!   pattern refreshes or queues its copies).
+//! - [`SourceWriteHook`]: after a docshape writer changes a document (the versioned
+//!   `save`, `update_one`, `modify` and backfill, the write rows, `copies::update_one`),
+//!   the hooks keep what is derived from it in line: the denormalized pattern refreshes
+//!   or queues its copies, the keys pattern deletes cached keys. A writer that already
+//!   keeps one kind in line itself (`copies::update_one` writes the copies) skips that
+//!   hook by its name.
 //! - [`GeneratedFile`]: a file a pattern adds to the artifacts (the relation pattern's
 //!   design-decision table, the keys pattern's catalog).
 
@@ -31,6 +33,9 @@ pub type AfterSourceWrite = for<'a> fn(
 /// A reaction to a source document's write, registered by the pattern that keeps
 /// data derived from it.
 pub struct SourceWriteHook {
+    /// What the hook keeps in line, so that a writer doing that itself can skip it:
+    /// `"copies"`, `"cache"`.
+    pub name: &'static str,
     /// The reaction.
     pub after_write: AfterSourceWrite,
 }
@@ -45,7 +50,19 @@ pub async fn after_source_write(
     id: &Bson,
     update: Option<&Document>,
 ) -> Result<(), CopyError> {
-    for hook in inventory::iter::<SourceWriteHook> {
+    after_source_write_except(None, db, source, id, update).await
+}
+
+/// [`after_source_write`] without the hook named `skip`: for a writer that keeps
+/// that kind of derived data in line itself.
+pub async fn after_source_write_except(
+    skip: Option<&str>,
+    db: &Database,
+    source: &'static str,
+    id: &Bson,
+    update: Option<&Document>,
+) -> Result<(), CopyError> {
+    for hook in inventory::iter::<SourceWriteHook>.into_iter().filter(|h| Some(h.name) != skip) {
         (hook.after_write)(db, source, id, update).await?;
     }
     Ok(())
@@ -83,7 +100,10 @@ mod tests {
     // whose registration the linker dropped would fail silently, so check they arrive.
     #[test]
     fn the_patterns_register_their_hooks() {
-        assert!(inventory::iter::<SourceWriteHook>.into_iter().count() >= 1);
+        let hooks: Vec<&str> = inventory::iter::<SourceWriteHook>.into_iter().map(|h| h.name).collect();
+        assert!(hooks.contains(&"copies"), "{hooks:?}");
+        #[cfg(feature = "redis")]
+        assert!(hooks.contains(&"cache"), "{hooks:?}");
         let files: Vec<&str> = inventory::iter::<GeneratedFile>.into_iter().map(|f| f.file_name).collect();
         assert!(files.contains(&"DESIGN_DECISIONS.md"), "{files:?}");
         assert!(files.contains(&"KEYS.md"), "{files:?}");

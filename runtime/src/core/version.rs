@@ -127,7 +127,8 @@ pub enum VersionError {
     /// The driver or the server refused an operation.
     Mongo(mongodb::error::Error),
     /// The document was written, but a denormalized copy of it could not be refreshed
-    /// or queued (see [`crate::copies`]); [`crate::copies::repair`] brings it back.
+    /// or queued (see [`crate::copies`]; [`crate::copies::repair`] brings it back), or
+    /// its cached keys could not be deleted ([`CopyError::Derived`]).
     Copies(Box<CopyError>),
 }
 
@@ -163,7 +164,7 @@ impl fmt::Display for VersionError {
             }
             Self::Encode(e) => write!(f, "cannot encode the document: {e}"),
             Self::Mongo(e) => write!(f, "MongoDB: {e}"),
-            Self::Copies(e) => write!(f, "written, but its copies were not refreshed: {e}"),
+            Self::Copies(e) => write!(f, "written, but what is derived from it is not in line: {e}"),
         }
     }
 }

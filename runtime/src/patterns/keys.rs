@@ -95,7 +95,9 @@ pub(crate) mod registry;
 mod spec;
 
 #[cfg(feature = "redis")]
-pub use cache::{CacheError, CachedFind, CachedUpdate, WrittenKeys};
+pub use cache::{
+    invalidate_on_write, stop_invalidating, CacheError, CachedFind, CachedModel, CachedUpdate, WrittenKeys,
+};
 pub use catalog::{catalog_markdown, check_catalog, Overlap};
 pub use error::KeyError;
 pub use escape::{escape, unescape, EscapeError};

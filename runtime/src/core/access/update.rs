@@ -99,7 +99,7 @@ impl std::fmt::Display for UpdateError {
                 "{collection}: document {id} is at schema version {stored}, not {current}; nothing was written: upgrade it first (versioning::update_one, or the backfill)"
             ),
             Self::Find(e) => write!(f, "{e}"),
-            Self::AfterWrite(e) => write!(f, "the update was written, but its copies were not refreshed: {e}"),
+            Self::AfterWrite(e) => write!(f, "the update was written, but what is derived from it is not in line: {e}"),
         }
     }
 }

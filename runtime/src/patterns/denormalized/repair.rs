@@ -25,7 +25,7 @@ pub struct CopyRepair {
 
 // The versioned writers reach the copies through this hook: versioning does not
 // import this pattern.
-inventory::submit! { SourceWriteHook { after_write: after_write_hook } }
+inventory::submit! { SourceWriteHook { name: "copies", after_write: after_write_hook } }
 
 fn after_write_hook<'a>(
     db: &'a Database,

@@ -139,22 +139,42 @@ pub async fn update_one_with<S: Identified>(
     options: &UpdateOptions,
 ) -> Result<SourceUpdate, CopyError> {
     let id = id.id_bson().map_err(|error| CopyError::IdEncode { collection: S::COLLECTION, error })?;
-    let write = SourceWrite::new(db, S::COLLECTION, id, update.into());
-    if !write.touched.iter().any(|c| c.refresh != Refresh::Never) {
+    let update = update.into();
+    let written = match &update {
+        UpdateModifications::Document(d) => Some(d.clone()),
+        _ => None,
+    };
+    let write = SourceWrite::new(db, S::COLLECTION, id.clone(), update);
+    let done = if !write.touched.iter().any(|c| c.refresh != Refresh::Never) {
         // One write and nothing to keep in step with it: no transaction needed.
-        return write.sequential().await;
+        write.sequential().await?
+    } else {
+        match options.atomicity {
+            Atomicity::Sequential => write.sequential().await?,
+            Atomicity::Transaction => match write.transaction().await? {
+                Some(done) => done,
+                None => return Err(CopyError::NoTransactions { collection: S::COLLECTION }),
+            },
+            Atomicity::Auto => match write.transaction().await? {
+                Some(done) => done,
+                None => write.sequential().await?,
+            },
+        }
+    };
+    // The copies are written above; what other patterns derive from the source (a
+    // read-through cache's keys) is kept in line by their hooks, as after every
+    // docshape writer.
+    if done.matched > 0 {
+        crate::core::hooks::after_source_write_except(
+            Some("copies"),
+            db,
+            S::COLLECTION,
+            &id,
+            written.as_ref(),
+        )
+        .await?;
     }
-    match options.atomicity {
-        Atomicity::Sequential => write.sequential().await,
-        Atomicity::Transaction => match write.transaction().await? {
-            Some(done) => Ok(done),
-            None => Err(CopyError::NoTransactions { collection: S::COLLECTION }),
-        },
-        Atomicity::Auto => match write.transaction().await? {
-            Some(done) => Ok(done),
-            None => write.sequential().await,
-        },
-    }
+    Ok(done)
 }
 
 /// Runs a driver action with the session when there is one.

@@ -12,23 +12,36 @@
 //!   the key of the document they updated after the update, so the next read fills
 //!   the cache again from the new document.
 //!
-//! Writes made any other way — the raw driver (`Model::collection(db)`), another
-//! program, docshape's versioned and copy writers — do not touch the cache: the
-//! family's TTL is then the bound on how stale a cached value can be. Choose the TTL
-//! with that in mind, or delete the key yourself (`KeyFamily::delete`).
+//! - docshape's other writers of the model — the versioned `save`, `update_one`,
+//!   `modify` and backfill, and `copies::update_one` — delete the keys too once a
+//!   connection is installed for the database with [`invalidate_on_write`]: they have
+//!   no connection parameter, so they use that one. Without it they leave the keys (a
+//!   `WARN` event `cache not invalidated` says so) and the family's TTL bounds how
+//!   stale a cached value can be.
+//!
+//! Writes made outside docshape — the raw driver (`Model::collection(db)`), another
+//! program, the shell — do not touch the cache: for them, too, the TTL is the bound.
+//! Choose the TTL with that in mind, or delete the key yourself (`KeyFamily::delete`).
 //!
 //! A cached row filters on `_id` alone, and its family has one placeholder, which is
 //! the id's text (`Display`); the family's value type is the row's result type (the
 //! model, or the row's view).
 
-use bson::Bson;
+use std::collections::HashMap;
+use std::sync::{Arc, PoisonError, RwLock};
+
+use bson::{Bson, Document};
+use futures_util::future::BoxFuture;
 use mongodb::Database;
 use redis::aio::ConnectionLike;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::core::access::{Find, FindError, Projection, Update, UpdateError, Updated};
+use crate::core::copy::CopyError;
+use crate::core::hooks::SourceWriteHook;
 use crate::core::model::Model;
+use crate::core::trace::event;
 use crate::patterns::keys::{KeyError, KeyFamily, OwnedOf, StringFamily, ValueOf};
 
 /// Why a cached read or write failed.
@@ -165,17 +178,27 @@ impl<T: Model> CachedUpdate<T> {
         Self { update, keys }
     }
 
-    /// The update without the cache (for a model cached elsewhere): the key stays.
+    /// The update without this connection: the keys are deleted only through a
+    /// connection [installed](invalidate_on_write) for the database, else they stay
+    /// until their TTL.
     pub fn uncached(self) -> Update<T> {
         self.update
     }
 
-    /// The update (one `findAndModify`), then one `DEL` of the document's keys.
+    /// The update (one `update` or `findAndModify`), then one `DEL` of the document's
+    /// keys on `conn`. When a connection is [installed](invalidate_on_write) for `db`,
+    /// the update's own hook has already deleted them through it, and `conn` is not
+    /// used: one `DEL`, not two.
     pub async fn run<C>(self, db: &Database, conn: &mut C) -> Result<Updated, CacheError>
     where
         C: ConnectionLike + Send,
     {
-        let updated = self.update.run(db).await.map_err(CacheError::Update)?;
+        if installed(db).is_some() {
+            return self.update.run(db).await.map_err(CacheError::Update);
+        }
+        // The update's hook finds no installed connection; this call deletes the keys
+        // itself, so the hook must not warn that nobody will.
+        let updated = CALLER_DELETES.scope((), self.update.run(db)).await.map_err(CacheError::Update)?;
         let mut keys = Vec::new();
         for build in self.keys {
             keys.extend(build(&updated.id)?);
@@ -185,4 +208,121 @@ impl<T: Model> CachedUpdate<T> {
         }
         Ok(updated)
     }
+}
+
+/// A model whose reads are cached: `#[derive(Model)]` registers one for every model
+/// with a `cache = Family` row, so that a write to its collection by any docshape
+/// writer knows which keys to delete.
+#[derive(Debug)]
+pub struct CachedModel {
+    /// The model's collection.
+    pub collection: &'static str,
+    /// The key builders of every family that caches it.
+    pub keys: &'static [WrittenKeys],
+}
+
+inventory::collect!(CachedModel);
+
+/// Deletes keys through a connection of the application's.
+trait Deleter: Send + Sync {
+    fn delete(&self, keys: Vec<String>) -> BoxFuture<'_, Result<(), KeyError>>;
+}
+
+/// A cloneable connection (a multiplexed connection, a `ConnectionManager`, a cluster
+/// connection): each delete runs on a clone, so concurrent writers do not queue on a
+/// lock of ours.
+struct Cloned<C>(C);
+
+impl<C: ConnectionLike + Clone + Send + Sync + 'static> Deleter for Cloned<C> {
+    fn delete(&self, keys: Vec<String>) -> BoxFuture<'_, Result<(), KeyError>> {
+        let mut conn = self.0.clone();
+        Box::pin(
+            async move { redis::cmd("DEL").arg(&keys).exec_async(&mut conn).await.map_err(KeyError::from) },
+        )
+    }
+}
+
+tokio::task_local! {
+    /// Set while a [`CachedUpdate::run`] runs its update: it deletes the keys itself.
+    static CALLER_DELETES: ();
+}
+
+/// The installed connections, by database name.
+static INSTALLED: RwLock<Option<HashMap<String, Arc<dyn Deleter>>>> = RwLock::new(None);
+
+fn installed(db: &Database) -> Option<Arc<dyn Deleter>> {
+    let map = INSTALLED.read().unwrap_or_else(PoisonError::into_inner);
+    map.as_ref()?.get(db.name()).cloned()
+}
+
+/// Makes every docshape writer of a cached model in `db` delete the written
+/// document's cached keys through `conn`: the versioned `save`, `update_one`, `modify`
+/// and backfill, `copies::update_one`, and the write rows (whose `run` then needs no
+/// connection of its own: [`CachedUpdate::uncached`] is enough).
+///
+/// Call it once at start-up, beside opening the database. It applies to every
+/// `Database` handle with this name in the process, replaces a connection installed
+/// before, and costs nothing for models without a `cache = ...` row. A `DEL` that
+/// fails after a write is reported as [`CopyError::Derived`] (the document is written;
+/// the key may hold the old value until its TTL).
+///
+/// Writes made outside docshape (the raw driver, another program) still leave the
+/// keys: see the [module docs](self).
+pub fn invalidate_on_write<C>(db: &Database, conn: C)
+where
+    C: ConnectionLike + Clone + Send + Sync + 'static,
+{
+    let mut map = INSTALLED.write().unwrap_or_else(PoisonError::into_inner);
+    map.get_or_insert_with(HashMap::new).insert(db.name().to_owned(), Arc::new(Cloned(conn)));
+}
+
+/// Removes the connection [installed](invalidate_on_write) for `db`; returns whether
+/// there was one. docshape's writers other than the write rows then leave cached
+/// keys until their TTL again.
+pub fn stop_invalidating(db: &Database) -> bool {
+    let mut map = INSTALLED.write().unwrap_or_else(PoisonError::into_inner);
+    map.as_mut().is_some_and(|m| m.remove(db.name()).is_some())
+}
+
+inventory::submit! { SourceWriteHook { name: "cache", after_write: after_write_hook } }
+
+fn after_write_hook<'a>(
+    db: &'a Database,
+    source: &'static str,
+    id: &'a Bson,
+    _update: Option<&'a Document>,
+) -> BoxFuture<'a, Result<(), CopyError>> {
+    Box::pin(invalidate(db, source, id))
+}
+
+/// Deletes the cached keys of the document `id` of `source`, if any family caches it.
+async fn invalidate(db: &Database, source: &'static str, id: &Bson) -> Result<(), CopyError> {
+    let failed = |error: KeyError| CopyError::Derived {
+        collection: source,
+        id: id.clone(),
+        what: "cached keys",
+        error: Arc::new(error),
+    };
+    let mut keys = Vec::new();
+    for model in inventory::iter::<CachedModel>.into_iter().filter(|m| m.collection == source) {
+        for build in model.keys {
+            keys.extend(build(id).map_err(failed)?);
+        }
+    }
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let Some(deleter) = installed(db) else {
+        if CALLER_DELETES.try_with(|_| ()).is_ok() {
+            return Ok(());
+        }
+        event!(
+            WARN,
+            collection = source,
+            keys = keys.len(),
+            "cache not invalidated: no connection installed (keys::invalidate_on_write)"
+        );
+        return Ok(());
+    };
+    deleter.delete(keys).await.map_err(failed)
 }
