@@ -147,6 +147,53 @@ fn compound_ids_write_seq_in_the_type_the_id_declares() {
     });
 }
 
+/// A compound id whose `seq` cannot hold a number: a flag.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Embedded)]
+pub struct FlagSeqId {
+    #[serde(rename = "dispositivoId")]
+    #[validate(max_length = 64)]
+    pub dispositivo_id: String,
+    pub hora: DateTime,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<bool>,
+}
+
+/// [`HoraSeq32`] keyed by [`FlagSeqId`].
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "lecturas_seq_flag")]
+#[bucket(series = "dispositivoId", period = hora, per = "hour", max = 2, items = lecturas, time = ts, count = conteo)]
+pub struct HoraSeqFlag {
+    #[serde(rename = "_id")]
+    pub id: FlagSeqId,
+    #[serde(rename = "dispositivoId")]
+    #[validate(max_length = 64)]
+    pub dispositivo_id: String,
+    pub hora: DateTime,
+    pub conteo: i32,
+    pub lecturas: Vec<super::Lectura>,
+}
+
+#[test]
+fn an_id_type_that_cannot_hold_seq_is_a_typed_error_with_its_cause() {
+    let rt = runtime();
+    rt.block_on(async {
+        let db = testkit::database("bucket_seq_flag").await.unwrap();
+        docshape::sync::<HoraSeqFlag>(&db).await.unwrap();
+        let lecturas: Vec<super::Lectura> =
+            (0..3).map(|i| super::Lectura { ts: at(T0 + i * 1000), temp: 20.0 }).collect();
+        // The third reading needs the overflow bucket `seq: 1`, which a flag cannot hold.
+        let err = HoraSeqFlag::append_many(&db, "d-1", &lecturas).await.unwrap_err();
+        let err = match err {
+            BucketError::Incomplete(i) => i.cause,
+            other => other,
+        };
+        assert!(matches!(err, BucketError::SeqField { .. }), "{err:?}");
+        // The deserializer's error is the cause, not only text in the message.
+        let cause = std::error::Error::source(&err).expect("the deserializer's error is kept");
+        assert!(err.to_string().contains(&cause.to_string()), "{err} / {cause}");
+    });
+}
+
 /// Every stored reading of `series` on the test day, by value `v`.
 async fn stored_values(db: &mongodb::Database, series: &str) -> Vec<i64> {
     let buckets: Vec<Small> =

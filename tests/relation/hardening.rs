@@ -46,7 +46,13 @@ fn numeric_ids_of_another_width_are_found_not_missing() {
         // does not decode from a double, it is a typed error naming it, not "missing".
         raw.insert_one(doc! { "_id": 50.0, "name": "double" }).await.unwrap();
         match refs::load_many(&db, &[Ref::<Account>::new(50)]).await {
-            Err(refs::RefError::Decode { id, .. }) => assert_eq!(*id, Bson::Double(50.0)),
+            Err(e @ refs::RefError::Decode { .. }) => {
+                let refs::RefError::Decode { id, .. } = &e else { unreachable!() };
+                assert_eq!(**id, Bson::Double(50.0));
+                // The decoder's own error is kept as the cause, not flattened to text.
+                let cause = std::error::Error::source(&e).expect("a cause");
+                assert!(e.to_string().ends_with(&cause.to_string()), "{e} / {cause}");
+            }
             other => panic!("expected a decode error for the double-stored id, got {other:?}"),
         }
         // A fractional double is not the integer it rounds to.

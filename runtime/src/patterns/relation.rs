@@ -165,7 +165,7 @@ fn to_document<T: Model + Serialize>(value: &T) -> Result<Document, RefError> {
     bson_compat::to_document(value).map_err(|e| RefError::Decode {
         collection: T::COLLECTION,
         id: Box::new(Bson::Null),
-        detail: e.to_string(),
+        source: Box::new(e),
     })
 }
 
@@ -188,7 +188,7 @@ where
     *value = bson_compat::from_document(stored).map_err(|e| RefError::Decode {
         collection: T::COLLECTION,
         id: Box::new(Bson::Null),
-        detail: e.to_string(),
+        source: Box::new(e),
     })?;
     Ok(())
 }

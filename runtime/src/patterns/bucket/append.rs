@@ -208,12 +208,16 @@ fn id_for<B: Bucket>(series: &Bson, start: DateTime, seq: u32) -> Result<Bson, B
     if spec.id == IdForm::String || seq == 0 {
         return Ok(id);
     }
-    let bad = |detail: String| BucketError::SeqField { id: Box::new(id.clone()), detail };
-    let typed: B::BucketId = bson_compat::from_bson(id.clone()).map_err(|e| bad(e.to_string()))?;
-    let written = bson_compat::to_bson(&typed).map_err(|e| bad(e.to_string()))?;
+    let bad = |detail: String, source: Option<Box<dyn std::error::Error + Send + Sync>>| {
+        BucketError::SeqField { id: Box::new(id.clone()), detail, source }
+    };
+    let typed: B::BucketId = bson_compat::from_bson(id.clone())
+        .map_err(|e| bad(format!("the id type does not read it back: {e}"), Some(Box::new(e))))?;
+    let written = bson_compat::to_bson(&typed)
+        .map_err(|e| bad(format!("the id type does not write it: {e}"), Some(Box::new(e))))?;
     let seq_back = written.as_document().and_then(|d| crate::core::append::stored_count(d.get("seq")));
     if seq_back != Some(i64::from(seq)) {
-        return Err(bad("the id type has no `seq` field that keeps the number (add `seq: Option<i32>` with `skip_serializing_if = \"Option::is_none\"`)".into()));
+        return Err(bad("the id type has no `seq` field that keeps the number (add `seq: Option<i32>` with `skip_serializing_if = \"Option::is_none\"`)".into(), None));
     }
     Ok(written)
 }

@@ -62,6 +62,9 @@ pub enum BucketError {
         id: Box<Bson>,
         /// What went wrong.
         detail: String,
+        /// The serializer's or deserializer's error, when it was one (not when the
+        /// number came back changed).
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
     },
     /// `append_many` stopped after sending updates: what each bucket got, what is in
     /// doubt and what was never sent (see [`Incomplete`]). Pass the same items to
@@ -116,7 +119,7 @@ impl fmt::Display for BucketError {
             Self::EmptyRange => f.write_str("the range ends before it starts"),
             Self::Contention { id } => write!(f, "gave up appending: bucket {id} and its successors stayed full"),
             Self::CorruptBucket { id, detail } => write!(f, "bucket {id} is corrupt: {detail}"),
-            Self::SeqField { id, detail } => {
+            Self::SeqField { id, detail, .. } => {
                 write!(f, "the compound `_id` type cannot hold an overflow bucket's `seq` ({id}): {detail}")
             }
             Self::Incomplete(i) => write!(
@@ -138,6 +141,7 @@ impl std::error::Error for BucketError {
             Self::Serialize(e) => Some(e),
             Self::Decode(e) => Some(e),
             Self::Incomplete(i) => Some(&i.cause),
+            Self::SeqField { source: Some(e), .. } => Some(e.as_ref()),
             _ => None,
         }
     }

@@ -209,8 +209,9 @@ pub enum RefError {
         collection: &'static str,
         /// The document's `_id`, as stored.
         id: Box<Bson>,
-        /// What went wrong.
-        detail: String,
+        /// What the decoder said (serde's error, the raw document's, or a versioned
+        /// model's upgrade error).
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// [`load_many`] asked again for the ids a full reply left out and the server's
     /// answer settled none of them (documents larger than a reply can carry, or ids
@@ -242,8 +243,8 @@ impl fmt::Display for RefError {
                     "a reference into `{collection}` has an `_id` that cannot be written as BSON: {source}"
                 )
             }
-            Self::Decode { collection, id, detail } => {
-                write!(f, "`{collection}` document {id} does not decode: {detail}")
+            Self::Decode { collection, id, source } => {
+                write!(f, "`{collection}` document {id} does not decode: {source}")
             }
             Self::NoProgress { collection, pending } => write!(
                 f,
@@ -267,6 +268,7 @@ impl std::error::Error for RefError {
         match self {
             Self::Mongo { source, .. } => Some(source.as_ref()),
             Self::Id { source, .. } => Some(source.as_ref()),
+            Self::Decode { source, .. } => Some(source.as_ref()),
             _ => None,
         }
     }
@@ -275,18 +277,18 @@ impl std::error::Error for RefError {
 /// Decodes a stored document the way generated readers do: a versioned model
 /// upgrades older versions.
 fn decode<T: Model + DeserializeOwned>(raw: &RawDocumentBuf) -> Result<T, RefError> {
-    let fail = |detail: String| RefError::Decode {
+    let fail = |source: Box<dyn std::error::Error + Send + Sync>| RefError::Decode {
         collection: T::COLLECTION,
         id: Box::new(
             raw.get("_id").ok().flatten().and_then(|v| Bson::try_from(v).ok()).unwrap_or(Bson::Null),
         ),
-        detail,
+        source,
     };
     match T::DECODE_STORED {
-        None => bson_compat::from_slice::<T>(raw.as_bytes()).map_err(|e| fail(e.to_string())),
+        None => bson_compat::from_slice::<T>(raw.as_bytes()).map_err(|e| fail(Box::new(e))),
         Some(decode) => {
-            let document = Document::try_from(raw.as_ref()).map_err(|e| fail(e.to_string()))?;
-            decode(document).map_err(|e| fail(e.to_string()))
+            let document = Document::try_from(raw.as_ref()).map_err(|e| fail(Box::new(e)))?;
+            decode(document).map_err(|e| fail(Box::new(e)))
         }
     }
 }
