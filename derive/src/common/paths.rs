@@ -232,9 +232,6 @@ pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
                 type Value = __ds::Open;
                 type Stored = __ds::Open;
                 type Param = __ds::Bson;
-                const ARRAY: bool = false;
-                const NULLABLE: bool = false;
-                const FLOAT: bool = false;
             }
         }
     };
@@ -269,14 +266,28 @@ pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
                 });
                 let nullable = is_option(&f.recv.ty) || f.serde.skip_serializing_if.is_some();
                 let value = element.map_or_else(|| quote!(__ds::Open), |t| quote!(#t));
+                // The trait's flags default to `false`: only the true ones are written.
+                let array = array.then(|| {
+                    quote!(
+                        const ARRAY: bool = true;
+                    )
+                });
+                let nullable = nullable.then(|| {
+                    quote!(
+                        const NULLABLE: bool = true;
+                    )
+                });
+                let float = float.then(|| {
+                    quote!(
+                        const FLOAT: bool = true;
+                    )
+                });
                 quote! {
                     impl #impl_generics __ds::HasField<#i> for #ident #ty_generics #where_clause {
                         type Value = #value;
                         type Stored = #stored;
                         type Param = #param;
-                        const ARRAY: bool = #array;
-                        const NULLABLE: bool = #nullable;
-                        const FLOAT: bool = #float;
+                        #array #nullable #float
                     }
                 }
             });
@@ -289,9 +300,6 @@ pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
                         type Value = ::std::string::String;
                         type Stored = ::std::string::String;
                         type Param = ::std::string::String;
-                        const ARRAY: bool = false;
-                        const NULLABLE: bool = false;
-                        const FLOAT: bool = false;
                     }
                 }
             });

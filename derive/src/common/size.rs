@@ -27,58 +27,60 @@ fn is_char(ty: &Type) -> bool {
     quote!(#inner).to_string() == "char"
 }
 
-/// The size of one field's value, with the reason when unknown. `owner` names the
-/// type in messages.
-pub(crate) fn value_size(owner: &str, f: &Field) -> (TokenStream, TokenStream) {
+/// The size of one field's value and why it is unknown, as one
+/// `(Option<usize>, &'static str)` constant expression: a type's size is looked up
+/// once (`Probe::<T>::PART`), not once for the size and again for the reason, which
+/// halves what the compiler resolves per field. `owner` names the type in messages.
+pub(crate) fn value_part(owner: &str, f: &Field) -> TokenStream {
     let r = &f.recv;
     let ty = &r.ty;
     let name = f.name.as_deref().unwrap_or("0");
+    let unknown = |why: String| quote!((::core::option::Option::<usize>::None, #why));
     if let Some(with) = &f.serde.with {
-        let why = format!(
+        return unknown(format!(
             "`{owner}.{name}` is written by `{}`, whose output size docshape cannot see",
             with.value()
-        );
-        return (quote!(::core::option::Option::None), quote!(#why));
+        ));
     }
     if r.bson_type.is_some() {
-        let why = format!("`{owner}.{name}` states its own `bson_type`, whose size docshape cannot see");
-        return (quote!(::core::option::Option::None), quote!(#why));
+        return unknown(format!(
+            "`{owner}.{name}` states its own `bson_type`, whose size docshape cannot see"
+        ));
     }
     match classify(ty) {
         Kind::String if !is_char(ty) => match &r.max_length {
             Some(n) => {
                 let n = **n as usize;
-                (quote!(__ds::sz::string(#n)), quote!(""))
+                quote!((__ds::sz::string(#n), ""))
             }
-            None => {
-                let why = format!(
-                    "`{owner}.{name}` is a String with no `#[validate(max_length = N)]`, so its size has no bound"
-                );
-                (quote!(::core::option::Option::None), quote!(#why))
-            }
+            None => unknown(format!(
+                "`{owner}.{name}` is a String with no `#[validate(max_length = N)]`, so its size has no bound"
+            )),
         },
         Kind::Array if !matches!(peel_array(ty), Some(Type::Array(_))) => {
             let (elem, _) = types::element(ty);
             match (&r.max_items, elem) {
                 (Some(n), Some(elem)) => {
                     let n = **n as usize;
-                    let (size, why) = probe(&elem);
-                    (quote!(__ds::sz::array(#n, #size)), why)
+                    quote!(__ds::sz::array_of(#n, __ds::Probe::<#elem>::PART))
                 }
-                (Some(_), None) => {
-                    let why = format!("`{owner}.{name}` holds values whose size docshape cannot see");
-                    (quote!(::core::option::Option::None), quote!(#why))
-                }
-                (None, _) => {
-                    let why = format!(
-                        "`{owner}.{name}` is an array with no `#[validate(max_items = N)]`, so its size has no bound"
-                    );
-                    (quote!(::core::option::Option::None), quote!(#why))
-                }
+                (Some(_), None) => unknown(format!("`{owner}.{name}` holds values whose size docshape cannot see")),
+                (None, _) => unknown(format!(
+                    "`{owner}.{name}` is an array with no `#[validate(max_items = N)]`, so its size has no bound"
+                )),
             }
         }
-        _ => probe(ty),
+        _ => quote!(__ds::Probe::<#ty>::PART),
     }
+}
+
+/// [`value_part`] as separate `(size, reason)` tokens.
+pub(crate) fn value_size(owner: &str, f: &Field) -> (TokenStream, TokenStream) {
+    split(value_part(owner, f))
+}
+
+fn split(part: TokenStream) -> (TokenStream, TokenStream) {
+    (quote!((#part).0), quote!((#part).1))
 }
 
 /// The type inside `Option`s, to tell a fixed-size `[T; N]` from a `Vec`.
@@ -103,38 +105,52 @@ fn peel_array(ty: &Type) -> Option<&Type> {
     }
 }
 
-/// One element of a document: `(element size, reason)` tokens, or the merged
-/// elements of a flattened field.
-pub(crate) fn element(owner: &str, f: &Field) -> (TokenStream, TokenStream) {
-    let (size, why) = value_size(owner, f);
+/// One element of a document as a `(size, reason)` constant expression, or the
+/// merged elements of a flattened field.
+pub(crate) fn element_part(owner: &str, f: &Field) -> TokenStream {
+    let part = value_part(owner, f);
     if f.serde.flatten.is_some() {
-        return (quote!(__ds::sz::flattened(#size)), why);
+        return quote!(__ds::sz::flattened_of(#part));
     }
     let key_len = f.name.as_deref().unwrap_or_default().len();
-    (quote!(__ds::sz::element(#key_len, #size)), why)
+    quote!(__ds::sz::element_of(#key_len, #part))
+}
+
+/// [`element_part`] as separate `(size, reason)` tokens.
+pub(crate) fn element(owner: &str, f: &Field) -> (TokenStream, TokenStream) {
+    split(element_part(owner, f))
 }
 
 /// A document of some of `owner`'s fields (a projection's view): `(size, reason)`
 /// tokens.
 pub(crate) fn fields_size(owner: &str, fields: &[&Field]) -> (TokenStream, TokenStream) {
-    let parts: Vec<_> = fields.iter().map(|f| element(owner, f)).collect();
-    let sizes = parts.iter().map(|(s, _)| s);
-    let whys = parts.iter().map(|(s, w)| quote!((#s, #w)));
-    (quote!(__ds::sz::document(&[#(#sizes),*])), quote!(__ds::sz::first_unsized(&[#(#whys),*])))
+    let parts: Vec<_> = fields.iter().map(|f| element_part(owner, f)).collect();
+    (quote!(__ds::sz::document_of(&[#(#parts),*])), quote!(__ds::sz::first_unsized(&[#(#parts),*])))
 }
 
-/// The whole value's `(size, reason)` tokens, or `None` when docshape does not
-/// estimate this shape.
-fn container_size(c: &Container) -> (TokenStream, TokenStream) {
+/// The whole value's size and why it is unknown.
+enum Size {
+    /// `(size, reason)` tokens.
+    Pair(TokenStream, TokenStream),
+    /// A `&[(Option<usize>, &str)]` of a document's elements: the size and the
+    /// reason are both read from this one list.
+    Parts(TokenStream),
+}
+
+/// The whole value's size tokens.
+fn container_size(c: &Container) -> Size {
     let owner = c.ident.to_string();
-    let unknown = |why: String| (quote!(::core::option::Option::None), quote!(#why));
+    let unknown = |why: String| Size::Pair(quote!(::core::option::Option::None), quote!(#why));
     if c.serde.into.is_some() {
         return unknown(format!("`{owner}` is stored as another type (`serde(into)`)"));
     }
     match &c.body {
         Body::Struct(_, fields) if c.serde.transparent => {
             match fields.iter().filter(|f| !f.serde.skip).collect::<Vec<_>>().as_slice() {
-                [only] => value_size(&owner, only),
+                [only] => {
+                    let (size, why) = value_size(&owner, only);
+                    Size::Pair(size, why)
+                }
                 _ => unknown(format!("`{owner}` is transparent over no single field")),
             }
         }
@@ -142,32 +158,29 @@ fn container_size(c: &Container) -> (TokenStream, TokenStream) {
             if c.serde.tag.is_some() {
                 return unknown(format!("`{owner}` is written with a tag docshape does not size"));
             }
-            let parts: Vec<_> = fields.iter().filter(|f| !f.serde.skip).map(|f| element(&owner, f)).collect();
-            let sizes = parts.iter().map(|(s, _)| s);
-            let whys = parts.iter().map(|(s, w)| quote!((#s, #w)));
-            (quote!(__ds::sz::document(&[#(#sizes),*])), quote!(__ds::sz::first_unsized(&[#(#whys),*])))
+            let parts = fields.iter().filter(|f| !f.serde.skip).map(|f| element_part(&owner, f));
+            Size::Parts(quote!(&[#(#parts),*]))
         }
         Body::Struct(darling::ast::Style::Tuple, fields) => {
             let stored: Vec<&Field> = fields.iter().filter(|f| !f.serde.skip).collect();
             if let ([only], 1) = (stored.as_slice(), fields.len()) {
-                return value_size(&owner, only);
+                let (size, why) = value_size(&owner, only);
+                return Size::Pair(size, why);
             }
             // A tuple is an array: keyed "0", "1", ...
             let parts: Vec<_> = stored
                 .iter()
                 .enumerate()
                 .map(|(i, f)| {
-                    let (size, why) = value_size(&owner, f);
+                    let part = value_part(&owner, f);
                     let key_len = i.to_string().len();
-                    (quote!(__ds::sz::element(#key_len, #size)), why)
+                    quote!(__ds::sz::element_of(#key_len, #part))
                 })
                 .collect();
-            let sizes = parts.iter().map(|(s, _)| s);
-            let whys = parts.iter().map(|(s, w)| quote!((#s, #w)));
-            (quote!(__ds::sz::document(&[#(#sizes),*])), quote!(__ds::sz::first_unsized(&[#(#whys),*])))
+            Size::Parts(quote!(&[#(#parts),*]))
         }
         Body::Struct(darling::ast::Style::Unit, _) => {
-            (quote!(::core::option::Option::Some(0usize)), quote!(""))
+            Size::Pair(quote!(::core::option::Option::Some(0usize)), quote!(""))
         }
         Body::Enum(variants) => {
             let plain = c.serde.tag.is_none() && c.serde.untagged.is_none();
@@ -175,7 +188,7 @@ fn container_size(c: &Container) -> (TokenStream, TokenStream) {
             if plain && stored.iter().all(|v| v.style == darling::ast::Style::Unit && !v.serde.untagged) {
                 // A unit variant is written as its name.
                 let longest = stored.iter().map(|v| v.name.len()).max().unwrap_or(0) + 5;
-                (quote!(::core::option::Option::Some(#longest)), quote!(""))
+                Size::Pair(quote!(::core::option::Option::Some(#longest)), quote!(""))
             } else {
                 unknown(format!("`{owner}` is an enum with data, whose size docshape does not estimate"))
             }
@@ -190,10 +203,21 @@ pub(crate) fn impl_for(c: &Container) -> TokenStream {
         return TokenStream::new();
     }
     let ident = &c.ident;
-    let (size, why) = container_size(c);
+    let (size, why, parts) = match container_size(c) {
+        Size::Pair(size, why) => (size, why, None),
+        // One list of the elements, read twice: each field's size is computed once.
+        Size::Parts(parts) => (
+            quote!(__ds::sz::document_of(__DS_SIZE_PARTS)),
+            quote!(__ds::sz::first_unsized(__DS_SIZE_PARTS)),
+            Some(quote! {
+                const __DS_SIZE_PARTS: &[(::core::option::Option<usize>, &str)] = #parts;
+            }),
+        ),
+    };
     quote! {
         #[allow(unused_imports)]
         use __ds::ProbeFallback as _;
+        #parts
         #[automatically_derived]
         impl __ds::MaxBsonSize for #ident {
             const MAX_BSON_SIZE: ::core::option::Option<usize> = #size;

@@ -30,12 +30,14 @@ pub trait StoredNames {
 pub trait HasField<const I: usize> {
     /// The type the next segment is looked up in (array elements for arrays).
     type Value: ?Sized;
+    // The flags default to `false` so that derived impls write only the true ones:
+    // fewer items for the compiler in every model's crate.
     /// Whether the field holds an array.
-    const ARRAY: bool;
+    const ARRAY: bool = false;
     /// Whether the field can be null or missing.
-    const NULLABLE: bool;
+    const NULLABLE: bool = false;
     /// Whether the field holds a binary float.
-    const FLOAT: bool;
+    const FLOAT: bool = false;
     /// The field's own type, as declared (`Open` where it cannot be named).
     type Stored: ?Sized;
     /// The type an equality filter on this field takes: the field's own type when its

@@ -144,6 +144,8 @@ impl<T: MaxBsonSize + ?Sized> Probe<T> {
     pub const MAX: Option<usize> = T::MAX_BSON_SIZE;
     /// `T::UNSIZED`.
     pub const UNSIZED: &'static str = T::UNSIZED;
+    /// Both at once, for the `*_of` functions.
+    pub const PART: (Option<usize>, &'static str) = (T::MAX_BSON_SIZE, T::UNSIZED);
 }
 
 /// See [`Probe`].
@@ -153,6 +155,8 @@ pub trait ProbeFallback {
     const MAX: Option<usize> = None;
     /// Why.
     const UNSIZED: &'static str = "a type that does not implement `docshape::size::MaxBsonSize` (derive `Embedded` on it, or implement the trait)";
+    /// Both.
+    const PART: (Option<usize>, &'static str) = (None, Self::UNSIZED);
 }
 
 impl<T: ?Sized> ProbeFallback for Probe<T> {}
@@ -232,6 +236,40 @@ pub const fn array(n: usize, value: Option<usize>) -> Option<usize> {
         Some(body) => add(Some(body + 5), Some(index_key_digits(n))),
         None => None,
     }
+}
+
+/// A size and why it is unknown: what the `*_of` functions take and give, so that
+/// derived code looks each field's type up once.
+pub type Part = (Option<usize>, &'static str);
+
+/// [`element`] of a [`Part`].
+pub const fn element_of(key_len: usize, value: Part) -> Part {
+    (element(key_len, value.0), value.1)
+}
+
+/// [`array`] of a [`Part`].
+pub const fn array_of(n: usize, value: Part) -> Part {
+    let why = if value.0.is_some() { "" } else { value.1 };
+    (array(n, value.0), why)
+}
+
+/// [`flattened`] of a [`Part`].
+pub const fn flattened_of(document: Part) -> Part {
+    (flattened(document.0), document.1)
+}
+
+/// [`document`] of [`Part`]s.
+pub const fn document_of(elements: &[Part]) -> Option<usize> {
+    let mut total = 5usize;
+    let mut i = 0;
+    while i < elements.len() {
+        total = match add(Some(total), elements[i].0) {
+            Some(t) => t,
+            None => return None,
+        };
+        i += 1;
+    }
+    Some(total)
 }
 
 /// The reason of the first unknown part, or `""` when all are known.
