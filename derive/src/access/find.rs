@@ -337,6 +337,10 @@ fn view(c: &Container, a: &Access, versioned: bool) -> (syn::Ident, TokenStream,
         impl __ds::Projection for #ident {
             type Model = #model;
             const FIELDS: ::core::option::Option<&'static [&'static str]> = #fields_const;
+            // `inline`: compiled where a finder is called, not in every crate of
+            // models; this body instantiates the BSON deserializer for the view, which
+            // doubled what a view row cost the models' crate.
+            #[inline]
             fn decode(document: __ds::RawDocumentBuf) -> ::core::result::Result<Self, __ds::FindError> {
                 #decode
             }

@@ -9,10 +9,10 @@
 // the check, which names the `Model` trait.
 pub(crate) mod consistency;
 pub(crate) mod explain;
-pub(crate) mod find;
+pub mod find;
 pub(crate) mod load;
 pub(crate) mod table;
-pub(crate) mod update;
+pub mod update;
 
 pub use consistency::{Consistency, MIN_MAX_STALENESS};
 pub use explain::{explain_access_patterns, ExplainOutcome};

@@ -247,7 +247,7 @@ pub const fn element_of(key_len: usize, value: Part) -> Part {
     (element(key_len, value.0), value.1)
 }
 
-/// [`array`] of a [`Part`].
+/// [`array()`] of a [`Part`].
 pub const fn array_of(n: usize, value: Part) -> Part {
     let why = if value.0.is_some() { "" } else { value.1 };
     (array(n, value.0), why)

@@ -83,7 +83,7 @@
 //! work from the `const` specs alone, without a server.
 
 #[cfg(feature = "redis")]
-pub(crate) mod cache;
+pub mod cache;
 mod catalog;
 #[cfg(feature = "redis-cluster")]
 mod cluster;
