@@ -14,7 +14,7 @@ struct User {
 async fn attack(db: &docshape::mongodb::Database) {
     let body = doc! { "$ne": null };
     let _ = docshape::copies::update_one::<User>(db, &body, doc! { "$set": { "name": "X" } }).await;
-    let _ = docshape::copies::repair::<User>(db, &docshape::bson::Bson::Document(body.clone())).await;
+    let _ = docshape::copies::repair::<User>(db, &body).await;
 }
 
 fn main() {}

@@ -1,6 +1,11 @@
 use std::collections::BTreeMap;
 
 use docshape::bson::{doc, oid::ObjectId, DateTime};
+// bson 2's serde helpers by their real paths. bson 3 has none of these names (its
+// helpers are `serde_as` types), so under `bson-3` the same names are written here:
+// the schema inference recognises a helper by its name.
+#[cfg(not(feature = "bson-3"))]
+use docshape::bson::serde_helpers::{hex_string_as_object_id, serialize_u64_as_i64};
 use docshape::validator::Schema;
 use docshape::{Embedded, Model};
 use serde::{Deserialize, Serialize};
@@ -16,10 +21,10 @@ struct Usuario {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[validate(minimum = 0, maximum = 150)]
     edad: Option<i32>,
-    #[serde(with = "docshape::bson::serde_helpers::hex_string_as_object_id")]
+    #[serde(with = "hex_string_as_object_id")]
     legacy_id: String,
     #[validate(bson_type = "date")]
-    #[serde(serialize_with = "docshape::bson::serde_helpers::serialize_u64_as_i64")]
+    #[serde(serialize_with = "serialize_u64_as_i64")]
     raw_millis: u64,
     creado: DateTime,
     direccion: Direccion,
@@ -65,4 +70,26 @@ fn main() {
     // The flattened map admits any further key as an int, even though the model is strict.
     assert_eq!(schema.get_document("additionalProperties").unwrap(), &doc! { "bsonType": "int" });
     assert!(!schema.get_array("required").unwrap().iter().any(|r| r.as_str() == Some("edad")));
+}
+
+/// A hex string stored as an `ObjectId`, as bson 2's helper of this name does.
+#[cfg(feature = "bson-3")]
+mod hex_string_as_object_id {
+    use docshape::bson::oid::ObjectId;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(hex: &str, serializer: S) -> Result<S::Ok, S::Error> {
+        ObjectId::parse_str(hex).map_err(serde::ser::Error::custom)?.serialize(serializer)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+        Ok(ObjectId::deserialize(deserializer)?.to_hex())
+    }
+}
+
+/// A `u64` stored as an `i64`, as bson 2's helper of this name does.
+#[cfg(feature = "bson-3")]
+fn serialize_u64_as_i64<S: serde::Serializer>(value: &u64, serializer: S) -> Result<S::Ok, S::Error> {
+    let value = i64::try_from(*value).map_err(serde::ser::Error::custom)?;
+    serializer.serialize_i64(value)
 }
