@@ -121,6 +121,32 @@ impl TestServer {
         Self::start_local_with(&["--standalone"])
     }
 
+    /// [`TestServer::start_local`] speaking TLS only, with the server certificate
+    /// `cert` and its private key `key` (PEM files). Its [`uri`](Self::uri) asks for
+    /// TLS and trusts the certificate authority in `ca` (a PEM file), so a client opened
+    /// from it checks the server's certificate as a deployment's would.
+    pub fn start_local_tls(cert: &Path, key: &Path, ca: &Path) -> Result<Self, TestkitError> {
+        let text = |p: &Path| {
+            p.to_str()
+                .map(str::to_owned)
+                .ok_or_else(|| TestkitError::new(format!("{} is not UTF-8", p.display())))
+        };
+        let (cert, key, ca) = (text(cert)?, text(key)?, text(ca)?);
+        let mut server = Self::start_local_with(&["--tls-cert-file", &cert, "--tls-key-file", &key])?;
+        // The CA file's path goes into the URI's query: escape what would end or split it.
+        let ca: String = ca
+            .bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
+                    (b as char).to_string()
+                }
+                _ => format!("%{b:02X}"),
+            })
+            .collect();
+        server.uri = format!("{}&tls=true&tlsCAFile={ca}", server.uri);
+        Ok(server)
+    }
+
     fn start_local_with(extra: &[&str]) -> Result<Self, TestkitError> {
         let python = secantus_python()?;
         let port = free_port()?;
