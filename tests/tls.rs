@@ -1,7 +1,8 @@
-//! TLS on a real connection, with docshape's default TLS backend (`rustls-tls`): a
-//! local server that speaks TLS only, a certificate authority made for the test, and
-//! the generated finder and `sync` over it. A client that does not trust the authority,
-//! or does not ask for TLS, gets nothing.
+//! TLS on a real connection: a local server that speaks TLS only, a certificate
+//! authority made for the test, and the generated finder and `sync` over it. A client
+//! that does not trust the authority, or does not ask for TLS, gets nothing. README's
+//! test command runs it with docshape's default backend (`rustls-tls`, ring) and again
+//! with `--features docshape/rustls-tls-aws-lc` (the driver then uses aws-lc-rs).
 
 use std::path::Path;
 use std::time::Duration;
