@@ -2,7 +2,8 @@
 //! authority made for the test, and the generated finder and `sync` over it. A client
 //! that does not trust the authority, or does not ask for TLS, gets nothing. README's
 //! test command runs it with docshape's default backend (`rustls-tls`, ring) and again
-//! with `--features docshape/rustls-tls-aws-lc` (the driver then uses aws-lc-rs).
+//! with `--features docshape/rustls-tls-aws-lc` (the driver then uses aws-lc-rs), and
+//! with this crate's `openssl-tls` (the driver then uses OpenSSL, built from source).
 
 use std::path::Path;
 use std::time::Duration;
@@ -27,14 +28,19 @@ pub struct Account {
 /// A certificate authority and a certificate it signed for `127.0.0.1` and
 /// `localhost`, written as PEM files into `dir`: `(ca, cert, key)`.
 fn certificates(dir: &Path, name: &str) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
-    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
     let ca_key = KeyPair::generate().unwrap();
     let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
     ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    // Distinct names for the authority and the server: rcgen gives both the same one by
+    // default, and OpenSSL then takes the server's certificate for a self-signed one.
+    ca_params.distinguished_name.push(DnType::CommonName, format!("docshape test CA {name}"));
     let ca_cert = ca_params.self_signed(&ca_key).unwrap();
     let issuer = Issuer::new(ca_params, ca_key);
     let server_key = KeyPair::generate().unwrap();
-    let server_params = CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()]).unwrap();
+    let mut server_params =
+        CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()]).unwrap();
+    server_params.distinguished_name.push(DnType::CommonName, "localhost");
     let server_cert = server_params.signed_by(&server_key, &issuer).unwrap();
     let paths = (
         dir.join(format!("{name}-ca.pem")),
@@ -85,6 +91,9 @@ async fn the_finder_and_sync_work_over_tls_and_nothing_works_without_it() {
     let err = client(&distrust).await.database("tls_test").run_command(doc! { "ping": 1 }).await.unwrap_err();
     let text = err.to_string().to_lowercase();
     assert!(text.contains("certificate") || text.contains("unknownissuer"), "{err}");
+    // And the refusal comes from the backend this build asked for: with `openssl-tls` on,
+    // the driver must have switched to OpenSSL, whose errors name its own routines.
+    assert_eq!(text.contains("ssl routines"), cfg!(feature = "openssl-tls"), "{err}");
 
     drop(server);
     let _ = std::fs::remove_dir_all(&dir);
