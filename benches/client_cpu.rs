@@ -59,6 +59,15 @@ fn cursor_tokens(c: &mut Criterion) {
                 decode_token(&t, scope, key).unwrap()
             })
         });
+        // What a page that reads a cursor and writes the next one costs: the scope is
+        // hashed once for both, as `Paginator::fetch` does.
+        group.bench_function(format!("page_{name}"), |b| {
+            b.iter(|| {
+                let prepared = scope.prepare();
+                let values = prepared.decode(black_box(token), key).unwrap();
+                prepared.encode(&values, key)
+            })
+        });
     }
     group.finish();
 }
