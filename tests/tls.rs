@@ -62,9 +62,10 @@ async fn client(uri: &str) -> Client {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_finder_and_sync_work_over_tls_and_nothing_works_without_it() {
-    let dir = std::env::temp_dir().join(format!("docshape-tls-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (ca, cert, key) = certificates(&dir, "server");
+    let dir = TempDir(std::env::temp_dir().join(format!("docshape-tls-{}", std::process::id())));
+    std::fs::create_dir_all(&dir.0).unwrap();
+    let dir = &dir.0;
+    let (ca, cert, key) = certificates(dir, "server");
     let server = TestServer::start_local_tls(&cert, &key, &ca).unwrap();
     assert!(server.uri().contains("tls=true"), "{}", server.uri());
 
@@ -85,7 +86,7 @@ async fn the_finder_and_sync_work_over_tls_and_nothing_works_without_it() {
     assert!(err.to_string().to_lowercase().contains("server selection"), "{err}");
 
     // TLS trusting another authority: the server's certificate is refused.
-    let (other_ca, _, _) = certificates(&dir, "other");
+    let (other_ca, _, _) = certificates(dir, "other");
     let distrust = server.uri().replace(ca.to_str().unwrap(), other_ca.to_str().unwrap());
     assert_ne!(distrust, server.uri());
     let err = client(&distrust).await.database("tls_test").run_command(doc! { "ping": 1 }).await.unwrap_err();
@@ -96,5 +97,13 @@ async fn the_finder_and_sync_work_over_tls_and_nothing_works_without_it() {
     assert_eq!(text.contains("ssl routines"), cfg!(feature = "openssl-tls"), "{err}");
 
     drop(server);
-    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The test's certificates: removed when the test ends, passed or failed.
+struct TempDir(std::path::PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }

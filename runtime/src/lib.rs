@@ -203,6 +203,15 @@
 //! in the crate root, the one place that imports everything.
 
 #![warn(missing_docs)]
+// Some docs link to items of optional features (`cli`, `testkit`, `redis`,
+// `redis-cluster`), which exist only when those are on. The documentation is built with
+// every feature (`package.metadata.docs.rs`), where every link resolves and is checked
+// (`RUSTDOCFLAGS="-D warnings" cargo doc -p docshape --no-deps --all-features`); in a
+// build without them, those links are left as text instead of warning.
+#![cfg_attr(
+    not(all(feature = "cli", feature = "testkit", feature = "redis-cluster")),
+    allow(rustdoc::broken_intra_doc_links)
+)]
 
 // Lets the derives' `::docshape::...` paths resolve inside this crate's own tests.
 extern crate self as docshape;
