@@ -1,6 +1,7 @@
 //! Validators enforced by a real server: the seed's `usuarios`, soundness over
-//! generated values, completeness per constraint, and `sync`.
+//! generated values, completeness per constraint, `sync`, and chrono's types.
 
+mod chrono;
 mod completeness;
 mod soundness;
 mod sync;

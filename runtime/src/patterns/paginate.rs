@@ -1110,6 +1110,19 @@ mod tests {
     };
     const OTHER: AccessPattern = AccessPattern { name: "other", ..P };
 
+    /// proptest's generator, seeded per run from the clock, and its seed (which the
+    /// tests print on failure, to replay it).
+    fn seeded() -> (u64, proptest::test_runner::TestRng) {
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64)
+            | 1;
+        let bytes: Vec<u8> = seed.to_le_bytes().iter().chain(&(!seed).to_le_bytes()).copied().collect();
+        let rng =
+            proptest::test_runner::TestRng::from_seed(proptest::test_runner::RngAlgorithm::XorShift, &bytes);
+        (seed, rng)
+    }
+
     /// A scope in database `db` for the feed of `u_42`.
     fn scope<'a>(collection: &'a str, pattern: &'a AccessPattern) -> Scope<'a> {
         in_scope("db", collection, pattern, "u_42")
@@ -1329,13 +1342,7 @@ mod tests {
 
     #[test]
     fn the_base64_is_the_base64_crates_url_safe_no_pad() {
-        let seed = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(1, |d| d.as_nanos() as u64)
-            | 1;
-        let bytes: Vec<u8> = seed.to_le_bytes().iter().chain(&(!seed).to_le_bytes()).copied().collect();
-        let mut rng =
-            proptest::test_runner::TestRng::from_seed(proptest::test_runner::RngAlgorithm::XorShift, &bytes);
+        let (seed, mut rng) = seeded();
         use proptest::prelude::Rng;
         let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
         let alphabet = b"AQgw-_Zz09+/=. \0\xff";
@@ -1378,13 +1385,7 @@ mod tests {
     fn the_hand_reader_agrees_with_the_bson_crate_on_written_and_mutated_payloads() {
         // Where the hand reader answers, the bson crate's reader answers the same;
         // where it declines, the bson crate decides (see `read_written_payload`).
-        let seed = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(1, |d| d.as_nanos() as u64)
-            | 1;
-        let bytes: Vec<u8> = seed.to_le_bytes().iter().chain(&(!seed).to_le_bytes()).copied().collect();
-        let mut rng =
-            proptest::test_runner::TestRng::from_seed(proptest::test_runner::RngAlgorithm::XorShift, &bytes);
+        let (seed, mut rng) = seeded();
         use proptest::prelude::Rng;
         let mut next = move || rng.next_u64();
         let pick = |next: &mut dyn FnMut() -> u64| -> Bson {
@@ -1446,14 +1447,7 @@ mod tests {
 
     #[test]
     fn a_hundred_thousand_random_and_mutated_tokens_are_typed_errors() {
-        let seed = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(1, |d| d.as_nanos() as u64)
-            | 1;
-        // proptest's generator, seeded per run (the seed is printed on failure).
-        let bytes: Vec<u8> = seed.to_le_bytes().iter().chain(&(!seed).to_le_bytes()).copied().collect();
-        let mut rng =
-            proptest::test_runner::TestRng::from_seed(proptest::test_runner::RngAlgorithm::XorShift, &bytes);
+        let (seed, mut rng) = seeded();
         use proptest::prelude::Rng;
         let mut next = move || rng.next_u64();
         let key = CursorKey::new(vec![9u8; 32]).unwrap();
