@@ -62,9 +62,9 @@ async fn client(uri: &str) -> Client {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_finder_and_sync_work_over_tls_and_nothing_works_without_it() {
-    let dir = TempDir(std::env::temp_dir().join(format!("docshape-tls-{}", std::process::id())));
-    std::fs::create_dir_all(&dir.0).unwrap();
-    let dir = &dir.0;
+    let certificates_dir = TempDir(std::env::temp_dir().join(format!("docshape-tls-{}", std::process::id())));
+    let dir = &certificates_dir.0;
+    std::fs::create_dir_all(dir).unwrap();
     let (ca, cert, key) = certificates(dir, "server");
     let server = TestServer::start_local_tls(&cert, &key, &ca).unwrap();
     assert!(server.uri().contains("tls=true"), "{}", server.uri());
