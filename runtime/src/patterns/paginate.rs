@@ -1111,7 +1111,7 @@ mod tests {
     const OTHER: AccessPattern = AccessPattern { name: "other", ..P };
 
     /// proptest's generator, seeded per run from the clock, and its seed (which the
-    /// tests print on failure, to replay it).
+    /// tests print on failure).
     fn seeded() -> (u64, proptest::test_runner::TestRng) {
         let seed = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -1121,6 +1121,19 @@ mod tests {
         let rng =
             proptest::test_runner::TestRng::from_seed(proptest::test_runner::RngAlgorithm::XorShift, &bytes);
         (seed, rng)
+    }
+
+    /// One random change to `bytes`, which must not be empty: a byte replaced, removed
+    /// or inserted.
+    fn mutate(bytes: &mut Vec<u8>, next: &mut impl FnMut() -> u64) {
+        let at = (next() % bytes.len() as u64) as usize;
+        match next() % 3 {
+            0 => bytes[at] = next() as u8,
+            1 => {
+                bytes.remove(at);
+            }
+            _ => bytes.insert(at, next() as u8),
+        }
     }
 
     /// A scope in database `db` for the feed of `u_42`.
@@ -1420,14 +1433,7 @@ mod tests {
                 if payload.is_empty() {
                     break;
                 }
-                let at = (next() % payload.len() as u64) as usize;
-                match next() % 3 {
-                    0 => payload[at] = next() as u8,
-                    1 => {
-                        payload.remove(at);
-                    }
-                    _ => payload.insert(at, next() as u8),
-                }
+                mutate(&mut payload, &mut next);
             }
             match read_written_payload(&payload, values.len()) {
                 Some(fast) => {
@@ -1469,14 +1475,7 @@ mod tests {
                 let base = &valid[(next() % 2) as usize];
                 let mut bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(base).unwrap();
                 for _ in 0..=(next() % 4) {
-                    let at = (next() % bytes.len() as u64) as usize;
-                    match next() % 3 {
-                        0 => bytes[at] = next() as u8,
-                        1 => {
-                            bytes.remove(at);
-                        }
-                        _ => bytes.insert(at, next() as u8),
-                    }
+                    mutate(&mut bytes, &mut next);
                     if bytes.is_empty() {
                         bytes.push(1);
                     }
