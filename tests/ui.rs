@@ -29,3 +29,22 @@ fn ui() {
     }
     t.pass("ui/pass/*.rs");
 }
+
+/// The per-feature copies of a case are one case: only their expected output differs.
+#[test]
+fn the_per_feature_copies_of_a_case_are_the_same_source() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("ui/fail_denormalized");
+    let mut names: Vec<_> = std::fs::read_dir(dir.join("bson2"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().ends_with(".rs"))
+        .collect();
+    names.sort();
+    assert!(!names.is_empty());
+    for name in names {
+        let two = std::fs::read_to_string(dir.join("bson2").join(&name)).unwrap();
+        let three = std::fs::read_to_string(dir.join("bson3").join(&name))
+            .unwrap_or_else(|e| panic!("bson3/{} is missing: {e}", name.to_string_lossy()));
+        assert_eq!(two, three, "bson2/ and bson3/{} differ", name.to_string_lossy());
+    }
+}
