@@ -49,6 +49,9 @@ pub const SECANTUSDB_VERSION: &str = "0.7.0b3";
 /// Python's imports).
 const START_TIMEOUT: Duration = Duration::from_secs(90);
 
+/// How long a local server may take to stop once asked before it is killed.
+const STOP_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Why the testkit could not provide a server.
 #[derive(Debug)]
 pub struct TestkitError {
@@ -95,15 +98,25 @@ fn fail<T>(msg: impl Into<String>) -> Result<T, TestkitError> {
 
 /// A MongoDB-wire server: the one `MONGODB_URI` names, or a local SecantusDB process
 /// that lives as long as this value (and never longer than the process that started it).
+///
+/// A local server keeps its data and its log in a folder of its own under the
+/// temporary directory, `docshape-secantus-<process id>-<port>`, removed when the
+/// server stops; a server that exits by itself leaves its log there.
 pub struct TestServer {
     uri: String,
     external: bool,
     child: Option<Child>,
+    /// The local server's folder (in `Debug`: where its log is).
+    dir: Option<PathBuf>,
 }
 
 impl fmt::Debug for TestServer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TestServer").field("uri", &self.uri).field("external", &self.external).finish()
+        f.debug_struct("TestServer")
+            .field("uri", &self.uri)
+            .field("external", &self.external)
+            .field("dir", &self.dir)
+            .finish()
     }
 }
 
@@ -150,8 +163,10 @@ impl TestServer {
     fn start_local_with(extra: &[&str]) -> Result<Self, TestkitError> {
         let python = secantus_python()?;
         let port = free_port()?;
-        let log_path =
-            std::env::temp_dir().join(format!("docshape-secantus-{}-{port}.log", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("docshape-secantus-{}-{port}", std::process::id()));
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| TestkitError::caused(format!("cannot create {}", dir.display()), e))?;
+        let log_path = dir.join("secantus.log");
         let log = std::fs::File::create(&log_path)
             .map_err(|e| TestkitError::caused(format!("cannot create {}", log_path.display()), e))?;
         let log_err = log.try_clone().map_err(|e| TestkitError::caused("", e))?;
@@ -161,6 +176,7 @@ impl TestServer {
             .arg("-c")
             .arg(LAUNCHER)
             .arg(port.to_string())
+            .arg(&dir)
             .args(extra)
             .stdin(Stdio::piped())
             .stdout(log)
@@ -173,6 +189,7 @@ impl TestServer {
             uri: format!("mongodb://{addr}/?directConnection=true"),
             external: false,
             child: Some(child),
+            dir: Some(dir),
         })
     }
 
@@ -208,10 +225,23 @@ impl TestServer {
 impl Drop for TestServer {
     fn drop(&mut self) {
         if let Some(child) = &mut self.child {
-            let _ = child.kill();
-            let _ = child.wait();
+            stop_child(child);
         }
     }
+}
+
+/// Stops a server the testkit started under a launcher (SecantusDB's) or a watchdog
+/// (Redis's): both stop their server and clean up when their stdin closes, which is
+/// what this does first. Killing them instead would orphan the server and leave its
+/// files behind, so that only happens to one still running after a few seconds.
+pub(crate) fn stop_child(child: &mut Child) {
+    drop(child.stdin.take());
+    let deadline = Instant::now() + STOP_TIMEOUT;
+    while matches!(child.try_wait(), Ok(None)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 /// The process-wide server: `MONGODB_URI` when set, otherwise one local SecantusDB
@@ -220,7 +250,9 @@ pub fn server() -> Result<&'static TestServer, TestkitError> {
     static SERVER: OnceLock<Result<TestServer, String>> = OnceLock::new();
     SERVER
         .get_or_init(|| match std::env::var("MONGODB_URI") {
-            Ok(uri) if !uri.trim().is_empty() => Ok(TestServer { uri, external: true, child: None }),
+            Ok(uri) if !uri.trim().is_empty() => {
+                Ok(TestServer { uri, external: true, child: None, dir: None })
+            }
             _ => TestServer::start_local().map_err(|e| e.message),
         })
         .as_ref()
@@ -346,23 +378,50 @@ pub async fn assert_access_patterns_use_indexes<T: crate::Model>(db: &Database) 
     );
 }
 
-/// Runs the server and exits when stdin closes (the parent is gone), removing its data.
+/// Runs the server as a child process, its data in `data` inside the folder `argv[2]`
+/// (which also holds the log), and stops it when stdin closes (the parent is gone or
+/// dropped its [`TestServer`]) or on SIGTERM. Then it removes the folder; a server
+/// that exited by itself loses only its data, and its log stays for the error message.
+/// The data is removed only once the server is dead: removing it under a running
+/// server raced with the server's own writes and left folders behind.
 const LAUNCHER: &str = r#"
-import os, shutil, sys, tempfile, threading
-data = tempfile.mkdtemp(prefix="docshape-secantus-")
+import os, shutil, signal, subprocess, sys, threading
+port, folder = sys.argv[1], sys.argv[2]
+data = os.path.join(folder, "data")
+# The server ends when its stdin, a pipe from here, closes: when this launcher is gone,
+# however it went, so that no server outlives it.
+run = """
+import os, sys, threading
 def watch():
     try:
         while sys.stdin.buffer.read(1):
             pass
     except Exception:
         pass
-    shutil.rmtree(data, ignore_errors=True)
     os._exit(0)
 threading.Thread(target=watch, daemon=True).start()
+sys.argv[0] = "secantusd-py"
 from secantus.cli import main
-port = sys.argv[1]
-sys.argv = ["secantusd-py", "--host", "127.0.0.1", "--port", port, "--storage-path", data, "--log-level", "WARNING"] + sys.argv[2:]
 sys.exit(main())
+"""
+args = ["--host", "127.0.0.1", "--port", port, "--storage-path", data, "--log-level", "WARNING"]
+server = subprocess.Popen([sys.executable, "-c", run] + args + sys.argv[3:], stdin=subprocess.PIPE)
+stopped = threading.Event()
+def stop(*_):
+    stopped.set()
+    server.kill()
+def watch():
+    try:
+        while sys.stdin.buffer.read(1):
+            pass
+    except Exception:
+        pass
+    stop()
+signal.signal(signal.SIGTERM, stop)
+threading.Thread(target=watch, daemon=True).start()
+status = server.wait()
+shutil.rmtree(folder if stopped.is_set() else data, ignore_errors=True)
+sys.exit(0 if stopped.is_set() else status if status >= 0 else 128 - status)
 "#;
 
 /// Waits until a server the testkit started accepts connections on `addr`; an error
@@ -387,12 +446,10 @@ pub(crate) fn wait_until_listening(
             ));
         }
         if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return fail(format!(
-                "{what} did not listen on {addr} within {START_TIMEOUT:?}:\n{}",
-                tail(log_path)
-            ));
+            // The log first: a server stopped this way removes it.
+            let log = tail(log_path);
+            stop_child(child);
+            return fail(format!("{what} did not listen on {addr} within {START_TIMEOUT:?}:\n{log}"));
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -525,5 +582,15 @@ mod tests {
         assert!(e.to_string().starts_with("docshape testkit: MongoDB: "), "{e}");
         assert!(std::error::Error::source(&e).is_some_and(|s| s.is::<mongodb::error::Error>()));
         assert!(std::error::Error::source(&TestkitError::new("no server")).is_none());
+    }
+
+    #[test]
+    fn a_local_server_leaves_no_files_behind() {
+        let server = TestServer::start_local().unwrap();
+        let dir = server.dir.clone().unwrap();
+        assert!(dir.join("secantus.log").is_file(), "no log in {}", dir.display());
+        assert!(dir.join("data").is_dir(), "no data in {}", dir.display());
+        drop(server);
+        assert!(!dir.exists(), "{} is left behind", dir.display());
     }
 }

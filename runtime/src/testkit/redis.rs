@@ -151,6 +151,10 @@ impl From<redis::RedisError> for TestkitError {
 
 /// A Redis server: the one `REDIS_URL` names, or a local `redis-server` that lives as
 /// long as this value (and never longer than the process that started it).
+///
+/// A local server keeps its log in a folder of its own under the temporary directory,
+/// `docshape-redis-<process id>-<port>` (a cluster node its configuration too), removed
+/// when the server stops; a server that fails leaves it there.
 pub struct RedisServer {
     url: String,
     external: bool,
@@ -167,8 +171,8 @@ impl fmt::Debug for RedisServer {
 /// Runs redis-server and stops it when stdin closes, which happens when the process
 /// that started it ends however it ends (the SecantusDB launcher does the same). The
 /// watcher reads a copy of stdin (fd 3): a background job's own stdin is /dev/null.
-/// A server stopped that way exits 0 and its log is removed; a failed start keeps it
-/// for the error message.
+/// A server stopped that way exits 0 and its folder (its log, a cluster node's
+/// configuration) is removed; a server that failed keeps it for the error message.
 const WATCHDOG: &str = r#"
 exec 3<&0
 "$0" "$@" 3<&- </dev/null &
@@ -177,7 +181,7 @@ server=$!
 exec 3<&-
 wait "$server"
 status=$?
-[ "$status" = 0 ] && rm -f "$DOCSHAPE_REDIS_LOG"
+[ "$status" = 0 ] && rm -rf "$DOCSHAPE_REDIS_DIR"
 exit "$status"
 "#;
 
@@ -186,9 +190,8 @@ impl RedisServer {
     /// `DOCSHAPE_REDIS_SERVER` names, or the one on PATH, or one fetched into the cache.
     pub fn start_local() -> Result<Self, TestkitError> {
         let port = free_port()?;
-        let dir = std::env::temp_dir();
         let args = ["--databases".to_owned(), DATABASES.to_string()];
-        let child = spawn(&redis_server_binary()?, port, &dir, &args)?;
+        let child = spawn(&redis_server_binary()?, port, &args)?;
         Ok(Self {
             url: format!("redis://{}", SocketAddr::from(([127, 0, 0, 1], port))),
             external: false,
@@ -230,9 +233,13 @@ impl RedisServer {
 }
 
 /// Starts `binary` on `127.0.0.1:port` under the watchdog, with no persistence, its
-/// files in `dir`, and `extra` arguments; returns once it accepts connections.
-pub(crate) fn spawn(binary: &Path, port: u16, dir: &Path, extra: &[String]) -> Result<Child, TestkitError> {
-    let log_path = dir.join(format!("docshape-redis-{}-{port}.log", std::process::id()));
+/// files (its log first) in a new folder of its own under the temporary directory, and
+/// `extra` arguments; returns once it accepts connections.
+pub(crate) fn spawn(binary: &Path, port: u16, extra: &[String]) -> Result<Child, TestkitError> {
+    let dir = folder(port);
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| TestkitError::caused(format!("cannot create {}", dir.display()), e))?;
+    let log_path = dir.join("redis.log");
     let log = std::fs::File::create(&log_path)
         .map_err(|e| TestkitError::caused(format!("cannot create {}", log_path.display()), e))?;
     let log_err = log.try_clone().map_err(|e| TestkitError::caused("", e))?;
@@ -244,8 +251,8 @@ pub(crate) fn spawn(binary: &Path, port: u16, dir: &Path, extra: &[String]) -> R
         .args(["--save", "", "--appendonly", "no"])
         .args(extra)
         .arg("--dir")
-        .arg(dir)
-        .env("DOCSHAPE_REDIS_LOG", &log_path)
+        .arg(&dir)
+        .env("DOCSHAPE_REDIS_DIR", &dir)
         .stdin(Stdio::piped())
         .stdout(log)
         .stderr(log_err)
@@ -257,17 +264,16 @@ pub(crate) fn spawn(binary: &Path, port: u16, dir: &Path, extra: &[String]) -> R
     Ok(child)
 }
 
-/// Stops a server [`spawn`] started: closing stdin is what stops it (killing the shell
-/// would orphan the server).
-pub(crate) fn stop(child: &mut Child) {
-    drop(child.stdin.take());
-    let _ = child.wait();
+/// The folder of the local server on `port`, which [`spawn`] makes and the watchdog
+/// removes.
+pub(crate) fn folder(port: u16) -> PathBuf {
+    std::env::temp_dir().join(format!("docshape-redis-{}-{port}", std::process::id()))
 }
 
 impl Drop for RedisServer {
     fn drop(&mut self) {
         if let Some(child) = &mut self.child {
-            stop(child);
+            super::stop_child(child);
         }
     }
 }
@@ -292,4 +298,19 @@ pub fn server() -> Result<&'static RedisServer, TestkitError> {
 pub async fn database() -> Result<MultiplexedConnection, TestkitError> {
     let server = super::block_in_place_if_possible(server)?;
     server.database().await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_local_server_leaves_no_files_behind() {
+        let server = RedisServer::start_local().unwrap();
+        let port: u16 = server.url.rsplit(':').next().unwrap().parse().unwrap();
+        let dir = folder(port);
+        assert!(dir.join("redis.log").is_file(), "no log in {}", dir.display());
+        drop(server);
+        assert!(!dir.exists(), "{} is left behind", dir.display());
+    }
 }

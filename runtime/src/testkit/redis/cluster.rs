@@ -11,7 +11,6 @@
 
 use std::fmt;
 use std::net::TcpListener;
-use std::path::PathBuf;
 use std::process::Child;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -19,7 +18,8 @@ use std::time::{Duration, Instant};
 use redis::cluster::ClusterClient;
 use redis::cluster_async::ClusterConnection;
 
-use super::{redis_server_binary, spawn, stop};
+use super::{redis_server_binary, spawn};
+use crate::testkit::stop_child;
 use crate::testkit::{fail, TestkitError};
 
 /// How many primaries the local cluster has.
@@ -31,7 +31,6 @@ pub struct RedisCluster {
     urls: Vec<String>,
     external: bool,
     children: Vec<Child>,
-    dir: Option<PathBuf>,
 }
 
 impl fmt::Debug for RedisCluster {
@@ -48,22 +47,17 @@ impl RedisCluster {
     pub fn start_local() -> Result<Self, TestkitError> {
         let binary = redis_server_binary()?;
         let ports = cluster_ports()?;
-        let dir =
-            std::env::temp_dir().join(format!("docshape-redis-cluster-{}-{}", std::process::id(), ports[0]));
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| TestkitError::caused(format!("cannot create {}", dir.display()), e))?;
         let mut cluster = RedisCluster {
             urls: ports.iter().map(|p| format!("redis://127.0.0.1:{p}")).collect(),
             external: false,
             children: Vec::new(),
-            dir: Some(dir.clone()),
         };
         for port in &ports {
             let args: Vec<String> = [
                 "--cluster-enabled",
                 "yes",
                 "--cluster-config-file",
-                &format!("nodes-{port}.conf"),
+                "nodes.conf",
                 "--cluster-node-timeout",
                 "2000",
             ]
@@ -71,7 +65,7 @@ impl RedisCluster {
             .map(|s| s.to_string())
             .collect();
             // Pushed as started, so that an error below still stops what was started.
-            cluster.children.push(spawn(&binary, *port, &dir, &args)?);
+            cluster.children.push(spawn(&binary, *port, &args)?);
         }
         let mut nodes = Vec::new();
         for url in &cluster.urls {
@@ -136,10 +130,7 @@ impl RedisCluster {
 impl Drop for RedisCluster {
     fn drop(&mut self) {
         for child in &mut self.children {
-            stop(child);
-        }
-        if let Some(dir) = &self.dir {
-            let _ = std::fs::remove_dir_all(dir);
+            stop_child(child);
         }
     }
 }
@@ -177,10 +168,32 @@ pub fn cluster() -> Result<&'static RedisCluster, TestkitError> {
                 urls: urls.split(',').map(|u| u.trim().to_owned()).collect(),
                 external: true,
                 children: Vec::new(),
-                dir: None,
             }),
             _ => crate::testkit::block_in_place_if_possible(RedisCluster::start_local).map_err(|e| e.message),
         })
         .as_ref()
         .map_err(|e| TestkitError::new(e.clone()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_local_cluster_leaves_no_files_behind() {
+        let cluster = RedisCluster::start_local().unwrap();
+        let dirs: Vec<_> = cluster
+            .urls()
+            .iter()
+            .map(|url| super::super::folder(url.rsplit(':').next().unwrap().parse().unwrap()))
+            .collect();
+        assert_eq!(dirs.len(), PRIMARIES);
+        for dir in &dirs {
+            assert!(dir.join("nodes.conf").is_file(), "no node configuration in {}", dir.display());
+        }
+        drop(cluster);
+        for dir in &dirs {
+            assert!(!dir.exists(), "{} is left behind", dir.display());
+        }
+    }
 }
