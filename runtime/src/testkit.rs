@@ -388,18 +388,24 @@ const LAUNCHER: &str = r#"
 import os, shutil, signal, subprocess, sys, threading
 port, folder = sys.argv[1], sys.argv[2]
 data = os.path.join(folder, "data")
-# The server ends when its stdin, a pipe from here, closes: when this launcher is gone,
-# however it went, so that no server outlives it.
-run = """
+# Calls `then` once stdin is closed: the launcher and the server both end that way.
+ON_EOF = """
 import os, sys, threading
-def watch():
-    try:
-        while sys.stdin.buffer.read(1):
+def on_eof(then):
+    def watch():
+        try:
+            while sys.stdin.buffer.read(1):
+                pass
+        except Exception:
             pass
-    except Exception:
-        pass
-    os._exit(0)
-threading.Thread(target=watch, daemon=True).start()
+        then()
+    threading.Thread(target=watch, daemon=True).start()
+"""
+exec(ON_EOF)
+# The server's stdin is a pipe from here, so that it ends when this launcher is gone,
+# however it went, and no server outlives it.
+run = ON_EOF + """
+on_eof(lambda: os._exit(0))
 sys.argv[0] = "secantusd-py"
 from secantus.cli import main
 sys.exit(main())
@@ -410,15 +416,8 @@ stopped = threading.Event()
 def stop(*_):
     stopped.set()
     server.kill()
-def watch():
-    try:
-        while sys.stdin.buffer.read(1):
-            pass
-    except Exception:
-        pass
-    stop()
 signal.signal(signal.SIGTERM, stop)
-threading.Thread(target=watch, daemon=True).start()
+on_eof(stop)
 status = server.wait()
 shutil.rmtree(folder if stopped.is_set() else data, ignore_errors=True)
 sys.exit(0 if stopped.is_set() else status if status >= 0 else 128 - status)
