@@ -10,10 +10,10 @@
 fn ui() {
     // trybuild builds the cases as a project of its own, in its own target directory,
     // and does not carry the workspace's `[profile.dev]` over: every dependency (the
-    // driver first) would be compiled with full debug info, which made this one test
-    // write tens of gigabytes and spend minutes in the linker. Its cargo inherits this
-    // process's environment, so the profile is set here, for that build only; no case
-    // needs debug info. A value the caller set is kept.
+    // driver first) was compiled with full debug info, 4.0 GB a build from empty
+    // against 1.3 GB without, and README's command runs it under two features. Its
+    // cargo inherits this process's environment, so the profile is set here, for that
+    // build only; no case needs debug info. A value the caller set is kept.
     if std::env::var_os("CARGO_PROFILE_DEV_DEBUG").is_none() {
         std::env::set_var("CARGO_PROFILE_DEV_DEBUG", "false");
     }

@@ -19,8 +19,7 @@ use redis::cluster::ClusterClient;
 use redis::cluster_async::ClusterConnection;
 
 use super::{redis_server_binary, spawn};
-use crate::testkit::stop_child;
-use crate::testkit::{fail, TestkitError};
+use crate::testkit::{fail, stop_child, TestkitError};
 
 /// How many primaries the local cluster has.
 const PRIMARIES: usize = 3;
