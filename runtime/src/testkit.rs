@@ -163,9 +163,7 @@ impl TestServer {
     fn start_local_with(extra: &[&str]) -> Result<Self, TestkitError> {
         let python = secantus_python()?;
         let port = free_port()?;
-        let dir = std::env::temp_dir().join(format!("docshape-secantus-{}-{port}", std::process::id()));
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| TestkitError::caused(format!("cannot create {}", dir.display()), e))?;
+        let dir = new_server_folder("secantus", port)?;
         let log_path = dir.join("secantus.log");
         let log = std::fs::File::create(&log_path)
             .map_err(|e| TestkitError::caused(format!("cannot create {}", log_path.display()), e))?;
@@ -242,6 +240,24 @@ pub(crate) fn stop_child(child: &mut Child) {
     }
     let _ = child.kill();
     let _ = child.wait();
+}
+
+/// Where the local `what` server on `port` keeps its files (see [`new_server_folder`]).
+pub(crate) fn server_folder(what: &str, port: u16) -> PathBuf {
+    std::env::temp_dir().join(format!("docshape-{what}-{}-{port}", std::process::id()))
+}
+
+/// A new, empty folder `docshape-<what>-<process id>-<port>` under the temporary
+/// directory for a local server's files. What a killed server of an earlier process
+/// with the same id and port left there is removed first: a server must start empty
+/// (Redis would load a stale `dump.rdb` or cluster configuration, SecantusDB stale
+/// data).
+pub(crate) fn new_server_folder(what: &str, port: u16) -> Result<PathBuf, TestkitError> {
+    let dir = server_folder(what, port);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| TestkitError::caused(format!("cannot create {}", dir.display()), e))?;
+    Ok(dir)
 }
 
 /// The process-wide server: `MONGODB_URI` when set, otherwise one local SecantusDB
@@ -581,6 +597,17 @@ mod tests {
         assert!(e.to_string().starts_with("docshape testkit: MongoDB: "), "{e}");
         assert!(std::error::Error::source(&e).is_some_and(|s| s.is::<mongodb::error::Error>()));
         assert!(std::error::Error::source(&TestkitError::new("no server")).is_none());
+    }
+
+    #[test]
+    fn a_server_folder_starts_empty() {
+        let stale = server_folder("folder-test", 1);
+        std::fs::create_dir_all(stale.join("data")).unwrap();
+        std::fs::write(stale.join("data/dump.rdb"), b"stale").unwrap();
+        let dir = new_server_folder("folder-test", 1).unwrap();
+        assert_eq!(dir, stale);
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "{} is not empty", dir.display());
+        std::fs::remove_dir(&dir).unwrap();
     }
 
     #[test]

@@ -236,9 +236,7 @@ impl RedisServer {
 /// files (its log first) in a new folder of its own under the temporary directory, and
 /// `extra` arguments; returns once it accepts connections.
 pub(crate) fn spawn(binary: &Path, port: u16, extra: &[String]) -> Result<Child, TestkitError> {
-    let dir = folder(port);
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| TestkitError::caused(format!("cannot create {}", dir.display()), e))?;
+    let dir = super::new_server_folder("redis", port)?;
     let log_path = dir.join("redis.log");
     let log = std::fs::File::create(&log_path)
         .map_err(|e| TestkitError::caused(format!("cannot create {}", log_path.display()), e))?;
@@ -262,12 +260,6 @@ pub(crate) fn spawn(binary: &Path, port: u16, extra: &[String]) -> Result<Child,
     let hint = " (set DOCSHAPE_REDIS_SERVER to another binary, or REDIS_URL to a running server)";
     super::wait_until_listening(&mut child, addr, &log_path, &binary.to_string_lossy(), hint)?;
     Ok(child)
-}
-
-/// The folder of the local server on `port`, which [`spawn`] makes and the watchdog
-/// removes.
-pub(crate) fn folder(port: u16) -> PathBuf {
-    std::env::temp_dir().join(format!("docshape-redis-{}-{port}", std::process::id()))
 }
 
 impl Drop for RedisServer {
@@ -308,7 +300,7 @@ mod tests {
     fn a_local_server_leaves_no_files_behind() {
         let server = RedisServer::start_local().unwrap();
         let port: u16 = server.url.rsplit(':').next().unwrap().parse().unwrap();
-        let dir = folder(port);
+        let dir = crate::testkit::server_folder("redis", port);
         assert!(dir.join("redis.log").is_file(), "no log in {}", dir.display());
         drop(server);
         assert!(!dir.exists(), "{} is left behind", dir.display());

@@ -184,7 +184,9 @@ mod tests {
         let dirs: Vec<_> = cluster
             .urls()
             .iter()
-            .map(|url| super::super::folder(url.rsplit(':').next().unwrap().parse().unwrap()))
+            .map(|url| {
+                crate::testkit::server_folder("redis", url.rsplit(':').next().unwrap().parse().unwrap())
+            })
             .collect();
         assert_eq!(dirs.len(), PRIMARIES);
         for dir in &dirs {
