@@ -506,13 +506,9 @@ const VOCAB: &[&str] = &[
 /// `#[key(...)]`'s keys, and one near miss.
 const KEY_KEYS: &[&str] = &["pattern", "kind", "ttl", "sliding", "reason", "note", "value", "patern"];
 
-/// proptest's generator, seeded per run and the seed printed on failure.
+/// proptest's generator: the workspace's seeded one (`docshape-test-seed`), which
+/// prints the seed that replays a failure.
 type Rng = proptest::test_runner::TestRng;
-
-fn seeded(seed: u64) -> Rng {
-    let bytes: Vec<u8> = seed.to_le_bytes().iter().chain(&(!seed).to_le_bytes()).copied().collect();
-    Rng::from_seed(proptest::test_runner::RngAlgorithm::XorShift, &bytes)
-}
 
 /// A number below `n`.
 trait Below {
@@ -626,12 +622,9 @@ fn random_attributes(rng: &mut Rng) -> String {
 
 #[test]
 fn ten_thousand_garbled_inputs_never_panic() {
-    let seed = std::env::var("DOCSHAPE_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1
-    });
     let cases: usize =
         std::env::var("DOCSHAPE_FUZZ_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(10_000);
-    let mut rng = seeded(seed);
+    let mut rng = docshape_test_seed::rng("derive::garbled_inputs");
     let (mut expanded, mut errors) = (0, 0);
     while expanded < cases {
         let src = if expanded % 2 == 0 { garble(&mut rng) } else { random_attributes(&mut rng) };
@@ -639,18 +632,17 @@ fn ten_thousand_garbled_inputs_never_panic() {
         let Ok(input) = TokenStream::from_str(&src) else { continue };
         for expand in [expand_model as fn(TokenStream) -> TokenStream, expand_embedded, expand_key_family] {
             let out = catch_unwind(AssertUnwindSafe(|| expand(input.clone())))
-                .unwrap_or_else(|_| panic!("the derive panicked (DOCSHAPE_FUZZ_SEED={seed}) on:\n{src}"));
+                .unwrap_or_else(|_| panic!("the derive panicked on:\n{src}"));
             if is_error(&out) {
                 errors += 1;
             } else {
                 // Whatever is not an error must be well-formed items.
-                syn::parse2::<syn::File>(out.clone()).unwrap_or_else(|e| {
-                    panic!("malformed expansion ({e}) (DOCSHAPE_FUZZ_SEED={seed}) of:\n{src}\n{out}")
-                });
+                syn::parse2::<syn::File>(out.clone())
+                    .unwrap_or_else(|e| panic!("malformed expansion ({e}) of:\n{src}\n{out}"));
             }
         }
         expanded += 1;
     }
     // Most garbled inputs are errors; a run where none were would test nothing.
-    assert!(errors > cases / 2, "only {errors} error results (DOCSHAPE_FUZZ_SEED={seed})");
+    assert!(errors > cases / 2, "only {errors} error results");
 }

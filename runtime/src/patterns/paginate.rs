@@ -1110,17 +1110,10 @@ mod tests {
     };
     const OTHER: AccessPattern = AccessPattern { name: "other", ..P };
 
-    /// proptest's generator, seeded per run from the clock, and its seed (which the
-    /// tests print on failure).
-    fn seeded() -> (u64, proptest::test_runner::TestRng) {
-        let seed = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(1, |d| d.as_nanos() as u64)
-            | 1;
-        let bytes: Vec<u8> = seed.to_le_bytes().iter().chain(&(!seed).to_le_bytes()).copied().collect();
-        let rng =
-            proptest::test_runner::TestRng::from_seed(proptest::test_runner::RngAlgorithm::XorShift, &bytes);
-        (seed, rng)
+    /// The test's generator, from the workspace's one run seed (`DOCSHAPE_TEST_SEED`
+    /// replays another), and that seed, which the assertions print.
+    fn seeded(name: &str) -> (u64, docshape_test_seed::Seeded<proptest::test_runner::TestRng>) {
+        (docshape_test_seed::run_seed(), docshape_test_seed::rng(name))
     }
 
     /// One random change to `bytes`, which must not be empty: a byte replaced, removed
@@ -1355,7 +1348,7 @@ mod tests {
 
     #[test]
     fn the_base64_is_the_base64_crates_url_safe_no_pad() {
-        let (seed, mut rng) = seeded();
+        let (seed, mut rng) = seeded("the_base64_is_the_base64_crates_url_safe_no_pad");
         use proptest::prelude::Rng;
         let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
         let alphabet = b"AQgw-_Zz09+/=. \0\xff";
@@ -1398,7 +1391,7 @@ mod tests {
     fn the_hand_reader_agrees_with_the_bson_crate_on_written_and_mutated_payloads() {
         // Where the hand reader answers, the bson crate's reader answers the same;
         // where it declines, the bson crate decides (see `read_written_payload`).
-        let (seed, mut rng) = seeded();
+        let (seed, mut rng) = seeded("the_hand_reader_agrees_with_the_bson_crate_on_written_and_mutated_payloads");
         use proptest::prelude::Rng;
         let mut next = move || rng.next_u64();
         let pick = |next: &mut dyn FnMut() -> u64| -> Bson {
@@ -1453,7 +1446,7 @@ mod tests {
 
     #[test]
     fn a_hundred_thousand_random_and_mutated_tokens_are_typed_errors() {
-        let (seed, mut rng) = seeded();
+        let (seed, mut rng) = seeded("a_hundred_thousand_random_and_mutated_tokens_are_typed_errors");
         use proptest::prelude::Rng;
         let mut next = move || rng.next_u64();
         let key = CursorKey::new(vec![9u8; 32]).unwrap();
