@@ -6,7 +6,7 @@ use docshape::testkit;
 use docshape::Model;
 use futures_util::TryStreamExt;
 
-use crate::{order, Order, OrderRow};
+use super::{order, Order, OrderRow};
 use docshape::Embedded;
 use serde::{Deserialize, Serialize};
 
@@ -68,7 +68,7 @@ async fn an_id_lookup_reads_one_view_in_one_find() {
     let (db, log) = seeded("access_finder_one").await;
     let view = Order::load_order("o2").one(&db).await.unwrap().expect("o2 exists");
     // The view holds exactly the row's fields, typed as the model's.
-    let crate::LoadOrderView { lines, status, buyer } = view;
+    let super::LoadOrderView { lines, status, buyer } = view;
     assert_eq!((lines.len(), status.as_str(), buyer.id.as_str()), (1, "paid", "c1"));
     let find = one_find(&log);
     assert_eq!(find.get_document("filter").unwrap(), &doc! { "_id": { "$eq": "o2" } });

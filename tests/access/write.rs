@@ -6,7 +6,7 @@ use docshape::access::UpdateError;
 use docshape::bson;
 use docshape::{testkit, Model};
 
-use crate::{order, Line, Order};
+use super::{order, Line, Order};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_row_is_one_command_with_its_typed_update() {

@@ -10,7 +10,6 @@ use docshape_examples::bucket::Reading;
 use mongodb::IndexModel;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
-use proptest::test_runner::TestRunner;
 
 use super::{at, runtime, Small, DAY, T0};
 
@@ -118,7 +117,7 @@ fn typed(e: &BucketError) -> bool {
 
 #[test]
 fn range_reads_of_adversarial_buckets_return_the_data_or_a_typed_error_in_bounded_commands() {
-    let mut runner = TestRunner::deterministic();
+    let mut runner = docshape_test_seed::runner("bucket::adversarial", CASES as u32);
     let stored: Vec<Document> =
         (0..CASES).map(|i| bucket(i).new_tree(&mut runner).unwrap().current()).collect();
     let windows: Vec<(i64, i64)> = (0..CASES)

@@ -6,15 +6,25 @@ use docshape::bson::{doc, Bson, DateTime, Document};
 use docshape::copies::{self, Worker, QUEUE};
 use docshape::testkit;
 use proptest::prelude::Rng as _;
-use proptest::test_runner::{RngAlgorithm, TestRng};
+use proptest::test_runner::TestRng;
 
-use crate::{Post, User, POSTS};
+use super::{Post, User, POSTS};
 
-const JOBS: u32 = 1_000;
+/// Enough for every kind of wrong value in every field many times over (each is drawn
+/// with probability 1/16, about 12 times in each of the eight values; the test checks
+/// that each was drawn): the property is per job, and every claim sorts the whole
+/// queue, so a larger queue only makes the run longer.
+const JOBS: u32 = 200;
 
-/// A wrong value (an array of `long` elements among them) or the right one.
-fn pick(rng: &mut TestRng, right: Bson, long: i32) -> Option<Bson> {
-    match rng.next_u32() % 16 {
+/// The kinds of value [`pick`] draws: 0..=5 are wrong, 6 is the right one.
+const KINDS: usize = 7;
+
+/// A wrong value (an array of `long` elements among them) or the right one; `drawn`
+/// counts the kinds drawn.
+fn pick(rng: &mut TestRng, drawn: &mut [usize; KINDS], right: Bson, long: i32) -> Option<Bson> {
+    let kind = (rng.next_u32() % 16) as usize;
+    drawn[kind.min(KINDS - 1)] += 1;
+    match kind {
         0 => None,
         1 => Some(Bson::Null),
         2 => Some(Bson::String("x".into())),
@@ -54,7 +64,9 @@ async fn the_worker_and_lag_on_adversarial_jobs_are_right_or_typed_errors() {
     let (db, log) = testkit::monitored("copies-adversarial").await.unwrap();
     docshape::sync::<User>(&db).await.unwrap();
     docshape::sync::<Post>(&db).await.unwrap();
-    let mut rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
+    let mut rng = docshape_test_seed::rng("denormalized::adversarial");
+    // Per field: the source's name, the job's id part and copy, five queue fields.
+    let mut drawn = [[0_usize; KINDS]; 8];
     let users = db.collection::<Document>("users");
     let posts = db.collection::<Document>("posts");
     let mut jobs = Vec::new();
@@ -62,7 +74,7 @@ async fn the_worker_and_lag_on_adversarial_jobs_are_right_or_typed_errors() {
         let id = format!("u{i}");
         // Sources other programs wrote: the copied field of any type, or missing.
         let mut user = doc! { "_id": &id, "visits": 0_i64 };
-        if let Some(name) = pick(&mut rng, Bson::String(format!("name {i}")), 2_000) {
+        if let Some(name) = pick(&mut rng, &mut drawn[0], Bson::String(format!("name {i}")), 2_000) {
             user.insert("name", name);
         }
         users.insert_one(user).bypass_document_validation(true).await.unwrap();
@@ -71,22 +83,28 @@ async fn the_worker_and_lag_on_adversarial_jobs_are_right_or_typed_errors() {
             .await
             .unwrap();
         // The job's id part may be of another type than the source's `_id`.
-        let job_id = pick(&mut rng, Bson::String(id.clone()), 20).unwrap_or(Bson::Null);
-        let copy = pick(&mut rng, Bson::String(POSTS.into()), 20).unwrap_or(Bson::Null);
+        let job_id = pick(&mut rng, &mut drawn[1], Bson::String(id.clone()), 20).unwrap_or(Bson::Null);
+        let copy = pick(&mut rng, &mut drawn[2], Bson::String(POSTS.into()), 20).unwrap_or(Bson::Null);
         let mut job = doc! { "_id": { "copy": copy, "id": job_id, "n": i } };
-        for (field, right) in [
+        for (k, (field, right)) in [
             ("seq", Bson::Int64(1)),
             ("enqueued_at", DateTime::now().into()),
             ("due", DateTime::now().into()),
             ("lease_until", DateTime::from_millis(0).into()),
             ("owner", Bson::String("someone".into())),
-        ] {
+        ]
+        .into_iter()
+        .enumerate()
+        {
             // Queue fields get short arrays: every claim sorts the queue by `due`.
-            if let Some(value) = pick(&mut rng, right, 20) {
+            if let Some(value) = pick(&mut rng, &mut drawn[3 + k], right, 20) {
                 job.insert(field, value);
             }
         }
         jobs.push(job);
+    }
+    for (field, kinds) in drawn.iter().enumerate() {
+        assert!(kinds.iter().all(|&n| n > 0), "field {field} never drew some kind: {kinds:?}");
     }
     for chunk in jobs.chunks(200) {
         db.collection::<Document>(QUEUE).insert_many(chunk.to_vec()).await.unwrap();

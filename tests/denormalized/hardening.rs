@@ -4,7 +4,7 @@
 use docshape::bson::{doc, Bson, DateTime, Document};
 use docshape::copies::{self, Worker, QUEUE};
 
-use crate::{count, insert_posts, insert_user, queue, setup, POSTS};
+use super::{count, insert_posts, insert_user, queue, setup, POSTS};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn undated_jobs_are_claimed_and_counted_overdue() {
@@ -62,8 +62,8 @@ async fn a_failing_job_with_a_short_lease_does_not_keep_the_run_going() {
     })
     .await
     .unwrap();
-    copies::update_one::<crate::User>(&db, "u0", crate::rename("a name far too long")).await.unwrap();
-    copies::update_one::<crate::User>(&db, "u1", crate::rename("short")).await.unwrap();
+    copies::update_one::<super::User>(&db, "u0", super::rename("a name far too long")).await.unwrap();
+    copies::update_one::<super::User>(&db, "u1", super::rename("short")).await.unwrap();
     let worker = Worker::new(&db).lease(std::time::Duration::from_millis(1));
     let report = tokio::time::timeout(std::time::Duration::from_secs(30), worker.run_until_empty())
         .await

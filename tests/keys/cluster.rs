@@ -9,7 +9,7 @@ use docshape::keys::prelude::*;
 use docshape::redis::cluster_async::ClusterConnection;
 use docshape::KeyFamily;
 
-use crate::{EmailQueue, OrderCounter, Product, ProductCache, RateWindow, UserSession};
+use super::{EmailQueue, OrderCounter, Product, ProductCache, RateWindow, UserSession};
 
 async fn cluster() -> ClusterConnection {
     docshape::testkit::redis::cluster().expect("a Redis Cluster for the tests").connection().await.unwrap()

@@ -6,7 +6,7 @@ use docshape::keys::KeyError;
 use docshape::KeyFamily;
 use serde::{Deserialize, Serialize};
 
-use crate::{pttl, raw_get, redis};
+use super::{pttl, raw_get, redis};
 
 #[derive(Debug, PartialEq, KeyFamily)]
 #[key(pattern = "online:{room}", kind = set, ttl = "10m", note = "who is in a room")]
@@ -150,7 +150,7 @@ async fn redis_errors_are_typed() {
 
 #[test]
 fn bad_keys_are_errors_not_panics() {
-    use crate::RateWindow;
+    use super::RateWindow;
     for key in [
         "",
         "rate",

@@ -8,7 +8,7 @@ use docshape::keys::{check_catalog, escape, KeySpec};
 use docshape::KeyFamily;
 use proptest::prelude::*;
 
-use crate::{EmailQueue, OrderCounter, ProductCache, RateWindow, UserSession};
+use super::{EmailQueue, OrderCounter, ProductCache, RateWindow, UserSession};
 
 #[derive(Debug, Clone, PartialEq, KeyFamily)]
 #[key(pattern = "user:{id}:profile", kind = hash, ttl = "1d")]
@@ -102,7 +102,7 @@ fn the_test_catalog_has_no_overlap() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+    #![proptest_config(docshape_test_seed::config("keys::props", 512))]
 
     #[test]
     fn string_placeholders_round_trip(id in text()) {

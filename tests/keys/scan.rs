@@ -7,7 +7,7 @@ use docshape::keys::prelude::*;
 use docshape::redis::aio::MultiplexedConnection;
 use docshape::KeyFamily;
 
-use crate::redis;
+use super::redis;
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, KeyFamily)]
 #[key(pattern = "scan:item:{id}", kind = string, ttl = "1h")]

@@ -7,7 +7,7 @@ use std::time::Duration;
 use docshape::keys::prelude::*;
 use docshape::redis::aio::MultiplexedConnection;
 
-use crate::{pttl, raw_get, redis, EmailQueue, OrderCounter, Product, ProductCache, RateWindow, UserSession};
+use super::{pttl, raw_get, redis, EmailQueue, OrderCounter, Product, ProductCache, RateWindow, UserSession};
 
 const DAY_MS: i64 = 86_400_000;
 

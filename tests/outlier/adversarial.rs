@@ -9,7 +9,6 @@ use docshape::testkit;
 use mongodb::IndexModel;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
-use proptest::test_runner::TestRunner;
 
 use super::{runtime, Usuario};
 
@@ -93,7 +92,7 @@ fn expected(parent: &Document, overflow: &[Document]) -> Option<Vec<i64>> {
 
 #[test]
 fn loads_of_adversarial_parents_return_the_data_or_a_typed_error_in_bounded_commands() {
-    let mut runner = TestRunner::deterministic();
+    let mut runner = docshape_test_seed::runner("outlier::adversarial", CASES as u32);
     let mut parents = Vec::new();
     let mut overflow: Vec<Vec<Document>> = Vec::new();
     for i in 0..CASES as i64 {

@@ -10,7 +10,7 @@ use docshape::bson::{doc, Bson, DateTime, Document};
 use docshape::paginate::PageError;
 use docshape::{testkit, Model};
 use proptest::prelude::Rng;
-use proptest::test_runner::{RngAlgorithm, TestRng};
+use proptest::test_runner::TestRng;
 
 use super::{FeedItem, Pattern};
 
@@ -132,11 +132,8 @@ fn random_document(rng: &mut TestRng, id: i64, corrupt_rate: u32) -> (Document, 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn thousands_of_documents_written_around_the_validator_give_right_items_or_typed_errors() {
-    let seed =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64)
-            | 1;
-    let bytes: Vec<u8> = seed.to_le_bytes().iter().chain(&(!seed).to_le_bytes()).copied().collect();
-    let mut rng = TestRng::from_seed(RngAlgorithm::XorShift, &bytes);
+    let mut rng = docshape_test_seed::rng("paginate::adversarial");
+    let seed = rng.seed();
     let (db, log) = testkit::monitored("paginate_adversarial").await.unwrap();
     // No validator on this collection: it stands for every way a document gets past
     // one (another program, `validationLevel: moderate`, a restore, a bypass).

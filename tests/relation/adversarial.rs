@@ -7,7 +7,6 @@ use docshape::bson::{doc, Bson, Document};
 use docshape::refs::{self, Ref, RefError};
 use docshape::{testkit, Model};
 use proptest::prelude::Rng as _;
-use proptest::test_runner::{RngAlgorithm, TestRng};
 
 use super::hardening::Account;
 
@@ -18,7 +17,7 @@ fn load_many_of_adversarial_documents_is_right_or_a_typed_error() {
     super::runtime().block_on(async {
         let (db, log) = testkit::monitored("refs_adversarial").await.unwrap();
         let raw = db.collection::<Document>(Account::COLLECTION);
-        let mut rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
+        let mut rng = docshape_test_seed::rng("relation::adversarial");
         // For each id: the stored document (or none) and the name a read must give,
         // `Err(())` where the document cannot be an `Account`.
         let mut expected: Vec<Option<Result<String, ()>>> = Vec::new();

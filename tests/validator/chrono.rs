@@ -7,7 +7,7 @@ use docshape::bson::{doc, Bson, Document};
 use docshape::{testkit, Model};
 use serde::{Deserialize, Serialize};
 
-use crate::is_validation_failure;
+use super::is_validation_failure;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
 #[model(collection = "appointments")]

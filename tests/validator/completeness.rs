@@ -5,7 +5,7 @@ use docshape::bson::{Bson, Document};
 use docshape::testkit;
 use docshape_tests::Constrained;
 
-use crate::is_validation_failure;
+use super::is_validation_failure;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_constraint_alone_rejects() {

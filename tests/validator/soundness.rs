@@ -7,7 +7,6 @@ use std::fmt::Debug;
 use docshape::{testkit, Model};
 use docshape_tests::{Constrained, EventLog, Order, Profile, Usuario};
 use proptest::strategy::{Strategy, ValueTree};
-use proptest::test_runner::TestRunner;
 use serde::Serialize;
 
 const INSTANCES: usize = 1_000;
@@ -21,7 +20,8 @@ where
     let db = testkit::database(&format!("sound_{}", T::COLLECTION)).await.unwrap();
     docshape::sync::<T>(&db).await.unwrap();
     let collection = T::collection(&db);
-    let mut runner = TestRunner::default();
+    let mut runner =
+        docshape_test_seed::runner(&format!("validator::soundness::{}", T::COLLECTION), INSTANCES as u32);
     let values: Vec<T> = (0..INSTANCES)
         .map(|i| {
             let mut value = strategy.new_tree(&mut runner).unwrap().current();

@@ -6,7 +6,7 @@ use docshape::{testkit, Model, ValidationAction, ValidationLevel};
 use docshape_tests::Usuario;
 use serde::{Deserialize, Serialize};
 
-use crate::is_validation_failure;
+use super::is_validation_failure;
 
 /// `Usuario` with a tighter `nombre`.
 #[derive(Serialize, Deserialize, Model)]

@@ -5,7 +5,7 @@ use docshape::bson::{doc, Bson, Document};
 use docshape::testkit;
 use docshape_tests::Usuario;
 
-use crate::is_validation_failure;
+use super::is_validation_failure;
 
 /// patrones-es, "Reglas de Validación", verbatim.
 fn seed_validator() -> Document {

@@ -6,7 +6,7 @@ use docshape::bson::{doc, Bson, Document};
 use docshape::testkit;
 use docshape::versioning::{self, VersionCounts, VersionError};
 use proptest::prelude::Rng as _;
-use proptest::test_runner::{RngAlgorithm, TestRng};
+use proptest::test_runner::TestRng;
 
 use crate::User;
 
@@ -62,7 +62,7 @@ fn adversarial(rng: &mut TestRng, id: i64) -> (Document, bool) {
 async fn versioned_reads_of_adversarial_documents_are_right_or_typed_errors() {
     let (db, log) = testkit::monitored("versioning-adversarial").await.unwrap();
     let users = db.collection::<Document>("users");
-    let mut rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
+    let mut rng = docshape_test_seed::rng("versioning::adversarial");
     let docs: Vec<(Document, bool)> = (0..DOCUMENTS).map(|i| adversarial(&mut rng, i)).collect();
     for chunk in docs.chunks(200) {
         users.insert_many(chunk.iter().map(|(d, _)| d.clone())).await.unwrap();

@@ -72,12 +72,14 @@ pub struct Usuario {
     pub tiene_extras: bool,
 }
 
-fn main() {
+// A constant, so checked when the case compiles.
+const _: () = assert!(DispositivoHora::MAX_BUCKET_BYTES <= 200_000);
+
+pub(super) fn main() {
     assert_eq!(SensorDay::BUCKET.id, IdForm::String);
     assert_eq!(SensorDay::BUCKET.period_kind, PeriodKind::Label);
     assert_eq!(DispositivoHora::BUCKET.id, IdForm::Compound);
     assert_eq!(DispositivoHora::BUCKET.per, Per::Hour);
-    assert!(DispositivoHora::MAX_BUCKET_BYTES <= 200_000);
     assert_eq!(Usuario::OUTLIERS[0].threshold, 1000);
     assert_eq!(<SensorDay as Model>::INDEXES[0].name, "sensor_id_1_day_1");
 }

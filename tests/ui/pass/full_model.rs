@@ -58,7 +58,7 @@ enum Tipo {
     Empresa,
 }
 
-fn main() {
+pub(super) fn main() {
     assert_eq!(Usuario::COLLECTION, "usuarios");
     assert_eq!(Usuario::VALIDATION_LEVEL, docshape::ValidationLevel::Moderate);
     assert_eq!(Usuario::VALIDATION_ACTION, docshape::ValidationAction::Warn);
@@ -66,7 +66,10 @@ fn main() {
     let props = schema.get_document("properties").unwrap();
     assert_eq!(props.get_document("legacyId").unwrap(), &doc! { "bsonType": "objectId" });
     assert_eq!(props.get_document("rawMillis").unwrap(), &doc! { "bsonType": "date" });
-    assert_eq!(props.get_document("type").unwrap(), &doc! { "bsonType": "string", "enum": ["persona", "empresa"] });
+    assert_eq!(
+        props.get_document("type").unwrap(),
+        &doc! { "bsonType": "string", "enum": ["persona", "empresa"] }
+    );
     // The flattened map admits any further key as an int, even though the model is strict.
     assert_eq!(schema.get_document("additionalProperties").unwrap(), &doc! { "bsonType": "int" });
     assert!(!schema.get_array("required").unwrap().iter().any(|r| r.as_str() == Some("edad")));

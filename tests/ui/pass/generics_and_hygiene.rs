@@ -23,7 +23,7 @@ struct Feed {
     direction: i8,
 }
 
-fn main() {
+pub(super) fn main() {
     use docshape::validator::Schema as _;
     let schema = <Feed as docshape::validator::Schema>::schema();
     let first = schema.get_document("properties").unwrap().get_document("first").unwrap();

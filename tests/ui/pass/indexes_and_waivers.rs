@@ -51,16 +51,43 @@ struct Account {
 #[derive(Serialize, Deserialize, Model)]
 #[model(collection = "wide", allow(index_budget, reason = "reporting collection, written once a day"))]
 struct Wide {
-    #[index] a: i32, #[index] b: i32, #[index] c: i32, #[index] d: i32,
-    #[index] e: i32, #[index] f: i32, #[index] g: i32, #[index] h: i32,
-    #[index] i: i32, #[index] j: i32, #[index] k: i32,
+    #[index]
+    a: i32,
+    #[index]
+    b: i32,
+    #[index]
+    c: i32,
+    #[index]
+    d: i32,
+    #[index]
+    e: i32,
+    #[index]
+    f: i32,
+    #[index]
+    g: i32,
+    #[index]
+    h: i32,
+    #[index]
+    i: i32,
+    #[index]
+    j: i32,
+    #[index]
+    k: i32,
 }
 
-fn main() {
+pub(super) fn main() {
     let names: Vec<&str> = Post::INDEXES.iter().map(|i| i.name).collect();
     assert_eq!(names, ["author_id_1_created_at_-1", "slug_1", "body_text"]);
     let served: Vec<Option<&str>> = Post::ACCESS_PATTERNS.iter().map(|p| p.index).collect();
-    assert_eq!(served, [Some("author_id_1_created_at_-1"), Some("author_id_1_created_at_-1"), Some("author_id_1_created_at_-1"), None]);
+    assert_eq!(
+        served,
+        [
+            Some("author_id_1_created_at_-1"),
+            Some("author_id_1_created_at_-1"),
+            Some("author_id_1_created_at_-1"),
+            None
+        ]
+    );
     assert!(Post::access_table().contains("none (unserved: runs once a night on a secondary)"));
     assert_eq!(Account::INDEXES.len(), 4);
     assert_eq!(Account::ACCESS_PATTERNS[0].index, Some("tenant_1_customer.address.city_1"));

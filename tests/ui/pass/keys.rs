@@ -82,10 +82,12 @@ async fn operations(conn: &mut docshape::redis::aio::MultiplexedConnection) {
     is_send(&UserSession::scan(conn));
 }
 
-fn main() {
+// A constant, so checked when the case compiles.
+const _: () = assert!(Jobs::SPEC.json);
+
+pub(super) fn main() {
     assert_eq!(Jobs { r#type: "mail".into() }.key(), "queue:mail:jobs");
     assert_eq!(Jobs::SPEC.placeholders().collect::<std::vec::Vec<_>>(), ["type"]);
-    assert!(Jobs::SPEC.json);
     assert_eq!(Online { room: 7u32 }.key(), "online:7");
     assert_eq!(Online::<u32>::parse_key("online:7").unwrap().room, 7);
     assert_eq!(RateWindow::SPEC.ttl, Ttl::After { seconds: 120, sliding: false, spelled: "120s" });
@@ -104,5 +106,6 @@ fn main() {
         &ConfigCache::SPEC,
     ];
     check_catalog(&specs).unwrap();
-    assert!(catalog_markdown(&specs).contains("| `queue:{type}:jobs` | list(json) | none | durable store elsewhere |"));
+    assert!(catalog_markdown(&specs)
+        .contains("| `queue:{type}:jobs` | list(json) | none | durable store elsewhere |"));
 }

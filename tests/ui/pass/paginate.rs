@@ -11,7 +11,13 @@ use serde::{Deserialize, Serialize};
 #[index(keys(category, price, _id))]
 #[access(name = "posts_by_author", filter(author_id), sort(created_at = -1), paginate)]
 #[access(name = "top_posts", filter(author_id), sort("stats.score" = -1), paginate)]
-#[access(name = "cheapest", filter(category), sort(price), paginate, allow(float_sort, reason = "prices are whole cents stored as doubles by a legacy writer"))]
+#[access(
+    name = "cheapest",
+    filter(category),
+    sort(price),
+    paginate,
+    allow(float_sort, reason = "prices are whole cents stored as doubles by a legacy writer")
+)]
 #[access(name = "everything", paginate)]
 pub struct Post {
     author_id: String,
@@ -26,12 +32,15 @@ pub struct Stats {
     pub score: i64,
 }
 
-fn main() {
+pub(super) fn main() {
     // Paginators are typed by the filter fields: `&str` converts into the `String` field.
     let p = Post::posts_by_author("u_42").page_size(20);
     let find = p.find_command("shop").unwrap();
     assert_eq!(find.get_document("sort").unwrap(), &docshape::bson::doc! { "created_at": -1, "_id": -1 });
-    assert_eq!(find.get_document("filter").unwrap(), &docshape::bson::doc! { "author_id": { "$eq": "u_42" } });
+    assert_eq!(
+        find.get_document("filter").unwrap(),
+        &docshape::bson::doc! { "author_id": { "$eq": "u_42" } }
+    );
     assert_eq!(find.get_i64("limit").unwrap(), 21);
     let _ = Post::top_posts(String::from("u_42"));
     let _ = Post::cheapest("kitchen");

@@ -25,7 +25,7 @@ mod shop {
     }
 }
 
-fn main() {
+pub(super) fn main() {
     use docshape::Model;
     assert_eq!(shop::Cart::INDEXES[0].name, "owner.name_1");
 }

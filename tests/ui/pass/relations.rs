@@ -41,7 +41,12 @@ pub struct Order {
     pub id: String,
     #[reference(reason = "the user is updated independently")]
     pub user_id: Ref<User>,
-    #[denormalized(from = "User::name", via = "user_id", refresh = "never", reason = "historical snapshot is correct here")]
+    #[denormalized(
+        from = "User::name",
+        via = "user_id",
+        refresh = "never",
+        reason = "historical snapshot is correct here"
+    )]
     pub user_name: String,
     #[embed(max = 100, reason = "read and updated with the order")]
     pub items: Vec<LineItem>,
@@ -90,15 +95,25 @@ pub struct Group {
     pub tags: Vec<String>,
 }
 
-fn main() {
+pub(super) fn main() {
     let schema = Order::validator();
-    let items = schema.get_document("$jsonSchema").unwrap().get_document("properties").unwrap().get_document("items").unwrap();
+    let items = schema
+        .get_document("$jsonSchema")
+        .unwrap()
+        .get_document("properties")
+        .unwrap()
+        .get_document("items")
+        .unwrap();
     assert_eq!(items.get_i64("maxItems").unwrap(), 100);
 
     let kinds: Vec<(&str, RelationKind)> = Order::RELATIONS.iter().map(|r| (r.field, r.kind)).collect();
     assert_eq!(
         kinds,
-        [("user_id", RelationKind::Reference), ("items", RelationKind::Embed), ("user_name", RelationKind::Copy)]
+        [
+            ("user_id", RelationKind::Reference),
+            ("items", RelationKind::Embed),
+            ("user_name", RelationKind::Copy)
+        ]
     );
     assert_eq!(Order::RELATIONS[0].target, "users");
     assert_eq!(Order::RELATIONS[1].bound, Some(100));

@@ -34,7 +34,7 @@ fn v2_to_v3(mut d: Document) -> Result<Document, std::convert::Infallible> {
     Ok(d)
 }
 
-fn main() {
+pub(super) fn main() {
     assert_eq!((Account::VERSION, Account::VERSION_FIELD, Account::MISSING_VERSION), (4, "_v", 2));
     let a: Account = decode(doc! { "mail": "a@b.c" }).unwrap();
     assert_eq!((a.email.as_str(), a.verified, a.version), ("a@b.c", false, 4));

@@ -4,7 +4,7 @@
 //! records every span with its fields and every event with its fields and the span it
 //! happened in, for this test's thread only.
 
-// See tests/index/main.rs: a clippy false positive on repeated helper-attribute keys.
+// See tests/index/mod.rs: a clippy false positive on repeated helper-attribute keys.
 #![allow(clippy::duplicated_attributes)]
 
 use docshape::bson;

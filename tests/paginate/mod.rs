@@ -2,7 +2,7 @@
 //! forward and backward, through inserts and deletes; one `find` per page, never a
 //! `skip`; cursors bound to their pattern and, when signed, unforgeable.
 
-// See tests/indexes/main.rs: a clippy false positive on repeated helper-attribute keys.
+// See tests/index/mod.rs: a clippy false positive on repeated helper-attribute keys.
 #![allow(clippy::duplicated_attributes)]
 
 mod adversarial;
@@ -17,7 +17,7 @@ use docshape::paginate::{CursorError, CursorKey, PageError};
 use docshape::{testkit, Model};
 use futures_util::TryStreamExt;
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use proptest::test_runner::TestCaseError;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
@@ -148,7 +148,7 @@ fn forward_and_backward_walks_return_each_document_once_in_order() {
         1..12_u32,
         prop_oneof![Just(Pattern::Feed), Just(Pattern::Score)],
     );
-    let mut runner = TestRunner::new(Config { cases: 24, ..Config::default() });
+    let mut runner = docshape_test_seed::runner("paginate::walks", 24);
     runner
         .run(&dataset, |(rows, size, pattern)| {
             rt.block_on(async {
@@ -173,7 +173,7 @@ fn inserts_and_deletes_between_pages_never_duplicate_or_lose_a_stable_document()
         ),
         prop_oneof![Just(Pattern::Feed), Just(Pattern::Score)],
     );
-    let mut runner = TestRunner::new(Config { cases: 24, ..Config::default() });
+    let mut runner = docshape_test_seed::runner("paginate::churn", 24);
     runner
         .run(&case, |(rows, size, churn, pattern)| {
             rt.block_on(async {

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 /// The concurrency test's bucket: `max = 1000`.
 #[derive(Debug, Clone, Serialize, Deserialize, Model)]
 #[model(collection = "contended")]
-#[bucket(series = sensor_id, period = day, per = "day", max = 1000, items = readings, time = t)]
+#[bucket(series = sensor_id, period = day, per = "day", max = 200, items = readings, time = t)]
 pub struct Contended {
     #[serde(rename = "_id")]
     pub id: String,
@@ -175,10 +175,10 @@ impl HasReadings for Small {
 }
 
 #[test]
-fn eight_concurrent_writers_of_5000_items_lose_and_duplicate_nothing_and_never_overfill() {
+fn eight_concurrent_writers_of_1000_items_lose_and_duplicate_nothing_and_never_overfill() {
     // Calls of 1 to 40 items: single appends and batches that split across a full
-    // bucket's remaining room, all under contention.
-    concurrent_writers::<Contended>("bucket_concurrent", 8, 5_000, 40, 1000);
+    // bucket's remaining room, all under contention; 8,000 items fill 40 buckets of 200.
+    concurrent_writers::<Contended>("bucket_concurrent", 8, 1_000, 40, 200);
 }
 
 #[test]

@@ -4,7 +4,7 @@
 //! views hold exactly their fields; a bounded push holds its bound under concurrent
 //! writers.
 
-// See tests/index/main.rs: a clippy false positive on repeated helper-attribute keys.
+// See tests/index/mod.rs: a clippy false positive on repeated helper-attribute keys.
 #![allow(clippy::duplicated_attributes)]
 
 mod cache;

@@ -1,0 +1,18 @@
+//! Integration tests against a real server, in one binary: one link of the driver
+//! instead of one per pattern. A module per pattern (its models, and the tests of its
+//! runtime), plus the spans, TLS, the compile-pass cases and the layering rules.
+//!
+//! The versioning, relation and outlier tests are binaries of their own: they check
+//! what `sync_all`, `check_all` and the artifacts make of every model in the program,
+//! which is theirs alone only in a program of their own.
+
+mod access;
+mod bucket;
+mod denormalized;
+mod index;
+mod keys;
+mod layering;
+mod paginate;
+mod spans;
+mod tls;
+mod validator;
