@@ -149,7 +149,8 @@ async fn a_pushed_element_is_never_read_as_push_modifiers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn first_takes_any_u32() {
     let db = testkit::database("access_literal_first").await.unwrap();
-    let orders = vec![order("o1", "c1", 1, "paid"), order("o2", "c1", 2, "paid"), order("o3", "c2", 3, "paid")];
+    let orders =
+        vec![order("o1", "c1", 1, "paid"), order("o2", "c1", 2, "paid"), order("o3", "c2", 3, "paid")];
     Order::collection(&db).insert_many(&orders).await.unwrap();
     for n in [u32::MAX, i32::MAX as u32, i32::MAX as u32 - 1, i32::MAX as u32 + 1] {
         let found = Order::orders_of_customer("c1").first(n, &db).await.unwrap();
@@ -204,7 +205,8 @@ async fn load_many_matches_regex_and_operator_ids_literally() {
     assert_eq!(names, [None, Some("n5".to_owned())]);
     // An operator-shaped id: a value, not refused, not a condition.
     let op = Bson::Document(doc! { "$ne": null });
-    let got = refs::load_many(&db, &[Ref::<LitId>::new(op.clone()), Ref::new(Bson::from("b_7"))]).await.unwrap();
+    let got =
+        refs::load_many(&db, &[Ref::<LitId>::new(op.clone()), Ref::new(Bson::from("b_7"))]).await.unwrap();
     assert_eq!(got.missing(), [op]);
 }
 
@@ -227,7 +229,12 @@ async fn every_value_in_every_position_is_only_a_value() {
         Lit::push_any(i, v.clone()).run(&db).await.unwrap_or_else(|e| panic!("push {v:?}: {e}"));
         // Read raw: serde's `Bson` reads a `$numberLong`-keyed document as a number, the
         // raw conversion keeps what is stored.
-        let stored = db.collection::<RawDocumentBuf>(Lit::COLLECTION).find_one(doc! { "_id": i }).await.unwrap().unwrap();
+        let stored = db
+            .collection::<RawDocumentBuf>(Lit::COLLECTION)
+            .find_one(doc! { "_id": i })
+            .await
+            .unwrap()
+            .unwrap();
         let field = |name: &str| Bson::try_from(stored.get(name).unwrap().unwrap().to_raw_bson()).unwrap();
         assert_eq!(field("val"), *v, "stored by $set");
         assert_eq!(field("items"), Bson::Array(vec![v.clone()]), "pushed as one element");
@@ -262,7 +269,8 @@ async fn every_value_in_every_position_is_only_a_value() {
         // `$in` member, alone and beside a real id.
         let got = refs::load_many(&db, &[Ref::<LitId>::new(v.clone())]).await.unwrap();
         let want = id_values.iter().position(|x| x == v).map(|k| format!("n{k}"));
-        let names: Vec<Option<String>> = got.items().iter().map(|d| d.as_ref().map(|d| d.name.clone())).collect();
+        let names: Vec<Option<String>> =
+            got.items().iter().map(|d| d.as_ref().map(|d| d.name.clone())).collect();
         assert_eq!(names, [want], "$in {v:?}");
     }
     let pick = rng.next_u32() as usize % values.len();

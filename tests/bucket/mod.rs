@@ -464,5 +464,5 @@ fn spec_constants() {
 }
 
 mod adversarial;
-mod literal;
 mod hostile;
+mod literal;

@@ -193,7 +193,8 @@ pub async fn push<P: Serialize + ?Sized, I: Serialize>(
     items: &[I],
 ) -> Result<Pushed, OutlierError> {
     let parent = crate::core::access::literal::literal(parent)?;
-    let docs: Vec<Bson> = items.iter().map(crate::core::access::literal::literal).collect::<Result<_, _>>()?;
+    let docs: Vec<Bson> =
+        items.iter().map(crate::core::access::literal::literal).collect::<Result<_, _>>()?;
     let k = docs.len();
     let mut pushed = Pushed::default();
     if k == 0 {

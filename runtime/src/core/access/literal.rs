@@ -161,7 +161,10 @@ mod tests {
             Bson::Null,
             Bson::RegularExpression(Regex { pattern: ".".into(), options: "i".into() }),
             Bson::JavaScriptCode("1".into()),
-            Bson::JavaScriptCodeWithScope(JavaScriptCodeWithScope { code: "x".into(), scope: doc! { "x": 1 } }),
+            Bson::JavaScriptCodeWithScope(JavaScriptCodeWithScope {
+                code: "x".into(),
+                scope: doc! { "x": 1 },
+            }),
             Bson::Int32(-3),
             Bson::Int64(i64::MAX),
             Bson::Timestamp(Timestamp { time: 1, increment: 2 }),
