@@ -374,7 +374,9 @@ pub mod __private {
         RateKind, Update,
     };
     pub use crate::core::bson_compat::from_document as bson_from_document;
-    pub use crate::core::bson_compat::to_bson;
+    // Every generated parameter is written by the literal encoder: a map shaped as
+    // extended JSON stays a document.
+    pub use crate::core::access::literal::literal as to_bson;
     pub use crate::core::bson_compat::SerError as BsonSerError;
     pub use crate::core::copy::{Cleared, CopySpec, OnDelete, Refresh};
     pub use crate::core::index::{Index, IndexKey};

@@ -9,6 +9,7 @@
 
 mod cache;
 mod finder;
+pub(crate) mod literal;
 mod write;
 
 use bson::DateTime;

@@ -27,7 +27,7 @@ async fn a_write_row_is_one_command_with_its_typed_update() {
     );
     assert_eq!(
         sent.get_document("u").unwrap(),
-        &doc! { "$push": { "lines": { "sku": "B-2", "qty": 3 } }, "$inc": { "total": 250_i64 } }
+        &doc! { "$push": { "lines": { "$each": [{ "sku": "B-2", "qty": 3 }] } }, "$inc": { "total": 250_i64 } }
     );
     assert!(!sent.get_bool("multi").unwrap_or(false), "one document");
     let stored = Order::collection(&db).find_one(doc! { "_id": "o1" }).await.unwrap().unwrap();

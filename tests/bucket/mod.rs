@@ -315,7 +315,7 @@ fn range_reads_touch_only_overlapping_buckets_and_return_items_in_time_order() {
         assert_eq!(finds.len(), 1);
         assert_eq!(
             finds[0].get_document("filter").unwrap(),
-            &doc! { "sensor_id": "a", "day": { "$gte": "2026-08-06", "$lte": "2026-08-08" } }
+            &doc! { "sensor_id": { "$eq": "a" }, "day": { "$gte": "2026-08-06", "$lte": "2026-08-08" } }
         );
         // It is served by the generated `{sensor_id: 1, day: 1}` index.
         let explain = db
@@ -465,3 +465,4 @@ fn spec_constants() {
 
 mod adversarial;
 mod hostile;
+mod literal;

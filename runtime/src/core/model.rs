@@ -174,5 +174,5 @@ pub trait IdOf<S: Identified> {
 /// operator document or a regex is compared literally instead of run. It takes a value
 /// already written as BSON (a typed id's `to_bson`, a stored value), never a filter.
 pub fn eq(value: bson::Bson) -> Document {
-    doc! { "$eq": value }
+    crate::core::access::literal::Literal::stored(value).eq()
 }

@@ -192,8 +192,9 @@ pub async fn push<P: Serialize + ?Sized, I: Serialize>(
     parent: &P,
     items: &[I],
 ) -> Result<Pushed, OutlierError> {
-    let parent = bson_compat::to_bson(parent)?;
-    let docs: Vec<Bson> = items.iter().map(bson_compat::to_bson).collect::<Result<_, _>>()?;
+    let parent = crate::core::access::literal::literal(parent)?;
+    let docs: Vec<Bson> =
+        items.iter().map(crate::core::access::literal::literal).collect::<Result<_, _>>()?;
     let k = docs.len();
     let mut pushed = Pushed::default();
     if k == 0 {
@@ -281,7 +282,7 @@ pub async fn load<P: Serialize + ?Sized, I: DeserializeOwned>(
     spec: &OutlierSpec,
     parent: &P,
 ) -> Result<Vec<I>, OutlierError> {
-    let parent = bson_compat::to_bson(parent)?;
+    let parent = crate::core::access::literal::literal(parent)?;
     let doc = db
         .collection::<Document>(collection)
         .find_one(doc! { "_id": eq(parent.clone()) })

@@ -1070,7 +1070,9 @@ fn keyset_or(keys: &[(&'static str, IndexKey)], values: &[Bson], side: Side) -> 
         .map(|i| {
             let mut clause = Document::new();
             for (j, (field, _)) in keys.iter().enumerate().take(i) {
-                clause.insert(*field, values[j].clone());
+                // Under `$eq`: a cursor's value (a stored sort key, or one read from a
+                // token) is compared, never read as operators.
+                clause.insert(*field, crate::core::access::literal::Literal::stored(values[j].clone()).eq());
             }
             let (field, key) = keys[i];
             let ascending = key == IndexKey::Asc;
@@ -1286,7 +1288,7 @@ mod tests {
             Bson::Array(or),
             bson::bson!([
                 { "created_at": { "$lt": values()[0].clone() } },
-                { "created_at": values()[0].clone(), "_id": { "$lt": "p_1" } },
+                { "created_at": { "$eq": values()[0].clone() }, "_id": { "$lt": "p_1" } },
             ])
         );
     }

@@ -164,13 +164,14 @@ where
     })
 }
 
-/// A bound of a typed range, written as BSON.
+/// A bound of a typed range, written as BSON by the literal encoder
+/// ([`crate::access::literal`]).
 pub fn bound_bson<T: serde::Serialize + ?Sized>(
     b: Bound<&T>,
 ) -> Result<Bound<Bson>, crate::core::bson_compat::SerError> {
     Ok(match b {
-        Bound::Included(v) => Bound::Included(crate::core::bson_compat::to_bson(v)?),
-        Bound::Excluded(v) => Bound::Excluded(crate::core::bson_compat::to_bson(v)?),
+        Bound::Included(v) => Bound::Included(crate::core::access::literal::literal(v)?),
+        Bound::Excluded(v) => Bound::Excluded(crate::core::access::literal::literal(v)?),
         Bound::Unbounded => Bound::Unbounded,
     })
 }
@@ -202,6 +203,18 @@ pub fn range_condition(start: Bound<&Bson>, end: Bound<&Bson>) -> Option<Documen
         condition.insert(op, value);
     }
     (!condition.is_empty()).then_some(condition)
+}
+
+/// The largest batch size a finder asks for. The driver sends a batch size as a
+/// signed 32-bit number and, when it equals the limit, asks for one more (so that the
+/// server closes the cursor with the first reply): `i32::MAX - 1` is the largest that
+/// always fits. A larger `first(n)` still returns up to `n` documents, in that many
+/// batches; the server cuts every reply at 16 MB anyway.
+const MAX_BATCH: u32 = (i32::MAX - 1) as u32;
+
+/// The batch size of a read limited to `limit` documents.
+fn first_batch(limit: i64) -> u32 {
+    u32::try_from(limit).unwrap_or(u32::MAX).min(MAX_BATCH)
 }
 
 /// Builds a row's filter: generated code pushes every parameter through here.
@@ -323,7 +336,7 @@ impl<V: Projection + Send + Sync + 'static> Find<V> {
             find = find.limit(limit);
             if limit > 0 {
                 // All of it in the first reply: no `getMore` for a bounded read.
-                find = find.batch_size(u32::try_from(limit).unwrap_or(u32::MAX));
+                find = find.batch_size(first_batch(limit));
             }
         }
         Ok(find)
@@ -336,7 +349,10 @@ impl<V: Projection + Send + Sync + 'static> Find<V> {
     }
 
     /// At most `n` matches in the row's sort order: one `find` with `limit: n`, all in
-    /// its first reply. `n = 0` returns nothing without asking the server.
+    /// its first reply. `n = 0` returns nothing without asking the server. Any `u32` is
+    /// accepted; past `i32::MAX - 1` (the driver's largest batch) or 16 MB of
+    /// documents, the rest comes by `getMore`. Memory holds what is returned: `n` is
+    /// the caller's bound.
     pub async fn first(self, n: u32, db: &Database) -> Result<Vec<V>, FindError> {
         if n == 0 {
             return Ok(Vec::new());
@@ -419,7 +435,7 @@ impl<V: Projection + Send + Sync + 'static> FindIn<'_, V> {
         Ok(found.pop())
     }
 
-    /// [`Find::first`] in the session.
+    /// [`Find::first`] in the session: any `u32`, as there.
     pub async fn first(self, n: u32, db: &Database) -> Result<Vec<V>, FindError> {
         if n == 0 {
             return Ok(Vec::new());
@@ -450,5 +466,20 @@ impl<V: Projection + Send + Sync + 'static> FindIn<'_, V> {
             count = count.read_concern(concern);
         }
         Ok(count.await?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{first_batch, MAX_BATCH};
+
+    #[test]
+    fn every_limit_has_a_batch_size_the_driver_can_send() {
+        assert_eq!(first_batch(1), 1);
+        assert_eq!(first_batch(i64::from(MAX_BATCH)), MAX_BATCH);
+        for n in [i64::from(i32::MAX), i64::from(u32::MAX), i64::MAX] {
+            // The driver adds one to a batch equal to the limit: it must still fit.
+            assert!(i32::try_from(first_batch(n) + 1).is_ok(), "{n}");
+        }
     }
 }

@@ -7,8 +7,8 @@
 //! ```
 //!
 //! generates `Cart::add_item(id, item)`, whose [`Update::run`] sends one command: the
-//! row's filter (every value under `$eq`) and the update (`$push`, `$set`, `$inc`,
-//! `$pull` of the typed values), as an `update` when the filter is `_id` alone, else
+//! row's filter (every value under `$eq`) and the update (`$push` of `{$each: [v]}`,
+//! `$set`, `$inc`, `$pull` of the typed values), as an `update` when the filter is `_id` alone, else
 //! as a `findAndModify` projected to `_id` (which tells which document it wrote). A
 //! `push` into an array with a bound (`#[embed(max = N)]` or
 //! `#[validate(max_items = N)]`) also requires `"items.<N-1>": {$exists: false}` in
@@ -26,6 +26,7 @@ use mongodb::options::ReturnDocument;
 use mongodb::Database;
 
 use crate::core::access::find::FindError;
+use crate::core::access::literal::Literal;
 use crate::core::access::table::AccessPattern;
 use crate::core::copy::CopyError;
 use crate::core::model::Model;
@@ -168,16 +169,20 @@ impl UpdateBuilder {
         self.op("$inc").insert(path, by);
     }
 
-    /// `$push: {path: item}`, refused by the filter when `bound` says the array is full.
+    /// `$push: {path: {$each: [item]}}`, refused by the filter when `bound` says the
+    /// array is full. The `$each` form makes the server read `item` as the element,
+    /// whatever it holds: a document element shaped as `$push` modifiers
+    /// (`{$each: [...], $slice: 0}`) is pushed, not obeyed, so it can neither empty the
+    /// array nor push several elements past the bound guard.
     pub fn push(&mut self, path: &str, item: Bson, bound: Option<PushBound>) {
-        self.op("$push").insert(path, item);
+        self.op("$push").insert(path, Literal::stored(item).each());
         self.bounds.extend(bound);
     }
 
     /// `$pull: {path: {$eq: item}}`: removes the elements equal to `item`. The `$eq`
     /// keeps a document `item` from being read as a condition on the elements.
     pub fn pull(&mut self, path: &str, item: Bson) {
-        self.op("$pull").insert(path, doc! { "$eq": item });
+        self.op("$pull").insert(path, Literal::stored(item).eq());
     }
 }
 

@@ -213,7 +213,7 @@ fn id_for<B: Bucket>(series: &Bson, start: DateTime, seq: u32) -> Result<Bson, B
     };
     let typed: B::BucketId = bson_compat::from_bson(id.clone())
         .map_err(|e| bad(format!("the id type does not read it back: {e}"), Some(Box::new(e))))?;
-    let written = bson_compat::to_bson(&typed)
+    let written = crate::core::access::literal::literal(&typed)
         .map_err(|e| bad(format!("the id type does not write it: {e}"), Some(Box::new(e))))?;
     let seq_back = written.as_document().and_then(|d| crate::core::append::stored_count(d.get("seq")));
     if seq_back != Some(i64::from(seq)) {
@@ -258,7 +258,7 @@ async fn append_refs<B: Bucket>(
     items: &[&B::Item],
 ) -> Result<Appended, BucketError> {
     let spec = &B::BUCKET;
-    let series_bson = bson_compat::to_bson(series)?;
+    let series_bson = crate::core::access::literal::literal(series)?;
     if spec.id == IdForm::String {
         series_text(&series_bson)?;
     }
@@ -349,7 +349,7 @@ pub async fn resume<B: Bucket>(
 ) -> Result<Appended, BucketError> {
     use std::collections::HashMap;
     let spec = &B::BUCKET;
-    let series_bson = bson_compat::to_bson(series)?;
+    let series_bson = crate::core::access::literal::literal(series)?;
     let collection = db.collection::<Document>(B::COLLECTION);
     let mut missing: Vec<usize> = Vec::new();
     let refs: Vec<&B::Item> = items.iter().collect();

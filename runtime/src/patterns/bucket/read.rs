@@ -1,5 +1,6 @@
 //! Reading a range of periods back.
 
+use crate::core::access::literal::Literal;
 use crate::core::bson_compat;
 use bson::{doc, Bson, DateTime, Document};
 use futures_util::TryStreamExt;
@@ -51,7 +52,9 @@ pub fn range_filter<B: Bucket>(
     let last = spec
         .per
         .start(DateTime::from_millis(to.timestamp_millis().saturating_sub(1).max(from.timestamp_millis())))?;
-    let series = bson_compat::to_bson(series)?;
+    // Under `$eq`: a series that writes as a document or a regex is compared, never
+    // read as operators or a pattern.
+    let series = Literal::of(series)?.eq();
     Ok(doc! {
         spec.series: series,
         spec.period: { "$gte": period_value(spec, first)?, "$lte": period_value(spec, last)? },

@@ -81,9 +81,10 @@ impl<T: Identified> Ref<T> {
         self.id
     }
 
-    /// The `_id` as BSON, as a query on `T`'s collection spells it.
+    /// The `_id` as BSON, as a query on `T`'s collection spells it: written
+    /// literally ([`crate::access::literal`]), as the driver writes a stored `_id`.
     pub fn to_bson(&self) -> Result<Bson, bson_compat::SerError> {
-        bson_compat::to_bson(&self.id)
+        crate::core::access::literal::literal(&self.id)
     }
 
     /// Loads the referenced document: `Ok(None)` when it does not exist.
@@ -450,7 +451,12 @@ pub async fn load_many<T: Identified + DeserializeOwned>(
         let n = i64::try_from(asking.len()).unwrap_or(i64::MAX);
         let mut cursor = db
             .collection::<RawDocumentBuf>(T::COLLECTION)
-            .find(doc! { "_id": { "$in": asking.clone() } })
+            // Each id is matched literally: a regex or operator-shaped id asks for
+            // the document holding that value, never for the documents it would match.
+            .find(crate::core::access::literal::in_filter(
+                "_id",
+                asking.iter().cloned().map(crate::core::access::literal::Literal::stored),
+            ))
             .limit(-n)
             .await
             .map_err(mongo)?;

@@ -1,0 +1,204 @@
+//! The one way a caller's or a stored value enters a command docshape builds.
+//!
+//! A value is only ever a value: whatever it holds (an operator-shaped document such
+//! as `{$ne: null}`, a regex, JavaScript code, an array, `$`-prefixed or dotted keys),
+//! the server compares or stores it, never runs it. Each position has its form:
+//!
+//! | position | form |
+//! |---|---|
+//! | equality | `{path: {$eq: v}}` ([`Literal::eq`]) |
+//! | range bound | `{$gte: v}` … (comparison operators compare, never run) |
+//! | `$in` members | `{path: {$in: [plain…]}}`, plus `{path: {$eq: m}}` in an `$or` for every member `$in` would read as a pattern or refuse ([`in_filter`]) |
+//! | pushed element | `$push: {path: {$each: [v]}}` ([`Literal::each`]): a document element is never read as `$push` modifiers |
+//! | `$set`, `$inc` value | the value itself: an update operator's value is stored as is |
+//! | `$pull` value | `{$eq: v}` |
+//!
+//! Values are written with [`literal`], not `bson::to_bson`: bson's value serializer
+//! reads a map shaped as extended JSON (`{"$numberLong": "3"}`, `{"$oid": …}`) as the
+//! BSON value it spells, so a `serde_json::Value` or `HashMap` parameter could become
+//! another type than the one the caller wrote. [`literal`] writes maps as documents
+//! and keeps BSON's own types (`ObjectId`, `DateTime`, …) what they are.
+
+use bson::{doc, Bson, Document, RawDocumentBuf};
+use serde::ser::{Serialize, SerializeStruct, Serializer};
+
+use crate::core::bson_compat::{self, SerError};
+
+/// A value on its way into a command, written literally: see the [module docs](self).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Literal(Bson);
+
+impl Literal {
+    /// `value` written as BSON by [`literal`].
+    pub fn of<T: Serialize + ?Sized>(value: &T) -> Result<Self, SerError> {
+        literal(value).map(Self)
+    }
+
+    /// A value already in BSON (a stored value, a typed id written by [`literal`]).
+    pub fn stored(value: Bson) -> Self {
+        Self(value)
+    }
+
+    /// `{$eq: value}`: the condition of an equality, which compares a document or a
+    /// regex instead of reading it as operators or a pattern.
+    pub fn eq(self) -> Document {
+        doc! { "$eq": self.0 }
+    }
+
+    /// `{$each: [value]}`: one pushed element. `$push: {f: {$each: …}}` is how the
+    /// server is told that what follows is the element list, so a document element
+    /// shaped as modifiers (`{$each: [], $slice: 0}`) is pushed, not obeyed.
+    pub fn each(self) -> Bson {
+        Bson::Document(doc! { "$each": [self.0] })
+    }
+
+    /// The value itself, for a position where the server stores it as is (`$set`,
+    /// `$inc`).
+    pub fn into_bson(self) -> Bson {
+        self.0
+    }
+
+    /// The value, borrowed.
+    pub fn as_bson(&self) -> &Bson {
+        &self.0
+    }
+}
+
+/// `{"v": value}`, for the document serializer, which writes maps literally.
+struct Wrapped<'a, T: ?Sized>(&'a T);
+
+impl<T: Serialize + ?Sized> Serialize for Wrapped<'_, T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut s = serializer.serialize_struct("Wrapped", 1)?;
+        s.serialize_field("v", self.0)?;
+        s.end()
+    }
+}
+
+/// `value` as a BSON value, literally: a map is a document whatever its keys (never
+/// read as extended JSON), BSON's own types stay themselves.
+///
+/// bson's document serializer (`to_vec`) tells BSON's own types from maps by the serde
+/// calls they make, where its value serializer (`to_bson`) reads every `$`-keyed map
+/// as extended JSON; so the value is written as the one field of a document and read
+/// back.
+pub fn literal<T: Serialize + ?Sized>(value: &T) -> Result<Bson, SerError> {
+    let bytes = bson_compat::to_vec(&Wrapped(value))?;
+    let raw = RawDocumentBuf::from_bytes(bytes).map_err(|e| {
+        <SerError as serde::ser::Error>::custom(format!("the serializer wrote malformed BSON: {e}"))
+    })?;
+    let v = raw.get("v").ok().flatten().and_then(bson_compat::raw_to_bson);
+    v.ok_or_else(|| <SerError as serde::ser::Error>::custom("the serializer wrote no value"))
+}
+
+/// Whether `$in` reads `member` as something else than a value to equal: a regex is a
+/// pattern there, and the server refuses a document with a `$`-prefixed key
+/// (`cannot nest $ under $in`) anywhere in a member.
+fn in_reads_it(member: &Bson) -> bool {
+    match member {
+        Bson::RegularExpression(_) => true,
+        Bson::Document(d) => d.iter().any(|(k, v)| k.starts_with('$') || in_reads_it(v)),
+        Bson::Array(items) => items.iter().any(in_reads_it),
+        _ => false,
+    }
+}
+
+/// The filter matching documents whose `path` equals one of `members`, literally.
+///
+/// Plain members share one `$in`; a member `$in` would read as a pattern (a regex) or
+/// refuse (an operator-shaped document) is asked by `{path: {$eq: m}}` instead, the
+/// whole an `$or`. With no member, the filter matches nothing (`{$in: []}`).
+pub fn in_filter(path: &str, members: impl IntoIterator<Item = Literal>) -> Document {
+    let (mut plain, mut special) = (Vec::new(), Vec::new());
+    for m in members {
+        if in_reads_it(&m.0) {
+            special.push(m);
+        } else {
+            plain.push(m.0);
+        }
+    }
+    if special.is_empty() {
+        return doc! { path: { "$in": plain } };
+    }
+    let mut branches: Vec<Bson> = Vec::with_capacity(special.len() + 1);
+    if !plain.is_empty() {
+        branches.push(Bson::Document(doc! { path: { "$in": plain } }));
+    }
+    branches.extend(special.into_iter().map(|m| Bson::Document(doc! { path: m.eq() })));
+    doc! { "$or": branches }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use bson::oid::ObjectId;
+    use bson::{doc, Binary, Bson, DateTime, Decimal128, JavaScriptCodeWithScope, Regex, Timestamp};
+
+    use super::{in_filter, literal, Literal};
+
+    #[test]
+    fn extended_json_maps_stay_documents() {
+        let v = serde_json::json!({ "$numberLong": "3" });
+        assert_eq!(literal(&v).unwrap(), Bson::Document(doc! { "$numberLong": "3" }));
+        let v = serde_json::json!({ "$oid": "000000000000000000000000" });
+        assert!(matches!(literal(&v).unwrap(), Bson::Document(_)));
+        let m: HashMap<&str, &str> = [("$date", "2020-01-01T00:00:00Z")].into_iter().collect();
+        assert!(matches!(literal(&m).unwrap(), Bson::Document(_)));
+        // A `Bson::Document` of the same shape too.
+        let d = Bson::Document(doc! { "$numberLong": "3" });
+        assert_eq!(literal(&d).unwrap(), d);
+    }
+
+    #[test]
+    fn bson_values_write_as_themselves() {
+        let values = vec![
+            Bson::Double(1.5),
+            Bson::String("s".into()),
+            Bson::Array(vec![Bson::Int32(1), Bson::Null]),
+            Bson::Document(doc! { "a.b": 1, "$ne": null }),
+            Bson::Boolean(true),
+            Bson::Null,
+            Bson::RegularExpression(Regex { pattern: ".".into(), options: "i".into() }),
+            Bson::JavaScriptCode("1".into()),
+            Bson::JavaScriptCodeWithScope(JavaScriptCodeWithScope {
+                code: "x".into(),
+                scope: doc! { "x": 1 },
+            }),
+            Bson::Int32(-3),
+            Bson::Int64(i64::MAX),
+            Bson::Timestamp(Timestamp { time: 1, increment: 2 }),
+            Bson::Binary(Binary { subtype: bson::spec::BinarySubtype::Generic, bytes: vec![1, 2] }),
+            Bson::ObjectId(ObjectId::new()),
+            Bson::DateTime(DateTime::from_millis(5)),
+            Bson::Symbol("y".into()),
+            Bson::Decimal128("1.5".parse::<Decimal128>().unwrap()),
+            Bson::MaxKey,
+            Bson::MinKey,
+        ];
+        for v in values {
+            assert_eq!(literal(&v).unwrap(), v, "{v:?}");
+        }
+        assert_eq!(literal(&7_u32).unwrap(), bson::to_bson(&7_u32).unwrap());
+        assert_eq!(literal("x").unwrap(), Bson::String("x".into()));
+        assert_eq!(literal(&Some(2_i64)).unwrap(), Bson::Int64(2));
+        assert_eq!(literal(&None::<i64>).unwrap(), Bson::Null);
+    }
+
+    #[test]
+    fn in_members_that_in_would_read_are_asked_by_eq() {
+        let re = Bson::RegularExpression(Regex { pattern: ".".into(), options: String::new() });
+        let members = [Bson::from("a"), re.clone(), Bson::Document(doc! { "x": { "$ne": null } })];
+        let filter = in_filter("_id", members.into_iter().map(Literal::stored));
+        assert_eq!(
+            filter,
+            doc! { "$or": [
+                { "_id": { "$in": ["a"] } },
+                { "_id": { "$eq": re } },
+                { "_id": { "$eq": { "x": { "$ne": null } } } },
+            ] }
+        );
+        assert_eq!(in_filter("_id", [Literal::stored(Bson::from(1))]), doc! { "_id": { "$in": [1] } });
+        assert_eq!(in_filter("_id", []), doc! { "_id": { "$in": [] } });
+    }
+}
