@@ -1391,7 +1391,8 @@ mod tests {
     fn the_hand_reader_agrees_with_the_bson_crate_on_written_and_mutated_payloads() {
         // Where the hand reader answers, the bson crate's reader answers the same;
         // where it declines, the bson crate decides (see `read_written_payload`).
-        let (seed, mut rng) = seeded("the_hand_reader_agrees_with_the_bson_crate_on_written_and_mutated_payloads");
+        let (seed, mut rng) =
+            seeded("the_hand_reader_agrees_with_the_bson_crate_on_written_and_mutated_payloads");
         use proptest::prelude::Rng;
         let mut next = move || rng.next_u64();
         let pick = |next: &mut dyn FnMut() -> u64| -> Bson {

@@ -270,8 +270,7 @@ impl Worker {
                     OnDelete::Clear(how) => cleared(how),
                     OnDelete::Report => {
                         let target = self.db.collection::<Document>(spec.collection);
-                        let documents = match target.count_documents(doc! { spec.via: eq(id.clone()) }).await
-                        {
+                        let documents = match target.count_documents(via_filter(spec, &id)).await {
                             Ok(n) => n,
                             Err(e) if is_fatal(&e) => return Err(refresh_error(e)),
                             Err(e) => {
