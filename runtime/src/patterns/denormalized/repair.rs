@@ -235,17 +235,11 @@ enum Wanted {
 }
 
 /// Whether the server refused this one operation for what it was sent (a validator, a
-/// bad value, an operator it cannot read), as opposed to an error of the connection
-/// or the deployment, which would refuse every other operation too.
+/// bad value, an operator it cannot read), as opposed to the server or the network
+/// failing: the worker's rule, so that both paths skip the same documents.
 fn is_refusal(e: &mongodb::error::Error) -> bool {
-    use mongodb::error::{ErrorKind, WriteFailure};
-    match e.kind.as_ref() {
-        ErrorKind::Write(WriteFailure::WriteError(_)) => true,
-        ErrorKind::Command(c) => {
-            !e.is_network_error() && !e.is_resumable() && c.code != 11600 && c.code != 91
-        }
-        _ => false,
-    }
+    use mongodb::error::ErrorKind;
+    matches!(e.kind.as_ref(), ErrorKind::Write(_) | ErrorKind::Command(_))
 }
 
 /// [`apply`] a document at a time: the copies of source `id` that differ from `value`

@@ -12,7 +12,7 @@ use mongodb::error::ErrorKind;
 use mongodb::options::ReturnDocument;
 use mongodb::{Collection, Database, IndexModel};
 
-use super::apply::{apply, cleared, enqueue, plus, since, ApplyError, Lease};
+use super::apply::{apply, cleared, enqueue, plus, since, via_filter, ApplyError, Lease};
 use super::spec::{copies, value_at};
 use crate::core::copy::{CopyError, CopySpec, OnDelete, Refresh, QUEUE};
 use crate::core::model::eq;
