@@ -72,6 +72,8 @@ struct CopyDef {
     pub refresh: Refresh,
     pub reason: Option<String>,
     pub on_delete: OnDelete,
+    /// The copy's field has `skip_serializing_if`: a null source value is `$unset`.
+    pub unset_null: bool,
 }
 
 /// The model's checked copies.
@@ -351,6 +353,7 @@ fn copy(c: &Container, f: &Field, name: &str, attr: &Attribute, errors: &mut Acc
         refresh,
         reason: opts.reason.map(|r| r.value()),
         on_delete,
+        unset_null: f.serde.skip_serializing_if.is_some(),
     })
 }
 
@@ -458,11 +461,12 @@ fn copy_spec(ident: &syn::Ident, d: &CopyDef) -> TokenStream {
     let refresh = refresh_tokens(&d.refresh);
     let reason = opt_str(&d.reason);
     let on_delete = on_delete_tokens(&d.on_delete);
+    let null = if d.unset_null { quote!(__ds::Cleared::Unset) } else { quote!(__ds::Cleared::Null) };
     quote! {
         __ds::CopySpec {
             collection: <#ident as __ds::Model>::COLLECTION, field: #field, via: #via,
             source: <#source as __ds::Model>::COLLECTION, source_field: #path,
-            refresh: #refresh, reason: #reason, on_delete: #on_delete,
+            refresh: #refresh, reason: #reason, on_delete: #on_delete, null: #null,
         }
     }
 }

@@ -76,6 +76,10 @@ pub struct CopySpec {
     pub reason: Option<&'static str>,
     /// What the copy holds once its source document is deleted.
     pub on_delete: OnDelete,
+    /// How the copy's own type stores a null source value: [`Cleared::Unset`] when the
+    /// field has `skip_serializing_if` (serde omits `None`, and the validator forbids
+    /// `null`), [`Cleared::Null`] otherwise.
+    pub null: Cleared,
 }
 
 impl CopySpec {

@@ -182,7 +182,7 @@ mod worker;
 
 pub use crate::core::copy::{Cleared, CopyError, CopySpec, OnDelete, Refresh, QUEUE, WATCH_POSITIONS};
 pub use lag::{lag, CopyLag, QueueLag, WatcherLag};
-pub use repair::{reconcile, repair, CopyReconcile, CopyRepair};
+pub use repair::{reconcile, repair, CopyReconcile, CopyRepair, SkipReason, Skipped};
 pub use spec::{copies, dependents};
 pub use update::{
     update_one, update_one_with, Atomicity, CopyAction, CopyUpdate, SourceUpdate, UpdateOptions,

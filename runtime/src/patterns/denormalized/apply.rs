@@ -20,10 +20,28 @@ pub(super) fn is_duplicate_key(e: &mongodb::error::Error) -> bool {
     }
 }
 
-/// The update that makes a copy equal to `value`: `$set`, or `$unset` when the source
-/// has no such field.
-pub(super) fn change(spec: &CopySpec, value: Option<&Bson>) -> Document {
+/// What the copy's own type stores for the source's `value`: a null is no field at all
+/// when the copy's type omits `None` ([`Cleared::Unset`]); anything else as it is.
+pub(super) fn stored<'a>(spec: &CopySpec, value: Option<&'a Bson>) -> Option<&'a Bson> {
     match value {
+        Some(Bson::Null) if spec.null == Cleared::Unset => None,
+        other => other,
+    }
+}
+
+/// The filter of the copies of `spec` that reference source `id`: the reference
+/// compared literally, and never an array that merely contains `id` (the server's `$eq`
+/// matches an array by its elements; such a reference names no one source, and
+/// reconcile leaves it alone too, so the worker must as well).
+pub(super) fn via_filter(spec: &CopySpec, id: &Bson) -> Document {
+    doc! { spec.via: { "$eq": id.clone(), "$not": { "$type": "array" } } }
+}
+
+/// The update that makes a copy equal to `value` as the copy's type would store it:
+/// `$set`, or `$unset` when the source has no such field (or holds null and the copy
+/// omits `None`).
+pub(super) fn change(spec: &CopySpec, value: Option<&Bson>) -> Document {
+    match stored(spec, value) {
         Some(v) => doc! { "$set": { spec.field: v.clone() } },
         None => doc! { "$unset": { spec.field: "" } },
     }
@@ -39,11 +57,13 @@ pub(super) fn cleared(how: Cleared) -> Option<Bson> {
 
 /// The filter of a copy's documents that differ from `value`.
 pub(super) fn stale_filter(spec: &CopySpec, id: &Bson, value: Option<&Bson>) -> Document {
-    let condition = match value {
+    let condition = match stored(spec, value) {
         Some(v) => doc! { "$ne": v.clone() },
         None => doc! { "$exists": true },
     };
-    doc! { spec.via: eq(id.clone()), spec.field: condition }
+    let mut filter = via_filter(spec, id);
+    filter.insert(spec.field, condition);
+    filter
 }
 
 /// The job `_id` of a copy and a source document.
@@ -221,7 +241,14 @@ pub(super) async fn apply(
                 // `via` again: a document moved to another source since it was found
                 // is not given this source's value.
                 let done = target
-                    .update_many(doc! { "_id": { "$in": ids }, spec.via: eq(id.clone()) }, update.clone())
+                    .update_many(
+                        {
+                            let mut f = via_filter(spec, id);
+                            f.insert("_id", doc! { "$in": ids });
+                            f
+                        },
+                        update.clone(),
+                    )
                     .await
                     .map_err(ApplyError::Target)?;
                 applied.modified += done.modified_count;

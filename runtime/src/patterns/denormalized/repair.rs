@@ -8,7 +8,9 @@ use futures_util::TryStreamExt;
 use mongodb::options::UpdateModifications;
 use mongodb::Database;
 
-use super::apply::{apply, cleared, enqueue, enqueue_many, ApplyError};
+use super::apply::{
+    apply, change, cleared, enqueue, enqueue_many, stale_filter, stored, via_filter, ApplyError,
+};
 use super::spec::{dependents, projection, touches, value_at};
 use crate::core::copy::{CopyError, CopySpec, OnDelete, Refresh};
 use crate::core::hooks::SourceWriteHook;
@@ -121,8 +123,31 @@ pub async fn repair<S: Identified>(
 /// How many copy documents [`reconcile`] reads at a time.
 pub(super) const RECONCILE_BATCH: usize = 500;
 
+/// A stored copy document [`reconcile`] left as it is, once per document and run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Skipped {
+    /// The copy document's `_id`.
+    pub id: Bson,
+    /// Why it was left.
+    pub reason: SkipReason,
+}
+
+/// Why [`reconcile`] left a copy document as it is.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum SkipReason {
+    /// Its reference is an array, a regular expression or another value that names no
+    /// one source (the worker's filter leaves such documents alone too).
+    Reference,
+    /// Its reference could not be looked up (the server refused the lookup).
+    Lookup(String),
+    /// The server refused to write the copy (its validator, say: the source's value
+    /// is not what the copy's type stores, or the document is invalid otherwise).
+    Refused(String),
+}
+
 /// What [`reconcile`] did for one copy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CopyReconcile {
     /// The copy.
     pub copy: &'static CopySpec,
@@ -137,6 +162,9 @@ pub struct CopyReconcile {
     pub sources_missing: u64,
     /// Jobs enqueued to report a deleted source (`on_delete = "report"`).
     pub jobs_enqueued: u64,
+    /// The documents left as they are, each once with its `_id`: a reference that names
+    /// no one source, or a write the server refused. Reconcile goes on past them.
+    pub skipped: Vec<Skipped>,
 }
 
 /// Brings every document of a refreshed copy in line with its source, whoever wrote
@@ -174,6 +202,7 @@ pub(super) async fn reconcile_in(
         documents_updated: 0,
         sources_missing: 0,
         jobs_enqueued: 0,
+        skipped: Vec::new(),
     };
     let mut cursor = target
         .find(doc! { spec.via: { "$exists": true } })
@@ -205,9 +234,58 @@ enum Wanted {
     Keep,
 }
 
+/// Whether the server refused this one operation for what it was sent (a validator, a
+/// bad value, an operator it cannot read), as opposed to the server or the network
+/// failing: the worker's rule, so that both paths skip the same documents.
+fn is_refusal(e: &mongodb::error::Error) -> bool {
+    use mongodb::error::ErrorKind;
+    matches!(e.kind.as_ref(), ErrorKind::Write(_) | ErrorKind::Command(_))
+}
+
+/// [`apply`] a document at a time: the copies of source `id` that differ from `value`
+/// are written one by one; each the server refuses is pushed to `skipped` with its
+/// `_id`, and the others are written. The number written.
+async fn apply_each(
+    target: &mongodb::Collection<Document>,
+    spec: &CopySpec,
+    id: &Bson,
+    value: Option<&Bson>,
+    skipped: &mut Vec<Skipped>,
+) -> mongodb::error::Result<u64> {
+    let update = change(spec, value);
+    let stale: Vec<Document> =
+        target.find(stale_filter(spec, id, value)).projection(doc! { "_id": 1 }).await?.try_collect().await?;
+    let mut written = 0;
+    for document in stale {
+        let document_id = document.get("_id").cloned().unwrap_or(Bson::Null);
+        let mut filter = via_filter(spec, id);
+        filter.insert("_id", eq(document_id.clone()));
+        match target.update_one(filter, update.clone()).await {
+            Ok(done) => written += done.modified_count,
+            Err(e) if is_refusal(&e) => {
+                skipped.push(Skipped { id: document_id, reason: SkipReason::Refused(e.to_string()) })
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(written)
+}
+
 /// A key under which two equal BSON values are equal bytes.
 fn key(value: &Bson) -> Vec<u8> {
     crate::core::bson_compat::to_vec(&doc! { "": value.clone() }).unwrap_or_default()
+}
+
+/// A reference that may name a source: an array or a regular expression names none
+/// (`_id` is neither), and a `$eq` on it would match by element or by pattern.
+fn names_one(value: &Bson) -> bool {
+    !matches!(
+        value,
+        Bson::Array(_)
+            | Bson::RegularExpression(_)
+            | Bson::JavaScriptCode(_)
+            | Bson::JavaScriptCodeWithScope(_)
+    )
 }
 
 async fn reconcile_chunk(
@@ -218,28 +296,64 @@ async fn reconcile_chunk(
     report: &mut CopyReconcile,
 ) -> Result<(), CopyError> {
     let target = db.collection::<Document>(spec.collection);
-    let named = |v: &&Bson| !matches!(v, Bson::Array(_) | Bson::RegularExpression(_));
-    let mut ids: Vec<Bson> = Vec::new();
+    let named = |v: &&Bson| names_one(v);
+    let document_id = |d: &Document| d.get("_id").cloned().unwrap_or(Bson::Null);
+    for document in chunk {
+        if document.get(spec.via).is_some_and(|v| !names_one(v)) {
+            report.skipped.push(Skipped { id: document_id(document), reason: SkipReason::Reference });
+        }
+    }
+    // Scalars go into one `$in`, which compares them literally; a document could be
+    // read as an operator expression there (`{$gt: ...}`), so each is looked up alone
+    // with `$eq`, and one the server refuses to look up is skipped, not fatal.
+    let mut scalars: Vec<Bson> = Vec::new();
+    let mut documents: Vec<Bson> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for via in chunk.iter().filter_map(|d| d.get(spec.via)).filter(named) {
         if seen.insert(key(via)) {
-            ids.push(via.clone());
+            match via {
+                Bson::Document(_) => documents.push(via.clone()),
+                _ => scalars.push(via.clone()),
+            }
         }
     }
+    let sources_collection = db.collection::<Document>(spec.source);
+    let source_error = |error| CopyError::Refresh { copy: spec.key(), id: Bson::Null, error };
     let mut sources = std::collections::HashMap::new();
-    let mut found = db
-        .collection::<Document>(spec.source)
-        .find(doc! { "_id": { "$in": ids.clone() } })
-        .projection(projection(std::iter::once(spec.source_field)))
-        .await
-        .map_err(|error| CopyError::Source { collection: spec.source, id: Bson::Null, error })?;
-    while let Some(source) = found.try_next().await.map_err(|error| CopyError::Source {
-        collection: spec.source,
-        id: Bson::Null,
-        error,
-    })? {
-        if let Some(id) = source.get("_id") {
-            sources.insert(key(id), value_at(&source, spec.source_field));
+    if !scalars.is_empty() {
+        let mut found = sources_collection
+            .find(doc! { "_id": { "$in": scalars } })
+            .projection(projection(std::iter::once(spec.source_field)))
+            .await
+            .map_err(source_error)?;
+        while let Some(source) = found.try_next().await.map_err(source_error)? {
+            if let Some(id) = source.get("_id") {
+                sources.insert(key(id), value_at(&source, spec.source_field));
+            }
+        }
+    }
+    let mut unusable = std::collections::HashSet::new();
+    for via in documents {
+        match sources_collection
+            .find_one(doc! { "_id": eq(via.clone()) })
+            .projection(projection(std::iter::once(spec.source_field)))
+            .await
+        {
+            Ok(Some(source)) => {
+                sources.insert(key(&via), value_at(&source, spec.source_field));
+            }
+            Ok(None) => {}
+            Err(e) if is_refusal(&e) => {
+                let reason = e.to_string();
+                for document in chunk.iter().filter(|d| d.get(spec.via) == Some(&via)) {
+                    report.skipped.push(Skipped {
+                        id: document_id(document),
+                        reason: SkipReason::Lookup(reason.clone()),
+                    });
+                }
+                unusable.insert(key(&via));
+            }
+            Err(e) => return Err(source_error(e)),
         }
     }
     let mut stale: Vec<(Bson, Option<Bson>)> = Vec::new();
@@ -248,8 +362,11 @@ async fn reconcile_chunk(
     for document in chunk {
         let Some(via) = document.get(spec.via).filter(named) else { continue };
         let k = key(via);
+        if unusable.contains(&k) {
+            continue;
+        }
         let wanted = match sources.get(&k) {
-            Some(value) => Wanted::Value(value.clone()),
+            Some(value) => Wanted::Value(stored(spec, value.as_ref()).cloned()),
             None => match spec.on_delete {
                 OnDelete::Keep => Wanted::Keep,
                 OnDelete::Clear(how) => Wanted::Value(cleared(how)),
@@ -277,6 +394,16 @@ async fn reconcile_chunk(
             Ok(applied) => {
                 report.sources_stale += u64::from(applied.modified > 0);
                 report.documents_updated += applied.modified;
+            }
+            Err(ApplyError::Target(error) | ApplyError::Lease(error)) if is_refusal(&error) => {
+                // One document the server refuses stops a batched write where it
+                // stands: write this source's copies one by one, and skip (and report)
+                // only the ones refused.
+                let written = apply_each(&target, spec, &id, value.as_ref(), &mut report.skipped)
+                    .await
+                    .map_err(|error| CopyError::Refresh { copy: spec.key(), id: id.clone(), error })?;
+                report.sources_stale += u64::from(written > 0);
+                report.documents_updated += written;
             }
             Err(ApplyError::Target(error) | ApplyError::Lease(error)) => {
                 return Err(CopyError::Refresh { copy: spec.key(), id, error })

@@ -10,7 +10,7 @@ use mongodb::error::{
 use mongodb::options::{ReturnDocument, UpdateModifications};
 use mongodb::{ClientSession, Database};
 
-use super::apply::{change, enqueue};
+use super::apply::{change, enqueue, via_filter};
 use super::spec::{dependents, projection, touches, value_at};
 use crate::core::copy::{CopyError, CopySpec, Refresh};
 use crate::core::model::{eq, IdOf, Identified};
@@ -258,10 +258,7 @@ impl<'a> SourceWrite<'a> {
                     let value = after.as_ref().and_then(|a| value_at(a, spec.source_field));
                     let target = self.db.collection::<Document>(spec.collection);
                     let done = with_session!(
-                        target.update_many(
-                            doc! { spec.via: eq(self.id.clone()) },
-                            change(spec, value.as_ref())
-                        ),
+                        target.update_many(via_filter(spec, &self.id), change(spec, value.as_ref())),
                         session
                     )
                     .map_err(|e| (Stage::Copy(spec), e))?;
@@ -320,7 +317,7 @@ impl<'a> SourceWrite<'a> {
                 let value = value_at(&now, spec.source_field);
                 let target = self.db.collection::<Document>(spec.collection);
                 let done = target
-                    .update_many(doc! { spec.via: eq(self.id.clone()) }, change(spec, value.as_ref()))
+                    .update_many(via_filter(spec, &self.id), change(spec, value.as_ref()))
                     .await
                     .map_err(|e| self.error(Stage::Copy(spec), e, true))?;
                 if let Some(CopyUpdate { action: CopyAction::Synced { modified, .. }, .. }) =

@@ -52,8 +52,13 @@ pub struct Watcher {
     name: String,
     batch: usize,
     max_await: Duration,
+    max_wait: Option<Duration>,
     only: Option<Vec<String>>,
 }
+
+/// The default [`Watcher::max_wait`]: a second, unless a copy it feeds may be stale for
+/// less than four times that.
+const MAX_WAIT: Duration = Duration::from_secs(1);
 
 /// Why a watcher reconciled a source's copies before watching it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,6 +119,7 @@ impl Watcher {
             name: "copies".to_owned(),
             batch: 500,
             max_await: Duration::from_millis(500),
+            max_wait: None,
             only: None,
         }
     }
@@ -140,6 +146,32 @@ impl Watcher {
     pub fn max_await(mut self, wait: Duration) -> Self {
         self.max_await = wait.max(Duration::from_millis(1));
         self
+    }
+
+    /// How long the oldest change of a batch may wait before the batch is closed, its
+    /// jobs enqueued and its position saved, even while changes keep coming (a batch
+    /// also closes when it is full, or when the stream has nothing more). The default
+    /// is one second, or a quarter of the smallest `max_stale` of the copies of a
+    /// source when that is less: under a steady trickle a change waits at most this
+    /// long (plus one `getMore`) before its job is queued. At least 1 ms.
+    pub fn max_wait(mut self, wait: Duration) -> Self {
+        self.max_wait = Some(wait.max(Duration::from_millis(1)));
+        self
+    }
+
+    /// The [`max_wait`](Self::max_wait) of the batches of a source feeding `specs`.
+    fn deadline(&self, specs: &[&'static CopySpec]) -> Duration {
+        if let Some(wait) = self.max_wait {
+            return wait;
+        }
+        specs
+            .iter()
+            .filter_map(|c| match c.refresh {
+                Refresh::Async { max_stale } => Some(max_stale / 4),
+                Refresh::Sync | Refresh::Never => None,
+            })
+            .fold(MAX_WAIT, Duration::min)
+            .max(Duration::from_millis(1))
     }
 
     /// Only these copies (keys like `"posts.author_name"`); the sources watched are
@@ -226,20 +258,36 @@ impl Watcher {
         let mut report = WatchReport::default();
         let mut stream = self.open(source, specs, &mut report).await?;
         let mut saved_at = DateTime::now();
+        let max_wait = self.deadline(specs);
         loop {
             let mut events = Vec::new();
             let mut stopped = false;
             let mut lost = None;
+            // When the batch's first change arrived: the batch closes `max_wait` later,
+            // so that a steady trickle (each `getMore` answering with a change or two)
+            // cannot hold its jobs back until it stops.
+            let mut closes_at = None;
+            let mut timed_out = false;
             while events.len() < self.batch {
-                let next = if events.is_empty() {
-                    tokio::select! {
+                let next = match closes_at {
+                    None => tokio::select! {
                         biased;
                         _ = stop.wait_for(|stop| *stop) => { stopped = true; break }
                         next = stream.next_if_any() => next,
-                    }
-                } else {
-                    stream.next_if_any().await
+                    },
+                    // A `getMore` cut short is not lost: the stream keeps it in hand and
+                    // the next batch goes on with it (as for the stop signal above).
+                    Some(at) => match tokio::time::timeout_at(at, stream.next_if_any()).await {
+                        Ok(next) => next,
+                        Err(_) => {
+                            timed_out = true;
+                            break;
+                        }
+                    },
                 };
+                if closes_at.is_none() && matches!(next, Ok(Some(_))) {
+                    closes_at = Some(tokio::time::Instant::now() + max_wait);
+                }
                 match next {
                     Ok(Some(event)) => {
                         let ends = ends_stream(operation(&event));
@@ -261,7 +309,8 @@ impl Watcher {
                     }
                 }
             }
-            let full = events.len() >= self.batch;
+            // Closed by its deadline, a batch may have more changes behind it.
+            let full = events.len() >= self.batch || timed_out;
             let last = events
                 .last()
                 .map(|e| (e.get_timestamp("clusterTime").ok(), e.get_datetime("wallTime").ok().copied()));
@@ -546,6 +595,7 @@ mod tests {
             refresh: Refresh::Sync,
             reason: None,
             on_delete,
+            null: Cleared::Null,
         }
     }
 

@@ -12,7 +12,7 @@ use mongodb::error::ErrorKind;
 use mongodb::options::ReturnDocument;
 use mongodb::{Collection, Database, IndexModel};
 
-use super::apply::{apply, cleared, enqueue, plus, since, ApplyError, Lease};
+use super::apply::{apply, cleared, enqueue, plus, since, via_filter, ApplyError, Lease};
 use super::spec::{copies, value_at};
 use crate::core::copy::{CopyError, CopySpec, OnDelete, Refresh, QUEUE};
 use crate::core::model::eq;
@@ -270,8 +270,7 @@ impl Worker {
                     OnDelete::Clear(how) => cleared(how),
                     OnDelete::Report => {
                         let target = self.db.collection::<Document>(spec.collection);
-                        let documents = match target.count_documents(doc! { spec.via: eq(id.clone()) }).await
-                        {
+                        let documents = match target.count_documents(via_filter(spec, &id)).await {
                             Ok(n) => n,
                             Err(e) if is_fatal(&e) => return Err(refresh_error(e)),
                             Err(e) => {

@@ -1,0 +1,238 @@
+//! Copies that cannot get stuck: a null source value written as the copy's own type
+//! stores it, a watcher that closes its batches under a steady trickle, and stored
+//! documents (array, operator-document and wrong-type references, wrong-type source
+//! values) that neither fail the real source's job nor stop a reconcile.
+
+use std::time::Instant;
+
+use docshape::bson::{doc, Bson, Document};
+use docshape::copies::{self, CopySpec, SkipReason, Watcher, Worker};
+use docshape::refs::Ref;
+use docshape::{testkit, Model};
+use mongodb::Database;
+use serde::{Deserialize, Serialize};
+
+use super::watcher::{insert_writers, plain_client, position, setup_writers, until, Running, STORIES};
+use super::*;
+
+/// A source whose avatar is always written (`null` when there is none).
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "painters")]
+pub struct Painter {
+    #[serde(rename = "_id")]
+    pub id: i64,
+    pub name: String,
+    pub avatar: Option<String>,
+}
+
+/// An async copy of the name, and a sync copy of the avatar that omits `None` (its
+/// validator forbids `null`).
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "canvases")]
+#[index(keys(painter_id))]
+pub struct Canvas {
+    #[serde(rename = "_id")]
+    pub id: i64,
+    pub painter_id: Ref<Painter>,
+    #[denormalized(from = "Painter::name", via = "painter_id", refresh = "async", max_stale = "5m")]
+    pub painter_name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[denormalized(from = "Painter::avatar", via = "painter_id", refresh = "sync")]
+    pub painter_avatar: Option<String>,
+}
+
+/// An async copy of the avatar that omits `None`.
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "sketches")]
+#[index(keys(painter_id))]
+pub struct Sketch {
+    #[serde(rename = "_id")]
+    pub id: i64,
+    pub painter_id: Ref<Painter>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[denormalized(from = "Painter::avatar", via = "painter_id", refresh = "async", max_stale = "5m")]
+    pub painter_avatar: Option<String>,
+}
+
+const CANVAS_NAMES: &str = "canvases.painter_name";
+const SKETCH_AVATARS: &str = "sketches.painter_avatar";
+
+async fn setup_painters(hint: &str) -> testkit::TestDb {
+    let db = testkit::database(hint).await.unwrap();
+    docshape::sync::<Painter>(&db).await.unwrap();
+    docshape::sync::<Canvas>(&db).await.unwrap();
+    docshape::sync::<Sketch>(&db).await.unwrap();
+    db
+}
+
+fn spec(key: &str) -> &'static CopySpec {
+    copies::dependents("painters").into_iter().find(|c| c.key() == key).unwrap()
+}
+
+/// Inserts `documents` around the validator, as another program could have.
+async fn insert_raw(db: &Database, collection: &str, documents: Vec<Document>) {
+    db.collection::<Document>(collection)
+        .insert_many(documents)
+        .bypass_document_validation(true)
+        .await
+        .unwrap();
+}
+
+async fn get(db: &Database, collection: &str, id: i64) -> Document {
+    db.collection::<Document>(collection).find_one(doc! { "_id": id }).await.unwrap().unwrap()
+}
+
+/// Setting a source's avatar to `null` (a value its own type writes) leaves a copy
+/// that omits `None` without the field, through the sync copy of `update_one` and the
+/// worker of the async one. (Before: `$set: null`, refused by the copy's validator with
+/// code 121, so `update_one` failed and the job failed on every retry.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_null_source_value_is_unset_in_a_copy_that_omits_none() {
+    let db = setup_painters("stuck_null").await;
+    db.collection::<Document>("painters")
+        .insert_one(doc! { "_id": 1_i64, "name": "p1", "avatar": "a.png" })
+        .await
+        .unwrap();
+    db.collection::<Document>("canvases")
+        .insert_one(
+            doc! { "_id": 10_i64, "painter_id": 1_i64, "painter_name": "p1", "painter_avatar": "a.png" },
+        )
+        .await
+        .unwrap();
+    db.collection::<Document>("sketches")
+        .insert_one(doc! { "_id": 10_i64, "painter_id": 1_i64, "painter_avatar": "a.png" })
+        .await
+        .unwrap();
+    copies::update_one::<Painter>(&db, &1_i64, doc! { "$set": { "avatar": null } }).await.unwrap();
+    assert_eq!(get(&db, "painters", 1).await.get("avatar"), Some(&Bson::Null));
+    assert_eq!(get(&db, "canvases", 10).await.get("painter_avatar"), None);
+    let report = Worker::new(&db).only([SKETCH_AVATARS]).run_until_empty().await.unwrap();
+    assert!(report.failures.is_empty(), "{report:?}");
+    assert_eq!(report.jobs, 1, "{report:?}");
+    assert_eq!(get(&db, "sketches", 10).await.get("painter_avatar"), None);
+    // And back: a value again is `$set`.
+    copies::update_one::<Painter>(&db, &1_i64, doc! { "$set": { "avatar": "b.png" } }).await.unwrap();
+    assert_eq!(get(&db, "canvases", 10).await.get_str("painter_avatar").unwrap(), "b.png");
+}
+
+/// An article whose reference is an array holding the source's id is not the source's
+/// copy: the worker leaves it (as reconcile does, which reports it) and the real
+/// copies' job completes. (Before: the worker's `$eq` matched the array, the validator
+/// refused the write, and the job failed on every retry.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_array_reference_does_not_fail_the_real_sources_job() {
+    let db = setup_painters("stuck_array").await;
+    db.collection::<Document>("painters")
+        .insert_one(doc! { "_id": 2_i64, "name": "p2", "avatar": null })
+        .await
+        .unwrap();
+    insert_raw(
+        &db,
+        "canvases",
+        vec![
+            doc! { "_id": 20_i64, "painter_id": 2_i64, "painter_name": "p2" },
+            doc! { "_id": 21_i64, "painter_id": [2_i64, 3_i64], "painter_name": "p2" },
+        ],
+    )
+    .await;
+    copies::update_one::<Painter>(&db, &2_i64, doc! { "$set": { "name": "p2 renamed" } }).await.unwrap();
+    let report = Worker::new(&db).only([CANVAS_NAMES]).run_until_empty().await.unwrap();
+    assert!(report.failures.is_empty(), "{report:?}");
+    assert_eq!(get(&db, "canvases", 20).await.get_str("painter_name").unwrap(), "p2 renamed");
+    assert_eq!(get(&db, "canvases", 21).await.get_str("painter_name").unwrap(), "p2");
+    let reconciled = copies::reconcile(&db, spec(CANVAS_NAMES)).await.unwrap();
+    assert_eq!(reconciled.skipped.len(), 1, "{reconciled:?}");
+    assert_eq!(reconciled.skipped[0].id, Bson::Int64(21));
+    assert_eq!(reconciled.skipped[0].reason, SkipReason::Reference);
+    assert_eq!(get(&db, "canvases", 21).await.get_str("painter_name").unwrap(), "p2");
+}
+
+/// Foreign documents cannot stop a reconcile: an operator-document reference, a
+/// document reference, and a source whose name is a number (the copy's validator
+/// refuses it). The good copies converge, the refused one is reported once with its
+/// `_id`, and nothing else is rewritten. (Before: the operator document inside `$in`
+/// failed the whole reconcile, reported as a source error "no copy was touched".)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_stored_documents_do_not_stop_a_reconcile() {
+    let db = setup_painters("stuck_hostile").await;
+    insert_raw(
+        &db,
+        "painters",
+        vec![
+            doc! { "_id": 3_i64, "name": "p3", "avatar": null },
+            doc! { "_id": 4_i64, "name": 42, "avatar": null },
+        ],
+    )
+    .await;
+    insert_raw(
+        &db,
+        "canvases",
+        vec![
+            doc! { "_id": 30_i64, "painter_id": 3_i64, "painter_name": "old" },
+            doc! { "_id": 31_i64, "painter_id": { "$gt": 0_i64 }, "painter_name": "op" },
+            doc! { "_id": 32_i64, "painter_id": 4_i64, "painter_name": "old" },
+            doc! { "_id": 33_i64, "painter_id": { "k": 1_i64 }, "painter_name": "doc" },
+            doc! { "_id": 34_i64, "painter_id": 3_i64, "painter_name": "old" },
+        ],
+    )
+    .await;
+    let report = copies::reconcile(&db, spec(CANVAS_NAMES)).await.unwrap();
+    assert_eq!(get(&db, "canvases", 30).await.get_str("painter_name").unwrap(), "p3");
+    assert_eq!(get(&db, "canvases", 34).await.get_str("painter_name").unwrap(), "p3");
+    assert_eq!(get(&db, "canvases", 31).await.get_str("painter_name").unwrap(), "op");
+    assert_eq!(get(&db, "canvases", 32).await.get_str("painter_name").unwrap(), "old");
+    assert_eq!(get(&db, "canvases", 33).await.get_str("painter_name").unwrap(), "doc");
+    let refused: Vec<&Bson> =
+        report.skipped.iter().filter(|s| matches!(s.reason, SkipReason::Refused(_))).map(|s| &s.id).collect();
+    assert_eq!(refused, [&Bson::Int64(32)], "{report:?}");
+    let mut ids: Vec<String> = report.skipped.iter().map(|s| s.id.to_string()).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), report.skipped.len(), "each document once: {report:?}");
+    assert_eq!(report.documents_updated, 2, "{report:?}");
+}
+
+/// Under a steady trickle of foreign renames (30, one per 100 ms), the watcher closes
+/// its first batch within its `max_wait`, not after the trickle stops. (A batch used to
+/// close only when full or when a `getMore` came back empty. Against the local test
+/// server this test also passes with the deadline disabled, so it guards the bound but
+/// does not reproduce the held-back batch; a server whose `getMore` answers each change
+/// at once, as `mongod` does, is needed for that.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_steady_trickle_does_not_hold_back_the_first_job() {
+    const RENAMES: i64 = 30;
+    let db = setup_writers("stuck_trickle").await;
+    insert_writers(&db, 0..RENAMES, 1).await;
+    let plain = plain_client(&db).await;
+    let running = Running::start(
+        Watcher::new(&db)
+            .name("trickle")
+            .only([STORIES])
+            .max_await(Duration::from_millis(500))
+            .max_wait(Duration::from_millis(300)),
+    );
+    until("the first position", Duration::from_secs(60), || async {
+        position(&db, "trickle", "writers").await.is_some()
+    })
+    .await;
+    let trickle = tokio::spawn(async move {
+        let writers = plain.collection::<Document>("writers");
+        for i in 0..RENAMES {
+            writers
+                .update_one(doc! { "_id": i }, doc! { "$set": { "name": format!("w{i} t") } })
+                .await
+                .unwrap();
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    });
+    let started = Instant::now();
+    until("the first job", Duration::from_secs(30), || async { !queue(&db).await.is_empty() }).await;
+    let first = started.elapsed();
+    let queued_then = queue(&db).await.len();
+    trickle.await.unwrap();
+    until("every job", Duration::from_secs(30), || async { queue(&db).await.len() == RENAMES as usize })
+        .await;
+    running.stop().await;
+    assert!(first < Duration::from_millis(1500), "the first job was queued after {first:?}");
+    assert!(queued_then < RENAMES as usize, "the first batch held the whole trickle ({queued_then} jobs)");
+}
