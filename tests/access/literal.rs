@@ -15,6 +15,15 @@ use serde::{Deserialize, Serialize};
 use super::finder::{Hostile, Owner};
 use super::{order, Order};
 
+/// A regex value under either bson: bson 3 holds its parts as C strings.
+#[allow(clippy::unnecessary_fallible_conversions)]
+fn regex(pattern: &str, options: &str) -> Bson {
+    Bson::RegularExpression(Regex {
+        pattern: pattern.to_owned().try_into().unwrap(),
+        options: options.to_owned().try_into().unwrap(),
+    })
+}
+
 /// A document holding one untyped value, a bounded untyped array and a key for ranges.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
 #[model(collection = "access_literal")]
@@ -61,8 +70,8 @@ pub fn hostile_values<R: proptest::prelude::Rng + ?Sized>(rng: &mut R, n: usize)
         Bson::Document(doc! { "$oid": "000000000000000000000000" }),
         Bson::Document(doc! { "a.b": 1 }),
         Bson::Document(doc! { "$exists": true }),
-        Bson::RegularExpression(Regex { pattern: ".".into(), options: String::new() }),
-        Bson::RegularExpression(Regex { pattern: "^p".into(), options: "i".into() }),
+        regex(".", ""),
+        regex("^p", "i"),
         Bson::JavaScriptCode("true".into()),
         Bson::JavaScriptCodeWithScope(JavaScriptCodeWithScope { code: "x".into(), scope: doc! { "x": 1 } }),
         Bson::Null,
@@ -93,7 +102,7 @@ pub fn hostile_values<R: proptest::prelude::Rng + ?Sized>(rng: &mut R, n: usize)
                 Bson::Document(doc! { op: format!("v{i}"), "n": i })
             }
             6 => Bson::Document(doc! { key(rng.next_u32()): { key(rng.next_u32()): format!("v{i}") } }),
-            7 => Bson::RegularExpression(Regex { pattern: format!("^r{i}.*"), options: String::new() }),
+            7 => regex(&format!("^r{i}.*"), ""),
             8 => Bson::JavaScriptCode(format!("return {i}")),
             9 => Bson::Array(vec![Bson::from(format!("arr-{i}")), Bson::Document(doc! { "$each": [i] })]),
             10 => Bson::DateTime(bson::DateTime::from_millis(i * 1_000)),
@@ -177,7 +186,7 @@ async fn extended_json_in_a_json_parameter_is_a_document() {
     };
     Hostile::collection(&db).insert_one(hostile(1, serde_json::json!(3))).await.unwrap();
     // Stored through a raw collection so that the document is written as it reads.
-    let mut literal = bson::to_document(&hostile(2, serde_json::Value::Null)).unwrap();
+    let mut literal = docshape::bson_compat::to_document(&hostile(2, serde_json::Value::Null)).unwrap();
     literal.insert("json", doc! { "$numberLong": "3" });
     db.collection::<Document>(Hostile::COLLECTION).insert_one(literal).await.unwrap();
     let ids = |found: Vec<Hostile>| found.into_iter().map(|h| h.id).collect::<Vec<_>>();
@@ -197,7 +206,7 @@ async fn load_many_matches_regex_and_operator_ids_literally() {
     let docs: Vec<LitId> =
         (0..20).map(|i| LitId { id: Bson::String(format!("b_{i}")), name: format!("n{i}") }).collect();
     LitId::collection(&db).insert_many(&docs).await.unwrap();
-    let regex = Bson::RegularExpression(Regex { pattern: ".".into(), options: String::new() });
+    let regex = regex(".", "");
     let asked = [Ref::<LitId>::new(regex.clone()), Ref::new(Bson::from("b_5"))];
     let got = refs::load_many(&db, &asked).await.unwrap();
     assert_eq!(got.missing(), [regex]);

@@ -137,6 +137,15 @@ mod tests {
 
     use super::{in_filter, literal, Literal};
 
+    /// A regex value under either bson: bson 3 holds its parts as C strings.
+    #[allow(clippy::unnecessary_fallible_conversions)]
+    fn regex(pattern: &str, options: &str) -> Bson {
+        Bson::RegularExpression(Regex {
+            pattern: pattern.to_owned().try_into().unwrap(),
+            options: options.to_owned().try_into().unwrap(),
+        })
+    }
+
     #[test]
     fn extended_json_maps_stay_documents() {
         let v = serde_json::json!({ "$numberLong": "3" });
@@ -159,7 +168,7 @@ mod tests {
             Bson::Document(doc! { "a.b": 1, "$ne": null }),
             Bson::Boolean(true),
             Bson::Null,
-            Bson::RegularExpression(Regex { pattern: ".".into(), options: "i".into() }),
+            regex(".", "i"),
             Bson::JavaScriptCode("1".into()),
             Bson::JavaScriptCodeWithScope(JavaScriptCodeWithScope {
                 code: "x".into(),
@@ -179,7 +188,7 @@ mod tests {
         for v in values {
             assert_eq!(literal(&v).unwrap(), v, "{v:?}");
         }
-        assert_eq!(literal(&7_u32).unwrap(), bson::to_bson(&7_u32).unwrap());
+        assert_eq!(literal(&7_u32).unwrap(), crate::bson_compat::to_bson(&7_u32).unwrap());
         assert_eq!(literal("x").unwrap(), Bson::String("x".into()));
         assert_eq!(literal(&Some(2_i64)).unwrap(), Bson::Int64(2));
         assert_eq!(literal(&None::<i64>).unwrap(), Bson::Null);
@@ -187,7 +196,7 @@ mod tests {
 
     #[test]
     fn in_members_that_in_would_read_are_asked_by_eq() {
-        let re = Bson::RegularExpression(Regex { pattern: ".".into(), options: String::new() });
+        let re = regex(".", "");
         let members = [Bson::from("a"), re.clone(), Bson::Document(doc! { "x": { "$ne": null } })];
         let filter = in_filter("_id", members.into_iter().map(Literal::stored));
         assert_eq!(
