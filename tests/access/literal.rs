@@ -244,7 +244,7 @@ async fn every_value_in_every_position_is_only_a_value() {
             .await
             .unwrap()
             .unwrap();
-        let field = |name: &str| Bson::try_from(stored.get(name).unwrap().unwrap().to_raw_bson()).unwrap();
+        let field = |name: &str| Bson::try_from(stored.get(name).unwrap().unwrap()).unwrap();
         assert_eq!(field("val"), *v, "stored by $set");
         assert_eq!(field("items"), Bson::Array(vec![v.clone()]), "pushed as one element");
     }
