@@ -15,8 +15,9 @@ use serde::{Deserialize, Serialize};
 use super::finder::{Hostile, Owner};
 use super::{order, Order};
 
-/// A regex value under either bson: bson 3 holds its parts as C strings.
-#[allow(clippy::unnecessary_fallible_conversions)]
+/// A regex value under either bson: bson 3 holds its parts as C strings, bson 2 as
+/// `String`s (where the conversion is the identity).
+#[allow(clippy::unnecessary_fallible_conversions, clippy::useless_conversion)]
 fn regex(pattern: &str, options: &str) -> Bson {
     Bson::RegularExpression(Regex {
         pattern: pattern.to_owned().try_into().unwrap(),
