@@ -7,15 +7,15 @@
 //! - this file: the three entry points, and in their `attributes(...)` the one list of
 //!   the attribute names each derive reads (the parser forwards every attribute; each
 //!   pattern picks its own by name);
-//! - [`driver`]: the pipeline, read top to bottom: parse every pattern, check every
+//! - `driver`: the pipeline, read top to bottom: parse every pattern, check every
 //!   pattern, one `finish()` of one accumulator, expand every pattern;
-//! - [`ast`] and [`attr`]: the type as serde stores it, and the attribute values more
+//! - `ast` and `attr`: the type as serde stores it, and the attribute values more
 //!   than one module reads;
-//! - [`common`]: helpers every pattern may use (suggestions, rule messages, type
+//! - `common`: helpers every pattern may use (suggestions, rule messages, type
 //!   classifiers, respanning, bounds, sizes, paths, fallback stubs); it imports no pattern;
-//! - the core modules [`model`], [`validator`], [`index`], [`access`], and the patterns
-//!   [`paginate`], [`versioning`], [`bucket`], [`outlier`], [`relation`],
-//!   [`denormalized`] and [`keys`], each with `parse`, `check` and `expand`; a pattern
+//! - the core modules `model`, `validator`, `index`, `access`, and the patterns
+//!   `paginate`, `versioning`, `bucket`, `outlier`, `relation`,
+//!   `denormalized` and `keys`, each with `parse`, `check` and `expand`; a pattern
 //!   reads the core modules' results, never another pattern's.
 //!
 //! Generated code reaches the runtime only through `::docshape::__private`, inside

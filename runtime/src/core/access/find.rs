@@ -165,7 +165,7 @@ where
 }
 
 /// A bound of a typed range, written as BSON by the literal encoder
-/// ([`crate::access::literal`]).
+/// ([`crate::access::literal()`]).
 pub fn bound_bson<T: serde::Serialize + ?Sized>(
     b: Bound<&T>,
 ) -> Result<Bound<Bson>, crate::core::bson_compat::SerError> {

@@ -82,7 +82,7 @@ impl<T: Identified> Ref<T> {
     }
 
     /// The `_id` as BSON, as a query on `T`'s collection spells it: written
-    /// literally ([`crate::access::literal`]), as the driver writes a stored `_id`.
+    /// literally ([`crate::access::literal()`]), as the driver writes a stored `_id`.
     pub fn to_bson(&self) -> Result<Bson, bson_compat::SerError> {
         crate::core::access::literal::literal(&self.id)
     }
