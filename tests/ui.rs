@@ -1,21 +1,20 @@
 //! Compile-time behaviour: each `ui/fail_<pattern>` case is one mistake whose error
-//! must sit under the offending tokens (`.stderr` next to it); `ui/pass` cases compile
-//! with this binary and run as its tests (see `ui/pass/mod.rs`).
+//! must sit under the offending tokens (`.stderr` next to it, checked by
+//! `ui/compile_fail.rs`); `ui/pass` cases compile with this binary and run as its tests
+//! (see `ui/pass/mod.rs`).
 //!
 //! The `.stderr` files were made with the toolchain named in README.md; regenerate
-//! them with `TRYBUILD=overwrite cargo test -p docshape-tests --test ui` after a
+//! them with `DOCSHAPE_UI=overwrite cargo test -p docshape-tests --test ui` after a
 //! compiler upgrade, and review the diff.
 
+#[path = "ui/compile_fail.rs"]
+mod compile_fail;
 #[path = "ui/pass/mod.rs"]
 mod pass;
 
 #[test]
 fn ui() {
-    // trybuild builds the cases as a project of its own, in its own target directory.
-    // With compile-fail cases only, it runs `cargo check` on all of them at once and
-    // generates no code for any dependency: the pass cases are modules of this binary
-    // instead, so that trybuild never builds the driver a second time.
-    let t = trybuild::TestCases::new();
+    let mut t = compile_fail::CompileFail::new();
     // rustc names `Bson` by its short name when one bson crate is compiled and by its
     // path when two are (under `bson-3` the driver still builds bson 2): a case whose
     // message names it has one copy, and one expected output, per feature. Every other
@@ -23,22 +22,26 @@ fn ui() {
     // are checked once, under the default features, and a build with `bson-3` checks
     // only its copies.
     if cfg!(feature = "bson-3") {
-        t.compile_fail("ui/fail_denormalized/bson3/*.rs");
+        t.cases("ui/fail_denormalized/bson3").run();
         return;
     }
-    t.compile_fail("ui/fail_validator/*.rs");
-    t.compile_fail("ui/fail_index/*.rs");
-    t.compile_fail("ui/fail_access/*.rs");
-    t.compile_fail("ui/fail_paginate/*.rs");
-    t.compile_fail("ui/fail_versioning/*.rs");
-    t.compile_fail("ui/fail_keys/*.rs");
-    t.compile_fail("ui/fail_bucket/*.rs");
-    t.compile_fail("ui/fail_outlier/*.rs");
-    t.compile_fail("ui/fail_relation/*.rs");
-    t.compile_fail("ui/fail_denormalized/*.rs");
-    t.compile_fail("ui/fail_denormalized/bson2/*.rs");
+    for dir in [
+        "ui/fail_validator",
+        "ui/fail_index",
+        "ui/fail_access",
+        "ui/fail_paginate",
+        "ui/fail_versioning",
+        "ui/fail_keys",
+        "ui/fail_bucket",
+        "ui/fail_outlier",
+        "ui/fail_relation",
+        "ui/fail_denormalized",
+        "ui/fail_denormalized/bson2",
+    ] {
+        t.cases(dir);
+    }
+    t.run();
 }
-
 /// The per-feature copies of a case are one case: only their expected output differs.
 #[test]
 fn the_per_feature_copies_of_a_case_are_the_same_source() {

@@ -1,7 +1,7 @@
 //! Models that must compile: each case is a module of the `ui` test binary (a program
 //! of its own, as a user's crate would be), and its `main` checks what the derives
-//! generated. They are built with the tests rather than by trybuild, so that trybuild
-//! only checks its compile-fail cases and never builds the dependencies' code.
+//! generated. They are built with the tests, as modules, so that each needs no
+//! program of its own to link.
 
 mod bucket;
 mod full_model;
