@@ -79,10 +79,11 @@ impl CompileFail {
         std::fs::create_dir_all(&out_dir).unwrap();
         std::thread::scope(|s| {
             for _ in 0..workers {
-                s.spawn(|| loop {
-                    let Some(case) = cases.get(next.fetch_add(1, Ordering::Relaxed)) else { break };
-                    if let Err(why) = compiler.check(case, &out_dir, overwrite) {
-                        failures.lock().unwrap().insert(case.display().to_string(), why);
+                s.spawn(|| {
+                    while let Some(case) = cases.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        if let Err(why) = compiler.check(case, &out_dir, overwrite) {
+                            failures.lock().unwrap().insert(case.display().to_string(), why);
+                        }
                     }
                 });
             }
@@ -190,7 +191,7 @@ impl Compiler {
         }
         // The build for this crate unifies the most features: try that one first.
         for builds in found.values_mut() {
-            builds.sort_by(|a, b| b.0.cmp(&a.0));
+            builds.sort_by_key(|b| std::cmp::Reverse(b.0));
         }
         let mut choices: Vec<Vec<PathBuf>> = vec![Vec::new()];
         for name in EXTERNS {
