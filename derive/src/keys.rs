@@ -635,6 +635,22 @@ fn expand_family(
         darling::ast::Data::Struct(f) if f.style == darling::ast::Style::Unit => quote!(Self),
         _ => quote!(Self { #(#inits,)* }),
     };
+    // A family with one placeholder caches documents whose `_id` has its type: the key
+    // is built from the id value itself (see `CachesId`).
+    let caches_id = match (placeholders.as_slice(), fields.len()) {
+        ([(_, f)], 1) => {
+            let (field, ty) = (&f.ident, &f.ty);
+            Some(quote! {
+                #[automatically_derived]
+                impl #impl_generics __ds::CachesId<#ty> for #ident #ty_generics #where_clause {
+                    fn for_id(id: #ty) -> Self {
+                        Self { #field: id }
+                    }
+                }
+            })
+        }
+        _ => None,
+    };
     let family_trait = kind.family_trait();
     let stored = kind.stores_values().then(|| {
         let encoding = match value {
@@ -675,6 +691,7 @@ fn expand_family(
             }
         }
         #stored
+        #caches_id
         #[automatically_derived]
         impl #impl_generics __ds::#family_trait for #ident #ty_generics #where_clause {}
         #registration
@@ -704,6 +721,16 @@ fn stubs(input: &DeriveInput, partial: Partial) -> TokenStream {
             impl #impl_generics __ds::#family_trait for #ident #ty_generics #where_clause {}
         }
     });
+    // A `cache = ...` row naming this family then reports no second error.
+    let caches_id = input.generics.params.is_empty().then(|| {
+        quote! {
+            impl<__DsId> __ds::CachesId<__DsId> for #ident {
+                fn for_id(_: __DsId) -> Self {
+                    ::core::unreachable!()
+                }
+            }
+        }
+    });
     dummy(quote! {
         impl #impl_generics __ds::KeyFamily for #ident #ty_generics #where_clause {
             const SPEC: __ds::KeySpec = __ds::KeySpec {
@@ -725,6 +752,7 @@ fn stubs(input: &DeriveInput, partial: Partial) -> TokenStream {
             }
         }
         #kind_impls
+        #caches_id
     })
 }
 

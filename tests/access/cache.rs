@@ -236,3 +236,47 @@ async fn a_failed_delete_after_a_write_is_a_typed_error() {
     assert_eq!(stored.title, "second", "the document was written before the delete failed");
     docshape::keys::stop_invalidating(&db);
 }
+
+/// Ids that share a text under another type (`"007"` and `"7"` are both 7 as numbers)
+/// are two documents, two keys: a write to one deletes its key only. (A family over
+/// another type than the `_id`, where they would share a key, does not compile:
+/// `tests/ui/fail_access/cache_family_of_another_id_type.rs`.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ids_with_the_same_number_have_their_own_keys() {
+    let db = testkit::database("access_cache_ids").await.unwrap();
+    let mut redis = testkit::redis::database().await.unwrap();
+    docshape::sync::<Product>(&db).await.unwrap();
+    let skus = ["7", "07", "007", "+7"];
+    for (i, sku) in skus.iter().enumerate() {
+        let product = Product {
+            sku: (*sku).into(),
+            name: format!("Product {sku}"),
+            price_cents: i as i64,
+            description: String::new(),
+        };
+        Product::collection(&db).insert_one(&product).await.unwrap();
+    }
+    for (i, sku) in skus.iter().enumerate() {
+        let page = Product::product_page(*sku).one(&db, &mut redis).await.unwrap().unwrap();
+        assert_eq!(page, ProductPage { name: format!("Product {sku}"), price_cents: i as i64 });
+    }
+    let keys: std::collections::HashSet<String> =
+        skus.iter().map(|s| ProductPageCache { sku: (*s).into() }.key()).collect();
+    assert_eq!(keys.len(), skus.len(), "{keys:?}");
+
+    // A write to "007" deletes "007"'s key and leaves the others cached.
+    Product::reprice("007", 1_i64).run(&db, &mut redis).await.unwrap();
+    for (i, sku) in skus.iter().enumerate() {
+        let cached = ProductPageCache { sku: (*sku).into() }.get(&mut redis).await.unwrap();
+        if *sku == "007" {
+            assert_eq!(cached, None);
+        } else {
+            assert_eq!(cached, Some(ProductPage { name: format!("Product {sku}"), price_cents: i as i64 }));
+        }
+    }
+    // Each read returns its own document.
+    for sku in skus {
+        let page = Product::product_page(sku).one(&db, &mut redis).await.unwrap().unwrap();
+        assert_eq!(page.name, format!("Product {sku}"));
+    }
+}

@@ -167,3 +167,85 @@ proptest! {
         }
     }
 }
+
+// ---- cached ids: a key per id, built from the id value itself ------------------------
+
+#[derive(Debug, Clone, PartialEq, KeyFamily)]
+#[key(pattern = "cache:by_text:{id}", kind = string, ttl = "60s")]
+struct TextIdCache {
+    id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, KeyFamily)]
+#[key(pattern = "cache:by_u64:{id}", kind = string, ttl = "60s")]
+struct U64IdCache {
+    id: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, KeyFamily)]
+#[key(pattern = "cache:by_i64:{id}", kind = string, ttl = "60s")]
+struct I64IdCache {
+    id: i64,
+}
+
+/// 10,000 distinct ids of one type: each has its own key (through `CachesId`, as a
+/// cached row and the model's writers build it), and the key parses back to that id.
+fn distinct_ids_have_distinct_keys<F, I>(ids: Vec<I>, seed: u64)
+where
+    F: docshape::keys::CachesId<I> + KeyFamily + PartialEq + std::fmt::Debug,
+    I: Clone + Eq + std::hash::Hash + std::fmt::Debug,
+{
+    let mut by_key: std::collections::HashMap<String, I> = std::collections::HashMap::new();
+    for id in ids {
+        let family = F::for_id(id.clone());
+        let key = family.key();
+        if let Some(other) = by_key.insert(key.clone(), id.clone()) {
+            assert_eq!(other, id, "{other:?} and {id:?} share the key {key:?} (seed {seed})");
+        }
+        assert_eq!(F::parse_key(&key).ok().as_ref(), Some(&family), "{key:?} (seed {seed})");
+    }
+}
+
+/// The texts that collided when keys were built from another type's `Display`: as
+/// `String` ids they are distinct, so their keys must be too.
+const COLLIDING_TEXTS: &[&str] = &[
+    "7",
+    "07",
+    "007",
+    "+7",
+    "b_alice",
+    "\"b_alice\"",
+    "{\"tenant\": \"t1\", \"user\": \"alice\"}",
+    "t1\", \"user\": \"alice",
+    "a:b",
+    "a\\:b",
+    "a\\\\:b",
+    "{id}",
+    "*",
+    "",
+];
+
+#[test]
+fn cached_ids_never_share_a_key() {
+    use proptest::strategy::ValueTree;
+    let mut runner = docshape_test_seed::runner("keys::props::cached_ids", 1);
+    let seed = runner.seed();
+    let strings = text();
+    let mut texts: std::collections::HashSet<String> = COLLIDING_TEXTS.iter().map(|t| t.to_string()).collect();
+    while texts.len() < 10_000 {
+        texts.insert(strings.new_tree(&mut runner).unwrap().current());
+    }
+    distinct_ids_have_distinct_keys::<TextIdCache, String>(texts.into_iter().collect(), seed);
+    let mut u: std::collections::HashSet<u64> = [0, 7, u64::MAX].into();
+    let mut i: std::collections::HashSet<i64> = [0, 7, -7, i64::MIN, i64::MAX].into();
+    // Every magnitude, not only the huge values a uniform draw gives.
+    let rng = runner.rng();
+    while u.len() < 10_000 {
+        u.insert(rng.next_u64() >> (rng.next_u32() % 64));
+    }
+    while i.len() < 10_000 {
+        i.insert((rng.next_u64() as i64) >> (rng.next_u32() % 64));
+    }
+    distinct_ids_have_distinct_keys::<U64IdCache, u64>(u.into_iter().collect(), seed);
+    distinct_ids_have_distinct_keys::<I64IdCache, i64>(i.into_iter().collect(), seed);
+}

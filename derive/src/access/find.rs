@@ -3,8 +3,9 @@
 //! `fields(...)` name (`docshape::access::Find` runs them).
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
 use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
 use syn::{Meta, Token};
 
 use crate::access::Access;
@@ -179,16 +180,19 @@ fn cached(
         "{doc} Read through the key family [`{}`]: `GET`, and on a miss the query, then `SET` with the family's TTL.",
         quote!(#family).to_string().replace(' ', "")
     );
+    // Under `cache = Family`: a family over another type than the `_id` is the user's
+    // to fix there.
+    let for_id = quote_spanned!(family.span()=> (__ds::cache_of::<#family, <Self as __ds::Identified>::Id>().family)(id));
     quote! {
         #[doc = #doc]
         #vis fn #method(id: impl ::core::convert::Into<<Self as __ds::Identified>::Id>) -> __ds::CachedFind<#family, #result> {
             let id: <Self as __ds::Identified>::Id = ::core::convert::Into::into(id);
-            let __family = __ds::family_for_id::<#family, _>(&id);
             let __filter = (|| {
                 let mut __f = __ds::FilterBuilder::new();
                 __f.equal("_id", __ds::to_bson(&id)?);
                 ::core::result::Result::<__ds::Document, __ds::BsonSerError>::Ok(__f.build())
             })();
+            let __family = ::core::result::Result::Ok(#for_id);
             __ds::CachedFind::new(__ds::Find::new(&<Self as __ds::Model>::ACCESS_PATTERNS[#i], __filter), __family)
         }
     }

@@ -6,7 +6,8 @@
 use darling::error::Accumulator;
 use darling::{Error, FromMeta};
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
 
 use crate::access::find::{equality, param_name, param_type, ranges};
 use crate::access::Access;
@@ -206,7 +207,13 @@ pub(crate) fn expand(c: &Container, patterns: &[Access], versioned: bool) -> Tok
     let model = &c.ident;
     // The families that cache this model's reads: each write deletes the written
     // document's key in all of them.
-    let caches: Vec<&syn::Path> = patterns.iter().filter_map(|a| a.cache.as_ref()).collect();
+    // Each under its `cache = Family`, where a family over another type than the `_id`
+    // is reported (once: the cached row's finder names the same tokens).
+    let caches: Vec<TokenStream> = patterns
+        .iter()
+        .filter_map(|a| a.cache.as_ref())
+        .map(|f| quote_spanned!(f.span()=> __ds::cache_of::<#f, <#model as __ds::Identified>::Id>().written))
+        .collect();
     for (i, a) in patterns.iter().enumerate() {
         let Some(w) = &a.update else { continue };
         let mut taken = Vec::new();
@@ -272,7 +279,7 @@ pub(crate) fn expand(c: &Container, patterns: &[Access], versioned: bool) -> Tok
                 quote!(__ds::CachedUpdate<Self>),
                 quote! {{
                     const __KEYS: &[__ds::WrittenKeys] =
-                        &[#(__ds::keys_for_written::<#caches, <#model as __ds::Identified>::Id>),*];
+                        &[#(#caches),*];
                     __ds::CachedUpdate::new(__update, __KEYS)
                 }},
             )
@@ -311,7 +318,7 @@ pub(crate) fn expand(c: &Container, patterns: &[Access], versioned: bool) -> Tok
             __ds::inventory::submit! {
                 __ds::CachedModel {
                     collection: <#model as __ds::Model>::COLLECTION,
-                    keys: &[#(__ds::keys_for_written::<#caches, <#model as __ds::Identified>::Id>),*],
+                    keys: &[#(#caches),*],
                 }
             }
         }

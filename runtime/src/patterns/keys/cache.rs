@@ -23,9 +23,14 @@
 //! program, the shell — do not touch the cache: for them, too, the TTL is the bound.
 //! Choose the TTL with that in mind, or delete the key yourself (`KeyFamily::delete`).
 //!
-//! A cached row filters on `_id` alone, and its family has one placeholder, which is
-//! the id's text (`Display`); the family's value type is the row's result type (the
-//! model, or the row's view).
+//! A cached row filters on `_id` alone, and its family has one placeholder, whose type
+//! is the model's `_id` type ([`CachesId`]): the key is built from the id value itself,
+//! by the family's own encoding of that type, never from another type's text. So two
+//! distinct ids never share a key (`"007"` and `"7"` are two `String` ids and two keys;
+//! a `u64` family cannot cache `String` ids at all, which is a compile error under
+//! `cache = ...`), and an `_id` of type `Bson` or `Document` cannot be cached (no
+//! placeholder type holds every value of those exactly). The family's value type is
+//! the row's result type (the model, or the row's view).
 
 use std::collections::HashMap;
 use std::sync::{Arc, PoisonError, RwLock};
@@ -42,7 +47,7 @@ use crate::core::copy::CopyError;
 use crate::core::hooks::SourceWriteHook;
 use crate::core::model::Model;
 use crate::core::trace::event;
-use crate::patterns::keys::{KeyError, KeyFamily, OwnedOf, StringFamily, ValueOf};
+use crate::patterns::keys::{CachesId, KeyError, KeyFamily, OwnedOf, StringFamily, ValueOf};
 
 /// Why a cached read or write failed.
 #[derive(Debug)]
@@ -84,22 +89,33 @@ impl From<KeyError> for CacheError {
     }
 }
 
-/// The family value for a document `_id`: its one placeholder is the id's text.
-pub fn family_for_id<F: KeyFamily, I: std::fmt::Display>(id: &I) -> Result<F, KeyError> {
-    F::from_placeholder_values(vec![id.to_string()])
+/// How a model's documents are cached in the family `F`, by `_id`s of type `I`: the
+/// family value of a read and the key builder of a write. Generated code gets it from
+/// [`cache_of`].
+pub struct CacheOf<F, I> {
+    /// The family value for a document `_id`.
+    pub family: fn(I) -> F,
+    /// The keys to delete after a write (see [`keys_for_written`]).
+    pub written: WrittenKeys,
+}
+
+/// The one place where a cached row's family is checked against the model's `_id`
+/// type: the read and the writers of the model both call it, with the same types under
+/// the same tokens, so a family of another type is one error.
+pub const fn cache_of<F: CachesId<I>, I: DeserializeOwned>() -> CacheOf<F, I> {
+    CacheOf { family: F::for_id, written: keys_for_written::<F, I> }
 }
 
 /// The keys to delete after a write to the document `id` of a model whose `_id` type
-/// is `I`, cached by the family `F`.
-pub fn keys_for_written<F: KeyFamily, I: DeserializeOwned + std::fmt::Display>(
-    id: &Bson,
-) -> Result<Vec<String>, KeyError> {
+/// is `I`, cached by the family `F`: the stored `_id` is read as an `I` (as the model
+/// reads it) and its key built as a read of that id builds it.
+pub fn keys_for_written<F: CachesId<I>, I: DeserializeOwned>(id: &Bson) -> Result<Vec<String>, KeyError> {
     let id: I = crate::core::bson_compat::from_bson(id.clone()).map_err(|e| KeyError::BadValue {
         placeholder: "_id",
         text: id.to_string(),
         detail: e.to_string(),
     })?;
-    Ok(family_for_id::<F, I>(&id)?.shard_keys())
+    Ok(F::for_id(id).shard_keys())
 }
 
 /// A read row answered from its key family first: see the [module docs](self).

@@ -211,6 +211,23 @@ pub trait Placeholder: fmt::Display + FromStr<Err: fmt::Display> {}
 
 impl<T: fmt::Display + FromStr<Err: fmt::Display>> Placeholder for T {}
 
+/// A key family that caches documents whose `_id` has the type `I`: its one
+/// placeholder is of that type, and holds the id itself.
+///
+/// `#[derive(KeyFamily)]` implements it for every family with exactly one placeholder,
+/// for that placeholder's type. A `cache = Family` row needs `Family: CachesId<Id>`
+/// for the model's `_id` type `Id`, so a family over another type is a compile error
+/// rather than keys built from the id's text (where `"007"` and `7` would meet).
+#[diagnostic::on_unimplemented(
+    message = "the key family `{Self}` cannot cache documents whose `_id` is a `{I}`",
+    label = "its one placeholder must have the `_id`'s type",
+    note = "a cached row's key holds the id value itself: give the family one placeholder field of type `{I}`, the model's `_id` type (an `_id` of type `Bson` or `Document` cannot be cached)"
+)]
+pub trait CachesId<I>: KeyFamily {
+    /// The family value whose one placeholder is `id`.
+    fn for_id(id: I) -> Self;
+}
+
 /// What `#[derive(KeyFamily)]` generates calls.
 pub(crate) mod generated {
     use super::*;
