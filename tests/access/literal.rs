@@ -289,3 +289,49 @@ async fn every_value_in_every_position_is_only_a_value() {
     assert_eq!(got.items().iter().filter(|d| d.is_some()).count(), id_values.len(), "all at once");
     assert_eq!(got.items()[pick].is_some(), id_values.contains(&values[pick]));
 }
+
+/// `not_in_filter` (the worker's exclusion of the jobs it failed, stored ids of any
+/// shape) excludes exactly its members: a regex or an operator-shaped member neither
+/// excludes other documents nor makes the server refuse the query.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn not_in_excludes_exactly_its_members() {
+    use docshape::access::{not_in_filter, Literal};
+    use futures_util::TryStreamExt;
+    let db = testkit::database("access_literal_nin").await.unwrap();
+    let mut rng = docshape_test_seed::rng("access::literal::nin");
+    let values = hostile_values(&mut *rng, 80);
+    // Stored ids: the shapes the server keeps in `_id` (see above); the others are
+    // still excluded below, and must exclude nothing.
+    let storable = |v: &Bson| {
+        fn dollar(v: &Bson) -> bool {
+            match v {
+                Bson::Document(d) => d.iter().any(|(k, v)| k.starts_with('$') || dollar(v)),
+                Bson::Array(a) => a.iter().any(dollar),
+                _ => false,
+            }
+        }
+        !matches!(v, Bson::Array(_) | Bson::RegularExpression(_)) && !dollar(v)
+    };
+    let ids: Vec<Bson> = values.iter().filter(|v| storable(v)).cloned().collect();
+    let raw = db.collection::<Document>("nin");
+    raw.insert_many(ids.iter().map(|id| doc! { "_id": id.clone() })).await.unwrap();
+    let remaining = |filter: Document| {
+        let raw = raw.clone();
+        async move {
+            let found: Vec<Document> = raw.find(filter).await.unwrap().try_collect().await.unwrap();
+            found.into_iter().map(|d| d.get("_id").unwrap().clone()).collect::<Vec<Bson>>()
+        }
+    };
+    for v in &values {
+        let left = remaining(not_in_filter("_id", [Literal::stored(v.clone())])).await;
+        let want: Vec<Bson> = ids.iter().filter(|id| *id != v).cloned().collect();
+        assert_eq!(left.len(), want.len(), "$nin {v:?}: {left:?}");
+        assert!(want.iter().all(|id| left.contains(id)), "$nin {v:?}");
+    }
+    // Half of them at once, hostile and plain mixed.
+    let excluded: Vec<Bson> = values.iter().filter(|_| rng.next_u32() % 2 == 0).cloned().collect();
+    let left = remaining(not_in_filter("_id", excluded.iter().cloned().map(Literal::stored))).await;
+    let want: Vec<&Bson> = ids.iter().filter(|id| !excluded.contains(id)).collect();
+    assert_eq!(left.len(), want.len(), "{left:?}");
+    assert!(want.iter().all(|id| left.contains(id)));
+}

@@ -231,7 +231,8 @@ fn cached_ids_never_share_a_key() {
     let mut runner = docshape_test_seed::runner("keys::props::cached_ids", 1);
     let seed = runner.seed();
     let strings = text();
-    let mut texts: std::collections::HashSet<String> = COLLIDING_TEXTS.iter().map(|t| t.to_string()).collect();
+    let mut texts: std::collections::HashSet<String> =
+        COLLIDING_TEXTS.iter().map(|t| t.to_string()).collect();
     while texts.len() < 10_000 {
         texts.insert(strings.new_tree(&mut runner).unwrap().current());
     }

@@ -128,6 +128,18 @@ pub fn in_filter(path: &str, members: impl IntoIterator<Item = Literal>) -> Docu
     doc! { "$or": branches }
 }
 
+/// The filter matching documents whose `path` equals none of `members`, literally: the
+/// negation of [`in_filter`]. Plain members share one `$nin`; with a member `$nin`
+/// would read as a pattern or refuse, the whole is `{$nor: [in_filter(...)]}`.
+pub fn not_in_filter(path: &str, members: impl IntoIterator<Item = Literal>) -> Document {
+    let members: Vec<Literal> = members.into_iter().collect();
+    if members.iter().any(|m| in_reads_it(&m.0)) {
+        return doc! { "$nor": [in_filter(path, members)] };
+    }
+    let plain: Vec<Bson> = members.into_iter().map(|m| m.0).collect();
+    doc! { path: { "$nin": plain } }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;
@@ -135,7 +147,7 @@ mod tests {
     use bson::oid::ObjectId;
     use bson::{doc, Binary, Bson, DateTime, Decimal128, JavaScriptCodeWithScope, Regex, Timestamp};
 
-    use super::{in_filter, literal, Literal};
+    use super::{in_filter, literal, not_in_filter, Literal};
 
     /// A regex value under either bson: bson 3 holds its parts as C strings, bson 2 as
     /// `String`s (where the conversion is the identity).
@@ -210,5 +222,26 @@ mod tests {
         );
         assert_eq!(in_filter("_id", [Literal::stored(Bson::from(1))]), doc! { "_id": { "$in": [1] } });
         assert_eq!(in_filter("_id", []), doc! { "_id": { "$in": [] } });
+    }
+
+    #[test]
+    fn nin_members_that_nin_would_read_are_excluded_by_eq() {
+        let re = regex(".", "");
+        let odd = Bson::Document(doc! { "copy": "c", "id": { "$gt": 1 } });
+        let members = [Bson::from("a"), re.clone(), odd.clone()];
+        assert_eq!(
+            not_in_filter("_id", members.into_iter().map(Literal::stored)),
+            doc! { "$nor": [{ "$or": [
+                { "_id": { "$in": ["a"] } },
+                { "_id": { "$eq": re } },
+                { "_id": { "$eq": odd } },
+            ] }] }
+        );
+        let plain = [Bson::from(1), Bson::Document(doc! { "copy": "c", "id": 1 })];
+        assert_eq!(
+            not_in_filter("_id", plain.into_iter().map(Literal::stored)),
+            doc! { "_id": { "$nin": [1, { "copy": "c", "id": 1 }] } }
+        );
+        assert_eq!(not_in_filter("_id", []), doc! { "_id": { "$nin": [] } });
     }
 }

@@ -8,6 +8,7 @@ use futures_util::TryStreamExt;
 use mongodb::error::{ErrorKind, WriteFailure};
 use mongodb::{Collection, Database};
 
+use crate::core::access::{in_filter, Literal};
 use crate::core::copy::{Cleared, CopySpec, Refresh, QUEUE};
 use crate::core::model::eq;
 use crate::core::trace;
@@ -243,8 +244,9 @@ pub(super) async fn apply(
                 let done = target
                     .update_many(
                         {
+                            // The ids just found, each matched literally.
                             let mut f = via_filter(spec, id);
-                            f.insert("_id", doc! { "$in": ids });
+                            f.extend(in_filter("_id", ids.into_iter().map(Literal::stored)));
                             f
                         },
                         update.clone(),

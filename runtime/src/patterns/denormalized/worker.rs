@@ -14,6 +14,7 @@ use mongodb::{Collection, Database, IndexModel};
 
 use super::apply::{apply, cleared, enqueue, plus, since, via_filter, ApplyError, Lease};
 use super::spec::{copies, value_at};
+use crate::core::access::{not_in_filter, Literal};
 use crate::core::copy::{CopyError, CopySpec, OnDelete, Refresh, QUEUE};
 use crate::core::model::eq;
 use crate::core::trace;
@@ -221,7 +222,10 @@ impl Worker {
             ],
         };
         if !failed.is_empty() {
-            filter.insert("_id", doc! { "$nin": failed.to_vec() });
+            // Stored job ids, another program's among them: excluded literally (a
+            // regex or an operator-shaped id would otherwise exclude other jobs, or
+            // make the server refuse every claim).
+            filter.extend(not_in_filter("_id", failed.iter().cloned().map(Literal::stored)));
         }
         queue
             .find_one_and_update(
