@@ -239,3 +239,109 @@ async fn every_index_option_round_trips() {
     catalog.insert_one(entry("b@x.io", false, "h5")).await.unwrap();
     assert!(catalog.insert_one(entry("c@x.io", false, "H5")).await.is_err());
 }
+
+// ---- index changes without a window -----------------------------------------------------
+
+/// Release 2 of `accounts`: the compound index's key order changed (queries now lead
+/// with `plan`), and `email` became unique.
+#[derive(Serialize, Deserialize, Model)]
+#[model(collection = "accounts")]
+#[index(keys(plan, tenant))]
+#[index(keys(email), unique)]
+struct AccountV2 {
+    tenant: String,
+    plan: String,
+    email: String,
+}
+
+/// Release 1's indexes, as its sync left them.
+async fn release_1_indexes(db: &mongodb::Database) {
+    db.run_command(doc! { "createIndexes": "accounts", "indexes": [
+        { "key": { "tenant": 1, "plan": 1 }, "name": "tenant_1_plan_1" },
+        { "key": { "email": 1 }, "name": "email_1" },
+    ] })
+    .await
+    .unwrap();
+}
+
+async fn account_indexes(db: &mongodb::Database) -> Vec<Document> {
+    let reply = db.run_command(doc! { "listIndexes": "accounts" }).await.unwrap();
+    let batch = reply.get_document("cursor").unwrap().get_array("firstBatch").unwrap();
+    batch.iter().map(|i| i.as_document().unwrap().clone()).collect()
+}
+
+/// A key-order change with `drop_extra_indexes`: the new index is created before the
+/// old one is dropped, so a query on the pair always has an index; plan and report list
+/// the changes in the order they are sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replaced_index_is_dropped_only_after_its_successor_exists() {
+    let (db, log) = testkit::monitored("accounts_order").await.unwrap();
+    release_1_indexes(&db).await;
+    let options = SyncOptions { drop_extra_indexes: true, rebuild_changed_indexes: false };
+    let plan = docshape::sync::plan::<AccountV2>(&db, options).await.unwrap();
+    let index_changes: Vec<&SyncChange> = plan
+        .report
+        .changes
+        .iter()
+        .filter(|c| matches!(c, SyncChange::CreatedIndex { .. } | SyncChange::DroppedIndex { .. }))
+        .collect();
+    assert_eq!(
+        index_changes,
+        vec![
+            &SyncChange::CreatedIndex { name: "plan_1_tenant_1".into() },
+            &SyncChange::DroppedIndex { name: "tenant_1_plan_1".into() },
+        ],
+        "{}",
+        plan.report
+    );
+    log.clear();
+    plan.apply(&db).await.unwrap();
+    let sent: Vec<String> =
+        log.names().into_iter().filter(|n| n == "createIndexes" || n == "dropIndexes").collect();
+    assert_eq!(sent, ["createIndexes", "dropIndexes"], "create first, then drop");
+    let names: Vec<String> =
+        account_indexes(&db).await.iter().map(|i| i.get_str("name").unwrap().to_owned()).collect();
+    assert!(names.contains(&"plan_1_tenant_1".to_owned()) && !names.contains(&"tenant_1_plan_1".to_owned()));
+}
+
+/// Making `email_1` unique while two accounts share an address: the dry run says so,
+/// the rebuild is refused before anything is dropped (a typed error naming the
+/// duplicate), and the collection keeps its email index. Without duplicates it rebuilds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_unique_rebuild_over_duplicates_keeps_the_old_index() {
+    let db = testkit::database("accounts_unique").await.unwrap();
+    release_1_indexes(&db).await;
+    let accounts = db.collection::<Document>("accounts");
+    accounts
+        .insert_many([
+            doc! { "tenant": "t", "plan": "p", "email": "a@x" },
+            doc! { "tenant": "t", "plan": "p", "email": "b@x" },
+            doc! { "tenant": "u", "plan": "p", "email": "a@x" },
+        ])
+        .await
+        .unwrap();
+    let options = SyncOptions { drop_extra_indexes: false, rebuild_changed_indexes: true };
+    let plan = docshape::sync::plan::<AccountV2>(&db, options).await.unwrap();
+    assert!(
+        plan.report.notes.iter().any(|n| matches!(n, SyncNote::UniqueMeetsDuplicates { name, key, count }
+            if name == "email_1" && *key == doc! { "email": "a@x" } && *count == 2)),
+        "{}",
+        plan.report
+    );
+    let err = docshape::sync_with::<AccountV2>(&db, options).await.unwrap_err();
+    assert!(
+        matches!(&err, docshape::Error::IndexNotRebuilt { kept, wanted, restored: true, .. }
+            if kept == "email_1" && wanted == "email_1"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("a@x"), "{err}");
+    let email = account_indexes(&db).await.into_iter().find(|i| i.get_str("name") == Ok("email_1"));
+    let email = email.expect("the email index is still there");
+    assert!(!email.get_bool("unique").unwrap_or(false), "{email}");
+
+    // The duplicate removed, the rebuild goes through.
+    accounts.delete_one(doc! { "tenant": "u" }).await.unwrap();
+    docshape::sync_with::<AccountV2>(&db, options).await.unwrap();
+    let email = account_indexes(&db).await.into_iter().find(|i| i.get_str("name") == Ok("email_1")).unwrap();
+    assert!(email.get_bool("unique").unwrap(), "{email}");
+}

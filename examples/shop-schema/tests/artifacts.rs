@@ -278,11 +278,24 @@ async fn check_reports_exactly_the_changes_made_by_hand() {
     assert!(text.contains("products: index tags_1_price_cents_1 { \"tags\": 1, \"price_cents\": 1 } is missing on the server"), "{text}");
     assert_eq!(text.matches("matches the code").count(), 2, "{text}");
 
+    // A dry run gates a deploy: exit 1 with the pending changes, nothing touched.
+    let mut dry = vec!["sync", "--dry-run"];
+    dry.extend(connect);
+    let out = tokio::task::block_in_place(|| shopctl(&dry));
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("would: products: replaced the validator; created index tags_1_price_cents_1")
+    );
+    assert_eq!(run("check").status.code(), Some(1), "the dry run changed nothing");
+
     // sync repairs both; check is clean again.
     let out = run("sync");
     assert!(out.status.success());
     assert!(stdout(&out).contains("products: replaced the validator; created index tags_1_price_cents_1"));
     let out = run("check");
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    // Nothing pending: the dry run exits 0.
+    let out = tokio::task::block_in_place(|| shopctl(&dry));
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
 }
 

@@ -24,6 +24,20 @@ pub enum Error {
     },
     /// Two registered models claim one collection.
     DuplicateCollection(DuplicateCollection),
+    /// `sync` could not rebuild an index ([`crate::SyncOptions::rebuild_changed_indexes`]).
+    IndexNotRebuilt {
+        /// The collection.
+        collection: String,
+        /// The server's index the rebuild was to replace.
+        kept: String,
+        /// The model's index that was not built.
+        wanted: String,
+        /// Why.
+        reason: String,
+        /// Whether the server still has the index `kept` (a refused rebuild drops
+        /// nothing; a failed build puts it back).
+        restored: bool,
+    },
     /// Exported artifacts could not be written, read or parsed.
     Artifacts {
         /// What went wrong, naming the file.
@@ -48,6 +62,14 @@ impl fmt::Display for Error {
                 write!(f, "`{name}` exists as a {kind}, not a collection; docshape will not replace it")
             }
             Self::DuplicateCollection(d) => write!(f, "{d}"),
+            Self::IndexNotRebuilt { collection, kept, wanted, reason, restored } => {
+                write!(f, "`{collection}`: index {wanted} not rebuilt: {reason}; ")?;
+                if *restored {
+                    write!(f, "the collection keeps index {kept}")
+                } else {
+                    write!(f, "index {kept} was dropped and could not be put back: create it again")
+                }
+            }
             Self::Artifacts { detail, .. } => write!(f, "artifacts: {detail}"),
         }
     }

@@ -38,7 +38,8 @@
 //!   check          exit 1 when the database differs from the code (validators,
 //!                  validation level and action, indexes, shard key)
 //!   sync           make the database match the code
-//!       --dry-run                   say what sync would do, change nothing
+//!       --dry-run                   say what sync would do, change nothing; exit 1
+//!                                   when anything would change
 //!       --drop-extra-indexes        drop indexes the code does not declare
 //!       --rebuild-changed-indexes   rebuild indexes whose keys or options changed
 //!
@@ -304,16 +305,20 @@ fn execute(command: Command) -> Result<bool> {
         }),
         Command::Sync(connection, options, dry_run) => block_on(async {
             let db = connect(&connection).await?;
+            // A dry run gates a deploy as `check` does: exit 1 when anything would change.
+            let mut unchanged = true;
             for spec in crate::core::registry::specs()? {
                 if dry_run {
-                    println!("would: {}", crate::ops::sync::plan_spec(&db, &spec, options).await?.report);
+                    let plan = crate::ops::sync::plan_spec(&db, &spec, options).await?;
+                    unchanged &= plan.report.is_unchanged();
+                    println!("would: {}", plan.report);
                 } else {
                     // sync_spec, not plan + apply: it re-plans when another deploy
                     // creates the collection at the same moment.
                     println!("{}", crate::ops::sync::sync_spec(&db, &spec, options).await?);
                 }
             }
-            Ok(true)
+            Ok(unchanged)
         }),
     }
 }

@@ -98,6 +98,17 @@ pub enum SyncNote {
         /// What the model declares.
         model: Document,
     },
+    /// A unique index the plan creates or rebuilds would meet documents that share
+    /// its key: its build would fail. A rebuild is then refused before the index it
+    /// replaces is dropped ([`Error::IndexNotRebuilt`]).
+    UniqueMeetsDuplicates {
+        /// The model's name for the index.
+        name: String,
+        /// One key value stored more than once (the index's fields, in its order).
+        key: Document,
+        /// How many documents hold that value.
+        count: i64,
+    },
     /// A shard key is declared but the deployment is not sharded, so there is nothing
     /// to shard.
     NotSharded {
@@ -172,6 +183,10 @@ impl fmt::Display for SyncNote {
             Self::ChangedIndex { name, server, model } => write!(
                 f,
                 "index {name} differs: server has {server}, model declares {model}; left in place (rebuild with SyncOptions::rebuild_changed_indexes)"
+            ),
+            Self::UniqueMeetsDuplicates { name, key, count } => write!(
+                f,
+                "unique index {name} would meet {count} documents sharing {key}; remove the duplicates first (a rebuild is refused before anything is dropped)"
             ),
             Self::NotSharded { key } => write!(f, "shard key {key} declared; the deployment is not sharded"),
             Self::ShardKeyDiffers { server, model } => {
@@ -324,13 +339,52 @@ async fn plan_spec_inner(db: &Database, spec: &CollectionSpec, options: SyncOpti
         }
     }
     plan_indexes(spec, &server_indexes, options, &mut report);
+    // A unique index over duplicates would fail to build: say so in the plan (one
+    // bounded aggregation per unique index the plan builds).
+    if current.is_some() {
+        for change in report.changes.clone() {
+            let name = match &change {
+                SyncChange::CreatedIndex { name } | SyncChange::RebuiltIndex { created: name, .. } => name,
+                _ => continue,
+            };
+            let Some(model) = spec.indexes.iter().find(|i| i.get_str("name").ok() == Some(name.as_str()))
+            else {
+                continue;
+            };
+            if let Some((key, count)) = duplicate_for_unique(db, &spec.name, model).await? {
+                report.notes.push(SyncNote::UniqueMeetsDuplicates { name: name.clone(), key, count });
+            }
+        }
+    }
     if let Some(key) = &spec.shard_key {
         plan_shard(db, &spec.name, key, &mut report).await?;
     }
     Ok(SyncPlan { report, spec: spec.clone(), server_indexes })
 }
 
+/// The index changes in the order [`SyncPlan::apply`] makes them: rebuilds (their old
+/// index must go before the new one can be built under its name or keys), then new
+/// indexes, then drops, so that an index replaced by another under a new name (a key
+/// order change, say) is dropped only once its successor exists.
 fn plan_indexes(spec: &CollectionSpec, server: &[Document], options: SyncOptions, report: &mut SyncReport) {
+    let mut changes = Vec::new();
+    plan_index_changes(spec, server, options, &mut changes, &mut report.notes);
+    let rank = |c: &SyncChange| match c {
+        SyncChange::RebuiltIndex { .. } => 0,
+        SyncChange::CreatedIndex { .. } => 1,
+        _ => 2,
+    };
+    changes.sort_by_key(rank);
+    report.changes.extend(changes);
+}
+
+fn plan_index_changes(
+    spec: &CollectionSpec,
+    server: &[Document],
+    options: SyncOptions,
+    changes: &mut Vec<SyncChange>,
+    notes: &mut Vec<SyncNote>,
+) {
     let name_of = |d: &Document| d.get_str("name").unwrap_or_default().to_owned();
     let mut claimed: Vec<String> = vec!["_id_".to_owned()];
     for model in &spec.indexes {
@@ -348,16 +402,12 @@ fn plan_indexes(spec: &CollectionSpec, server: &[Document], options: SyncOptions
             (Some(s), _) | (None, Some(s)) => {
                 claimed.push(name_of(s));
                 if options.rebuild_changed_indexes {
-                    report.changes.push(SyncChange::RebuiltIndex { dropped: name_of(s), created: name });
+                    changes.push(SyncChange::RebuiltIndex { dropped: name_of(s), created: name });
                 } else {
-                    report.notes.push(SyncNote::ChangedIndex {
-                        name,
-                        server: s.clone(),
-                        model: model.clone(),
-                    });
+                    notes.push(SyncNote::ChangedIndex { name, server: s.clone(), model: model.clone() });
                 }
             }
-            (None, None) => report.changes.push(SyncChange::CreatedIndex { name }),
+            (None, None) => changes.push(SyncChange::CreatedIndex { name }),
         }
     }
     for s in server {
@@ -366,9 +416,9 @@ fn plan_indexes(spec: &CollectionSpec, server: &[Document], options: SyncOptions
             continue;
         }
         if options.drop_extra_indexes {
-            report.changes.push(SyncChange::DroppedIndex { name });
+            changes.push(SyncChange::DroppedIndex { name });
         } else {
-            report.notes.push(SyncNote::ExtraIndex { name, spec: s.clone() });
+            notes.push(SyncNote::ExtraIndex { name, spec: s.clone() });
         }
     }
 }
@@ -401,6 +451,7 @@ impl SyncPlan {
         let index_doc =
             |name: &str| spec.indexes.iter().find(|i| i.get_str("name").ok() == Some(name)).cloned();
         let mut collmod = false;
+        let mut rebuilds = Vec::new();
         let mut drops = Vec::new();
         let mut creates = Vec::new();
         for change in &self.report.changes {
@@ -419,8 +470,7 @@ impl SyncPlan {
                 | SyncChange::ValidationActionChanged { .. } => collmod = true,
                 SyncChange::CreatedIndex { name } => creates.extend(index_doc(name)),
                 SyncChange::RebuiltIndex { dropped, created } => {
-                    drops.push(dropped.clone());
-                    creates.extend(index_doc(created));
+                    rebuilds.extend(index_doc(created).map(|model| (dropped.clone(), model)));
                 }
                 SyncChange::DroppedIndex { name } => drops.push(name.clone()),
                 SyncChange::ShardedCollection { .. } => {}
@@ -435,13 +485,18 @@ impl SyncPlan {
             })
             .await?;
         }
+        // Rebuilds, then new indexes, then drops: an index is dropped only once what
+        // replaces it exists (see `plan_indexes`).
+        for (dropped, model) in rebuilds {
+            self.rebuild(db, &dropped, model).await?;
+        }
+        if !creates.is_empty() {
+            db.run_command(doc! { "createIndexes": &spec.name, "indexes": creates }).await?;
+        }
         for name in drops {
             if self.server_indexes.iter().any(|s| s.get_str("name").ok() == Some(name.as_str())) {
                 db.run_command(doc! { "dropIndexes": &spec.name, "index": name }).await?;
             }
-        }
-        if !creates.is_empty() {
-            db.run_command(doc! { "createIndexes": &spec.name, "indexes": creates }).await?;
         }
         for change in &self.report.changes {
             if let SyncChange::ShardedCollection { key } = change {
@@ -454,6 +509,97 @@ impl SyncPlan {
         }
         Ok(self.report)
     }
+}
+
+impl SyncPlan {
+    /// Replaces the server's index `dropped` by the model's `model`. The old index must
+    /// go first (the new one takes its name or its keys), so a build that would fail is
+    /// refused before the drop (a unique index over duplicates), and one that fails
+    /// anyway puts the old index back: either way the collection keeps an index.
+    async fn rebuild(&self, db: &Database, dropped: &str, model: Document) -> Result<()> {
+        let spec = &self.spec;
+        let wanted = model.get_str("name").unwrap_or_default().to_owned();
+        let refused = |reason: String, restored: bool| Error::IndexNotRebuilt {
+            collection: spec.name.clone(),
+            kept: dropped.to_owned(),
+            wanted: wanted.clone(),
+            reason,
+            restored,
+        };
+        if let Some((key, count)) = duplicate_for_unique(db, &spec.name, &model).await? {
+            return Err(refused(format!("{count} documents share {key}, so it cannot be unique"), true));
+        }
+        let old = self.server_indexes.iter().find(|s| s.get_str("name").ok() == Some(dropped)).cloned();
+        if old.is_some() {
+            db.run_command(doc! { "dropIndexes": &spec.name, "index": dropped }).await?;
+        }
+        if let Err(e) = db.run_command(doc! { "createIndexes": &spec.name, "indexes": [model] }).await {
+            let restored = match old {
+                Some(mut old) => {
+                    // `listIndexes` of older servers names the namespace; a create takes none.
+                    old.remove("ns");
+                    db.run_command(doc! { "createIndexes": &spec.name, "indexes": [old] }).await.is_ok()
+                }
+                None => false,
+            };
+            return Err(refused(format!("its build failed: {e}"), restored));
+        }
+        Ok(())
+    }
+}
+
+/// One key value that more than one document holds, for a unique index `model` (with
+/// how many hold it), or `None` when the index is not unique or the data fits it. One
+/// aggregation, which stops at the first duplicate: it honours the index's partial
+/// filter, sparseness and collation, as the build would.
+async fn duplicate_for_unique(
+    db: &Database,
+    collection: &str,
+    model: &Document,
+) -> Result<Option<(Document, i64)>> {
+    if !model.get_bool("unique").unwrap_or(false) {
+        return Ok(None);
+    }
+    let Ok(keys) = model.get_document("key") else { return Ok(None) };
+    let mut pipeline = Vec::new();
+    if let Ok(partial) = model.get_document("partialFilterExpression") {
+        pipeline.push(doc! { "$match": partial.clone() });
+    }
+    if model.get_bool("sparse").unwrap_or(false) {
+        let present: Vec<Bson> =
+            keys.keys().map(|k| Bson::Document(doc! { k: { "$exists": true } })).collect();
+        pipeline.push(doc! { "$match": { "$or": present } });
+    }
+    // Fields by position: a key path may hold dots, which a group key cannot.
+    let mut group = Document::new();
+    for (i, k) in keys.keys().enumerate() {
+        group.insert(format!("k{i}"), doc! { "$ifNull": [format!("${k}"), Bson::Null] });
+    }
+    pipeline.push(doc! { "$group": { "_id": group, "n": { "$sum": 1 } } });
+    pipeline.push(doc! { "$match": { "n": { "$gt": 1 } } });
+    pipeline.push(doc! { "$limit": 1 });
+    let coll = db.collection::<Document>(collection);
+    let mut aggregate = coll.aggregate(pipeline);
+    if let Ok(collation) = model.get_document("collation") {
+        let collation = crate::core::bson_compat::from_document(collation.clone()).map_err(|e| {
+            Error::UnexpectedReply { command: "aggregate", detail: format!("collation: {e}") }
+        })?;
+        aggregate = aggregate.collation(collation);
+    }
+    let mut cursor = aggregate.await?;
+    use futures_util::TryStreamExt;
+    let Some(found) = cursor.try_next().await? else { return Ok(None) };
+    let ids = found.get_document("_id").cloned().unwrap_or_default();
+    let mut key = Document::new();
+    for (i, k) in keys.keys().enumerate() {
+        key.insert(k.clone(), ids.get(format!("k{i}")).cloned().unwrap_or(Bson::Null));
+    }
+    let count = match found.get("n") {
+        Some(Bson::Int32(n)) => i64::from(*n),
+        Some(Bson::Int64(n)) => *n,
+        _ => 2,
+    };
+    Ok(Some((key, count)))
 }
 
 const NAMESPACE_EXISTS: i32 = 48;
