@@ -10,7 +10,7 @@
 //!   the hooks keep what is derived from it in line: the denormalized pattern refreshes
 //!   or queues its copies, the keys pattern deletes cached keys. A writer that already
 //!   keeps one kind in line itself (`copies::update_one` writes the copies) skips that
-//!   hook by its name.
+//!   hook by its [`Derived`] kind.
 //! - [`GeneratedFile`]: a file a pattern adds to the artifacts (the relation pattern's
 //!   design-decision table, the keys pattern's catalog).
 
@@ -30,12 +30,23 @@ pub type AfterSourceWrite = for<'a> fn(
     update: Option<&'a Document>,
 ) -> BoxFuture<'a, Result<(), CopyError>>;
 
+/// The kinds of data derived from a source document, one per pattern that keeps such
+/// data in line: what a [`SourceWriteHook`] keeps, and what a writer that keeps it
+/// itself skips.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Derived {
+    /// Denormalized copies of source fields in other documents (`copies`).
+    Copies,
+    /// Read-through cache keys of the document (`keys::cache`).
+    Cache,
+}
+
 /// A reaction to a source document's write, registered by the pattern that keeps
 /// data derived from it.
 pub struct SourceWriteHook {
-    /// What the hook keeps in line, so that a writer doing that itself can skip it:
-    /// `"copies"`, `"cache"`.
-    pub name: &'static str,
+    /// What the hook keeps in line, so that a writer doing that itself can skip it.
+    pub kind: Derived,
     /// The reaction.
     pub after_write: AfterSourceWrite,
 }
@@ -53,16 +64,16 @@ pub async fn after_source_write(
     after_source_write_except(None, db, source, id, update).await
 }
 
-/// [`after_source_write`] without the hook named `skip`: for a writer that keeps
-/// that kind of derived data in line itself.
+/// [`after_source_write`] without the hooks of the kind `skip`: for a writer that
+/// keeps that kind of derived data in line itself.
 pub async fn after_source_write_except(
-    skip: Option<&str>,
+    skip: Option<Derived>,
     db: &Database,
     source: &'static str,
     id: &Bson,
     update: Option<&Document>,
 ) -> Result<(), CopyError> {
-    for hook in inventory::iter::<SourceWriteHook>.into_iter().filter(|h| Some(h.name) != skip) {
+    for hook in inventory::iter::<SourceWriteHook>.into_iter().filter(|h| Some(h.kind) != skip) {
         (hook.after_write)(db, source, id, update).await?;
     }
     Ok(())
@@ -100,10 +111,10 @@ mod tests {
     // whose registration the linker dropped would fail silently, so check they arrive.
     #[test]
     fn the_patterns_register_their_hooks() {
-        let hooks: Vec<&str> = inventory::iter::<SourceWriteHook>.into_iter().map(|h| h.name).collect();
-        assert!(hooks.contains(&"copies"), "{hooks:?}");
+        let hooks: Vec<Derived> = inventory::iter::<SourceWriteHook>.into_iter().map(|h| h.kind).collect();
+        assert!(hooks.contains(&Derived::Copies), "{hooks:?}");
         #[cfg(feature = "redis")]
-        assert!(hooks.contains(&"cache"), "{hooks:?}");
+        assert!(hooks.contains(&Derived::Cache), "{hooks:?}");
         let files: Vec<&str> = inventory::iter::<GeneratedFile>.into_iter().map(|f| f.file_name).collect();
         assert!(files.contains(&"DESIGN_DECISIONS.md"), "{files:?}");
         assert!(files.contains(&"KEYS.md"), "{files:?}");

@@ -166,7 +166,7 @@ pub async fn update_one_with<S: Identified>(
     // docshape writer.
     if done.matched > 0 {
         crate::core::hooks::after_source_write_except(
-            Some("copies"),
+            Some(crate::core::hooks::Derived::Copies),
             db,
             S::COLLECTION,
             &id,

@@ -44,7 +44,7 @@ use serde::Serialize;
 
 use crate::core::access::{Find, FindError, Projection, Update, UpdateError, Updated};
 use crate::core::copy::CopyError;
-use crate::core::hooks::SourceWriteHook;
+use crate::core::hooks::{Derived, SourceWriteHook};
 use crate::core::model::Model;
 use crate::core::trace::event;
 use crate::patterns::keys::{CachesId, KeyError, KeyFamily, OwnedOf, StringFamily, ValueOf};
@@ -300,7 +300,7 @@ pub fn stop_invalidating(db: &Database) -> bool {
     map.as_mut().is_some_and(|m| m.remove(db.name()).is_some())
 }
 
-inventory::submit! { SourceWriteHook { name: "cache", after_write: after_write_hook } }
+inventory::submit! { SourceWriteHook { kind: Derived::Cache, after_write: after_write_hook } }
 
 fn after_write_hook<'a>(
     db: &'a Database,
