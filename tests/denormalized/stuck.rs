@@ -236,3 +236,136 @@ async fn a_steady_trickle_does_not_hold_back_the_first_job() {
     assert!(first < Duration::from_millis(1500), "the first job was queued after {first:?}");
     assert!(queued_then < RENAMES as usize, "the first batch held the whole trickle ({queued_then} jobs)");
 }
+
+/// 1,000 copy documents written around the validator, a fifth of them hostile (a
+/// reference that is an operator document, an array, a regex or JavaScript code, or
+/// that names a source whose value the copy's type cannot store), and some good ones
+/// with a copied value of the wrong type. A reconcile, a watcher's first start and a
+/// worker's drain after renames each end; every good copy converges; every bad
+/// document is reported once with its `_id` and none is rewritten.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_hostile_documents_neither_stop_nor_corrupt_the_copies() {
+    const GOOD_SOURCES: i64 = 100;
+    const BAD_SOURCES: i64 = 20;
+    let db = setup_painters("stuck_thousand").await;
+    let mut painters: Vec<Document> =
+        (0..GOOD_SOURCES).map(|i| doc! { "_id": i, "name": format!("p{i}"), "avatar": null }).collect();
+    // Sources whose name the copy's type (a string) cannot store.
+    painters.extend((0..BAD_SOURCES).map(|i| doc! { "_id": GOOD_SOURCES + i, "name": i, "avatar": null }));
+    insert_raw(&db, "painters", painters).await;
+    let mut canvases = Vec::new();
+    let mut bad = std::collections::BTreeSet::new();
+    let mut good: Vec<(i64, i64)> = Vec::new();
+    for i in 0..1000_i64 {
+        let painter = i % GOOD_SOURCES;
+        let reference = match i % 10 {
+            0..=4 => Bson::Int64(painter),
+            // A good reference whose copy holds a value of another type.
+            5 => Bson::Int64(painter),
+            6 => Bson::Int64(GOOD_SOURCES + i % BAD_SOURCES),
+            7 => Bson::Document(doc! { ["$gt", "$in", "$ne", "$where"][(i / 10 % 4) as usize]: painter }),
+            8 => Bson::Array(vec![Bson::Int64(painter), Bson::Int64(999)]),
+            _ if i % 20 == 9 => Bson::RegularExpression(docshape::bson::Regex {
+                pattern: format!("^{painter}").try_into().unwrap(),
+                options: String::new().try_into().unwrap(),
+            }),
+            _ => Bson::JavaScriptCode(format!("return {painter}")),
+        };
+        let copied = if i % 10 == 5 { Bson::Int64(i) } else { Bson::String(format!("old {i}")) };
+        canvases.push(doc! { "_id": i, "painter_id": reference, "painter_name": copied });
+        if i % 10 >= 6 {
+            bad.insert(i);
+        } else {
+            good.push((i, painter));
+        }
+    }
+    insert_raw(&db, "canvases", canvases.clone()).await;
+    let original: std::collections::HashMap<i64, Document> =
+        canvases.into_iter().map(|d| (d.get_i64("_id").unwrap(), d)).collect();
+    let check = |when: &'static str, name: fn(i64) -> String| {
+        let db = &db;
+        let (bad, good, original) = (&bad, &good, &original);
+        async move {
+            let stored: Vec<Document> = {
+                use futures_util::TryStreamExt;
+                db.collection::<Document>("canvases")
+                    .find(doc! {})
+                    .await
+                    .unwrap()
+                    .try_collect()
+                    .await
+                    .unwrap()
+            };
+            assert_eq!(stored.len(), 1000);
+            for d in stored {
+                let id = d.get_i64("_id").unwrap();
+                if bad.contains(&id) {
+                    assert_eq!(&d, &original[&id], "{when}: a bad document was rewritten");
+                }
+            }
+            for (id, painter) in good {
+                let d = get(db, "canvases", *id).await;
+                assert_eq!(d.get_str("painter_name").ok(), Some(name(*painter).as_str()), "{when}: {d}");
+            }
+        }
+    };
+    let reported_once = |when: &str, skipped: &[copies::Skipped]| {
+        let ids: Vec<i64> = skipped.iter().map(|s| s.id.as_i64().unwrap()).collect();
+        let unique: std::collections::BTreeSet<i64> = ids.iter().copied().collect();
+        assert_eq!(
+            unique.len(),
+            ids.len(),
+            "{when}: a document reported twice: {:?}",
+            skipped
+                .iter()
+                .filter(|s| ids.iter().filter(|i| Bson::Int64(**i) == s.id).count() > 1)
+                .take(4)
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(unique, bad, "{when}: the reported documents are the bad ones");
+        for s in skipped {
+            let id = s.id.as_i64().unwrap();
+            let want_refused = id % 10 == 6;
+            assert_eq!(matches!(s.reason, SkipReason::Refused(_)), want_refused, "{when}: {s:?}");
+        }
+    };
+
+    // A reconcile.
+    let report = copies::reconcile(&db, spec(CANVAS_NAMES)).await.unwrap();
+    reported_once("reconcile", &report.skipped);
+    check("after the reconcile", |p| format!("p{p}")).await;
+
+    // A watcher's first start (no saved position: it reconciles first).
+    db.collection::<Document>("canvases")
+        .update_many(
+            doc! { "painter_id": { "$type": "long" }, "_id": { "$mod": [10, 0] } },
+            doc! { "$set": { "painter_name": "stale" } },
+        )
+        .bypass_document_validation(true)
+        .await
+        .unwrap();
+    let running = Running::start(Watcher::new(&db).name("thousand").only([CANVAS_NAMES]));
+    until("the first position", Duration::from_secs(120), || async {
+        position(&db, "thousand", "painters").await.is_some()
+    })
+    .await;
+    let watched = running.stop().await;
+    let first: Vec<copies::Skipped> = watched
+        .reconciles
+        .iter()
+        .flat_map(|r| r.copies.iter().flat_map(|c| c.skipped.iter().cloned()))
+        .collect();
+    reported_once("first start", &first);
+    check("after the first start", |p| format!("p{p}")).await;
+
+    // Renames through docshape's writer, then a worker's drain.
+    for p in 0..GOOD_SOURCES {
+        copies::update_one::<Painter>(&db, &p, doc! { "$set": { "name": format!("renamed {p}") } })
+            .await
+            .unwrap();
+    }
+    let drained = Worker::new(&db).only([CANVAS_NAMES]).run_until_empty().await.unwrap();
+    assert!(drained.failures.is_empty(), "{drained:?}");
+    assert_eq!(drained.jobs, GOOD_SOURCES as u64, "{drained:?}");
+    check("after the drain", |p| format!("renamed {p}")).await;
+}

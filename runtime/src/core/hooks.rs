@@ -39,6 +39,8 @@ pub enum Derived {
     /// Denormalized copies of source fields in other documents (`copies`).
     Copies,
     /// Read-through cache keys of the document (`keys::cache`).
+    // Registered by the keys pattern under the `redis` feature only.
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
     Cache,
 }
 

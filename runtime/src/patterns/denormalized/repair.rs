@@ -136,8 +136,9 @@ pub struct Skipped {
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum SkipReason {
-    /// Its reference is an array, a regular expression or another value that names no
-    /// one source (the worker's filter leaves such documents alone too).
+    /// Its reference is an array, a regular expression, an operator-shaped document or
+    /// another value that names no one source (the worker's filter leaves such
+    /// documents alone too).
     Reference,
     /// Its reference could not be looked up (the server refused the lookup).
     Lookup(String),
@@ -204,6 +205,10 @@ pub(super) async fn reconcile_in(
         jobs_enqueued: 0,
         skipped: Vec::new(),
     };
+    // The sources whose copies were written: a write covers every copy of a source,
+    // wherever its documents fall in the scan, so each source is written (and each
+    // refused copy reported) once per reconcile, not once per chunk.
+    let mut handled = std::collections::HashSet::new();
     let mut cursor = target
         .find(doc! { spec.via: { "$exists": true } })
         .projection(projection([spec.via, spec.field].into_iter()))
@@ -219,7 +224,7 @@ pub(super) async fn reconcile_in(
             chunk.push(document);
         }
         if chunk.len() >= batch || (done && !chunk.is_empty()) {
-            reconcile_chunk(db, spec, &std::mem::take(&mut chunk), batch, &mut report).await?;
+            reconcile_chunk(db, spec, &std::mem::take(&mut chunk), batch, &mut handled, &mut report).await?;
         }
         if done {
             return Ok(report);
@@ -263,12 +268,24 @@ async fn apply_each(
         match target.update_one(filter, update.clone()).await {
             Ok(done) => written += done.modified_count,
             Err(e) if is_refusal(&e) => {
-                skipped.push(Skipped { id: document_id, reason: SkipReason::Refused(e.to_string()) })
+                skipped.push(Skipped { id: document_id, reason: SkipReason::Refused(refusal(&e)) })
             }
             Err(e) => return Err(e),
         }
     }
     Ok(written)
+}
+
+/// What the server said when it refused one operation, in one line: its message and
+/// code, without the reply's bytes the driver's error text carries.
+fn refusal(e: &mongodb::error::Error) -> String {
+    use mongodb::error::{ErrorKind, WriteFailure};
+    match e.kind.as_ref() {
+        ErrorKind::Write(WriteFailure::WriteError(w)) => format!("{} (code {})", w.message, w.code),
+        ErrorKind::Write(WriteFailure::WriteConcernError(w)) => format!("{} (code {})", w.message, w.code),
+        ErrorKind::Command(c) => format!("{} (code {})", c.message, c.code),
+        _ => e.to_string(),
+    }
 }
 
 /// A key under which two equal BSON values are equal bytes.
@@ -277,15 +294,24 @@ fn key(value: &Bson) -> Vec<u8> {
 }
 
 /// A reference that may name a source: an array or a regular expression names none
-/// (`_id` is neither), and a `$eq` on it would match by element or by pattern.
+/// (`_id` is neither), and a `$eq` on it would match by element or by pattern; nor
+/// does a document with a `$`-prefixed key at any depth (the server stores none in an
+/// `_id`), which another program's operator-shaped reference is.
 fn names_one(value: &Bson) -> bool {
+    fn operator_shaped(value: &Bson) -> bool {
+        match value {
+            Bson::Document(d) => d.iter().any(|(k, v)| k.starts_with('$') || operator_shaped(v)),
+            Bson::Array(items) => items.iter().any(operator_shaped),
+            _ => false,
+        }
+    }
     !matches!(
         value,
         Bson::Array(_)
             | Bson::RegularExpression(_)
             | Bson::JavaScriptCode(_)
             | Bson::JavaScriptCodeWithScope(_)
-    )
+    ) && !operator_shaped(value)
 }
 
 async fn reconcile_chunk(
@@ -293,6 +319,7 @@ async fn reconcile_chunk(
     spec: &'static CopySpec,
     chunk: &[Document],
     batch: usize,
+    handled: &mut std::collections::HashSet<Vec<u8>>,
     report: &mut CopyReconcile,
 ) -> Result<(), CopyError> {
     let target = db.collection::<Document>(spec.collection);
@@ -344,7 +371,7 @@ async fn reconcile_chunk(
             }
             Ok(None) => {}
             Err(e) if is_refusal(&e) => {
-                let reason = e.to_string();
+                let reason = refusal(&e);
                 for document in chunk.iter().filter(|d| d.get(spec.via) == Some(&via)) {
                     report.skipped.push(Skipped {
                         id: document_id(document),
@@ -358,7 +385,6 @@ async fn reconcile_chunk(
     }
     let mut stale: Vec<(Bson, Option<Bson>)> = Vec::new();
     let mut reported: Vec<(&CopySpec, Bson)> = Vec::new();
-    let mut handled = std::collections::HashSet::new();
     for document in chunk {
         let Some(via) = document.get(spec.via).filter(named) else { continue };
         let k = key(via);
