@@ -18,7 +18,7 @@ use super::{order, Order};
 /// A regex value under either bson: bson 3 holds its parts as C strings, bson 2 as
 /// `String`s (where the conversion is the identity).
 #[allow(clippy::unnecessary_fallible_conversions, clippy::useless_conversion)]
-fn regex(pattern: &str, options: &str) -> Bson {
+pub(crate) fn regex(pattern: &str, options: &str) -> Bson {
     Bson::RegularExpression(Regex {
         pattern: pattern.to_owned().try_into().unwrap(),
         options: options.to_owned().try_into().unwrap(),
@@ -329,7 +329,7 @@ async fn not_in_excludes_exactly_its_members() {
         assert!(want.iter().all(|id| left.contains(id)), "$nin {v:?}");
     }
     // Half of them at once, hostile and plain mixed.
-    let excluded: Vec<Bson> = values.iter().filter(|_| rng.next_u32() % 2 == 0).cloned().collect();
+    let excluded: Vec<Bson> = values.iter().filter(|_| rng.next_u32().is_multiple_of(2)).cloned().collect();
     let left = remaining(not_in_filter("_id", excluded.iter().cloned().map(Literal::stored))).await;
     let want: Vec<&Bson> = ids.iter().filter(|id| !excluded.contains(id)).collect();
     assert_eq!(left.len(), want.len(), "{left:?}");

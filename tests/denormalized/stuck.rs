@@ -265,10 +265,7 @@ async fn a_thousand_hostile_documents_neither_stop_nor_corrupt_the_copies() {
             6 => Bson::Int64(GOOD_SOURCES + i % BAD_SOURCES),
             7 => Bson::Document(doc! { ["$gt", "$in", "$ne", "$where"][(i / 10 % 4) as usize]: painter }),
             8 => Bson::Array(vec![Bson::Int64(painter), Bson::Int64(999)]),
-            _ if i % 20 == 9 => Bson::RegularExpression(docshape::bson::Regex {
-                pattern: format!("^{painter}").try_into().unwrap(),
-                options: String::new().try_into().unwrap(),
-            }),
+            _ if i % 20 == 9 => crate::access::literal::regex(&format!("^{painter}"), ""),
             _ => Bson::JavaScriptCode(format!("return {painter}")),
         };
         let copied = if i % 10 == 5 { Bson::Int64(i) } else { Bson::String(format!("old {i}")) };
