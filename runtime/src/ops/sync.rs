@@ -340,7 +340,7 @@ async fn plan_spec_inner(db: &Database, spec: &CollectionSpec, options: SyncOpti
     }
     plan_indexes(spec, &server_indexes, options, &mut report);
     // A unique index over duplicates would fail to build: say so in the plan (one
-    // bounded aggregation per unique index the plan builds).
+    // aggregation per unique index the plan builds, returning at most one duplicate).
     if current.is_some() {
         for change in report.changes.clone() {
             let name = match &change {
@@ -550,8 +550,11 @@ impl SyncPlan {
 
 /// One key value that more than one document holds, for a unique index `model` (with
 /// how many hold it), or `None` when the index is not unique or the data fits it. One
-/// aggregation, which stops at the first duplicate: it honours the index's partial
-/// filter, sparseness and collation, as the build would.
+/// aggregation that returns at most one duplicate; it reads the indexed fields of every
+/// document the index would hold, as the build itself would, and honours the index's
+/// partial filter, sparseness and collation. (An array value is grouped whole: two
+/// documents sharing one element of different arrays are not found here, and their
+/// build fails, which puts the old index back.)
 async fn duplicate_for_unique(
     db: &Database,
     collection: &str,
