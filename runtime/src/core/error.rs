@@ -48,6 +48,19 @@ pub enum Error {
     },
 }
 
+/// What the server said when it refused one operation, in one line: its message and
+/// code, without the raw reply the driver's error text carries. Errors that are not a
+/// refusal (network, selection) keep the driver's text.
+pub(crate) fn server_message(e: &mongodb::error::Error) -> String {
+    use mongodb::error::{ErrorKind, WriteFailure};
+    match e.kind.as_ref() {
+        ErrorKind::Write(WriteFailure::WriteError(w)) => format!("{} (code {})", w.message, w.code),
+        ErrorKind::Write(WriteFailure::WriteConcernError(w)) => format!("{} (code {})", w.message, w.code),
+        ErrorKind::Command(c) => format!("{} (code {})", c.message, c.code),
+        _ => e.to_string(),
+    }
+}
+
 /// `Result` with docshape's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

@@ -12,7 +12,7 @@ use std::fmt;
 use bson::{doc, Bson, Document};
 use mongodb::Database;
 
-use crate::core::error::{Error, Result};
+use crate::core::error::{server_message, Error, Result};
 use crate::core::model::{Model, ValidationAction, ValidationLevel};
 pub use crate::core::spec::CollectionSpec;
 use crate::core::trace;
@@ -542,7 +542,7 @@ impl SyncPlan {
                 }
                 None => false,
             };
-            return Err(refused(format!("its build failed: {e}"), restored));
+            return Err(refused(format!("its build failed: {}", server_message(&e)), restored));
         }
         Ok(())
     }

@@ -13,6 +13,7 @@ use super::apply::{
 };
 use super::spec::{dependents, projection, touches, value_at};
 use crate::core::copy::{CopyError, CopySpec, OnDelete, Refresh};
+use crate::core::error::server_message;
 use crate::core::hooks::{Derived, SourceWriteHook};
 use crate::core::model::{eq, IdOf, Identified};
 
@@ -268,24 +269,12 @@ async fn apply_each(
         match target.update_one(filter, update.clone()).await {
             Ok(done) => written += done.modified_count,
             Err(e) if is_refusal(&e) => {
-                skipped.push(Skipped { id: document_id, reason: SkipReason::Refused(refusal(&e)) })
+                skipped.push(Skipped { id: document_id, reason: SkipReason::Refused(server_message(&e)) })
             }
             Err(e) => return Err(e),
         }
     }
     Ok(written)
-}
-
-/// What the server said when it refused one operation, in one line: its message and
-/// code, without the reply's bytes the driver's error text carries.
-fn refusal(e: &mongodb::error::Error) -> String {
-    use mongodb::error::{ErrorKind, WriteFailure};
-    match e.kind.as_ref() {
-        ErrorKind::Write(WriteFailure::WriteError(w)) => format!("{} (code {})", w.message, w.code),
-        ErrorKind::Write(WriteFailure::WriteConcernError(w)) => format!("{} (code {})", w.message, w.code),
-        ErrorKind::Command(c) => format!("{} (code {})", c.message, c.code),
-        _ => e.to_string(),
-    }
 }
 
 /// A key under which two equal BSON values are equal bytes.
@@ -371,7 +360,7 @@ async fn reconcile_chunk(
             }
             Ok(None) => {}
             Err(e) if is_refusal(&e) => {
-                let reason = refusal(&e);
+                let reason = server_message(&e);
                 for document in chunk.iter().filter(|d| d.get(spec.via) == Some(&via)) {
                     report.skipped.push(Skipped {
                         id: document_id(document),
