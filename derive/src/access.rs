@@ -69,8 +69,9 @@ pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> (Expansion, TokenStream) 
     (Expansion { model: quote!(#patterns #shard), items, ..Expansion::default() }, outer)
 }
 
-/// The access-pattern parameter type and name rules, shared with the paginator.
-pub(crate) use find::{param_name, param_type};
+/// The access-pattern parameter type and name rules, and the type a read row returns,
+/// shared with the paginator.
+pub(crate) use find::{param_name, param_type, result_type};
 
 #[derive(FromMeta)]
 struct AccessOpts {

@@ -7,7 +7,7 @@ use quote::{format_ident, quote};
 
 use darling::error::Accumulator;
 
-use crate::access::{param_name, param_type, Access};
+use crate::access::{param_name, param_type, result_type, Access};
 use crate::ast::{Container, Context};
 use crate::common::expansion::Expansion;
 use crate::index::KeyKind;
@@ -41,8 +41,9 @@ fn paginators(c: &Container, patterns: &[Access]) -> TokenStream {
             let param = param_name(path, &mut taken);
             let ty = param_type(c, path);
             params.push(quote!(#param: impl ::core::convert::Into<#ty>));
+            // The finders' typed builder: the value under `$eq`, through the literal encoder.
             inserts.push(quote! {
-                __f.insert(#path, __ds::eq_filter(__ds::to_bson(&::core::convert::Into::<#ty>::into(#param))?));
+                __f.equal(#path, __ds::to_bson(&::core::convert::Into::<#ty>::into(#param))?);
             });
         }
         let sort: Vec<String> = a
@@ -59,14 +60,15 @@ fn paginators(c: &Container, patterns: &[Access]) -> TokenStream {
             a.index.as_deref().unwrap_or("none"),
         );
         let vis = &c.vis;
+        let result = result_type(c, a);
         quote! {
             #[doc = #doc]
             #[allow(clippy::too_many_arguments, clippy::needless_question_mark)]
-            #vis fn #method(#(#params),*) -> __ds::Paginator<Self> {
+            #vis fn #method(#(#params),*) -> __ds::Paginator<#result> {
                 let __filter = (|| {
-                    let mut __f = __ds::Document::new();
+                    let mut __f = __ds::FilterBuilder::new();
                     #(#inserts)*
-                    ::core::result::Result::<__ds::Document, __ds::BsonSerError>::Ok(__f)
+                    ::core::result::Result::<__ds::Document, __ds::BsonSerError>::Ok(__f.build())
                 })();
                 __ds::Paginator::new(&<Self as __ds::Model>::ACCESS_PATTERNS[#i], __filter)
             }

@@ -113,25 +113,25 @@ pub(crate) fn expand(c: &Container, patterns: &[Access], versioned: bool) -> (To
     let mut views = TokenStream::new();
     let mut items = TokenStream::new();
     let mut methods = Vec::new();
-    let generic = c.generics.type_params().next().is_some();
     for (i, a) in patterns.iter().enumerate() {
-        if a.paginate.is_some() || a.update.is_some() {
+        if a.update.is_some() {
             continue;
         }
+        let view = has_view(c, a).then(|| view(c, a, versioned));
+        if let Some((_, tokens, impls)) = &view {
+            views.extend(tokens.clone());
+            items.extend(impls.clone());
+        }
+        if a.paginate.is_some() {
+            // Its method is the paginator's, which returns the same view.
+            continue;
+        }
+        let result = result_type(c, a);
         let mut taken = Vec::new();
         let (mut params, mut inserts) = equality(c, a, &mut taken);
         let (range_params, range_inserts) = ranges(c, a, &mut taken);
         params.extend(range_params);
         inserts.extend(range_inserts);
-        let view = if a.fields.is_empty() || generic { None } else { Some(view(c, a, versioned)) };
-        let result = match &view {
-            Some((ident, tokens, impls)) => {
-                views.extend(tokens.clone());
-                items.extend(impls.clone());
-                quote!(#ident)
-            }
-            None => quote!(Self),
-        };
         let method = format_ident!("{}", a.name);
         let doc = finder_doc(a, view.as_ref().map(|v| v.0.to_string()));
         let vis = &c.vis;
@@ -164,6 +164,22 @@ pub(crate) fn expand(c: &Container, patterns: &[Access], versioned: bool) -> (To
         });
     }
     (views, items)
+}
+
+/// Whether a read row has a view type: it declares `fields(...)` on a model without
+/// type parameters (a generic model's rows read the model).
+fn has_view(c: &Container, a: &Access) -> bool {
+    !a.fields.is_empty() && a.update.is_none() && c.generics.type_params().next().is_none()
+}
+
+/// The type a read row returns: its view, or the model (`Self`).
+pub(crate) fn result_type(c: &Container, a: &Access) -> TokenStream {
+    if has_view(c, a) {
+        let ident = view_ident(a);
+        quote!(#ident)
+    } else {
+        quote!(Self)
+    }
 }
 
 /// A read row through its key family: the id is converted once, for the key and the

@@ -7,6 +7,7 @@
 
 // Separate files so that the descriptor, which the `Model` trait names, does not import
 // the check, which names the `Model` trait.
+pub mod command;
 pub(crate) mod consistency;
 pub(crate) mod explain;
 pub mod find;
@@ -22,10 +23,3 @@ pub use literal::{in_filter, literal, not_in_filter, Literal};
 pub use load::{DocsPerCall, Load, Rate, RateKind};
 pub use table::{access_table, access_tables, AccessPattern};
 pub use update::{PushBound, Update, UpdateError, Updated};
-
-/// The read preference and read concern a row's consistency sends.
-pub(crate) fn consistency_options(
-    pattern: &AccessPattern,
-) -> (Option<mongodb::options::SelectionCriteria>, Option<mongodb::options::ReadConcern>) {
-    (pattern.guarantee.selection_criteria(), pattern.guarantee.read_concern())
-}

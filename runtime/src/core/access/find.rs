@@ -25,11 +25,10 @@ use std::ops::Bound;
 
 use bson::{Bson, Document, RawDocumentBuf};
 use futures_util::stream::{BoxStream, StreamExt, TryStreamExt};
-use mongodb::options::{Collation, CollationStrength};
 use mongodb::{ClientSession, Database};
 use serde::de::DeserializeOwned;
 
-use crate::core::access::consistency_options;
+use crate::core::access::command::ReadCommand;
 use crate::core::access::table::AccessPattern;
 use crate::core::model::{eq, Model};
 use crate::core::trace;
@@ -205,18 +204,6 @@ pub fn range_condition(start: Bound<&Bson>, end: Bound<&Bson>) -> Option<Documen
     (!condition.is_empty()).then_some(condition)
 }
 
-/// The largest batch size a finder asks for. The driver sends a batch size as a
-/// signed 32-bit number and, when it equals the limit, asks for one more (so that the
-/// server closes the cursor with the first reply): `i32::MAX - 1` is the largest that
-/// always fits. A larger `first(n)` still returns up to `n` documents, in that many
-/// batches; the server cuts every reply at 16 MB anyway.
-const MAX_BATCH: u32 = (i32::MAX - 1) as u32;
-
-/// The batch size of a read limited to `limit` documents.
-fn first_batch(limit: i64) -> u32 {
-    u32::try_from(limit).unwrap_or(u32::MAX).min(MAX_BATCH)
-}
-
 /// Builds a row's filter: generated code pushes every parameter through here.
 #[derive(Debug, Default)]
 pub struct FilterBuilder {
@@ -261,13 +248,6 @@ impl<V> std::fmt::Debug for Find<V> {
     }
 }
 
-/// What one command of a finder carries besides its filter.
-struct Shape {
-    sort: Option<Document>,
-    projection: Option<Document>,
-    collation: Option<Collation>,
-}
-
 impl<V: Projection + Send + Sync + 'static> Find<V> {
     /// A finder over `pattern` (one of the model's `ACCESS_PATTERNS`) with its filter.
     /// Generated code calls this; use the generated method.
@@ -288,58 +268,25 @@ impl<V: Projection + Send + Sync + 'static> Find<V> {
         self.filter.as_ref().map_err(|e| FindError::Parameter(e.clone()))
     }
 
-    fn shape(&self) -> Shape {
-        let sort: Document = self.pattern.sort.iter().map(|(f, k)| ((*f).to_owned(), k.to_bson())).collect();
-        let projection = V::FIELDS.map(|fields| {
-            let mut p: Document = fields.iter().map(|f| ((*f).to_owned(), Bson::Int32(1))).collect();
-            // `_id` comes back unless refused; a view that does not hold it need not pay for it.
-            if !fields.contains(&"_id") {
-                p.insert("_id", 0);
-            }
-            p
-        });
-        let collation = self
-            .pattern
-            .case_insensitive
-            .then(|| Collation::builder().locale("en").strength(CollationStrength::Secondary).build());
-        Shape { sort: (!sort.is_empty()).then_some(sort), projection, collation }
+    /// The read as sent, through the one command builder: the row's sort, the view's
+    /// projection, collation and consistency.
+    fn read(&self, limit: Option<i64>) -> Result<ReadCommand<'static>, FindError> {
+        let read = ReadCommand::new(self.pattern, <V::Model as Model>::COLLECTION, self.filter()?.clone())
+            .project(V::FIELDS, &[]);
+        Ok(match limit {
+            Some(limit) => read.limit(limit),
+            None => read,
+        })
+    }
+
+    /// The `find` command as the server receives it for `first(n)` (`n` as `limit`),
+    /// or for `stream` and `all` with `None`: for inspection and `explain`.
+    pub fn find_command(&self, limit: Option<u32>) -> Result<Document, FindError> {
+        Ok(self.read(limit.map(i64::from))?.command())
     }
 
     fn collection(db: &Database) -> mongodb::Collection<RawDocumentBuf> {
         db.collection(<V::Model as Model>::COLLECTION)
-    }
-
-    fn cursor_find<'a>(
-        &self,
-        collection: &'a mongodb::Collection<RawDocumentBuf>,
-        limit: Option<i64>,
-    ) -> Result<mongodb::action::Find<'a, RawDocumentBuf>, FindError> {
-        let shape = self.shape();
-        let (selection, concern) = consistency_options(self.pattern);
-        let mut find = collection.find(self.filter()?.clone());
-        if let Some(sort) = shape.sort {
-            find = find.sort(sort);
-        }
-        if let Some(projection) = shape.projection {
-            find = find.projection(projection);
-        }
-        if let Some(collation) = shape.collation {
-            find = find.collation(collation);
-        }
-        if let Some(selection) = selection {
-            find = find.selection_criteria(selection);
-        }
-        if let Some(concern) = concern {
-            find = find.read_concern(concern);
-        }
-        if let Some(limit) = limit {
-            find = find.limit(limit);
-            if limit > 0 {
-                // All of it in the first reply: no `getMore` for a bounded read.
-                find = find.batch_size(first_batch(limit));
-            }
-        }
-        Ok(find)
     }
 
     /// The first match in the row's sort order, or `None`: one `find` with `limit: 1`.
@@ -360,7 +307,7 @@ impl<V: Projection + Send + Sync + 'static> Find<V> {
         let span = trace::span!("access.find", pattern = self.pattern.name, limit = n);
         let work = async {
             let collection = Self::collection(db);
-            let cursor = self.cursor_find(&collection, Some(i64::from(n)))?.await?;
+            let cursor = self.read(Some(i64::from(n)))?.find(&collection).await?;
             let raw: Vec<RawDocumentBuf> = cursor.try_collect().await?;
             raw.into_iter().map(V::decode).collect::<Result<Vec<V>, FindError>>()
         };
@@ -379,10 +326,9 @@ impl<V: Projection + Send + Sync + 'static> Find<V> {
     pub async fn stream(self, db: &Database) -> Result<BoxStream<'static, Result<V, FindError>>, FindError> {
         let span = trace::span!("access.stream", pattern = self.pattern.name);
         let collection = Self::collection(db);
-        let cursor = trace::in_span(span, async {
-            self.cursor_find(&collection, None)?.await.map_err(FindError::from)
-        })
-        .await?;
+        let cursor =
+            trace::in_span(span, async { self.read(None)?.find(&collection).await.map_err(FindError::from) })
+                .await?;
         Ok(cursor.map(|item| item.map_err(FindError::from).and_then(V::decode)).boxed())
     }
 
@@ -395,18 +341,7 @@ impl<V: Projection + Send + Sync + 'static> Find<V> {
     /// How many documents match (`countDocuments`: one `aggregate` with the filter).
     pub async fn count(self, db: &Database) -> Result<u64, FindError> {
         let collection = Self::collection(db);
-        let shape = self.shape();
-        let (selection, concern) = consistency_options(self.pattern);
-        let mut count = collection.count_documents(self.filter()?.clone());
-        if let Some(collation) = shape.collation {
-            count = count.collation(collation);
-        }
-        if let Some(selection) = selection {
-            count = count.selection_criteria(selection);
-        }
-        if let Some(concern) = concern {
-            count = count.read_concern(concern);
-        }
+        let count = self.read(None)?.count(&collection);
         let counted =
             trace::in_span(trace::span!("access.count", pattern = self.pattern.name), count.into_future())
                 .await?;
@@ -442,7 +377,7 @@ impl<V: Projection + Send + Sync + 'static> FindIn<'_, V> {
         }
         let collection = Find::<V>::collection(db);
         let mut cursor =
-            self.find.cursor_find(&collection, Some(i64::from(n)))?.session(&mut *self.session).await?;
+            self.find.read(Some(i64::from(n)))?.find(&collection).session(&mut *self.session).await?;
         let mut out = Vec::new();
         while let Some(raw) = cursor.next(&mut *self.session).await {
             out.push(V::decode(raw?)?);
@@ -453,33 +388,7 @@ impl<V: Projection + Send + Sync + 'static> FindIn<'_, V> {
     /// [`Find::count`] in the session.
     pub async fn count(self, db: &Database) -> Result<u64, FindError> {
         let collection = Find::<V>::collection(db);
-        let shape = self.find.shape();
-        let (selection, concern) = consistency_options(self.find.pattern);
-        let mut count = collection.count_documents(self.find.filter()?.clone()).session(&mut *self.session);
-        if let Some(collation) = shape.collation {
-            count = count.collation(collation);
-        }
-        if let Some(selection) = selection {
-            count = count.selection_criteria(selection);
-        }
-        if let Some(concern) = concern {
-            count = count.read_concern(concern);
-        }
+        let count = self.find.read(None)?.count(&collection).session(&mut *self.session);
         Ok(count.await?)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{first_batch, MAX_BATCH};
-
-    #[test]
-    fn every_limit_has_a_batch_size_the_driver_can_send() {
-        assert_eq!(first_batch(1), 1);
-        assert_eq!(first_batch(i64::from(MAX_BATCH)), MAX_BATCH);
-        for n in [i64::from(i32::MAX), i64::from(u32::MAX), i64::MAX] {
-            // The driver adds one to a batch equal to the limit: it must still fit.
-            assert!(i32::try_from(first_batch(n) + 1).is_ok(), "{n}");
-        }
     }
 }

@@ -43,9 +43,11 @@ pub struct AccessPattern {
 }
 
 impl AccessPattern {
-    /// The pattern's query with placeholder values, as a `find` command's `filter`,
-    /// `sort` and (for case-insensitive patterns) `collation`: what `explain` checks.
-    pub fn sample_find(&self, collection: &str) -> Document {
+    /// The pattern's query with placeholder values, as a `find` command built by the
+    /// one command builder ([`crate::access::command::ReadCommand`]): `filter`, the
+    /// sort its reads send (with a paginated row's `_id` tie-break) and, for
+    /// case-insensitive patterns, `collation`. This is what `explain` checks.
+    pub fn sample_find(&'static self, collection: &str) -> Document {
         let mut filter = Document::new();
         for field in self.filter {
             filter.insert(*field, "x");
@@ -53,15 +55,7 @@ impl AccessPattern {
         for field in self.range {
             filter.insert(*field, doc! { "$gt": Bson::MinKey });
         }
-        let sort: Document = self.sort.iter().map(|(f, k)| ((*f).to_owned(), k.to_bson())).collect();
-        let mut find = doc! { "find": collection, "filter": filter, "limit": 20 };
-        if !sort.is_empty() {
-            find.insert("sort", sort);
-        }
-        if self.case_insensitive {
-            find.insert("collation", doc! { "locale": "en", "strength": 2 });
-        }
-        find
+        crate::core::access::command::ReadCommand::new(self, collection, filter).limit(20).command()
     }
 }
 

@@ -22,7 +22,6 @@
 //! writer.
 
 use bson::{doc, Bson, Document};
-use mongodb::options::ReturnDocument;
 use mongodb::Database;
 
 use crate::core::access::find::FindError;
@@ -264,34 +263,24 @@ impl<T: Model> Update<T> {
     async fn run_inner(self, db: &Database) -> Result<Updated, UpdateError> {
         let (filter, update) = self.command()?;
         let collection = db.collection::<Document>(T::COLLECTION);
-        let concern = self.pattern.guarantee.write_concern();
         let by_id = match self.filter.as_ref().ok().map(|f| (f.len(), f.get_document("_id"))) {
             Some((1, Ok(eq))) if eq.len() == 1 => eq.get("$eq").cloned(),
             _ => None,
         };
         let id = if let Some(id) = by_id {
-            let mut command = collection.update_one(filter, update.clone());
-            if let Some(concern) = concern {
-                command = command.write_concern(concern);
-            }
+            let command =
+                crate::core::access::command::update_one(self.pattern, &collection, filter, update.clone());
             if command.await?.matched_count == 0 {
                 return Err(self.why_not(db).await);
             }
             id
         } else {
-            let mut command = collection
-                .find_one_and_update(filter, update.clone())
-                .projection(doc! { "_id": 1 })
-                .return_document(ReturnDocument::Before);
-            // The row's sort picks which document, when its filter matches several.
-            if !self.pattern.sort.is_empty() {
-                let sort: Document =
-                    self.pattern.sort.iter().map(|(f, k)| ((*f).to_owned(), k.to_bson())).collect();
-                command = command.sort(sort);
-            }
-            if let Some(concern) = concern {
-                command = command.write_concern(concern);
-            }
+            let command = crate::core::access::command::find_one_and_update(
+                self.pattern,
+                &collection,
+                filter,
+                update.clone(),
+            );
             let Some(found) = command.await? else { return Err(self.why_not(db).await) };
             found.get("_id").cloned().unwrap_or(Bson::Null)
         };
@@ -317,7 +306,15 @@ impl<T: Model> Update<T> {
         for b in &update.bounds {
             projection.insert(b.field, doc! { "$size": { "$ifNull": [format!("${}", b.field), []] } });
         }
-        let doc = match collection.find_one(filter).projection(projection).await {
+        // The same document the write looked for: the row's collation and sort.
+        let mut find = collection.find_one(filter).projection(projection);
+        if let Some(collation) = crate::core::access::command::collation(self.pattern) {
+            find = find.collation(collation);
+        }
+        if let Some(sort) = crate::core::access::command::sort_document(self.pattern, false) {
+            find = find.sort(sort);
+        }
+        let doc = match find.await {
             Ok(Some(doc)) => doc,
             Ok(None) => return not_found,
             Err(e) => return e.into(),
