@@ -87,7 +87,7 @@ async fn fill(db: &mongodb::Database, collection: &str) -> Result<(), Box<dyn st
 }
 
 /// One table: each depth, keyset vs skip, interleaved runs.
-async fn table<T: Model + DeserializeOwned + Send + Sync>(
+async fn table<T: Model + DeserializeOwned + Send + Sync + 'static>(
     db: &mongodb::Database,
     paginator: fn() -> Paginator<T>,
 ) -> Result<(), Box<dyn std::error::Error>> {

@@ -23,7 +23,11 @@ use serde::{Deserialize, Serialize};
     operation = "Posts by user, newest first",
     filter(author_id),
     sort(created_at = -1),
+    // The seed's "fields needed": each page holds a `PostsByAuthorView` of these
+    // two, and the server sends nothing else (the sort keys that place each item
+    // come along in the projection, not in the view).
     fields(title, created_at),
+    view(derive(Debug)),
     freq = "500 r/s",
     consistency = "eventual ok",
     paginate
@@ -71,15 +75,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         let page = request.fetch(&db).await?;
         page_no += 1;
-        let ids: Vec<&str> = page.items.iter().map(|p| p.id.as_str()).collect();
-        println!("page {page_no}: {ids:?}");
-        shown.extend(page.items.iter().map(|p| p.id.clone()));
+        let titles: Vec<&str> = page.items.iter().map(|p| p.title.as_str()).collect();
+        println!("page {page_no}: {titles:?}");
+        shown.extend(page.items.iter().map(|p| p.title.clone()));
         if page_no == 2 {
             // A new post arrives while the reader is on page 2: it is newer than
             // everything, so it belongs before the reader's position and does not
             // push any post onto the next page twice.
             Post::collection(&db).insert_one(post(99, 100)).await?;
-            println!("        (a new post p_099 arrived)");
+            println!("        (a new post, number 99, arrived)");
         }
         last_prev = page.prev.clone();
         match page.next {
@@ -98,8 +102,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(prev) = last_prev {
         let page =
             Post::posts_by_author("u_42").page_size(5).signed_with(&key).before(&prev).fetch(&db).await?;
-        let ids: Vec<&str> = page.items.iter().map(|p| p.id.as_str()).collect();
-        println!("previous page: {ids:?}");
+        let titles: Vec<&str> = page.items.iter().map(|p| p.title.as_str()).collect();
+        println!("previous page: {titles:?}");
     }
 
     println!("== what a client cannot do with a token");
@@ -120,6 +124,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let find =
         Post::posts_by_author("u_42").page_size(5).signed_with(&key).after(&token).find_command(db.name())?;
-    println!("the query a page runs (one find, no skip): {find}");
+    println!("the query a page runs (one find, no skip, the view's projection): {find}");
+    assert_eq!(
+        find.get_document("projection")?,
+        &docshape::bson::doc! { "title": 1, "created_at": 1, "_id": 1 },
+        "the view's fields, and the sort keys that place each item"
+    );
     Ok(())
 }

@@ -8,6 +8,7 @@
 mod adversarial;
 mod injection;
 mod tokens;
+mod view;
 
 use docshape::bson;
 use std::collections::HashSet;
