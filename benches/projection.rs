@@ -1,7 +1,8 @@
 //! BSON bytes a read row moves with its projection (`fields(...)`: the generated view)
 //! and without it (whole documents), on the shop's read rows, with realistic
 //! documents: an order of 12 lines, a product with a long description and 20
-//! attributes.
+//! attributes; and a paginated row (the seed's "posts by user, newest first", fields
+//! needed: title and created_at), whose pages read its view.
 //!
 //! Each row runs once each way on the same filter, sort and limit; the bytes are the
 //! replies' BSON sizes as the driver's command monitoring reports them (what crossed
@@ -21,6 +22,28 @@ use futures_util::TryStreamExt;
 use mongodb::event::command::CommandEvent;
 use mongodb::event::EventHandler;
 use shop_models::{Address, Customer, LineItem, Order, Payment, Product, Status, Tier};
+
+/// The seed's feed: a post with a body the feed does not show.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, Model)]
+#[model(collection = "bench_posts")]
+#[index(keys(author_id, created_at = -1, _id = -1))]
+#[access(
+    name = "posts_by_author",
+    operation = "Posts by user, newest first",
+    filter(author_id),
+    sort(created_at = -1),
+    fields(title, created_at),
+    freq = "500 r/s",
+    paginate
+)]
+struct Post {
+    #[serde(rename = "_id")]
+    id: String,
+    author_id: String,
+    title: String,
+    body: String,
+    created_at: DateTime,
+}
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -80,6 +103,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         })
         .collect();
     Order::collection(&db).insert_many(&orders).await?;
+    docshape::sync::<Post>(&db).await?;
+    let posts: Vec<Post> = (0..30)
+        .map(|i| Post {
+            id: format!("p_{i:02}"),
+            author_id: "u_42".into(),
+            title: format!("A post of a title of some length, number {i}"),
+            body: "A paragraph of the post's text, repeated. ".repeat(40),
+            created_at: DateTime::from_millis(DateTime::now().timestamp_millis() - i * 60_000),
+        })
+        .collect();
+    Post::collection(&db).insert_many(&posts).await?;
 
     // Bytes moved since the last call.
     let mut mark = 0;
@@ -130,6 +164,20 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let p = taken();
     let m = whole(&db, Customer::COLLECTION, doc! { "email": "alice@example.com" }, None, 1).await?;
     rows.push(("customer_by_email (1 customer)", n, p, m, taken()));
+    let n = Post::posts_by_author("u_42").page_size(20).fetch(&db).await?.items.len();
+    let p = taken();
+    // The page's own `find` reads one more than the page, to know whether another
+    // follows: the whole-document read asks for the same.
+    let m = whole(
+        &db,
+        Post::COLLECTION,
+        doc! { "author_id": "u_42" },
+        Some(doc! { "created_at": -1, "_id": -1 }),
+        21,
+    )
+    .await?
+    .min(20);
+    rows.push(("posts_by_author (a page of 20, paginated)", n, p, m, taken()));
 
     println!(
         "| read row | documents | bytes, projected (view) | bytes, whole documents | projected / whole |"

@@ -37,9 +37,11 @@ pub(super) fn main() {
     let p = Post::posts_by_author("u_42").page_size(20);
     let find = p.find_command("shop").unwrap();
     assert_eq!(find.get_document("sort").unwrap(), &docshape::bson::doc! { "created_at": -1, "_id": -1 });
+    // The equality, and each sort key bounded to the type the model stores there (the
+    // model declares no `_id`, so the server's ObjectId is not assumed).
     assert_eq!(
         find.get_document("filter").unwrap(),
-        &docshape::bson::doc! { "author_id": { "$eq": "u_42" } }
+        &docshape::bson::doc! { "author_id": { "$eq": "u_42" }, "created_at": { "$type": "date" } }
     );
     assert_eq!(find.get_i64("limit").unwrap(), 21);
     let _ = Post::top_posts(String::from("u_42"));

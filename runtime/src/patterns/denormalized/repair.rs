@@ -12,6 +12,7 @@ use super::apply::{
     apply, change, cleared, enqueue, enqueue_many, stale_filter, stored, via_filter, ApplyError,
 };
 use super::spec::{dependents, projection, touches, value_at};
+use crate::core::access::literal::{in_filter, Literal};
 use crate::core::copy::{CopyError, CopySpec, OnDelete, Refresh};
 use crate::core::error::server_message;
 use crate::core::hooks::{Derived, SourceWriteHook};
@@ -319,9 +320,9 @@ async fn reconcile_chunk(
             report.skipped.push(Skipped { id: document_id(document), reason: SkipReason::Reference });
         }
     }
-    // Scalars go into one `$in`, which compares them literally; a document could be
-    // read as an operator expression there (`{$gt: ...}`), so each is looked up alone
-    // with `$eq`, and one the server refuses to look up is skipped, not fatal.
+    // Scalars go into one `$in` (the literal encoder's, which compares them literally);
+    // each document is looked up alone with `$eq`, so that one the server refuses to
+    // look up is skipped, not fatal to the chunk.
     let mut scalars: Vec<Bson> = Vec::new();
     let mut documents: Vec<Bson> = Vec::new();
     let mut seen = std::collections::HashSet::new();
@@ -338,7 +339,7 @@ async fn reconcile_chunk(
     let mut sources = std::collections::HashMap::new();
     if !scalars.is_empty() {
         let mut found = sources_collection
-            .find(doc! { "_id": { "$in": scalars } })
+            .find(in_filter("_id", scalars.into_iter().map(Literal::stored)))
             .projection(projection(std::iter::once(spec.source_field)))
             .await
             .map_err(source_error)?;
@@ -351,7 +352,7 @@ async fn reconcile_chunk(
     let mut unusable = std::collections::HashSet::new();
     for via in documents {
         match sources_collection
-            .find_one(doc! { "_id": eq(via.clone()) })
+            .find_one(doc! { "_id": Literal::stored(via.clone()).eq() })
             .projection(projection(std::iter::once(spec.source_field)))
             .await
         {

@@ -14,18 +14,21 @@
 //! item the client was just sent). Decoding never panics: anything malformed is a
 //! [`CursorError`].
 //!
-//! A document whose sort value is missing or of another BSON type than the walk's (one
-//! written around the validator) would be skipped by a plain keyset comparison, which
-//! only matches values of the same type. Every page's `find` therefore also matches
-//! such documents, and a page that meets one fails with [`PageError::MissingSortValue`]
-//! or [`PageError::SortType`]: a walk to its end returns every matching document
-//! exactly once or fails, never silently less.
+//! A page's `find` is built by the row's one command builder
+//! ([`crate::access::command`]), with the row's view as its projection when the row
+//! declares `fields(...)`, and its filter bounds only the row's index keys: a first
+//! page bounds each sort key to the BSON type the model stores there, later pages
+//! compare with the cursor. A document whose sort value is missing, an array or of
+//! another type (written around the validator) cannot be placed by any cursor: pages
+//! leave it out, and [`Paginator::unplaced`] lists such documents of a feed, so none is
+//! lost silently and none blocks the feed's readers ([`Page::unplaced`] and
+//! [`PageError::NoPosition`] report the ones a page meets).
 //!
-//! Two halves: [`token`](self#tokens) (the cursor format: scope, encoding, signature)
-//! and the page (the paginator, its one `find` per page, and what it reports).
+//! The module has two halves: `token` (the cursor format: scope, encoding, signature)
+//! and `page` (the paginator, its one `find` per page, and what it reports).
 
 mod page;
 mod token;
 
-pub use page::{Page, PageError, Paginator, DEFAULT_PAGE_SIZE};
+pub use page::{Page, PageError, Paginator, Unplaced, DEFAULT_PAGE_SIZE};
 pub use token::{decode_token, encode_token, sort_keys, CursorError, CursorKey, PreparedScope, Scope};
