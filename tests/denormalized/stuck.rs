@@ -192,6 +192,46 @@ async fn hostile_stored_documents_do_not_stop_a_reconcile() {
     assert_eq!(report.documents_updated, 2, "{report:?}");
 }
 
+/// A source value that is a regex (another program's write) is a value to copy, not a
+/// reason to stop: the stale-copy filter compares it under `$not: {$eq}` (the server
+/// refuses a regex under `$ne`), so the reconcile finishes, the copy the validator
+/// refuses is reported, and the other source's copies converge. (Before: `$ne` with
+/// the regex was refused, and the whole reconcile failed.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_regex_source_value_does_not_stop_a_reconcile() {
+    let db = setup_painters("stuck_regex").await;
+    // `try_into`: bson 3 holds the pattern as a C string, bson 2 as a `String`.
+    #[allow(clippy::unnecessary_fallible_conversions)]
+    let regex = Bson::RegularExpression(docshape::bson::Regex {
+        pattern: "^p".try_into().unwrap(),
+        options: "".try_into().unwrap(),
+    });
+    insert_raw(
+        &db,
+        "painters",
+        vec![
+            doc! { "_id": 5_i64, "name": regex, "avatar": null },
+            doc! { "_id": 6_i64, "name": "p6", "avatar": null },
+        ],
+    )
+    .await;
+    insert_raw(
+        &db,
+        "canvases",
+        vec![
+            doc! { "_id": 50_i64, "painter_id": 5_i64, "painter_name": "old" },
+            doc! { "_id": 60_i64, "painter_id": 6_i64, "painter_name": "old" },
+        ],
+    )
+    .await;
+    let report = copies::reconcile(&db, spec(CANVAS_NAMES)).await.unwrap();
+    assert_eq!(get(&db, "canvases", 60).await.get_str("painter_name").unwrap(), "p6");
+    assert_eq!(get(&db, "canvases", 50).await.get_str("painter_name").unwrap(), "old");
+    let refused: Vec<&Bson> =
+        report.skipped.iter().filter(|s| matches!(s.reason, SkipReason::Refused(_))).map(|s| &s.id).collect();
+    assert_eq!(refused, [&Bson::Int64(50)], "{report:?}");
+}
+
 /// Under a steady trickle of foreign renames (30, one per 100 ms), the watcher closes
 /// its first batch within its `max_wait`, not after the trickle stops. (A batch used to
 /// close only when full or when a `getMore` came back empty. Against the local test

@@ -113,12 +113,23 @@ pub fn to_bson<T: Serialize + ?Sized>(value: &T) -> Result<Bson, SerError> {
     return bson::serialize_to_bson(value).map_err(SerError);
 }
 
-/// `value` as a BSON document.
+/// `value` as a BSON document, literally: a map is a document whatever its keys, and
+/// BSON's own types (`ObjectId`, `DateTime`, ...) stay themselves.
+///
+/// Written by bson's document serializer and read back, not by its value serializer
+/// (`bson::to_document`), which reads every map shaped as extended JSON
+/// (`{"$oid": ...}`, `{"$numberLong": "3"}`, `{"$regularExpression": ...}`) as the
+/// value it spells: a `serde_json::Value` or `HashMap` field holding a caller's JSON
+/// would be stored as another type than the one written, and no longer equal the same
+/// value sent by a finder (which [`crate::access::literal()`] writes literally).
 pub fn to_document<T: Serialize + ?Sized>(value: &T) -> Result<Document, SerError> {
-    #[cfg(not(feature = "bson-3"))]
-    return bson::to_document(value);
-    #[cfg(feature = "bson-3")]
-    return bson::serialize_to_document(value).map_err(SerError);
+    let bytes = to_vec(&value)?;
+    let raw = bson::RawDocumentBuf::from_bytes(bytes).map_err(|e| {
+        <SerError as serde::ser::Error>::custom(format!("the serializer wrote malformed BSON: {e}"))
+    })?;
+    Document::try_from(raw.as_ref()).map_err(|e| {
+        <SerError as serde::ser::Error>::custom(format!("the serializer wrote unreadable BSON: {e}"))
+    })
 }
 
 /// `value` as the bytes of a BSON document.
@@ -198,4 +209,39 @@ pub fn raw_to_bson(value: RawBsonRef<'_>) -> Option<Bson> {
     return Bson::try_from(value.to_raw_bson()).ok();
     #[cfg(feature = "bson-3")]
     return Bson::try_from(bson::RawBson::from(value)).ok();
+}
+
+#[cfg(test)]
+mod tests {
+    use bson::{doc, oid::ObjectId, Bson, DateTime};
+
+    #[test]
+    fn a_document_is_written_literally_and_keeps_bsons_own_types() {
+        // What a caller's JSON or map may hold: each extended-JSON shape stays the
+        // document it is (the value serializer made an ObjectId, a number, a date, a
+        // regex and code of them).
+        let shapes = serde_json::json!({
+            "oid": { "$oid": "000000000000000000000000" },
+            "long": { "$numberLong": "3" },
+            "date": { "$date": { "$numberLong": "0" } },
+            "regex": { "$regularExpression": { "pattern": ".*", "options": "" } },
+            "code": { "$code": "true" },
+            "min": { "$minKey": 1 },
+        });
+        let written = super::to_document(&shapes).unwrap();
+        for (key, value) in &written {
+            assert!(matches!(value, Bson::Document(_)), "{key}: {value:?}");
+        }
+        assert_eq!(written.get_document("long").unwrap(), &doc! { "$numberLong": "3" });
+        // BSON's own types are written as themselves.
+        let typed = doc! {
+            "oid": ObjectId::from_bytes([1; 12]),
+            "at": DateTime::from_millis(5),
+            "n": 3_i64,
+            "nested": { "x": [1_i32, 2_i32] },
+        };
+        assert_eq!(super::to_document(&typed).unwrap(), typed);
+        // A value that is no document is refused, as before.
+        assert!(super::to_document(&3_i32).is_err());
+    }
 }

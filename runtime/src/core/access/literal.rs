@@ -7,6 +7,7 @@
 //! | position | form |
 //! |---|---|
 //! | equality | `{path: {$eq: v}}` ([`Literal::eq`]) |
+//! | inequality | `{path: {$not: {$eq: v}}}` ([`Literal::ne`]): `$ne` refuses a regex |
 //! | range bound | `{$gte: v}` … (comparison operators compare, never run) |
 //! | `$in` members | `{path: {$in: [plain…]}}`, plus `{path: {$eq: m}}` in an `$or` for every member `$in` would read as a pattern or refuse ([`in_filter`]) |
 //! | pushed element | `$push: {path: {$each: [v]}}` ([`Literal::each`]): a document element is never read as `$push` modifiers |
@@ -43,6 +44,13 @@ impl Literal {
     /// regex instead of reading it as operators or a pattern.
     pub fn eq(self) -> Document {
         doc! { "$eq": self.0 }
+    }
+
+    /// `{$not: {$eq: value}}`: the condition of an inequality. It means what `$ne`
+    /// means (a missing field, or an array without the value, differs too), and it
+    /// takes any value, where the server refuses a regex under `$ne`.
+    pub fn ne(self) -> Document {
+        doc! { "$not": self.eq() }
     }
 
     /// `{$each: [value]}`: one pushed element. `$push: {f: {$each: …}}` is how the

@@ -59,7 +59,8 @@ pub(super) fn cleared(how: Cleared) -> Option<Bson> {
 /// The filter of a copy's documents that differ from `value`.
 pub(super) fn stale_filter(spec: &CopySpec, id: &Bson, value: Option<&Bson>) -> Document {
     let condition = match stored(spec, value) {
-        Some(v) => doc! { "$ne": v.clone() },
+        // Through the literal encoder: a stored regex is a value, which `$ne` refuses.
+        Some(v) => crate::core::access::literal::Literal::stored(v.clone()).ne(),
         None => doc! { "$exists": true },
     };
     let mut filter = via_filter(spec, id);
