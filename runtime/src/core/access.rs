@@ -18,7 +18,7 @@ pub mod update;
 
 pub use consistency::{Consistency, MIN_MAX_STALENESS};
 pub use explain::{explain_access_patterns, ExplainOutcome};
-pub use find::{Find, FindError, FindIn, Projection};
+pub use find::{Find, FindError, NoSession, Projection, SessionSlot};
 pub use literal::{in_filter, literal, not_in_filter, Literal};
 pub use load::{DocsPerCall, Load, Rate, RateKind};
 pub use table::{access_table, access_tables, AccessPattern};

@@ -234,15 +234,47 @@ impl FilterBuilder {
     }
 }
 
-/// The read of one access pattern, typed: see the [module docs](self).
+/// Where a finder's commands run: outside any session ([`NoSession`], the default),
+/// or in the caller's [`ClientSession`] (`&mut ClientSession`, given by
+/// [`Find::session`]). Sealed: those two are all.
+pub trait SessionSlot: Send + sealed::Sealed {
+    /// The session, when there is one.
+    fn session(&mut self) -> Option<&mut ClientSession>;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::NoSession {}
+    impl Sealed for &mut mongodb::ClientSession {}
+}
+
+/// A finder outside any explicit session (the driver uses an implicit one).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoSession;
+
+impl SessionSlot for NoSession {
+    fn session(&mut self) -> Option<&mut ClientSession> {
+        None
+    }
+}
+
+impl SessionSlot for &mut ClientSession {
+    fn session(&mut self) -> Option<&mut ClientSession> {
+        Some(&mut **self)
+    }
+}
+
+/// The read of one access pattern, typed: see the [module docs](self). `S` is where
+/// it runs: outside a session by default, in one after [`Find::session`].
 #[must_use = "a finder does nothing until a terminal call (`one`, `first`, `stream`, `count`, `all`)"]
-pub struct Find<V> {
+pub struct Find<V, S = NoSession> {
     pattern: &'static AccessPattern,
     filter: Result<Document, crate::core::bson_compat::SerError>,
+    session: S,
     _view: PhantomData<fn() -> V>,
 }
 
-impl<V> std::fmt::Debug for Find<V> {
+impl<V, S> std::fmt::Debug for Find<V, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Find").field("pattern", &self.pattern.name).field("filter", &self.filter).finish()
     }
@@ -255,9 +287,37 @@ impl<V: Projection + Send + Sync + 'static> Find<V> {
         pattern: &'static AccessPattern,
         filter: Result<Document, crate::core::bson_compat::SerError>,
     ) -> Self {
-        Self { pattern, filter, _view: PhantomData }
+        Self { pattern, filter, session: NoSession, _view: PhantomData }
     }
 
+    /// The same read inside `session`: with a causally consistent session, the read
+    /// sees the session's earlier writes (`afterClusterTime`), whatever the row's
+    /// consistency routes it to. The same command is sent; the bounded terminal calls
+    /// (`one`, `first`, `count`) take the session.
+    pub fn session(self, session: &mut ClientSession) -> Find<V, &mut ClientSession> {
+        Find { pattern: self.pattern, filter: self.filter, session, _view: PhantomData }
+    }
+
+    /// Every match, in the row's sort order, as the server sends them batch by batch:
+    /// one `find`, then a `getMore` whenever the stream needs the next batch. Memory
+    /// holds one batch.
+    pub async fn stream(self, db: &Database) -> Result<BoxStream<'static, Result<V, FindError>>, FindError> {
+        let span = trace::span!("access.stream", pattern = self.pattern.name);
+        let collection = Self::collection(db);
+        let cursor =
+            trace::in_span(span, async { self.read(None)?.find(&collection).await.map_err(FindError::from) })
+                .await?;
+        Ok(cursor.map(|item| item.map_err(FindError::from).and_then(V::decode)).boxed())
+    }
+
+    /// Every match, collected: memory grows with the result, so this is for results
+    /// the caller knows to be small. One `find`, then `getMore` until the end.
+    pub async fn all(self, db: &Database) -> Result<Vec<V>, FindError> {
+        self.stream(db).await?.try_collect().await
+    }
+}
+
+impl<V: Projection + Send + Sync + 'static, S: SessionSlot> Find<V, S> {
     /// The access pattern this finder runs.
     pub fn pattern(&self) -> &'static AccessPattern {
         self.pattern
@@ -300,15 +360,25 @@ impl<V: Projection + Send + Sync + 'static> Find<V> {
     /// accepted; past `i32::MAX - 1` (the driver's largest batch) or 16 MB of
     /// documents, the rest comes by `getMore`. Memory holds what is returned: `n` is
     /// the caller's bound.
-    pub async fn first(self, n: u32, db: &Database) -> Result<Vec<V>, FindError> {
+    pub async fn first(mut self, n: u32, db: &Database) -> Result<Vec<V>, FindError> {
         if n == 0 {
             return Ok(Vec::new());
         }
         let span = trace::span!("access.find", pattern = self.pattern.name, limit = n);
         let work = async {
             let collection = Self::collection(db);
-            let cursor = self.read(Some(i64::from(n)))?.find(&collection).await?;
-            let raw: Vec<RawDocumentBuf> = cursor.try_collect().await?;
+            let read = self.read(Some(i64::from(n)))?;
+            let raw: Vec<RawDocumentBuf> = match self.session.session() {
+                None => read.find(&collection).await?.try_collect().await?,
+                Some(session) => {
+                    let mut cursor = read.find(&collection).session(&mut *session).await?;
+                    let mut raw = Vec::new();
+                    while let Some(document) = cursor.next(&mut *session).await {
+                        raw.push(document?);
+                    }
+                    raw
+                }
+            };
             raw.into_iter().map(V::decode).collect::<Result<Vec<V>, FindError>>()
         };
         let found = trace::in_span(span.clone(), work).await;
@@ -320,75 +390,17 @@ impl<V: Projection + Send + Sync + 'static> Find<V> {
         found
     }
 
-    /// Every match, in the row's sort order, as the server sends them batch by batch:
-    /// one `find`, then a `getMore` whenever the stream needs the next batch. Memory
-    /// holds one batch.
-    pub async fn stream(self, db: &Database) -> Result<BoxStream<'static, Result<V, FindError>>, FindError> {
-        let span = trace::span!("access.stream", pattern = self.pattern.name);
-        let collection = Self::collection(db);
-        let cursor =
-            trace::in_span(span, async { self.read(None)?.find(&collection).await.map_err(FindError::from) })
-                .await?;
-        Ok(cursor.map(|item| item.map_err(FindError::from).and_then(V::decode)).boxed())
-    }
-
-    /// Every match, collected: memory grows with the result, so this is for results
-    /// the caller knows to be small. One `find`, then `getMore` until the end.
-    pub async fn all(self, db: &Database) -> Result<Vec<V>, FindError> {
-        self.stream(db).await?.try_collect().await
-    }
-
     /// How many documents match (`countDocuments`: one `aggregate` with the filter).
-    pub async fn count(self, db: &Database) -> Result<u64, FindError> {
+    pub async fn count(mut self, db: &Database) -> Result<u64, FindError> {
         let collection = Self::collection(db);
         let count = self.read(None)?.count(&collection);
+        let count = match self.session.session() {
+            None => count,
+            Some(session) => count.session(session),
+        };
         let counted =
             trace::in_span(trace::span!("access.count", pattern = self.pattern.name), count.into_future())
                 .await?;
         Ok(counted)
-    }
-
-    /// The same read inside `session`: with a causally consistent session, the read
-    /// sees the session's earlier writes (`afterClusterTime`), whatever the row's
-    /// consistency routes it to.
-    pub fn session(self, session: &mut ClientSession) -> FindIn<'_, V> {
-        FindIn { find: self, session }
-    }
-}
-
-/// A [`Find`] inside a [`ClientSession`]: the bounded terminal calls.
-#[must_use = "a finder does nothing until a terminal call (`one`, `first`, `count`)"]
-pub struct FindIn<'s, V> {
-    find: Find<V>,
-    session: &'s mut ClientSession,
-}
-
-impl<V: Projection + Send + Sync + 'static> FindIn<'_, V> {
-    /// [`Find::one`] in the session.
-    pub async fn one(self, db: &Database) -> Result<Option<V>, FindError> {
-        let mut found = self.first(1, db).await?;
-        Ok(found.pop())
-    }
-
-    /// [`Find::first`] in the session: any `u32`, as there.
-    pub async fn first(self, n: u32, db: &Database) -> Result<Vec<V>, FindError> {
-        if n == 0 {
-            return Ok(Vec::new());
-        }
-        let collection = Find::<V>::collection(db);
-        let mut cursor =
-            self.find.read(Some(i64::from(n)))?.find(&collection).session(&mut *self.session).await?;
-        let mut out = Vec::new();
-        while let Some(raw) = cursor.next(&mut *self.session).await {
-            out.push(V::decode(raw?)?);
-        }
-        Ok(out)
-    }
-
-    /// [`Find::count`] in the session.
-    pub async fn count(self, db: &Database) -> Result<u64, FindError> {
-        let collection = Find::<V>::collection(db);
-        let count = self.find.read(None)?.count(&collection).session(&mut *self.session);
-        Ok(count.await?)
     }
 }
