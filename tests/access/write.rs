@@ -130,9 +130,13 @@ impl From<ListV1> for List {
     }
 }
 
+/// The seed's lazy migration through a write row: an older document is upgraded in
+/// place (its v1 `name` becomes `title`, the version is stamped) and then written, in
+/// the same call; a current one takes one command. (Before: every write row on a v1
+/// document failed with `OldVersion` until a backfill ran.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_write_row_leaves_an_older_version_alone_and_says_so() {
-    let db = testkit::database("access_write_versioned").await.unwrap();
+async fn a_write_row_upgrades_an_older_version_then_writes() {
+    let (db, log) = testkit::monitored("access_write_versioned").await.unwrap();
     docshape::sync::<List>(&db).await.unwrap();
     let raw = db.collection::<bson::Document>(List::COLLECTION);
     raw.insert_one(doc! { "_id": "old", "name": "v1 list", "entries": [] }).await.unwrap();
@@ -142,25 +146,56 @@ async fn a_write_row_leaves_an_older_version_alone_and_says_so() {
     // A view of a versioned model reads the whole document and upgrades it first.
     assert_eq!(List::list_title("old").one(&db).await.unwrap().unwrap().title, "v1 list");
     assert_eq!(List::list_title("new").one(&db).await.unwrap().unwrap().title, "v2 list");
-    match List::add_entry("old", "x").run(&db).await {
-        Err(UpdateError::OldVersion { stored, current: 2, .. }) => assert_eq!(*stored, bson::Bson::Null),
-        other => panic!("expected OldVersion, got {other:?}"),
-    }
+    List::add_entry("old", "x").run(&db).await.unwrap();
     let old = raw.find_one(doc! { "_id": "old" }).await.unwrap().unwrap();
-    assert_eq!(old.get_array("entries").unwrap().len(), 0, "the old document is untouched");
+    assert_eq!(
+        old,
+        doc! { "_id": "old", "entries": ["x"], "title": "v1 list", "schema_version": 2 },
+        "upgraded, stamped and written"
+    );
+    log.clear();
     List::add_entry("new", "x").run(&db).await.unwrap();
+    assert_eq!(log.names(), ["update"], "a current document takes one command");
     let new = raw.find_one(doc! { "_id": "new" }).await.unwrap().unwrap();
     assert_eq!(new.get_array("entries").unwrap().len(), 1);
-    // After a versioned write upgrades it, the write row goes through.
-    docshape::versioning::update_one::<List>(
-        &db,
-        "old",
-        doc! { "$set": { "title": "upgraded" } },
-        Default::default(),
-    )
-    .await
-    .unwrap();
-    List::add_entry("old", "y").run(&db).await.unwrap();
-    let read = List::collection(&db).find_one(doc! { "_id": "old" }).await.unwrap().unwrap();
-    assert_eq!((read.title.as_str(), read.entries.as_slice()), ("upgraded", &["y".to_owned()][..]));
+    // A missing document is still not found.
+    assert!(matches!(List::add_entry("absent", "x").run(&db).await, Err(UpdateError::NotFound { .. })));
+}
+
+/// Eight writers push into one v1 list bounded at three while the first ones upgrade
+/// it: each upgrade is a compare-and-set on the document as read, so none overwrites a
+/// push that landed first; exactly three pushes land, the five others are told the
+/// list is full, and the stored list holds exactly the three that landed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_write_rows_on_an_older_version_lose_no_write() {
+    let db = testkit::database("access_write_versioned_race").await.unwrap();
+    docshape::sync::<List>(&db).await.unwrap();
+    let raw = db.collection::<bson::Document>(List::COLLECTION);
+    for round in 0..5 {
+        let id = format!("race{round}");
+        raw.insert_one(doc! { "_id": &id, "name": "v1 list", "entries": [] }).await.unwrap();
+        let tasks: Vec<_> = (0..8)
+            .map(|w| {
+                let (db, id) = (db.clone(), id.clone());
+                tokio::spawn(async move {
+                    (format!("w{w}"), List::add_entry(id.as_str(), format!("w{w}")).run(&db).await)
+                })
+            })
+            .collect();
+        let mut landed = Vec::new();
+        for t in tasks {
+            match t.await.unwrap() {
+                (w, Ok(_)) => landed.push(w),
+                (_, Err(UpdateError::Full { max: 3, .. })) => {}
+                (w, Err(e)) => panic!("round {round}, {w}: {e}"),
+            }
+        }
+        let stored = List::collection(&db).find_one(doc! { "_id": &id }).await.unwrap().unwrap();
+        let mut entries = stored.entries.clone();
+        entries.sort();
+        landed.sort();
+        assert_eq!(entries, landed, "round {round}: the stored entries are the pushes that landed");
+        assert_eq!(landed.len(), 3, "round {round}");
+        assert_eq!((stored.title.as_str(), stored.schema_version), ("v1 list", 2), "round {round}");
+    }
 }

@@ -253,13 +253,13 @@ pub(crate) fn expand(c: &Container, patterns: &[Access], versioned: bool) -> Tok
                 }
             });
         }
-        // A versioned model's write row writes the current shape: only current documents.
+        // A versioned model's write row writes the current shape: to current documents,
+        // after upgrading an older one in place (the seed's lazy migration).
         let version = versioned.then(|| {
             quote! {
-                let __update = __update.versioned(
-                    <Self as __ds::Versioned>::VERSION_FIELD,
-                    <Self as __ds::Versioned>::VERSION,
-                );
+                let __update = __update
+                    .versioned(<Self as __ds::Versioned>::VERSION_FIELD, <Self as __ds::Versioned>::VERSION)
+                    .upgrading(__ds::upgrade_in_place::<Self>);
             }
         });
         let method = format_ident!("{}", a.name);

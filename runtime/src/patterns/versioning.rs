@@ -88,4 +88,6 @@ pub use backfill::{
     CHECKPOINTS,
 };
 pub use decode::{decode, reads, stored_version, validator, ReadCounter, Versioned};
-pub use write::{find, find_one, insert_one, modify, update_one, Loaded, RetryPolicy, UpdateOutcome};
+pub use write::{
+    find, find_one, insert_one, modify, update_one, upgrade_in_place, Loaded, RetryPolicy, UpdateOutcome,
+};

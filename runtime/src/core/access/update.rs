@@ -60,9 +60,8 @@ pub enum UpdateError {
         /// The access pattern.
         pattern: &'static str,
     },
-    /// The document is stored at an older schema version: a write row writes the
-    /// current shape only, so it leaves the document alone. Upgrade it first (a
-    /// versioned write such as `versioning::update_one`, or the backfill).
+    /// The document is stored at an older schema version, and stayed so through every
+    /// attempt to upgrade it (other writers kept changing it). Nothing was written.
     OldVersion {
         /// The collection.
         collection: &'static str,
@@ -73,6 +72,9 @@ pub enum UpdateError {
         /// The current version.
         current: i64,
     },
+    /// The document was at an older schema version, and upgrading it in place (so that
+    /// the write row could write the current shape) failed.
+    Upgrade(Box<crate::core::version::VersionError>),
     /// The filter or update could not be built, or the server refused it.
     Find(FindError),
     /// The document was updated, but refreshing what is derived from it failed
@@ -96,8 +98,9 @@ impl std::fmt::Display for UpdateError {
             ),
             Self::OldVersion { collection, id, stored, current } => write!(
                 f,
-                "{collection}: document {id} is at schema version {stored}, not {current}; nothing was written: upgrade it first (versioning::update_one, or the backfill)"
+                "{collection}: document {id} is at schema version {stored}, not {current}, and other writers kept changing it while it was upgraded; nothing was written, run it again"
             ),
+            Self::Upgrade(e) => write!(f, "upgrading the document before the write: {e}"),
             Self::Find(e) => write!(f, "{e}"),
             Self::AfterWrite(e) => write!(f, "the update was written, but what is derived from it is not in line: {e}"),
         }
@@ -108,6 +111,7 @@ impl std::error::Error for UpdateError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Self::Find(e) => Some(e),
+            Self::Upgrade(e) => Some(e.as_ref()),
             Self::AfterWrite(e) => Some(e.as_ref()),
             _ => None,
         }
@@ -194,8 +198,25 @@ pub struct Update<T> {
     /// A versioned model's version field and current version: only current documents
     /// are written.
     version: Option<(&'static str, i64)>,
+    /// A versioned model's upgrade in place, run when the document is older.
+    upgrade: Option<Upgrade>,
     _model: std::marker::PhantomData<fn() -> T>,
 }
+
+/// Upgrades the stored document with this `_id` to the current version in place, with
+/// the versioning pattern's compare-and-set (a concurrent writer's change is never
+/// overwritten: a lost race writes nothing). Generated code passes the versioning
+/// pattern's; the core only calls it.
+pub type Upgrade =
+    for<'a> fn(
+        &'a Database,
+        Bson,
+    ) -> futures_util::future::BoxFuture<'a, Result<(), crate::core::version::VersionError>>;
+
+/// How many times a write row on a versioned model upgrades an older document and
+/// writes again before it reports [`UpdateError::OldVersion`]: each lost race means
+/// another writer changed the document in between.
+const UPGRADE_ATTEMPTS: u32 = 4;
 
 impl<T> std::fmt::Debug for Update<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -221,13 +242,21 @@ impl<T: Model> Update<T> {
         filter: Result<Document, crate::core::bson_compat::SerError>,
         update: Result<UpdateBuilder, crate::core::bson_compat::SerError>,
     ) -> Self {
-        Self { pattern, filter, update, version: None, _model: std::marker::PhantomData }
+        Self { pattern, filter, update, version: None, upgrade: None, _model: std::marker::PhantomData }
     }
 
     /// Writes only documents whose `field` holds `current` (a versioned model's version
     /// field). Generated code calls this for versioned models.
     pub fn versioned(mut self, field: &'static str, current: i64) -> Self {
         self.version = Some((field, current));
+        self
+    }
+
+    /// Upgrades an older document in place with `upgrade`, then writes: the seed's lazy
+    /// migration, where the writer persists the upgraded shape. Generated code calls
+    /// this for versioned models.
+    pub fn upgrading(mut self, upgrade: Upgrade) -> Self {
+        self.upgrade = Some(upgrade);
         self
     }
 
@@ -260,7 +289,29 @@ impl<T: Model> Update<T> {
         done
     }
 
+    /// One command when the document is current. An older one is upgraded in place
+    /// (compare-and-set) and the write sent again; a race lost to another writer is
+    /// retried, a few times.
     async fn run_inner(self, db: &Database) -> Result<Updated, UpdateError> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            match self.attempt(db).await {
+                Err(UpdateError::OldVersion { id, .. })
+                    if attempt < UPGRADE_ATTEMPTS && self.upgrade.is_some() =>
+                {
+                    let upgrade = self.upgrade.unwrap_or_else(|| unreachable!("checked above"));
+                    upgrade(db, *id).await.map_err(|e| UpdateError::Upgrade(Box::new(e)))?;
+                }
+                // Another writer changed the document between the write and the read that
+                // explains it: the write is whole or nothing, so send it again.
+                Err(UpdateError::Changed { .. }) if attempt < UPGRADE_ATTEMPTS && self.upgrade.is_some() => {}
+                done => return done,
+            }
+        }
+    }
+
+    async fn attempt(&self, db: &Database) -> Result<Updated, UpdateError> {
         let (filter, update) = self.command()?;
         let collection = db.collection::<Document>(T::COLLECTION);
         let by_id = match self.filter.as_ref().ok().map(|f| (f.len(), f.get_document("_id"))) {

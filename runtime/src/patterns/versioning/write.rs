@@ -275,6 +275,33 @@ pub async fn update_one<T: Versioned + Identified>(
     Err(VersionError::Conflict { collection: T::COLLECTION, id, attempts })
 }
 
+/// Upgrades the document with this `_id` to the current version in place: read, upgrade,
+/// and written back with a compare-and-set on every field as read (a concurrent change
+/// makes it write nothing, and return). A missing or already current document is left
+/// as it is. Write rows on versioned models run it before writing to an older
+/// document (`Update::upgrading`).
+pub fn upgrade_in_place<T: Versioned + Send + Sync>(
+    db: &Database,
+    id: Bson,
+) -> futures_util::future::BoxFuture<'_, Result<(), VersionError>> {
+    Box::pin(async move {
+        let Some(document) =
+            db.collection::<Document>(T::COLLECTION).find_one(doc! { "_id": eq(id) }).await?
+        else {
+            return Ok(());
+        };
+        let mut loaded = Loaded::<T>::from_document(document)?;
+        if !loaded.needs_stamp() {
+            return Ok(());
+        }
+        match loaded.save(db).await {
+            // Lost to another writer: the caller's write tells what the document is now.
+            Ok(()) | Err(VersionError::Conflict { .. }) => Ok(()),
+            Err(e) => Err(e),
+        }
+    })
+}
+
 /// Read, change, write back: reads the document with this `_id` as the current type,
 /// applies `change`, and saves it with a compare-and-set on every field of the document as read,
 /// retrying from the read when another writer got there first.
