@@ -160,6 +160,21 @@ async fn a_write_row_upgrades_an_older_version_then_writes() {
     assert_eq!(new.get_array("entries").unwrap().len(), 1);
     // A missing document is still not found.
     assert!(matches!(List::add_entry("absent", "x").run(&db).await, Err(UpdateError::NotFound { .. })));
+    // A document a newer release wrote (after a rollback) is left alone, and the error
+    // says so, not "upgrade it". (Around this release's validator: the newer release's
+    // admits it.)
+    raw.insert_one(doc! { "_id": "v3", "title": "from v3", "entries": [], "schema_version": 3 })
+        .bypass_document_validation(true)
+        .await
+        .unwrap();
+    match List::add_entry("v3", "x").run(&db).await {
+        Err(e @ UpdateError::NewerVersion { current: 2, .. }) => {
+            assert!(e.to_string().contains("newer release"), "{e}")
+        }
+        other => panic!("expected NewerVersion, got {other:?}"),
+    }
+    let v3 = raw.find_one(doc! { "_id": "v3" }).await.unwrap().unwrap();
+    assert_eq!(v3.get_array("entries").unwrap().len(), 0, "untouched");
 }
 
 /// Eight writers push into one v1 list bounded at three while the first ones upgrade

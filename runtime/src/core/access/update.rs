@@ -75,6 +75,19 @@ pub enum UpdateError {
     /// The document was at an older schema version, and upgrading it in place (so that
     /// the write row could write the current shape) failed.
     Upgrade(Box<crate::core::version::VersionError>),
+    /// The document was written by a newer release (its schema version is above this
+    /// code's): this code cannot write its shape, so it leaves it alone. Seen after a
+    /// rollback, while the newer release's documents remain.
+    NewerVersion {
+        /// The collection.
+        collection: &'static str,
+        /// The document's `_id`.
+        id: Box<Bson>,
+        /// Its stored version field.
+        stored: Box<Bson>,
+        /// This code's version.
+        current: i64,
+    },
     /// The filter or update could not be built, or the server refused it.
     Find(FindError),
     /// The document was updated, but refreshing what is derived from it failed
@@ -101,6 +114,10 @@ impl std::fmt::Display for UpdateError {
                 "{collection}: document {id} is at schema version {stored}, not {current}, and other writers kept changing it while it was upgraded; nothing was written, run it again"
             ),
             Self::Upgrade(e) => write!(f, "upgrading the document before the write: {e}"),
+            Self::NewerVersion { collection, id, stored, current } => write!(
+                f,
+                "{collection}: document {id} is at schema version {stored}, newer than this code's {current}: a newer release wrote it, and this code cannot write its shape; nothing was written (run the newer release, or see README \"Upgrades and rollbacks\")"
+            ),
             Self::Find(e) => write!(f, "{e}"),
             Self::AfterWrite(e) => write!(f, "the update was written, but what is derived from it is not in line: {e}"),
         }
@@ -379,6 +396,20 @@ impl<T: Model> Update<T> {
                 Bson::Double(v) => *v == current as f64,
                 _ => false,
             };
+            let newer = match &stored {
+                Bson::Int32(v) => i64::from(*v) > current,
+                Bson::Int64(v) => *v > current,
+                Bson::Double(v) => *v > current as f64,
+                _ => false,
+            };
+            if newer {
+                return UpdateError::NewerVersion {
+                    collection: T::COLLECTION,
+                    id: Box::new(id),
+                    stored: Box::new(stored),
+                    current,
+                };
+            }
             if !is_current {
                 return UpdateError::OldVersion {
                     collection: T::COLLECTION,
