@@ -7,4 +7,5 @@
 mod consistency;
 mod explain;
 mod load;
+mod rollout;
 mod sync;

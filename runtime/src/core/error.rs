@@ -38,6 +38,19 @@ pub enum Error {
         /// nothing; a failed build puts it back).
         restored: bool,
     },
+    /// `sync` refused to install a validator of an older schema version than the one on
+    /// the server: the code is an older release than the one that synced last, and its
+    /// validator would refuse the newer release's documents. Nothing was changed;
+    /// [`crate::SyncOptions::allow_older_schema`] (`--allow-older-schema`) installs it
+    /// anyway.
+    OlderSchema {
+        /// The collection.
+        collection: String,
+        /// The schema version of the server's validator.
+        server: i64,
+        /// The code's schema version (`None`: the code's model is not versioned).
+        code: Option<i64>,
+    },
     /// Exported artifacts could not be written, read or parsed.
     Artifacts {
         /// What went wrong, naming the file.
@@ -82,6 +95,14 @@ impl fmt::Display for Error {
                 } else {
                     write!(f, "index {kept} was dropped and could not be put back: create it again")
                 }
+            }
+            Self::OlderSchema { collection, server, code } => {
+                let code =
+                    code.map_or_else(|| "no schema version".to_owned(), |c| format!("schema version {c}"));
+                write!(
+                    f,
+                    "`{collection}`: the server's validator is for schema version {server}, and this code's is for {code}: an older release would refuse the newer one's documents; nothing was changed (sync from the newest release, or pass --allow-older-schema for a deliberate rollback)"
+                )
             }
             Self::Artifacts { detail, .. } => write!(f, "artifacts: {detail}"),
         }

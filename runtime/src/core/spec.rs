@@ -55,3 +55,17 @@ impl CollectionSpec {
         }
     }
 }
+
+/// The `$jsonSchema.description` of a versioned model's validator: the schema version
+/// the code that installed it writes.
+pub fn schema_version_text(version: i64) -> String {
+    format!("docshape schema version {version}")
+}
+
+/// The schema version a validator says it was installed for (see
+/// [`schema_version_text`]); `None` for a validator without one (an unversioned model,
+/// or one docshape did not write).
+pub fn schema_version_of(validator: &Document) -> Option<i64> {
+    let text = validator.get_document("$jsonSchema").ok()?.get_str("description").ok()?;
+    text.strip_prefix("docshape schema version ")?.parse().ok()
+}

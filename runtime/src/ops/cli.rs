@@ -116,6 +116,10 @@ pub enum Commands {
         /// Rebuild indexes whose keys or options changed.
         #[arg(long)]
         rebuild_changed_indexes: bool,
+        /// Install the validator even over one of a newer schema version (a
+        /// deliberate rollback); without it such a sync changes nothing and exits 2.
+        #[arg(long)]
+        allow_older_schema: bool,
     },
 }
 
@@ -239,13 +243,17 @@ impl From<Commands> for Command {
             Commands::Export { dir } => Command::Export(dir),
             Commands::Verify { dir } => Command::Verify(dir),
             Commands::Check { connection } => Command::Check(connection),
-            Commands::Sync { connection, dry_run, drop_extra_indexes, rebuild_changed_indexes } => {
-                Command::Sync(
-                    connection,
-                    SyncOptions { drop_extra_indexes, rebuild_changed_indexes },
-                    dry_run,
-                )
-            }
+            Commands::Sync {
+                connection,
+                dry_run,
+                drop_extra_indexes,
+                rebuild_changed_indexes,
+                allow_older_schema,
+            } => Command::Sync(
+                connection,
+                SyncOptions { drop_extra_indexes, rebuild_changed_indexes, allow_older_schema },
+                dry_run,
+            ),
         }
     }
 }
@@ -454,6 +462,7 @@ mod tests {
                 dry_run: true,
                 drop_extra_indexes: false,
                 rebuild_changed_indexes: false,
+                allow_older_schema: false,
             })
         );
         assert_eq!(
@@ -537,8 +546,16 @@ mod tests {
             parse(args("sync --db x --dry-run --drop-extra-indexes")),
             Ok(Command::Sync(
                 Connection { uri: None, db: Some("x".into()), timeout: None },
-                SyncOptions { drop_extra_indexes: true, rebuild_changed_indexes: false },
+                SyncOptions { drop_extra_indexes: true, ..SyncOptions::default() },
                 true
+            ))
+        );
+        assert_eq!(
+            parse(args("sync --allow-older-schema")),
+            Ok(Command::Sync(
+                Connection { uri: None, db: None, timeout: None },
+                SyncOptions { allow_older_schema: true, ..SyncOptions::default() },
+                false
             ))
         );
         assert_eq!(

@@ -24,6 +24,10 @@ pub struct SyncOptions {
     pub drop_extra_indexes: bool,
     /// Drop and recreate indexes whose keys or options differ from the model's.
     pub rebuild_changed_indexes: bool,
+    /// Install the validator even when the server's was installed by code of a newer
+    /// schema version (a deliberate rollback). Without it, that is
+    /// [`Error::OlderSchema`](crate::Error::OlderSchema) and nothing changes.
+    pub allow_older_schema: bool,
 }
 
 /// One change [`sync`] makes (or, in a [`SyncPlan`], would make).
@@ -317,9 +321,23 @@ async fn plan_spec_inner(db: &Database, spec: &CollectionSpec, options: SyncOpti
         None => report.changes.push(SyncChange::CreatedCollection),
         Some(current) => {
             let validator = current.get_document("validator").ok();
-            if !validator.is_some_and(|v| {
+            let differs = !validator.is_some_and(|v| {
                 same_bson(&Bson::Document(v.clone()), &Bson::Document(spec.validator.clone()))
-            }) {
+            });
+            // Code older than the validator on the server would take the collection
+            // back: the newer release's documents would then fail its writes (code 121).
+            let server_version = validator.and_then(crate::core::spec::schema_version_of);
+            let code_version = crate::core::spec::schema_version_of(&spec.validator);
+            if let (true, Some(server), false) = (differs, server_version, options.allow_older_schema) {
+                if code_version.is_none_or(|code| code < server) {
+                    return Err(Error::OlderSchema {
+                        collection: spec.name.clone(),
+                        server,
+                        code: code_version,
+                    });
+                }
+            }
+            if differs {
                 report.changes.push(SyncChange::ValidatorChanged { before: validator.cloned() });
             }
             let level = current.get_str("validationLevel").unwrap_or("strict");

@@ -168,5 +168,7 @@ pub fn validator(
     for (v, schema) in old {
         branches.push(at(schema.unwrap_or_default(), v));
     }
-    doc! { "$jsonSchema": { "bsonType": "object", "anyOf": branches } }
+    // The version travels with the validator, so that `sync` from older code can tell
+    // it would take the collection back (`description` is free text to the server).
+    doc! { "$jsonSchema": { "bsonType": "object", "description": crate::core::spec::schema_version_text(version), "anyOf": branches } }
 }
