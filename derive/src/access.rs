@@ -101,6 +101,9 @@ pub(crate) struct ViewOpts {
 /// A checked access pattern.
 pub(crate) struct Access {
     pub name: String,
+    /// The generated method's name: `None` when `name` is no identifier or an earlier
+    /// row's (both reported), so that the row expands into no method at all.
+    pub method: Option<syn::Ident>,
     pub span: Span,
     pub operation: String,
     pub filter: Vec<(String, Span)>,
@@ -154,11 +157,15 @@ fn read(attrs: &[Attribute], errors: &mut Accumulator) -> Vec<Access> {
         let Some(opts) = errors.handle(AccessOpts::from_meta(&attr.meta)) else { continue };
         let name = opts.name.value();
         let span = opts.name.span();
-        if syn::parse_str::<syn::Ident>(&name).is_err() {
+        let mut method =
+            syn::parse_str::<syn::Ident>(&name).is_ok().then(|| quote::format_ident!("{}", name));
+        if method.is_none() {
             errors.push(Error::custom(format!("`{name}` is not an identifier: an access pattern's name becomes a method name, like `posts_by_author`; say it in words with `operation = \"...\"`")).with_span(&span));
         }
         if out.iter().any(|a| a.name == name) {
             errors.push(Error::custom(format!("two access patterns are named `{name}`")).with_span(&span));
+            // The first row keeps the method: a second one would add a duplicate definition.
+            method = None;
         }
         let mut filter = Vec::new();
         let mut case_insensitive = false;
@@ -240,6 +247,7 @@ fn read(attrs: &[Attribute], errors: &mut Accumulator) -> Vec<Access> {
             }
         }
         out.push(Access {
+            method,
             cache: opts.cache.clone(),
             update,
             view: opts.view.unwrap_or_default(),

@@ -5,6 +5,16 @@
 //! &mut Accumulator)` and `expand(&Parsed, &Context, ...) -> Expansion`; where a rule
 //! needs what a core module found (the indexes, the access patterns), it is passed
 //! in by name.
+//!
+//! The expansion runs even when the checks found errors, so that one mistake is one
+//! error: the generated methods and types keep their signatures, and the uses of the
+//! type raise no second error (a missing method at every call). The errors are emitted
+//! beside the code, so the build still fails on them. A parse or check that finds a
+//! mistake leaves a neutral value in its place (no consistency, no rate, no serving
+//! index, no method for a row whose name cannot be one), and the expansion leaves out
+//! its compile-time checks ([`fallback::without_checks`]), which could rest on such a
+//! value. Only a type whose shape or attributes cannot be read at all gets the stub
+//! impls of [`fallback::expand`].
 
 use darling::FromDeriveInput;
 use proc_macro2::{Span, TokenStream};
@@ -18,8 +28,9 @@ use crate::common::dummy::dummy;
 use crate::common::fallback;
 use crate::{access, bucket, denormalized, index, model, outlier, paginate, relation, validator, versioning};
 
-/// `#[derive(Model)]` on a token stream: the generated code, or the errors (with stub
-/// impls). Never panics, whatever the input.
+/// `#[derive(Model)]` on a token stream: the generated code, with the errors the checks
+/// found, or, when the type cannot be read, the errors with stub impls. Never panics,
+/// whatever the input.
 pub(crate) fn expand_model(input: TokenStream) -> TokenStream {
     let input: DeriveInput = match syn::parse2(input) {
         Ok(input) => input,
@@ -101,7 +112,8 @@ fn model_derive(input: &DeriveInput) -> darling::Result<TokenStream> {
     access::check(&mut access, &cx, &index, &mut errors);
     paginate::check(&mut paginate, &cx, &mut errors);
     relation::check(&mut relation, &cx, &bounds, &mut errors);
-    errors.finish()?;
+    // Emitted with the expansion, never instead of it: see the module's documentation.
+    let errors = errors.finish().err().map(|e| e.write_errors());
 
     // Expand every pattern. The bounds reach the validator as if written in
     // `#[validate]`; bucket and outlier size their documents from the fields as written.
@@ -119,7 +131,7 @@ fn model_derive(input: &DeriveInput) -> darling::Result<TokenStream> {
         model::expand(&model, &bounded, &[&index, &access, &versioning, &relation, &denormalized]);
     let c = &bounded.container;
     let (paths, size) = (crate::common::paths::has_field_impls(c), crate::common::size::impl_for(c));
-    let generated = dummy(quote! {
+    let generated = quote! {
         #validator
         #relation
         #denormalized
@@ -133,8 +145,9 @@ fn model_derive(input: &DeriveInput) -> darling::Result<TokenStream> {
         #size
         #bucket
         #outlier
-    });
-    Ok(quote!(#views #generated))
+    };
+    let generated = dummy(if errors.is_some() { fallback::without_checks(generated) } else { generated });
+    Ok(quote!(#errors #views #generated))
 }
 
 fn embedded_derive(input: &DeriveInput) -> darling::Result<TokenStream> {
@@ -158,13 +171,15 @@ fn embedded_derive(input: &DeriveInput) -> darling::Result<TokenStream> {
     // Check every pattern.
     validator::check(&mut validator, &cx, &mut errors);
     relation::check(&mut relation, &cx, &bounds, &mut errors);
-    errors.finish()?;
+    let errors = errors.finish().err().map(|e| e.write_errors());
 
-    // Expand every pattern.
+    // Expand every pattern, errors or not, as for a model.
     let bounded = bounds::bounded(&cx, &bounds);
     let validator = validator::expand(&validator, &bounded);
     let relation = relation::expand(&relation, &bounded);
     let c = &bounded.container;
     let (paths, size) = (crate::common::paths::has_field_impls(c), crate::common::size::impl_for(c));
-    Ok(dummy(quote!(#validator #paths #size #relation)))
+    let generated = quote!(#validator #paths #size #relation);
+    let generated = dummy(if errors.is_some() { fallback::without_checks(generated) } else { generated });
+    Ok(quote!(#errors #generated))
 }

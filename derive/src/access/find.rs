@@ -115,6 +115,7 @@ pub(crate) fn expand(c: &Container, patterns: &[Access], versioned: bool) -> (To
     let mut methods = Vec::new();
     let generic = c.generics.type_params().next().is_some();
     for (i, a) in patterns.iter().enumerate() {
+        let Some(method) = &a.method else { continue };
         if a.paginate.is_some() || a.update.is_some() {
             continue;
         }
@@ -132,11 +133,10 @@ pub(crate) fn expand(c: &Container, patterns: &[Access], versioned: bool) -> (To
             }
             None => quote!(Self),
         };
-        let method = format_ident!("{}", a.name);
         let doc = finder_doc(a, view.as_ref().map(|v| v.0.to_string()));
         let vis = &c.vis;
         if let Some(family) = &a.cache {
-            methods.push(cached(i, &method, family, &result, &doc, vis));
+            methods.push(cached(i, method, family, &result, &doc, vis));
             continue;
         }
         methods.push(quote! {

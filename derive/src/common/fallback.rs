@@ -1,5 +1,6 @@
 //! When the derive fails: the errors, plus stub impls so that the user sees the real
-//! error instead of a cascade of "trait not implemented" at every use of the type.
+//! error instead of a cascade of "trait not implemented" at every use of the type; and
+//! when it found errors but could still expand, the expansion without its checks.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -34,4 +35,17 @@ fn stubs(ident: &Ident, generics: &syn::Generics, model: bool) -> TokenStream {
         }
         #model
     })
+}
+
+/// The generated items of a derive that reported errors, without its compile-time
+/// checks: every check is an anonymous `const _` item (an assertion, a bound, a path
+/// lookup), and none declares anything the type's users name. A check may rest on a
+/// value that a reported error replaced by a neutral one (a bucket that did not parse
+/// leaves its items' array unbounded), so it could raise a second error for the first
+/// mistake; the checks run once the reported errors are fixed. Tokens that do not
+/// parse as items are kept whole.
+pub(crate) fn without_checks(items: TokenStream) -> TokenStream {
+    let Ok(mut file) = syn::parse2::<syn::File>(items.clone()) else { return items };
+    file.items.retain(|item| !matches!(item, syn::Item::Const(c) if c.ident == "_"));
+    quote!(#file)
 }
