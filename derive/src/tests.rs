@@ -90,6 +90,24 @@ fn an_expansion_with_errors_keeps_its_methods_and_leaves_out_its_checks() {
 }
 
 #[test]
+fn a_misspelt_key_keeps_the_method_unless_it_could_shape_it() {
+    // `consistency` does not shape the method: the row is read without it.
+    let text = expand_model(order(r#"consistancy = "strong""#)).to_string();
+    assert_eq!(text.matches("compile_error").count(), 1, "{text}");
+    assert!(text.contains("consistancy"), "{text}");
+    assert!(text.contains("fn load_order"), "{text}");
+    // Nor does a `freq` that is no string.
+    let text = expand_model(order("freq = 500")).to_string();
+    assert_eq!(text.matches("compile_error").count(), 1, "{text}");
+    assert!(text.contains("fn load_order"), "{text}");
+    // `range` does: a guessed method would be a second, wrong error at every call.
+    let text = expand_model(order("rnage(placed_at)")).to_string();
+    assert_eq!(text.matches("compile_error").count(), 1, "{text}");
+    assert!(!text.contains("fn load_order"), "{text}");
+    assert!(text.contains("fn set_status"), "{text}");
+}
+
+#[test]
 fn rows_named_twice_or_with_no_identifier_expand_without_their_methods() {
     for (name, methods) in [("load order", 0), ("set_status", 1), ("r#type", 1)] {
         let src = order("").to_string().replace("\"load_order\"", &format!("{name:?}"));
