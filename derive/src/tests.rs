@@ -108,6 +108,29 @@ fn a_misspelt_key_keeps_the_method_unless_it_could_shape_it() {
 }
 
 #[test]
+fn the_items_darling_refuses_are_reported_and_the_rest_expands() {
+    let out = expand_model(tokens(
+        r#"#[model(collection = "users", validation_level = "lax")]
+           #[access(name = "load_user", filter(_id))]
+           struct User { #[serde(rename = "_id")] id: String, #[validate(min_lenght = 2, max_length = 9)] name: String }"#,
+    ));
+    let text = out.to_string();
+    assert_eq!(text.matches("compile_error").count(), 2, "{text}");
+    assert!(text.contains("min_lenght"), "{text}");
+    assert!(text.contains("lax"), "{text}");
+    // The items beside the refused ones are read.
+    assert!(text.contains("fn load_user"), "{text}");
+    assert!(text.contains("const COLLECTION : & 'static str = \"users\""), "{text}");
+    assert!(text.contains("\"maxLength\""), "{text}");
+    let out =
+        expand_embedded(tokens(r#"#[embedded(strict, stict)] enum E { A(#[validate(maxx = 1)] i32) }"#));
+    let text = out.to_string();
+    assert_eq!(text.matches("compile_error").count(), 2, "{text}");
+    assert!(text.contains("impl __ds :: Schema for E"), "{text}");
+    assert!(text.contains("impl __ds :: MaxBsonSize for E"), "{text}");
+}
+
+#[test]
 fn rows_named_twice_or_with_no_identifier_expand_without_their_methods() {
     for (name, methods) in [("load order", 0), ("set_status", 1), ("r#type", 1)] {
         let src = order("").to_string().replace("\"load_order\"", &format!("{name:?}"));
