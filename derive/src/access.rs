@@ -10,6 +10,7 @@ mod write;
 
 use std::collections::BTreeSet;
 
+use darling::ast::NestedMeta;
 use darling::error::Accumulator;
 use darling::{Error, FromMeta};
 use proc_macro2::{Span, TokenStream};
@@ -19,7 +20,7 @@ use syn::{Attribute, LitStr};
 use crate::ast::{Container, Context};
 use crate::attr::index_keys::{Allow, KeyList, KeyValue};
 use crate::common::expansion::Expansion;
-use crate::common::message::rule;
+use crate::common::message::{did_you_mean, rule};
 use crate::common::paths;
 use crate::common::types::is_option;
 use crate::index::{IndexDef, Key, KeyKind};
@@ -102,6 +103,9 @@ pub(crate) struct ViewOpts {
 /// A checked access pattern.
 pub(crate) struct Access {
     pub name: String,
+    /// The generated method's name: `None` when `name` is no identifier or an earlier
+    /// row's (both reported), so that the row expands into no method at all.
+    pub method: Option<syn::Ident>,
     pub span: Span,
     pub operation: String,
     pub filter: Vec<(String, Span)>,
@@ -132,6 +136,62 @@ pub(crate) struct Access {
     pub cache: Option<syn::Path>,
 }
 
+/// Every key of `#[access(...)]`.
+const KEYS: &[&str] = &[
+    "name",
+    "operation",
+    "filter",
+    "sort",
+    "range",
+    "fields",
+    "freq",
+    "consistency",
+    "allow",
+    "paginate",
+    "update",
+    "view",
+    "cache",
+];
+
+/// The keys a row can lose without changing its method or the other checks: its
+/// parameters and return type do not depend on them, and no rule needs them (unlike
+/// `allow(...)`, whose waivers would turn into second errors).
+const NEUTRAL_KEYS: &[&str] = &["operation", "freq", "consistency"];
+
+/// A row that darling refused, read again without its mistakes in neutral keys (a
+/// misspelt `consistancy`, a `freq = 500` that is no string), so that its method
+/// keeps its signature: the mistakes are reported, and a call of the method raises no
+/// second error. `None` when a mistake is anywhere else (a misspelt `filtr` would
+/// drop a parameter), and the row has no method.
+fn without_neutral_mistakes(meta: &syn::Meta) -> Option<AccessOpts> {
+    let syn::Meta::List(list) = meta else { return None };
+    let items = NestedMeta::parse_meta_list(list.tokens.clone()).ok()?;
+    let key = |item: &NestedMeta| match item {
+        NestedMeta::Meta(m) => m.path().get_ident().map(ToString::to_string),
+        NestedMeta::NameValueInvalidExpr(m) => m.path.get_ident().map(ToString::to_string),
+        NestedMeta::Lit(_) => None,
+    };
+    let name = items.iter().find(|i| key(i).as_deref() == Some("name"))?;
+    let mut kept = Vec::new();
+    for item in &items {
+        match key(item) {
+            // A neutral key is kept when it parses on its own.
+            Some(k) if NEUTRAL_KEYS.contains(&k.as_str()) => {
+                if AccessOpts::from_list(&[name.clone(), item.clone()]).is_ok() {
+                    kept.push(item.clone());
+                }
+            }
+            // A misspelling of a neutral key is left out; anything else is kept, so
+            // that a mistake in it fails the reading below.
+            Some(k)
+                if !KEYS.contains(&k.as_str())
+                    && did_you_mean(&k, KEYS).is_some_and(|s| NEUTRAL_KEYS.contains(&s)) => {}
+            _ => kept.push(item.clone()),
+        }
+    }
+    AccessOpts::from_list(&kept).ok()
+}
+
 fn plain_paths(list: &Option<KeyList>, what: &str, errors: &mut Accumulator) -> Vec<(String, Span)> {
     let mut out = Vec::new();
     for item in list.iter().flat_map(|l| &l.items) {
@@ -152,14 +212,25 @@ fn plain_paths(list: &Option<KeyList>, what: &str, errors: &mut Accumulator) -> 
 fn read(attrs: &[Attribute], errors: &mut Accumulator) -> Vec<Access> {
     let mut out: Vec<Access> = Vec::new();
     for attr in attrs.iter().filter(|a| a.path().is_ident("access")) {
-        let Some(opts) = errors.handle(AccessOpts::from_meta(&attr.meta)) else { continue };
+        let opts = match AccessOpts::from_meta(&attr.meta) {
+            Ok(opts) => opts,
+            Err(e) => {
+                errors.push(e);
+                let Some(opts) = without_neutral_mistakes(&attr.meta) else { continue };
+                opts
+            }
+        };
         let name = opts.name.value();
         let span = opts.name.span();
-        if syn::parse_str::<syn::Ident>(&name).is_err() {
+        let mut method =
+            syn::parse_str::<syn::Ident>(&name).is_ok().then(|| quote::format_ident!("{}", name));
+        if method.is_none() {
             errors.push(Error::custom(format!("`{name}` is not an identifier: an access pattern's name becomes a method name, like `posts_by_author`; say it in words with `operation = \"...\"`")).with_span(&span));
         }
         if out.iter().any(|a| a.name == name) {
             errors.push(Error::custom(format!("two access patterns are named `{name}`")).with_span(&span));
+            // The first row keeps the method: a second one would add a duplicate definition.
+            method = None;
         }
         let mut filter = Vec::new();
         let mut case_insensitive = false;
@@ -241,6 +312,7 @@ fn read(attrs: &[Attribute], errors: &mut Accumulator) -> Vec<Access> {
             }
         }
         out.push(Access {
+            method,
             cache: opts.cache.clone(),
             update,
             view: opts.view.unwrap_or_default(),

@@ -5,6 +5,18 @@
 //! &mut Accumulator)` and `expand(&Parsed, &Context, ...) -> Expansion`; where a rule
 //! needs what a core module found (the indexes, the access patterns), it is passed
 //! in by name.
+//!
+//! The expansion runs even when the checks found errors, so that one mistake is one
+//! error: the generated methods and types keep their signatures, and the uses of the
+//! type raise no second error (a missing method at every call). The errors are emitted
+//! beside the code, so the build still fails on them. A parse or check that finds a
+//! mistake leaves a neutral value in its place (no consistency, no rate, no serving
+//! index, no method for a row whose name cannot be one), and the expansion leaves out
+//! its compile-time checks ([`fallback::without_checks`]), which could rest on such a
+//! value. A type whose attributes darling refuses (an unknown key in `#[validate]`)
+//! is read again without the refused items ([`fallback::without_refused_items`]),
+//! and expands beside the refusal. Only a type whose shape cannot be read at all
+//! gets the stub impls of [`fallback::expand`].
 
 use darling::FromDeriveInput;
 use proc_macro2::{Span, TokenStream};
@@ -18,8 +30,9 @@ use crate::common::dummy::dummy;
 use crate::common::fallback;
 use crate::{access, bucket, denormalized, index, model, outlier, paginate, relation, validator, versioning};
 
-/// `#[derive(Model)]` on a token stream: the generated code, or the errors (with stub
-/// impls). Never panics, whatever the input.
+/// `#[derive(Model)]` on a token stream: the generated code, with the errors the checks
+/// found, or, when the type cannot be read, the errors with stub impls. Never panics,
+/// whatever the input.
 pub(crate) fn expand_model(input: TokenStream) -> TokenStream {
     let input: DeriveInput = match syn::parse2(input) {
         Ok(input) => input,
@@ -65,9 +78,66 @@ fn model_shape(input: &DeriveInput) -> darling::Result<()> {
     }
 }
 
+/// The generated code and the errors found on the way.
+struct Expanded {
+    errors: Option<darling::Error>,
+    /// Items beside the `const _` (the view types the application names).
+    views: TokenStream,
+    /// Items inside it.
+    items: TokenStream,
+}
+
+impl Expanded {
+    /// The code with `errors` beside it: an expansion with errors leaves out its checks.
+    fn emit(errors: Option<darling::Error>, views: TokenStream, items: TokenStream) -> TokenStream {
+        match errors {
+            None => {
+                let items = dummy(items);
+                quote!(#views #items)
+            }
+            Some(errors) => {
+                let (errors, items) = (errors.write_errors(), dummy(fallback::without_checks(items)));
+                quote!(#errors #views #items)
+            }
+        }
+    }
+}
+
+/// The expansion of a type whose receiver darling refused: the refusal's errors, and
+/// the code of the type read without the refused items, whose own errors wait until
+/// the refusal is fixed (leaving an item out may raise one, such as a `max_length`
+/// that a bucket needs). The refusal alone when the type cannot be read even so.
+fn without_refused<R>(
+    input: &DeriveInput,
+    container: &str,
+    refused: darling::Error,
+    read: impl Fn(&DeriveInput) -> darling::Result<R>,
+    expand: impl FnOnce(R) -> Expanded,
+) -> darling::Result<TokenStream> {
+    let cleaned = fallback::without_refused_items(input, container, |i| read(i).is_ok());
+    match read(&cleaned) {
+        Ok(recv) => {
+            let e = expand(recv);
+            Ok(Expanded::emit(Some(refused), e.views, e.items))
+        }
+        Err(_) => Err(refused),
+    }
+}
+
 fn model_derive(input: &DeriveInput) -> darling::Result<TokenStream> {
     model_shape(input)?;
-    let recv = ModelReceiver::from_derive_input(input)?;
+    match ModelReceiver::from_derive_input(input) {
+        Ok(recv) => {
+            let e = model_expansion(recv);
+            Ok(Expanded::emit(e.errors, e.views, e.items))
+        }
+        Err(refused) => {
+            without_refused(input, "model", refused, ModelReceiver::from_derive_input, model_expansion)
+        }
+    }
+}
+
+fn model_expansion(recv: ModelReceiver) -> Expanded {
     let mut errors = darling::Error::accumulator();
     let cx = Context::model(recv, &mut errors);
 
@@ -101,7 +171,8 @@ fn model_derive(input: &DeriveInput) -> darling::Result<TokenStream> {
     access::check(&mut access, &cx, &index, &mut errors);
     paginate::check(&mut paginate, &cx, &mut errors);
     relation::check(&mut relation, &cx, &bounds, &mut errors);
-    errors.finish()?;
+    // Emitted with the expansion, never instead of it: see the module's documentation.
+    let errors = errors.finish().err();
 
     // Expand every pattern. The bounds reach the validator as if written in
     // `#[validate]`; bucket and outlier size their documents from the fields as written.
@@ -119,7 +190,7 @@ fn model_derive(input: &DeriveInput) -> darling::Result<TokenStream> {
         model::expand(&model, &bounded, &[&index, &access, &versioning, &relation, &denormalized]);
     let c = &bounded.container;
     let (paths, size) = (crate::common::paths::has_field_impls(c), crate::common::size::impl_for(c));
-    let generated = dummy(quote! {
+    let items = quote! {
         #validator
         #relation
         #denormalized
@@ -133,8 +204,8 @@ fn model_derive(input: &DeriveInput) -> darling::Result<TokenStream> {
         #size
         #bucket
         #outlier
-    });
-    Ok(quote!(#views #generated))
+    };
+    Expanded { errors, views, items }
 }
 
 fn embedded_derive(input: &DeriveInput) -> darling::Result<TokenStream> {
@@ -144,7 +215,22 @@ fn embedded_derive(input: &DeriveInput) -> darling::Result<TokenStream> {
             "a union has no stored shape serde can write; use a struct or an enum",
         ));
     }
-    let recv = EmbeddedReceiver::from_derive_input(input)?;
+    match EmbeddedReceiver::from_derive_input(input) {
+        Ok(recv) => {
+            let e = embedded_expansion(recv);
+            Ok(Expanded::emit(e.errors, e.views, e.items))
+        }
+        Err(refused) => without_refused(
+            input,
+            "embedded",
+            refused,
+            EmbeddedReceiver::from_derive_input,
+            embedded_expansion,
+        ),
+    }
+}
+
+fn embedded_expansion(recv: EmbeddedReceiver) -> Expanded {
     let mut errors = darling::Error::accumulator();
     let cx = Context::embedded(recv, &mut errors);
 
@@ -158,13 +244,13 @@ fn embedded_derive(input: &DeriveInput) -> darling::Result<TokenStream> {
     // Check every pattern.
     validator::check(&mut validator, &cx, &mut errors);
     relation::check(&mut relation, &cx, &bounds, &mut errors);
-    errors.finish()?;
+    let errors = errors.finish().err();
 
-    // Expand every pattern.
+    // Expand every pattern, errors or not, as for a model.
     let bounded = bounds::bounded(&cx, &bounds);
     let validator = validator::expand(&validator, &bounded);
     let relation = relation::expand(&relation, &bounded);
     let c = &bounded.container;
     let (paths, size) = (crate::common::paths::has_field_impls(c), crate::common::size::impl_for(c));
-    Ok(dummy(quote!(#validator #paths #size #relation)))
+    Expanded { errors, views: TokenStream::new(), items: quote!(#validator #paths #size #relation) }
 }

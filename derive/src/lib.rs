@@ -8,7 +8,8 @@
 //!   the attribute names each derive reads (the parser forwards every attribute; each
 //!   pattern picks its own by name);
 //! - `driver`: the pipeline, read top to bottom: parse every pattern, check every
-//!   pattern, one `finish()` of one accumulator, expand every pattern;
+//!   pattern, one `finish()` of one accumulator, expand every pattern (with the errors
+//!   beside the code, so that the type's uses raise no second error);
 //! - `ast` and `attr`: the type as serde stores it, and the attribute values more
 //!   than one module reads;
 //! - `common`: helpers every pattern may use (suggestions, rule messages, type

@@ -12,19 +12,19 @@ use syn::LitStr;
 use crate::ast::{Action, Container, Context, Level};
 use crate::common::expansion::Expansion;
 
-/// A checked `#[model(...)]`: `None` when the collection is missing.
-pub(crate) struct Parsed(Option<ModelOptions>);
+/// A checked `#[model(...)]`.
+pub(crate) struct Parsed(ModelOptions);
 
 /// Reads the collection and the validation options; refuses waivers that belong on an
 /// `#[index]` or `#[access]`.
 pub(crate) fn parse(cx: &Context, errors: &mut Accumulator) -> Parsed {
-    let Some(m) = &cx.model else { return Parsed(None) };
+    let Some(m) = &cx.model else { return Parsed(ModelOptions::missing(cx)) };
     let collection = match &m.collection {
         Some(lit) => {
             if let Some(problem) = collection_problem(&lit.value()) {
                 errors.push(Error::custom(problem).with_span(lit));
             }
-            Some(lit.clone())
+            lit.clone()
         }
         None => {
             errors.push(
@@ -33,7 +33,7 @@ pub(crate) fn parse(cx: &Context, errors: &mut Accumulator) -> Parsed {
                 )
                 .with_span(&cx.container.ident),
             );
-            None
+            ModelOptions::missing(cx).collection
         }
     };
     let allow = m.allow.clone().unwrap_or_default();
@@ -43,11 +43,11 @@ pub(crate) fn parse(cx: &Context, errors: &mut Accumulator) -> Parsed {
                 .with_span(span),
         );
     }
-    Parsed(collection.map(|collection| ModelOptions {
+    Parsed(ModelOptions {
         collection,
         level: m.validation_level.as_ref().map(|l| **l),
         action: m.validation_action.as_ref().map(|a| **a),
-    }))
+    })
 }
 
 /// The options' rules are single-key rules, found while parsing.
@@ -56,7 +56,7 @@ pub(crate) fn check(_parsed: &mut Parsed, _cx: &Context, _errors: &mut Accumulat
 /// `impl Model`, holding the patterns' constants and the relations table, and the
 /// registry entry, placed apart by the driver.
 pub(crate) fn expand(parsed: &Parsed, cx: &Context, parts: &[&Expansion]) -> (TokenStream, TokenStream) {
-    let Some(options) = &parsed.0 else { return Default::default() };
+    let options = &parsed.0;
     let c = &cx.container;
     let consts = parts.iter().map(|p| &p.model);
     let rows: Vec<&TokenStream> = parts.iter().flat_map(|p| &p.relations).collect();
@@ -75,6 +75,15 @@ struct ModelOptions {
     pub collection: LitStr,
     pub level: Option<Level>,
     pub action: Option<Action>,
+}
+
+impl ModelOptions {
+    /// Without a collection, whose absence is reported: the `Model` impl still exists,
+    /// so that the uses of the type's generated methods raise no second error. The
+    /// empty name is never used, as the reported error fails the build.
+    fn missing(cx: &Context) -> Self {
+        Self { collection: LitStr::new("", cx.container.ident.span()), level: None, action: None }
+    }
 }
 
 fn model_impl(c: &Container, opts: &ModelOptions, consts: TokenStream) -> TokenStream {

@@ -3,7 +3,7 @@
 //! equality values (`docshape::paginate` executes it).
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::quote;
 
 use darling::error::Accumulator;
 
@@ -31,8 +31,10 @@ pub(crate) fn expand(_parsed: &Parsed, cx: &Context, access: &crate::access::Par
 }
 
 fn paginators(c: &Container, patterns: &[Access]) -> TokenStream {
-    let methods = patterns.iter().enumerate().filter(|(_, a)| a.paginate.is_some()).map(|(i, a)| {
-        let method = format_ident!("{}", a.name);
+    // A row that is also a write row (an error reported by `access::check`) has its
+    // write method, not a second method of the same name.
+    let rows = patterns.iter().enumerate().filter(|(_, a)| a.paginate.is_some() && a.update.is_none());
+    let methods = rows.filter_map(|(i, a)| a.method.as_ref().map(|method| (i, a, method))).map(|(i, a, method)| {
         let mut taken = Vec::new();
         let mut params = Vec::new();
         let mut inserts = Vec::new();

@@ -42,6 +42,118 @@ fn errors_come_with_stub_impls() {
     assert!(text.contains("impl __ds :: Model for U"), "{text}");
 }
 
+/// An order model with one row of each kind, each `{}` filled in by a test.
+const ORDER_ROWS: &str = r#"#[model(collection = "orders")]
+    #[index(keys(customer_id, placed_at = -1, _id = -1))]
+    #[access(name = "load_order", filter(_id), {})]
+    #[access(name = "order_summary", filter(_id), fields(status))]
+    #[access(name = "orders_of_customer", filter(customer_id), sort(placed_at = -1), paginate)]
+    #[access(name = "set_status", filter(_id), update(set(status)))]
+    struct Order { #[serde(rename = "_id")] id: String, customer_id: String, placed_at: DateTime,
+                   status: String, address: Address }"#;
+
+fn order(load_order_key: &str) -> TokenStream {
+    tokens(&ORDER_ROWS.replace("{}", load_order_key))
+}
+
+#[test]
+fn errors_keep_every_generated_method_and_type() {
+    let out = expand_model(order(r#"consistency = "eventualy consistent""#));
+    let text = out.to_string();
+    assert_eq!(text.matches("compile_error").count(), 1, "{text}");
+    assert!(text.contains("unknown consistency"), "{text}");
+    for generated in [
+        "fn load_order",
+        "fn order_summary",
+        "fn orders_of_customer",
+        "fn set_status",
+        "struct OrderSummaryView",
+        "impl __ds :: Identified for Order",
+        "impl __ds :: Model for Order",
+        "impl __ds :: Schema for Order",
+    ] {
+        assert!(text.contains(generated), "{generated}: {text}");
+    }
+}
+
+#[test]
+fn an_expansion_with_errors_keeps_its_methods_and_leaves_out_its_checks() {
+    // The nested path's lookup is a check, in a `const _` of its own beside the wrapper.
+    let checked = order(r#"consistency = "strong", fields("address.city")"#);
+    let out = expand_model(checked).to_string();
+    assert!(!out.contains("compile_error"), "{out}");
+    assert!(out.matches("const _ : () =").count() > 1, "{out}");
+    let out = expand_model(order(r#"consistency = "stong", fields("address.city")"#)).to_string();
+    assert!(out.contains("compile_error"), "{out}");
+    assert!(out.contains("fn load_order"), "{out}");
+    assert_eq!(out.matches("const _ : () =").count(), 1, "{out}");
+}
+
+#[test]
+fn a_misspelt_key_keeps_the_method_unless_it_could_shape_it() {
+    // `consistency` does not shape the method: the row is read without it.
+    let text = expand_model(order(r#"consistancy = "strong""#)).to_string();
+    assert_eq!(text.matches("compile_error").count(), 1, "{text}");
+    assert!(text.contains("consistancy"), "{text}");
+    assert!(text.contains("fn load_order"), "{text}");
+    // Nor does a `freq` that is no string.
+    let text = expand_model(order("freq = 500")).to_string();
+    assert_eq!(text.matches("compile_error").count(), 1, "{text}");
+    assert!(text.contains("fn load_order"), "{text}");
+    // `range` does: a guessed method would be a second, wrong error at every call.
+    let text = expand_model(order("rnage(placed_at)")).to_string();
+    assert_eq!(text.matches("compile_error").count(), 1, "{text}");
+    assert!(!text.contains("fn load_order"), "{text}");
+    assert!(text.contains("fn set_status"), "{text}");
+}
+
+#[test]
+fn the_items_darling_refuses_are_reported_and_the_rest_expands() {
+    let out = expand_model(tokens(
+        r#"#[model(collection = "users", validation_level = "lax")]
+           #[access(name = "load_user", filter(_id))]
+           struct User { #[serde(rename = "_id")] id: String, #[validate(min_lenght = 2, max_length = 9)] name: String }"#,
+    ));
+    let text = out.to_string();
+    assert_eq!(text.matches("compile_error").count(), 2, "{text}");
+    assert!(text.contains("min_lenght"), "{text}");
+    assert!(text.contains("lax"), "{text}");
+    // The items beside the refused ones are read.
+    assert!(text.contains("fn load_user"), "{text}");
+    assert!(text.contains("const COLLECTION : & 'static str = \"users\""), "{text}");
+    assert!(text.contains("\"maxLength\""), "{text}");
+    let out =
+        expand_embedded(tokens(r#"#[embedded(strict, stict)] enum E { A(#[validate(maxx = 1)] i32) }"#));
+    let text = out.to_string();
+    assert_eq!(text.matches("compile_error").count(), 2, "{text}");
+    assert!(text.contains("impl __ds :: Schema for E"), "{text}");
+    assert!(text.contains("impl __ds :: MaxBsonSize for E"), "{text}");
+}
+
+#[test]
+fn rows_named_twice_or_with_no_identifier_expand_without_their_methods() {
+    for (name, methods) in [("load order", 0), ("set_status", 1), ("r#type", 1)] {
+        let src = order("").to_string().replace("\"load_order\"", &format!("{name:?}"));
+        let out = catch_unwind(|| expand_model(tokens(&src))).expect("no panic");
+        let text = out.to_string();
+        assert_eq!(text.matches("fn set_status").count(), 1, "{text}");
+        if name == "r#type" {
+            assert!(!is_error(&out), "{text}");
+            assert!(text.contains("fn r#type"), "{text}");
+        } else {
+            assert_eq!(text.matches("compile_error").count(), 1, "{text}");
+            assert_eq!(text.matches(&format!("fn {}", name.replace(' ', "_"))).count(), methods, "{text}");
+        }
+    }
+}
+
+#[test]
+fn a_row_that_both_paginates_and_writes_has_one_method() {
+    let text = expand_model(order("paginate, update(set(status))")).to_string();
+    assert!(text.contains("compile_error"), "{text}");
+    assert_eq!(text.matches("fn load_order").count(), 1, "{text}");
+}
+
 #[test]
 fn all_errors_are_reported_at_once() {
     let out = expand_model(tokens(

@@ -114,6 +114,7 @@ pub(crate) fn expand(c: &Container, patterns: &[Access], versioned: bool) -> (To
     let mut items = TokenStream::new();
     let mut methods = Vec::new();
     for (i, a) in patterns.iter().enumerate() {
+        let Some(method) = &a.method else { continue };
         if a.update.is_some() {
             continue;
         }
@@ -132,11 +133,10 @@ pub(crate) fn expand(c: &Container, patterns: &[Access], versioned: bool) -> (To
         let (range_params, range_inserts) = ranges(c, a, &mut taken);
         params.extend(range_params);
         inserts.extend(range_inserts);
-        let method = format_ident!("{}", a.name);
         let doc = finder_doc(a, view.as_ref().map(|v| v.0.to_string()));
         let vis = &c.vis;
         if let Some(family) = &a.cache {
-            methods.push(cached(i, &method, family, &result, &doc, vis));
+            methods.push(cached(i, method, family, &result, &doc, vis));
             continue;
         }
         methods.push(quote! {

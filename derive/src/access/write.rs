@@ -6,7 +6,7 @@
 use darling::error::Accumulator;
 use darling::{Error, FromMeta};
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use crate::access::find::{equality, param_name, param_type, ranges};
@@ -215,7 +215,7 @@ pub(crate) fn expand(c: &Container, patterns: &[Access], versioned: bool) -> Tok
         .map(|f| quote_spanned!(f.span()=> __ds::cache_of::<#f, <#model as __ds::Identified>::Id>().written))
         .collect();
     for (i, a) in patterns.iter().enumerate() {
-        let Some(w) = &a.update else { continue };
+        let (Some(w), Some(method)) = (&a.update, &a.method) else { continue };
         let mut taken = Vec::new();
         let (mut params, filter_inserts) = equality(c, a, &mut taken);
         let (range_params, range_inserts) = ranges(c, a, &mut taken);
@@ -262,7 +262,6 @@ pub(crate) fn expand(c: &Container, patterns: &[Access], versioned: bool) -> Tok
                     .upgrading(__ds::upgrade_in_place::<Self>);
             }
         });
-        let method = format_ident!("{}", a.name);
         let what: Vec<String> = w.ops.iter().map(|(op, p, _)| format!("{} `{p}`", op.word())).collect();
         let doc = format!(
             "The write row `{}` ({}): {} in the one document its filter names, in one command. Served by index `{}`.",

@@ -10,7 +10,8 @@
 //! - [`bounds`]: bounds a pattern adds to a field's validator;
 //! - [`duration`]: `"30d"`-style durations;
 //! - [`expansion`]: what one pattern adds to the generated code;
-//! - [`dummy`] and [`fallback`]: the `const _` wrapper, and stub impls when the derive fails.
+//! - [`dummy`] and [`fallback`]: the `const _` wrapper, and stub impls when the derive
+//!   fails (or its expansion without checks, when it reports errors).
 
 pub(crate) mod bounds;
 pub(crate) mod dummy;
