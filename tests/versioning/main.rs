@@ -9,13 +9,15 @@ use std::sync::{Arc, Mutex};
 use docshape::bson::{doc, Bson, Document};
 use docshape::testkit;
 use docshape::versioning::{
-    self, BackfillEvent, BackfillOptions, Progress, RetryPolicy, VersionError, Versioned, CHECKPOINTS,
+    self, BackfillEnd, BackfillEvent, BackfillOptions, Progress, RetryPolicy, StopReason, VersionError,
+    Versioned, CHECKPOINTS,
 };
 use docshape::{Embedded, Model};
 use futures_util::TryStreamExt;
 use serde::{Deserialize, Serialize};
 
 mod adversarial;
+mod finish;
 mod hardening;
 
 // ---- patterns-en: v1 `{name}` -> v2 `{full_name}`, typed --------------------------------
@@ -475,6 +477,7 @@ async fn backfill_of_thousands_of_mixed_documents_survives_interruption() {
     };
     let first = versioning::backfill::<Profile>(&db, options).await.unwrap();
     assert!(first.stopped_early && !first.resumed);
+    assert_eq!(first.end, BackfillEnd::Stopped(StopReason::MaxDocuments), "not done: stopped by its budget");
     assert_eq!(first.progress.upgraded, 750);
     assert_eq!(first.progress.total, 2_000);
     assert_eq!(first.counts.older_than(3), 2_000 - 750);
@@ -759,4 +762,6 @@ async fn backfill_visits_mixed_ids_and_goes_on_past_a_document_it_cannot_write()
     assert_eq!(report.failures.len(), 1);
     assert!(matches!(report.failures[0], VersionError::Mongo(_)), "{:?}", report.failures[0]);
     assert_eq!(report.counts.by_version, BTreeMap::from([(1, 1), (2, 61)]));
+    // Not done: one old document is left, and the report says so.
+    assert_eq!(report.end, BackfillEnd::Stopped(StopReason::Remaining { old: 1 }));
 }

@@ -84,8 +84,8 @@ mod write;
 
 pub use crate::core::version::{StepFailure, VersionError};
 pub use backfill::{
-    backfill, version_counts, BackfillEvent, BackfillOptions, BackfillReport, Progress, VersionCounts,
-    CHECKPOINTS,
+    backfill, version_counts, BackfillEnd, BackfillEvent, BackfillOptions, BackfillReport, Progress,
+    StopReason, VersionCounts, CHECKPOINTS,
 };
 pub use decode::{decode, reads, stored_version, validator, ReadCounter, Versioned};
 pub use write::{

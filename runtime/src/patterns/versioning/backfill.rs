@@ -136,6 +136,7 @@ impl Default for BackfillOptions {
 
 /// Progress of a [`backfill`], after a batch.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct BackfillEvent {
     /// Old-version documents when the run started (the server's count).
     pub total: u64,
@@ -148,8 +149,55 @@ pub struct BackfillEvent {
     pub raced: u64,
     /// Documents that could not be read (see [`BackfillReport::failures`]).
     pub failed: u64,
-    /// Whether this is the last event of the run.
+    /// Whether this is the last event of the run (however it ended: see
+    /// [`BackfillReport::end`]).
     pub done: bool,
+    /// Time since the run started.
+    pub elapsed: Duration,
+}
+
+impl BackfillEvent {
+    /// Old documents handled per second so far (upgraded, raced or failed).
+    pub fn per_second(&self) -> f64 {
+        let secs = self.elapsed.as_secs_f64();
+        if secs > 0.0 {
+            (self.upgraded + self.raced + self.failed) as f64 / secs
+        } else {
+            0.0
+        }
+    }
+
+    /// The time left at the rate so far, for the documents old when the run started;
+    /// `None` before any document was handled.
+    pub fn eta(&self) -> Option<Duration> {
+        let rate = self.per_second();
+        let left = self.total.saturating_sub(self.upgraded + self.raced + self.failed);
+        (rate > 0.0).then(|| Duration::from_secs_f64(left as f64 / rate))
+    }
+}
+
+/// How a [`backfill`] run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BackfillEnd {
+    /// No document of the collection is at an older version.
+    Done,
+    /// It stopped with old documents left, for this reason.
+    Stopped(StopReason),
+}
+
+/// Why a [`backfill`] run stopped with old documents left.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StopReason {
+    /// [`BackfillOptions::max_documents`] were upgraded; the checkpoint is kept.
+    MaxDocuments,
+    /// Every pass is over, and these old documents remain: ones that could not be
+    /// upgraded ([`BackfillReport::failures`]), or written at an old version by another
+    /// program after the final sweep passed them.
+    Remaining {
+        /// Old documents left, counted by the server at the end.
+        old: u64,
+    },
 }
 
 /// What a [`backfill`] run did.
@@ -164,6 +212,11 @@ pub struct BackfillReport {
     pub resumed: bool,
     /// The first 100 documents that could not be read; they are left as they are.
     pub failures: Vec<VersionError>,
+    /// How the run ended: [`BackfillEnd::Done`] only when no old document is left.
+    pub end: BackfillEnd,
+    /// Transient errors (a lost cursor, a stepped-down primary, the network) the run
+    /// recovered from by reading again from its position.
+    pub retried: u32,
     /// The collection's counts by version at the end.
     pub counts: VersionCounts,
 }
@@ -183,11 +236,49 @@ pub async fn backfill<T: Versioned>(
     options: BackfillOptions,
 ) -> Result<BackfillReport, VersionError> {
     let span = trace::span!("backfill", collection = T::COLLECTION, version = T::VERSION);
-    trace::in_span(span, run::<T>(db, options)).await
+    let done = trace::in_span(span.clone(), run::<T>(db, options)).await;
+    if let Err(e) = &done {
+        // Returned, and also seen by an operator who only reads the logs.
+        span.in_scope(|| trace::event!(ERROR, error = %e, "failed"));
+    }
+    done
+}
+
+/// How many transient errors in a row a run recovers from before it returns the last
+/// one, and the first wait between attempts (doubled each time: 0.1 s to 1.6 s).
+const TRANSIENT_RETRIES: u32 = 5;
+const FIRST_BACKOFF: Duration = Duration::from_millis(100);
+
+/// How often the checkpoint is saved besides after every batch, so that a run killed
+/// during a long batch (a slow rate, large documents) loses little.
+const CHECKPOINT_EVERY: Duration = Duration::from_secs(5);
+
+/// Whether a read or write failed for a reason that passes: the cursor was lost (a
+/// server restart, an idle timeout), the primary stepped down or is shutting down, the
+/// network or server selection failed. Reading again from the run's position is safe:
+/// every upgrade is a compare-and-set.
+fn is_transient(e: &VersionError) -> bool {
+    let VersionError::Mongo(e) = e else { return false };
+    use mongodb::error::ErrorKind;
+    // CursorNotFound, HostUnreachable, HostNotFound, NetworkTimeout,
+    // InterruptedAtShutdown, InterruptedDueToReplStateChange, NotWritablePrimary,
+    // NotPrimaryNoSecondaryOk, NotPrimaryOrSecondary, PrimarySteppedDown,
+    // ShutdownInProgress, SocketException.
+    const CODES: &[i32] = &[43, 6, 7, 89, 11600, 11602, 10107, 13435, 13436, 189, 91, 9001];
+    e.contains_label("RetryableWriteError")
+        || e.contains_label("ResetPool")
+        || match e.kind.as_ref() {
+            ErrorKind::Io(_)
+            | ErrorKind::ConnectionPoolCleared { .. }
+            | ErrorKind::ServerSelection { .. } => true,
+            ErrorKind::Command(c) => CODES.contains(&c.code),
+            _ => false,
+        }
 }
 
 /// Progress of a run, as an event of its span.
-fn trace_progress(p: &BackfillEvent) {
+fn trace_progress(p: &BackfillEvent, position: Option<&Bson>) {
+    let position = position.map(|b| b.to_string()).unwrap_or_default();
     trace::event!(
         INFO,
         total = p.total,
@@ -196,6 +287,10 @@ fn trace_progress(p: &BackfillEvent) {
         raced = p.raced,
         failed = p.failed,
         done = p.done,
+        elapsed_ms = p.elapsed.as_millis() as u64,
+        per_second = p.per_second(),
+        eta_ms = p.eta().map_or(0, |d| d.as_millis() as u64),
+        position = position.as_str(),
         "progress"
     );
 }
@@ -208,89 +303,144 @@ async fn run<T: Versioned>(db: &Database, options: BackfillOptions) -> Result<Ba
     let checkpoint =
         checkpoints.find_one(doc! { "_id": T::COLLECTION }).await?.and_then(|c| c.get("after").cloned());
     let resumed = checkpoint.is_some();
-    let mut progress = BackfillEvent { total, scanned: 0, upgraded: 0, raced: 0, failed: 0, done: false };
+    let started = Instant::now();
+    let mut progress = BackfillEvent {
+        total,
+        scanned: 0,
+        upgraded: 0,
+        raced: 0,
+        failed: 0,
+        done: false,
+        elapsed: Duration::ZERO,
+    };
     let mut failures = Vec::new();
     let mut bar = Bar::new(&options.progress);
-    let started = Instant::now();
     let batch = options.batch_size.max(1);
     // Rates below one document per 1,000 s are taken as that, so waits stay finite.
     let rate = options.max_per_second.filter(|r| r.is_finite() && *r > 0.0).map(|r| r.max(0.001));
-    // Documents this run failed on or lost to another writer: a second pass does not
+    // Documents this run failed on or lost to another writer: a later pass does not
     // count them again.
     let mut seen: HashSet<String> = HashSet::new();
-    // A resumed run goes from its checkpoint to the end, then once from the start (for
-    // documents written behind the checkpoint, or of another `_id` type).
-    let mut passes: Vec<Option<Bson>> = vec![checkpoint];
-    if resumed {
-        passes.push(None);
-    }
+    // From the checkpoint (or the start) to the end, then once more from the start: the
+    // final sweep, for documents written at an old version behind the cursor while it
+    // ran (or before a resumed run's checkpoint), and `_id`s of another type.
+    let passes: Vec<Option<Bson>> = vec![checkpoint, None];
     let mut stopped_early = false;
+    let mut retried = 0;
+    let mut last_saved = Instant::now();
     'passes: for start in passes {
-        let mut filter = old.clone();
-        if let Some(after) = &start {
-            filter.insert("_id", doc! { "$gt": after.clone() });
-        }
-        // One cursor per pass, in `_id` order, `batch` documents per round trip: memory
-        // stays within a batch, and `_id`s of mixed types are all visited.
-        let find = FindOptions::builder().sort(doc! { "_id": 1 }).batch_size(batch).build();
-        let mut cursor = collection.find(filter).with_options(find).await?;
+        // Where this pass is: the last `_id` it handled. A transient error reads again
+        // from there, with a new cursor.
+        let mut position = start;
         let mut in_batch = 0;
-        let mut last = None;
-        while let Some(document) = cursor.try_next().await? {
-            if options.max_documents.is_some_and(|max| progress.upgraded >= max) {
-                stopped_early = true;
-                if let Some(last) = last {
-                    save_checkpoint::<T>(&checkpoints, last).await?;
-                }
-                break 'passes;
+        let mut failed_in_a_row = 0;
+        loop {
+            let mut filter = old.clone();
+            if let Some(after) = &position {
+                filter.insert("_id", doc! { "$gt": after.clone() });
             }
-            let id = id_of(&document);
-            last = Some(id.clone());
-            let key = format!("{id:?}");
-            if seen.contains(&key) {
-                continue;
-            }
-            progress.scanned += 1;
-            match upgrade_one::<T>(db, document).await {
-                Ok(Upgrade::Done) => progress.upgraded += 1,
-                Ok(Upgrade::Raced) => {
-                    progress.raced += 1;
-                    seen.insert(key);
-                }
-                Err(e) if is_fatal(&e) => return Err(e),
-                Err(e) => {
-                    progress.failed += 1;
-                    seen.insert(key);
-                    if failures.len() < 100 {
-                        failures.push(e);
+            // One cursor per pass, in `_id` order, `batch` documents per round trip:
+            // memory stays within a batch, and `_id`s of mixed types are all visited.
+            let find = FindOptions::builder().sort(doc! { "_id": 1 }).batch_size(batch).build();
+            let read: Result<(), VersionError> = async {
+                let mut cursor = collection.find(filter).with_options(find).await?;
+                while let Some(document) = cursor.try_next().await? {
+                    failed_in_a_row = 0;
+                    if options.max_documents.is_some_and(|max| progress.upgraded >= max) {
+                        stopped_early = true;
+                        return Ok(());
+                    }
+                    let id = id_of(&document);
+                    position = Some(id.clone());
+                    let key = format!("{id:?}");
+                    if seen.contains(&key) {
+                        continue;
+                    }
+                    progress.scanned += 1;
+                    match upgrade_one::<T>(db, document).await {
+                        Ok(Upgrade::Done) => progress.upgraded += 1,
+                        Ok(Upgrade::Raced) => {
+                            progress.raced += 1;
+                            seen.insert(key);
+                        }
+                        Err(e) if is_fatal(&e) => return Err(e),
+                        Err(e) => {
+                            progress.failed += 1;
+                            seen.insert(key);
+                            if failures.len() < 100 {
+                                failures.push(e);
+                            }
+                        }
+                    }
+                    if let Some(rate) = rate {
+                        let due = started + Duration::from_secs_f64(progress.upgraded as f64 / rate);
+                        if let Some(wait) = due.checked_duration_since(Instant::now()) {
+                            tokio::time::sleep(wait).await;
+                        }
+                    }
+                    in_batch += 1;
+                    if in_batch == batch || last_saved.elapsed() >= CHECKPOINT_EVERY {
+                        save_checkpoint::<T>(&checkpoints, id).await?;
+                        last_saved = Instant::now();
+                    }
+                    if in_batch == batch {
+                        in_batch = 0;
+                        progress.elapsed = started.elapsed();
+                        bar.show(&progress);
+                        trace_progress(&progress, position.as_ref());
                     }
                 }
+                Ok(())
             }
-            if let Some(rate) = rate {
-                let due = started + Duration::from_secs_f64(progress.upgraded as f64 / rate);
-                if let Some(wait) = due.checked_duration_since(Instant::now()) {
-                    tokio::time::sleep(wait).await;
+            .await;
+            match read {
+                Ok(()) if stopped_early => {
+                    if let Some(last) = position {
+                        save_checkpoint::<T>(&checkpoints, last).await?;
+                    }
+                    break 'passes;
                 }
-            }
-            in_batch += 1;
-            if in_batch == batch {
-                in_batch = 0;
-                save_checkpoint::<T>(&checkpoints, id).await?;
-                bar.show(&progress);
-                trace_progress(&progress);
+                Ok(()) => continue 'passes,
+                Err(e) if is_transient(&e) && failed_in_a_row < TRANSIENT_RETRIES => {
+                    trace::event!(WARN, error = %e, "read again after a transient error");
+                    tokio::time::sleep(FIRST_BACKOFF * 2_u32.pow(failed_in_a_row)).await;
+                    failed_in_a_row += 1;
+                    retried += 1;
+                }
+                Err(e) => {
+                    // Keep the position for the next run.
+                    if let Some(last) = position {
+                        let _ = save_checkpoint::<T>(&checkpoints, last).await;
+                    }
+                    return Err(e);
+                }
             }
         }
     }
-    if !stopped_early {
+    let counts = version_counts::<T>(db).await?;
+    let left = counts.older_than(T::VERSION);
+    let end = if stopped_early {
+        BackfillEnd::Stopped(StopReason::MaxDocuments)
+    } else {
         checkpoints.delete_one(doc! { "_id": T::COLLECTION }).await?;
-    }
+        if left == 0 {
+            BackfillEnd::Done
+        } else {
+            BackfillEnd::Stopped(StopReason::Remaining { old: left })
+        }
+    };
     progress.done = true;
+    progress.elapsed = started.elapsed();
     bar.show(&progress);
     bar.finish();
-    trace_progress(&progress);
-    trace::event!(INFO, stopped_early, resumed, "finished");
-    let counts = version_counts::<T>(db).await?;
-    Ok(BackfillReport { progress, stopped_early, resumed, failures, counts })
+    trace_progress(&progress, None);
+    let outcome = match &end {
+        BackfillEnd::Done => "done",
+        BackfillEnd::Stopped(StopReason::MaxDocuments) => "stopped at max_documents",
+        BackfillEnd::Stopped(_) => "stopped with old documents left",
+    };
+    trace::event!(INFO, stopped_early, resumed, retried, left, outcome, "finished");
+    Ok(BackfillReport { progress, stopped_early, resumed, failures, end, retried, counts })
 }
 
 /// How one document's upgrade ended.
@@ -378,10 +528,15 @@ impl Bar {
                 let filled = (done.min(event.total) * WIDTH).checked_div(event.total).unwrap_or(WIDTH);
                 let bar: String = "#".repeat(filled as usize) + &".".repeat((WIDTH - filled) as usize);
                 let mut err = std::io::stderr().lock();
+                let eta = event.eta().map_or_else(String::new, |d| format!(", {}s left", d.as_secs()));
                 let _ = write!(
                     err,
-                    "\rbackfill [{bar}] {done}/{} ({} upgraded, {} raced, {} failed)",
-                    event.total, event.upgraded, event.raced, event.failed
+                    "\rbackfill [{bar}] {done}/{} ({} upgraded, {} raced, {} failed; {:.0}/s{eta})",
+                    event.total,
+                    event.upgraded,
+                    event.raced,
+                    event.failed,
+                    event.per_second()
                 );
                 let _ = err.flush();
                 self.drawn = true;

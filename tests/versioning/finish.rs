@@ -1,0 +1,93 @@
+//! A backfill that finishes: it reads again from its position after a lost cursor
+//! (what a server restart or an idle timeout does to it), sweeps once more from the
+//! start for documents written at an old version behind its cursor while it ran, and
+//! says `Done` only when no old document is left.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use docshape::bson::{doc, Document};
+use docshape::testkit;
+use docshape::versioning::{self, BackfillEnd, BackfillOptions, Progress};
+
+use crate::{profile, Profile};
+
+/// `n` version-1 profiles from `_id` `first` on (every third `profile` is version 1).
+fn v1_profiles(first: i64, n: i64) -> Vec<Document> {
+    (first..first + n).map(|i| profile(i * 3).0).collect()
+}
+
+/// Runs `work` on a runtime of its own, on another thread, and waits for it: a
+/// progress callback is synchronous, and the backfill waits while it runs.
+fn meanwhile(work: impl std::future::Future<Output = ()> + Send + 'static) {
+    std::thread::spawn(move || tokio::runtime::Runtime::new().unwrap().block_on(work)).join().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_cursor_is_read_again_from_the_runs_position() {
+    let (db, log) = testkit::monitored("backfill_cursor").await.unwrap();
+    docshape::sync::<Profile>(&db).await.unwrap();
+    db.collection::<Document>("profiles").insert_many(v1_profiles(0, 200)).await.unwrap();
+    let killed = Arc::new(AtomicBool::new(false));
+    let (watch, name, flag) = (log.clone(), db.name().to_owned(), killed.clone());
+    let options = BackfillOptions {
+        batch_size: 20,
+        progress: Progress::Events(Arc::new(move |e| {
+            // After the second batch the cursor has been asked for more once: kill it,
+            // as a server restart would lose it.
+            if e.upgraded == 40 && !flag.swap(true, Ordering::SeqCst) {
+                let cursor = watch.named("getMore").last().and_then(|g| g.get_i64("getMore").ok());
+                let cursor = cursor.expect("the backfill's cursor asked for a second batch");
+                let name = name.clone();
+                meanwhile(async move {
+                    let client = testkit::server().unwrap().client().await.unwrap();
+                    client
+                        .database(&name)
+                        .run_command(doc! { "killCursors": "profiles", "cursors": [cursor] })
+                        .await
+                        .unwrap();
+                });
+            }
+        })),
+        ..Default::default()
+    };
+    let report = versioning::backfill::<Profile>(&db, options).await.unwrap();
+    assert!(killed.load(Ordering::SeqCst), "the cursor was killed mid-run");
+    assert!(report.retried >= 1, "{report:?}");
+    assert_eq!(report.end, BackfillEnd::Done, "{report:?}");
+    assert_eq!(report.progress.upgraded, 200, "each document once: {:?}", report.progress);
+    assert_eq!(report.counts.older_than(3), 0, "{}", report.counts);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn documents_written_behind_the_cursor_are_swept_and_done_means_none_left() {
+    let db = testkit::database("backfill_sweep").await.unwrap();
+    docshape::sync::<Profile>(&db).await.unwrap();
+    db.collection::<Document>("profiles").insert_many(v1_profiles(1_000, 300)).await.unwrap();
+    let written = Arc::new(AtomicBool::new(false));
+    let (name, flag) = (db.name().to_owned(), written.clone());
+    let options = BackfillOptions {
+        batch_size: 50,
+        progress: Progress::Events(Arc::new(move |e| {
+            // The old release writes 20 more version-1 documents, all behind the
+            // cursor (lower `_id`s), while the run is past them.
+            if e.upgraded >= 50 && !e.done && !flag.swap(true, Ordering::SeqCst) {
+                let name = name.clone();
+                meanwhile(async move {
+                    let client = testkit::server().unwrap().client().await.unwrap();
+                    let profiles = client.database(&name).collection::<Document>("profiles");
+                    profiles.insert_many(v1_profiles(0, 20)).await.unwrap();
+                });
+            }
+        })),
+        ..Default::default()
+    };
+    let report = versioning::backfill::<Profile>(&db, options).await.unwrap();
+    assert!(written.load(Ordering::SeqCst), "the documents were written mid-run");
+    assert_eq!(report.counts.older_than(3), 0, "{}", report.counts);
+    assert_eq!(report.progress.upgraded, 320, "{:?}", report.progress);
+    assert_eq!(report.end, BackfillEnd::Done);
+    // The rate and the time left are there for an operator's progress line.
+    assert!(report.progress.per_second() > 0.0, "{:?}", report.progress);
+    assert!(!report.progress.elapsed.is_zero());
+}
