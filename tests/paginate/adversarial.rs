@@ -165,7 +165,7 @@ async fn thousands_of_documents_written_around_the_validator_give_right_items_or
             let selected = of_a(field);
             // The documents a walk can place: every sort value present and of the type
             // the model stores there. The others are for `unplaced` to list.
-            let keys: &[(&str, fn(&Bson) -> bool)] = match pattern {
+            let keys: &[SortKey] = match pattern {
                 Pattern::Feed => &[("created_at", is_date), ("_id", is_number)],
                 Pattern::Score => &[("score", is_number), ("rank", is_number), ("_id", is_number)],
             };
@@ -270,6 +270,9 @@ async fn thousands_of_documents_written_around_the_validator_give_right_items_or
         }
     }
 }
+
+/// A sort key, and whether a stored value is of the type the walk compares there.
+type SortKey = (&'static str, fn(&Bson) -> bool);
 
 fn is_date(v: &Bson) -> bool {
     matches!(v, Bson::DateTime(_))
