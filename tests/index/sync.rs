@@ -347,3 +347,55 @@ async fn a_unique_rebuild_over_duplicates_keeps_the_old_index() {
         account_indexes(&db).await.into_iter().find(|i| i.get_str("name").ok() == Some("email_1")).unwrap();
     assert!(email.get_bool("unique").unwrap(), "{email}");
 }
+
+/// A rebuild under the same name (`email_1` made unique) drops the old index before it
+/// builds the new one, as the name requires: a bridge index (the old keys and one more)
+/// is built first and dropped once the new index exists, so at every moment an index
+/// with `email` first serves the row. Each command in order, from monitoring, and
+/// nothing left behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_same_name_rebuild_keeps_a_bridge_index_until_its_successor_exists() {
+    let (db, log) = testkit::monitored("accounts_bridge").await.unwrap();
+    release_1_indexes(&db).await;
+    db.collection::<Document>("accounts")
+        .insert_many([
+            doc! { "tenant": "t", "plan": "p", "email": "a@x" },
+            doc! { "tenant": "u", "plan": "p", "email": "b@x" },
+        ])
+        .await
+        .unwrap();
+    let options = SyncOptions { rebuild_changed_indexes: true, ..SyncOptions::default() };
+    log.clear();
+    docshape::sync_with::<AccountV2>(&db, options).await.unwrap();
+    let steps: Vec<(String, String)> = log
+        .commands()
+        .into_iter()
+        .filter_map(|(name, command)| match name.as_str() {
+            "createIndexes" => {
+                let indexes = command.get_array("indexes").unwrap();
+                let names: Vec<&str> =
+                    indexes.iter().filter_map(|i| i.as_document()?.get_str("name").ok()).collect();
+                Some((name.clone(), names.join(",")))
+            }
+            "dropIndexes" => Some((name.clone(), command.get_str("index").unwrap_or_default().to_owned())),
+            _ => None,
+        })
+        .filter(|(_, index)| index.contains("email"))
+        .collect();
+    let step = |n: &str, i: &str| (n.to_owned(), i.to_owned());
+    assert_eq!(
+        steps,
+        [
+            step("createIndexes", "email_1__bridge"),
+            step("dropIndexes", "email_1"),
+            step("createIndexes", "email_1"),
+            step("dropIndexes", "email_1__bridge"),
+        ],
+        "the bridge is built before the drop and dropped after the build"
+    );
+    let indexes = account_indexes(&db).await;
+    let names: Vec<&str> = indexes.iter().filter_map(|i| i.get_str("name").ok()).collect();
+    assert!(!names.iter().any(|n| n.contains("bridge")), "{names:?}");
+    let email = indexes.iter().find(|i| i.get_str("name").ok() == Some("email_1")).unwrap();
+    assert!(email.get_bool("unique").unwrap(), "{email}");
+}

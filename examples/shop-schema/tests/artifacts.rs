@@ -283,8 +283,13 @@ async fn check_reports_exactly_the_changes_made_by_hand() {
     dry.extend(connect);
     let out = tokio::task::block_in_place(|| shopctl(&dry));
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    // The changes in apply order, and the validator's differing paths under them.
     assert!(
-        stdout(&out).contains("would: products: replaced the validator; created index tags_1_price_cents_1")
+        stdout(&out).contains(
+            "would: products: replaced the validator; created index tags_1_price_cents_1\n    at `$jsonSchema.properties.name.maxLength` the server has 60, the code has 120\n"
+        ),
+        "{}",
+        stdout(&out)
     );
     assert_eq!(run("check").status.code(), Some(1), "the dry run changed nothing");
 

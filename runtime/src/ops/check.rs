@@ -229,14 +229,7 @@ async fn check_spec_inner(db: &Database, spec: &CollectionSpec) -> Result<CheckR
         drift.push(match change {
             SyncChange::ValidatorChanged { before: None } => Drift::MissingValidator,
             SyncChange::ValidatorChanged { before: Some(server) } => {
-                let mut differences = Vec::new();
-                diff(
-                    &mut String::new(),
-                    Some(&Bson::Document(server.clone())),
-                    Some(&Bson::Document(spec.validator.clone())),
-                    &mut differences,
-                );
-                Drift::ValidatorDiffers { differences }
+                Drift::ValidatorDiffers { differences: validator_differences(server, &spec.validator) }
             }
             SyncChange::ValidationLevelChanged { before, after } => {
                 Drift::ValidationLevel { server: before.clone(), code: *after }
@@ -274,6 +267,20 @@ async fn check_spec_inner(db: &Database, spec: &CollectionSpec) -> Result<CheckR
         });
     }
     Ok(CheckReport { collection: spec.name.clone(), drift })
+}
+
+/// Each path where the `server`'s validator and the `code`'s differ, with both values,
+/// compared as the server compares them: what [`Drift::ValidatorDiffers`] holds, and
+/// what `sync --dry-run` prints under "replaced the validator".
+pub fn validator_differences(server: &Document, code: &Document) -> Vec<ValueDiff> {
+    let mut differences = Vec::new();
+    diff(
+        &mut String::new(),
+        Some(&Bson::Document(server.clone())),
+        Some(&Bson::Document(code.clone())),
+        &mut differences,
+    );
+    differences
 }
 
 /// Collects the paths where `server` and `code` differ, comparing as the server does

@@ -319,7 +319,18 @@ fn execute(command: Command) -> Result<bool> {
                 if dry_run {
                     let plan = crate::ops::sync::plan_spec(&db, &spec, options).await?;
                     unchanged &= plan.report.is_unchanged();
+                    // The changes in the order they would be applied, and under a
+                    // replaced validator each path that differs.
                     println!("would: {}", plan.report);
+                    for change in &plan.report.changes {
+                        if let crate::ops::sync::SyncChange::ValidatorChanged { before: Some(server) } =
+                            change
+                        {
+                            for d in crate::ops::check::validator_differences(server, &spec.validator) {
+                                println!("    {d}");
+                            }
+                        }
+                    }
                 } else {
                     // sync_spec, not plan + apply: it re-plans when another deploy
                     // creates the collection at the same moment.

@@ -482,6 +482,7 @@ impl SyncPlan {
                         "validationAction": spec.validation_action.as_str(),
                     })
                     .await?;
+                    applied(&spec.name, "created the collection", &spec.name);
                 }
                 SyncChange::ValidatorChanged { .. }
                 | SyncChange::ValidationLevelChanged { .. }
@@ -502,6 +503,8 @@ impl SyncPlan {
                 "validationAction": spec.validation_action.as_str(),
             })
             .await?;
+            let version = crate::core::spec::schema_version_of(&spec.validator).map(|v| v.to_string());
+            applied(&spec.name, "replaced the validator (collMod)", version.as_deref().unwrap_or(""));
         }
         // Rebuilds, then new indexes, then drops: an index is dropped only once what
         // replaces it exists (see `plan_indexes`).
@@ -509,11 +512,17 @@ impl SyncPlan {
             self.rebuild(db, &dropped, model).await?;
         }
         if !creates.is_empty() {
+            let names: Vec<String> =
+                creates.iter().filter_map(|c| c.get_str("name").ok().map(str::to_owned)).collect();
             db.run_command(doc! { "createIndexes": &spec.name, "indexes": creates }).await?;
+            for name in names {
+                applied(&spec.name, "created index", &name);
+            }
         }
         for name in drops {
             if self.server_indexes.iter().any(|s| s.get_str("name").ok() == Some(name.as_str())) {
-                db.run_command(doc! { "dropIndexes": &spec.name, "index": name }).await?;
+                db.run_command(doc! { "dropIndexes": &spec.name, "index": &name }).await?;
+                applied(&spec.name, "dropped index", &name);
             }
         }
         for change in &self.report.changes {
@@ -548,10 +557,26 @@ impl SyncPlan {
             return Err(refused(format!("{count} documents share {key}, so it cannot be unique"), true));
         }
         let old = self.server_indexes.iter().find(|s| s.get_str("name").ok() == Some(dropped)).cloned();
+        // Between the drop and the build, the old index's queries keep an index: a
+        // bridge with its keys and one more (a field no document holds), which the
+        // server takes for another index and which serves every query the old one
+        // served, by prefix. Only its uniqueness is not enforced meanwhile.
+        let bridge = match &old {
+            Some(old) => bridge_for(db, &spec.name, old).await,
+            None => None,
+        };
         if old.is_some() {
             db.run_command(doc! { "dropIndexes": &spec.name, "index": dropped }).await?;
+            applied(&spec.name, "dropped index", dropped);
         }
-        if let Err(e) = db.run_command(doc! { "createIndexes": &spec.name, "indexes": [model] }).await {
+        let built = db.run_command(doc! { "createIndexes": &spec.name, "indexes": [model] }).await;
+        if let Some(bridge) = &bridge {
+            // Built or put back below: either way the bridge is no longer needed.
+            if built.is_ok() {
+                drop_bridge(db, &spec.name, bridge).await;
+            }
+        }
+        if let Err(e) = built {
             let restored = match old {
                 Some(mut old) => {
                     // `listIndexes` of older servers names the namespace; a create takes none.
@@ -560,10 +585,59 @@ impl SyncPlan {
                 }
                 None => false,
             };
+            if let Some(bridge) = &bridge {
+                drop_bridge(db, &spec.name, bridge).await;
+            }
             return Err(refused(format!("its build failed: {}", server_message(&e)), restored));
         }
+        applied(&spec.name, "rebuilt index", &wanted);
         Ok(())
     }
+}
+
+/// The key a bridge index adds to the old index's: a field no document holds.
+const BRIDGE_KEY: &str = "__docshape_bridge";
+
+/// Builds the bridge of a rebuild (see `SyncPlan::rebuild`) and returns its name, or
+/// `None` when the server refuses it (an index kind that takes no extra key: text,
+/// hashed, geo): the rebuild then goes on without one, as it always did.
+async fn bridge_for(db: &Database, collection: &str, old: &Document) -> Option<String> {
+    let mut keys = old.get_document("key").ok()?.clone();
+    keys.insert(BRIDGE_KEY, 1);
+    let name = format!("{}__bridge", old.get_str("name").ok()?);
+    let mut bridge = doc! { "key": keys, "name": &name };
+    // The same documents and comparisons as the old index, none of its constraints.
+    for option in ["partialFilterExpression", "collation", "sparse"] {
+        if let Some(value) = old.get(option) {
+            bridge.insert(option, value.clone());
+        }
+    }
+    match db.run_command(doc! { "createIndexes": collection, "indexes": [bridge] }).await {
+        Ok(_) => {
+            applied(collection, "created bridge index", &name);
+            Some(name)
+        }
+        Err(e) => {
+            trace::event!(WARN, collection, error = %server_message(&e), "no bridge index for the rebuild");
+            None
+        }
+    }
+}
+
+/// Drops a rebuild's bridge; a failure is reported, not fatal (the next sync reports
+/// the bridge as an extra index).
+async fn drop_bridge(db: &Database, collection: &str, name: &str) {
+    match db.run_command(doc! { "dropIndexes": collection, "index": name }).await {
+        Ok(_) => applied(collection, "dropped bridge index", name),
+        Err(e) => {
+            trace::event!(WARN, collection, index = name, error = %server_message(&e), "bridge index left")
+        }
+    }
+}
+
+/// One event per action `sync` takes, for an operator reading the logs.
+fn applied(collection: &str, action: &str, name: &str) {
+    trace::event!(INFO, collection, action, name, "applied");
 }
 
 /// One key value that more than one document holds, for a unique index `model` (with
