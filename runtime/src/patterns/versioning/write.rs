@@ -112,6 +112,15 @@ impl<T: Versioned> Loaded<T> {
     /// since the read survives. After a save, the value is what is stored, so it can be
     /// saved again.
     pub async fn save(&mut self, db: &Database) -> Result<(), VersionError> {
+        let span = crate::core::trace::span!("versioning.save", collection = T::COLLECTION);
+        let saved = crate::core::trace::in_span(span.clone(), self.save_inner(db)).await;
+        if let Err(e) = &saved {
+            span.in_scope(|| crate::core::trace::event!(DEBUG, error = %e, "not saved"));
+        }
+        saved
+    }
+
+    async fn save_inner(&mut self, db: &Database) -> Result<(), VersionError> {
         require_id::<T>(&self.original)?;
         let new = encode(&self.value)?;
         let (mut set, mut unset) = (Document::new(), Document::new());
@@ -234,6 +243,27 @@ pub async fn update_one<T: Versioned + Identified>(
     policy: RetryPolicy,
 ) -> Result<UpdateOutcome, VersionError> {
     let id = id.id_bson().map_err(VersionError::Encode)?;
+    let span = crate::core::trace::span!("versioning.update_one", collection = T::COLLECTION);
+    let done = crate::core::trace::in_span(span.clone(), update_one_inner::<T>(db, id, update, policy)).await;
+    span.in_scope(|| match &done {
+        Ok(o) => crate::core::trace::event!(
+            DEBUG,
+            attempts = o.attempts,
+            upgraded = o.upgraded,
+            stored_version = o.stored_version,
+            "updated"
+        ),
+        Err(e) => crate::core::trace::event!(DEBUG, error = %e, "not updated"),
+    });
+    done
+}
+
+async fn update_one_inner<T: Versioned + Identified>(
+    db: &Database,
+    id: Bson,
+    update: Document,
+    policy: RetryPolicy,
+) -> Result<UpdateOutcome, VersionError> {
     let collection = db.collection::<Document>(T::COLLECTION);
     let mut upgraded = false;
     let mut stored = T::VERSION;
@@ -309,9 +339,23 @@ pub async fn modify<T: Versioned + Identified>(
     db: &Database,
     id: &(impl IdOf<T> + ?Sized),
     policy: RetryPolicy,
-    mut change: impl FnMut(&mut T),
+    change: impl FnMut(&mut T),
 ) -> Result<T, VersionError> {
     let id = id.id_bson().map_err(VersionError::Encode)?;
+    let span = crate::core::trace::span!("versioning.modify", collection = T::COLLECTION);
+    let done = crate::core::trace::in_span(span.clone(), modify_inner::<T>(db, id, policy, change)).await;
+    if let Err(e) = &done {
+        span.in_scope(|| crate::core::trace::event!(DEBUG, error = %e, "not modified"));
+    }
+    done
+}
+
+async fn modify_inner<T: Versioned + Identified>(
+    db: &Database,
+    id: Bson,
+    policy: RetryPolicy,
+    mut change: impl FnMut(&mut T),
+) -> Result<T, VersionError> {
     let attempts = policy.max_attempts.max(1);
     for _ in 0..attempts {
         let Some(mut loaded) = find_one::<T>(db, doc! { "_id": eq(id.clone()) }).await? else {
