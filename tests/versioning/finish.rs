@@ -91,3 +91,61 @@ async fn documents_written_behind_the_cursor_are_swept_and_done_means_none_left(
     assert!(report.progress.per_second() > 0.0, "{:?}", report.progress);
     assert!(!report.progress.elapsed.is_zero());
 }
+
+/// The backfill's checkpoint in `docshape_backfill`, if any.
+async fn checkpoint(db: &docshape::mongodb::Database) -> Option<docshape::bson::Bson> {
+    let checkpoints = db.collection::<Document>(versioning::CHECKPOINTS);
+    checkpoints.find_one(doc! { "_id": "profiles" }).await.unwrap().and_then(|c| c.get("after").cloned())
+}
+
+/// Two `kill -9`s of a backfill running in a child process, each once its checkpoint
+/// has moved: its batches (1,000 documents at 40 a second) never complete, so only the
+/// timed checkpoint (every 5 s) keeps its position, and the run after the kills resumes
+/// from there and finishes with every document current. (A checkpoint written only per
+/// batch left none at all.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_run_resumes_from_its_timed_checkpoint() {
+    let db = testkit::database("backfill_killed").await.unwrap();
+    docshape::sync::<Profile>(&db).await.unwrap();
+    db.collection::<Document>("profiles").insert_many(v1_profiles(0, 600)).await.unwrap();
+    let uri = testkit::server().unwrap().uri().to_owned();
+    let mut last: Option<i64> = None;
+    for kill in 1..=2 {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_backfill-child"))
+            .args([uri.as_str(), db.name(), "1000", "40"])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Until the checkpoint has moved past the last kill's (the timer writes it after
+        // 5 s of a run), at most 60 s.
+        let started = std::time::Instant::now();
+        let at = loop {
+            if let Some(at) = checkpoint(&db).await.and_then(|c| c.as_i64()) {
+                if last.is_none_or(|l| at > l) {
+                    break at;
+                }
+            }
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(60),
+                "kill {kill}: no checkpoint past {last:?} in 60 s"
+            );
+            assert!(child.try_wait().unwrap().is_none(), "kill {kill}: the child ended by itself");
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        };
+        child.kill().unwrap();
+        child.wait().unwrap();
+        last = Some(at);
+    }
+    let counts = versioning::version_counts::<Profile>(&db).await.unwrap();
+    assert!(counts.older_than(3) > 0, "the kills left work to do: {counts}");
+    let report = versioning::backfill::<Profile>(
+        &db,
+        BackfillOptions { progress: Progress::Silent, ..Default::default() },
+    )
+    .await
+    .unwrap();
+    assert!(report.resumed, "{report:?}");
+    assert_eq!(report.end, BackfillEnd::Done, "{report:?}");
+    assert_eq!(report.counts.older_than(3), 0, "{}", report.counts);
+    assert!(checkpoint(&db).await.is_none(), "a finished run leaves no checkpoint");
+}
