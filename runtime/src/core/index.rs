@@ -89,7 +89,7 @@ impl Index {
 
     /// The `key` document: `{author_id: 1, created_at: -1}`.
     pub fn key_document(&self) -> Document {
-        self.keys.iter().map(|(path, key)| ((*path).to_owned(), key.to_bson())).collect()
+        keys_document(self.keys)
     }
 
     /// The collation document of a case-insensitive index.
@@ -127,4 +127,10 @@ impl Index {
         }
         d
     }
+}
+
+/// Keys with their directions as a document (`{author_id: 1, created_at: -1}`): an
+/// index's `key`, a shard key, a sort. The one place such a document is written.
+pub fn keys_document(keys: &[(&str, IndexKey)]) -> Document {
+    keys.iter().map(|(path, key)| ((*path).to_owned(), key.to_bson())).collect()
 }

@@ -44,7 +44,7 @@ impl CollectionSpec {
         indexes: &[Index],
         shard_key: &[(&str, IndexKey)],
     ) -> Self {
-        let shard_key: Document = shard_key.iter().map(|(f, k)| ((*f).to_owned(), k.to_bson())).collect();
+        let shard_key = crate::core::index::keys_document(shard_key);
         Self {
             name: name.to_owned(),
             validator,

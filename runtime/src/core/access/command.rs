@@ -8,7 +8,7 @@
 //! generated code through the literal encoder, or by the paginator's keyset bounds):
 //! this module never reads a caller's value.
 
-use bson::{doc, Bson, Document, RawDocumentBuf};
+use bson::{doc, Document, RawDocumentBuf};
 use mongodb::options::{Collation, CollationStrength, ReadConcern, SelectionCriteria, WriteConcern};
 use mongodb::Collection;
 
@@ -67,13 +67,13 @@ pub fn sort_keys(pattern: &AccessPattern) -> impl Iterator<Item = (&'static str,
 /// [`sort_keys`] as a `sort` document, each direction flipped when `reverse` (a page
 /// read backwards); `None` when the row has no sort.
 pub fn sort_document(pattern: &AccessPattern, reverse: bool) -> Option<Document> {
-    let sort: Document = sort_keys(pattern)
-        .map(|(f, k)| {
-            let ascending = (k == IndexKey::Asc) != reverse;
-            (f.to_owned(), Bson::Int32(if ascending { 1 } else { -1 }))
-        })
-        .collect();
-    (!sort.is_empty()).then_some(sort)
+    let flip = |k: IndexKey| match (k, reverse) {
+        (IndexKey::Asc, true) => IndexKey::Desc,
+        (IndexKey::Desc, true) => IndexKey::Asc,
+        (k, _) => k,
+    };
+    let keys: Vec<(&str, IndexKey)> = sort_keys(pattern).map(|(f, k)| (f, flip(k))).collect();
+    (!keys.is_empty()).then(|| crate::core::index::keys_document(&keys))
 }
 
 /// The projection that returns `fields` (top-level names) and, for a read that needs
