@@ -243,6 +243,20 @@ async fn sync_and_check_have_a_span_per_collection_with_what_they_found() {
     // Created the collection and its index.
     assert_ne!(synced.field("changes"), Some("0"), "{synced:?}");
     assert_eq!(one(seen.events("planned"), "planned").parent.as_deref(), Some("sync.plan"));
+    // One event per action, in the order taken, naming what it touched.
+    let actions: Vec<(String, String)> = seen
+        .events("applied")
+        .iter()
+        .map(|a| {
+            (a.field("action").unwrap_or_default().to_owned(), a.field("name").unwrap_or_default().to_owned())
+        })
+        .collect();
+    assert_eq!(actions.first().map(|a| a.0.as_str()), Some("created the collection"), "{actions:?}");
+    assert!(
+        actions.iter().any(|(action, name)| action == "created index" && !name.is_empty()),
+        "{actions:?}"
+    );
+    assert!(seen.events("applied").iter().all(|a| a.field("collection") == Some("notes")));
 
     seen.clear();
     let report = docshape::check::<Note>(&db).await.unwrap();
@@ -313,6 +327,28 @@ async fn a_backfill_is_a_span_with_its_progress_as_events() {
     assert_eq!(progress.last().unwrap().field("done"), Some("true"));
     let finished = one(seen.events("finished"), "finished event");
     assert_eq!((finished.field("stopped_early"), finished.field("resumed")), (Some("false"), Some("false")));
+    assert_eq!((finished.field("outcome"), finished.field("left")), (Some("done"), Some("0")));
+    // An operator's progress line: the rate, the time, the position.
+    let last = progress.last().unwrap();
+    for field in ["elapsed_ms", "per_second", "eta_ms", "position"] {
+        assert!(last.field(field).is_some(), "{field}: {last:?}");
+    }
+    assert_eq!(progress[0].field("position"), Some("1"), "the last `_id` of the first batch");
+
+    // A fatal error is returned and is an ERROR event of the span: a backfill of a
+    // database whose client cannot reach its server.
+    seen.clear();
+    let unreachable = docshape::mongodb::Client::with_uri_str(
+        "mongodb://127.0.0.1:9/?serverSelectionTimeoutMS=200&connectTimeoutMS=200",
+    )
+    .await
+    .unwrap()
+    .database("tracing_backfill");
+    let options = BackfillOptions { progress: Progress::Silent, ..Default::default() };
+    let err = versioning::backfill::<User>(&unreachable, options).await.unwrap_err();
+    let failed = one(seen.events("failed"), "failed event");
+    assert_eq!(failed.parent.as_deref(), Some("backfill"));
+    assert_eq!(failed.field("error"), Some(err.to_string().as_str()));
 }
 
 #[tokio::test]
