@@ -172,7 +172,9 @@ impl fmt::Display for SyncChange {
                 write!(f, "validationAction {before} -> {after}")
             }
             Self::CreatedIndex { name } => write!(f, "created index {name}"),
-            Self::RebuiltIndex { dropped, created } => write!(f, "rebuilt index {dropped} as {created}"),
+            Self::RebuiltIndex { dropped, created } => {
+                write!(f, "rebuilt index {dropped} as {created} (through a bridge index {dropped}__bridge)")
+            }
             Self::DroppedIndex { name } => write!(f, "dropped index {name}"),
             Self::ShardedCollection { key } => write!(f, "sharded on {key}"),
         }
@@ -517,7 +519,7 @@ impl SyncPlan {
         if !creates.is_empty() {
             let names: Vec<String> =
                 creates.iter().filter_map(|c| c.get_str("name").ok().map(str::to_owned)).collect();
-            db.run_command(doc! { "createIndexes": &spec.name, "indexes": creates }).await?;
+            rebuild::build(db, &spec.name, creates).await?;
             for name in names {
                 applied(&spec.name, "created index", &name);
             }

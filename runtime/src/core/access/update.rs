@@ -318,11 +318,18 @@ impl<T: Model> Update<T> {
                     if attempt < UPGRADE_ATTEMPTS && self.upgrade.is_some() =>
                 {
                     let upgrade = self.upgrade.unwrap_or_else(|| unreachable!("checked above"));
+                    crate::core::trace::event!(
+                        DEBUG,
+                        attempt,
+                        "upgrading an older document, then writing again"
+                    );
                     upgrade(db, *id).await.map_err(|e| UpdateError::Upgrade(Box::new(e)))?;
                 }
                 // Another writer changed the document between the write and the read that
                 // explains it: the write is whole or nothing, so send it again.
-                Err(UpdateError::Changed { .. }) if attempt < UPGRADE_ATTEMPTS && self.upgrade.is_some() => {}
+                Err(UpdateError::Changed { .. }) if attempt < UPGRADE_ATTEMPTS && self.upgrade.is_some() => {
+                    crate::core::trace::event!(DEBUG, attempt, "changed meanwhile, writing again");
+                }
                 done => return done,
             }
         }

@@ -40,7 +40,7 @@ impl SyncPlan {
             db.run_command(doc! { "dropIndexes": &spec.name, "index": dropped }).await?;
             applied(&spec.name, "dropped index", dropped);
         }
-        let built = db.run_command(doc! { "createIndexes": &spec.name, "indexes": [model] }).await;
+        let built = build(db, &spec.name, vec![model]).await;
         if let Some(bridge) = &bridge {
             // Built or put back below: either way the bridge is no longer needed.
             if built.is_ok() {
@@ -83,7 +83,7 @@ async fn bridge_for(db: &Database, collection: &str, old: &Document) -> Option<S
             bridge.insert(option, value.clone());
         }
     }
-    match db.run_command(doc! { "createIndexes": collection, "indexes": [bridge] }).await {
+    match build(db, collection, vec![bridge]).await {
         Ok(_) => {
             applied(collection, "created bridge index", &name);
             Some(name)
@@ -161,4 +161,63 @@ pub(super) async fn duplicate_for_unique(
         _ => 2,
     };
     Ok(Some((key, count)))
+}
+
+/// How often a long index build reports that it is still running.
+const BUILD_PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// `createIndexes` of `indexes`, with a `building indexes` INFO event every 10 s while
+/// it runs (a build over a large collection takes minutes): the time so far, and the
+/// server's own progress (`$currentOp`'s `progress.done` / `progress.total`) when it
+/// reports one. A server that does not answer `$currentOp` (no privilege, or no such
+/// stage) only gets the time.
+pub(super) async fn build(
+    db: &Database,
+    collection: &str,
+    indexes: Vec<Document>,
+) -> mongodb::error::Result<Document> {
+    let names: Vec<String> =
+        indexes.iter().filter_map(|i| i.get_str("name").ok().map(str::to_owned)).collect();
+    let command = std::future::IntoFuture::into_future(
+        db.run_command(doc! { "createIndexes": collection, "indexes": indexes }),
+    );
+    tokio::pin!(command);
+    let started = std::time::Instant::now();
+    let mut ticker =
+        tokio::time::interval_at(tokio::time::Instant::now() + BUILD_PROGRESS_EVERY, BUILD_PROGRESS_EVERY);
+    loop {
+        tokio::select! {
+            done = &mut command => return done,
+            _ = ticker.tick() => {
+                let (done, total) = build_progress(db, collection).await.unwrap_or((0, 0));
+                trace::event!(
+                    INFO,
+                    collection,
+                    indexes = names.join(",").as_str(),
+                    elapsed_s = started.elapsed().as_secs(),
+                    done,
+                    total,
+                    "building indexes"
+                );
+            }
+        }
+    }
+}
+
+/// The server's progress of an index build on `collection`, from `$currentOp`.
+async fn build_progress(db: &Database, collection: &str) -> Option<(i64, i64)> {
+    use futures_util::TryStreamExt;
+    let namespace = format!("{}.{}", db.name(), collection);
+    let admin = db.client().database("admin");
+    let pipeline =
+        [doc! { "$currentOp": {} }, doc! { "$match": { "ns": namespace, "progress": { "$exists": true } } }];
+    let ops: Vec<Document> = admin.aggregate(pipeline).await.ok()?.try_collect().await.ok()?;
+    let progress = ops.first()?.get_document("progress").ok()?;
+    let number = |key: &str| match progress.get(key) {
+        Some(Bson::Int32(n)) => Some(i64::from(*n)),
+        Some(Bson::Int64(n)) => Some(*n),
+        Some(Bson::Double(n)) => Some(*n as i64),
+        _ => None,
+    };
+    Some((number("done")?, number("total")?))
 }
