@@ -97,3 +97,52 @@ async fn version_counts_agree_with_reads() {
     assert_eq!(counts, expected);
     assert_eq!(counts.to_string(), "{1: 2, 2: 2, unreadable: 5}");
 }
+
+/// The compare of compare-and-set is exact: another writer that changes a value into an
+/// array holding it (`"User 1"` into `["User 1", "x"]`), an array into one holding it as
+/// an element (`["a", "b"]` into `[["a", "b"], "c"]`), or `null` into `[null, 1]`, has
+/// changed the document, and a save made from the older read writes nothing
+/// (`Conflict`). (A query's `$eq` matches an array by its elements, so each of these
+/// passed the compare and the save overwrote the other writer's value.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_value_changed_into_an_array_holding_it_is_a_conflict() {
+    let db = testkit::database("versioning_exact_compare").await.unwrap();
+    docshape::sync::<User>(&db).await.unwrap();
+    let users = db.collection::<Document>("users");
+    let changes = [
+        (
+            doc! { "_id": 1_i64, "name": "User 1", "visits": 0_i64, "log": [] },
+            doc! { "name": ["User 1", "x"] },
+        ),
+        (
+            doc! { "_id": 2_i64, "name": "User 2", "visits": 0_i64, "log": ["a", "b"] },
+            doc! { "log": [["a", "b"], "c"] },
+        ),
+        (
+            doc! { "_id": 3_i64, "name": "User 3", "visits": 0_i64, "log": [], "extra": null },
+            doc! { "extra": [null, 1] },
+        ),
+        (
+            doc! { "_id": 4_i64, "name": "User 4", "visits": 0_i64, "log": [], "meta": { "k": 1 } },
+            doc! { "meta": [{ "k": 1 }] },
+        ),
+    ];
+    for (original, concurrent) in changes {
+        let id = original.get_i64("_id").unwrap();
+        users.insert_one(original).bypass_document_validation(true).await.unwrap();
+        let mut loaded = versioning::find_one::<User>(&db, doc! { "_id": id }).await.unwrap().unwrap();
+        // Another writer, between the read and the save.
+        users
+            .update_one(doc! { "_id": id }, doc! { "$set": concurrent.clone() })
+            .bypass_document_validation(true)
+            .await
+            .unwrap();
+        loaded.value.visits += 1;
+        let saved = loaded.save(&db).await;
+        assert!(matches!(saved, Err(versioning::VersionError::Conflict { .. })), "{concurrent}: {saved:?}");
+        let stored = users.find_one(doc! { "_id": id }).await.unwrap().unwrap();
+        for (key, value) in &concurrent {
+            assert_eq!(stored.get(key), Some(value), "the other writer's {key} survives");
+        }
+    }
+}

@@ -46,12 +46,20 @@ pub(super) fn unchanged_since<T: Versioned>(original: &Document) -> Document {
             });
             continue;
         }
+        // A query's `$eq` on a field also matches an array holding the value as an
+        // element, so each condition excludes that: a value changed into such an array
+        // by another writer (`"x"` into `["x", "y"]`) is a change, not the same value.
         let condition = match value {
             // `$eq: null` also matches a missing field: a removed field would pass.
-            Bson::Null => doc! { "$type": "null" },
-            // `$eq: [..]` also matches an array holding that array as an element.
-            Bson::Array(items) => doc! { "$eq": value.clone(), "$size": items.len() as i64 },
-            _ => doc! { "$eq": value.clone() },
+            Bson::Null => doc! { "$type": "null", "$not": { "$type": "array" } },
+            // `$eq: [..]` also matches an array holding that array as an element, of any
+            // size: `$size` and no such element leave the array itself.
+            Bson::Array(items) => doc! {
+                "$eq": value.clone(),
+                "$size": items.len() as i64,
+                "$not": { "$elemMatch": { "$eq": value.clone() } },
+            },
+            _ => doc! { "$eq": value.clone(), "$not": { "$type": "array" } },
         };
         filter.insert(key.clone(), condition);
     }
