@@ -459,6 +459,7 @@ fn rules(
     errors: &mut Accumulator,
 ) -> TokenStream {
     let mut nested = TokenStream::new();
+    let written = written_fields(c, patterns);
     for a in patterns.iter_mut() {
         let paths = a
             .filter
@@ -478,7 +479,7 @@ fn rules(
         if a.paginate.is_some() && all_resolved {
             for key in a.sort.iter().filter(|k| k.path != "_id") {
                 if let Ok(r) = paths::resolve(c, &key.path, key.span) {
-                    nested.extend(sort_key_rules(c, a, key, &r, errors));
+                    nested.extend(sort_key_rules(c, a, key, &r, &written, errors));
                 }
             }
         }
@@ -557,17 +558,79 @@ fn rules(
     nested
 }
 
+/// A field a write row writes: its documents' values there change after they are
+/// inserted.
+struct Written {
+    /// The write row's name.
+    row: String,
+    op: write::Op,
+    path: String,
+}
+
+/// Every field the model's write rows write. A row that is refused for writing and
+/// paginating at once is left out (its error says to split it), and so is a path that
+/// does not resolve (its own error names it), so that neither mistake adds a second one.
+fn written_fields(c: &Container, patterns: &[Access]) -> Vec<Written> {
+    let mut out = Vec::new();
+    for a in patterns.iter().filter(|a| a.paginate.is_none()) {
+        for (op, path, span) in a.update.iter().flat_map(|w| &w.ops) {
+            if path != "_id" && paths::resolve(c, path, *span).is_ok() {
+                out.push(Written { row: a.name.clone(), op: *op, path: path.clone() });
+            }
+        }
+    }
+    out
+}
+
+/// Whether writing `written` can change the value at `sorted`: the same path, a
+/// document that holds it (`stats` holds `stats.score`) or a field inside it.
+fn overlaps(written: &str, sorted: &str) -> bool {
+    let inside = |long: &str, short: &str| long.strip_prefix(short).is_some_and(|rest| rest.starts_with('.'));
+    written == sorted || inside(sorted, written) || inside(written, sorted)
+}
+
+/// The write rows that change a paginated sort key, as the error names them:
+/// ``write row `upvote` (`inc(score)`) changes``. Empty when none does, or when the row also
+/// filters on the key by equality: then every document of the walk holds the same
+/// value there, and a write to it takes the document out of the walk or into it, as a
+/// delete or an insert does, which pages already survive.
+fn writers_of(a: &Access, key: &Key, written: &[Written]) -> String {
+    if a.filter.iter().any(|(f, _)| *f == key.path) {
+        return String::new();
+    }
+    let writers: Vec<String> = written
+        .iter()
+        .filter(|w| overlaps(&w.path, &key.path))
+        .map(|w| format!("`{}` (`{}({})`)", w.row, w.op.word(), w.path))
+        .collect();
+    match writers.as_slice() {
+        [] => String::new(),
+        [one] => format!("write row {one} changes"),
+        [init @ .., last] => format!("write rows {} and {last} change", init.join(", ")),
+    }
+}
+
 /// A paginated sort key must be present, single-valued and exactly comparable in every
-/// document, or pages skip or repeat items. Returns the type-level checks for the
-/// segments inside other types.
+/// document, or pages skip or repeat items; and no write row may change it, or a
+/// document moves from a page not yet read to one already read (or back). Returns the
+/// type-level checks for the segments inside other types.
 fn sort_key_rules(
     c: &Container,
     a: &Access,
     key: &Key,
     r: &paths::Resolved,
+    written: &[Written],
     errors: &mut Accumulator,
 ) -> TokenStream {
     let waived = |rule: &str| a.allow.waives(rule);
+    let writers = writers_of(a, key, written);
+    // One error per key however many rows write it: the fix is one decision.
+    if !writers.is_empty() && !waived("mutable_sort") {
+        errors.push(Error::custom(rule("mutable_sort", format!(
+            "access pattern `{}` paginates on `{}`, which {writers}: a document whose sort value changes during a walk moves to another page, so the walk may skip it or return it twice; sort on a field no write row changes, or waive with `allow(mutable_sort, reason = \"...\")` and accept that documents whose key changes may move between pages",
+            a.name, key.path
+        ))).with_span(&key.span));
+    }
     let complain = |name: &str, what: &str, errors: &mut Accumulator| {
         errors.push(Error::custom(rule(name, format!(
             "access pattern `{}` paginates on `{}`, {what}; sort on another field, or waive with `allow({name}, reason = \"...\")`",

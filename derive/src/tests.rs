@@ -154,6 +154,68 @@ fn a_row_that_both_paginates_and_writes_has_one_method() {
     assert_eq!(text.matches("fn load_order").count(), 1, "{text}");
 }
 
+/// A question model whose paginated row `ranked` is `{row}` and whose write rows are
+/// `{writes}`.
+fn questions(row: &str, writes: &[&str]) -> String {
+    let writes: String = writes.iter().map(|w| format!("#[access({w})]\n")).collect();
+    format!(
+        r#"#[model(collection = "questions")]
+        #[index(keys(board, score = -1, _id = -1))]
+        #[index(keys(board, "stats.views" = -1, _id = -1))]
+        #[index(keys(board, rank, _id))]
+        #[access(name = "ranked", filter(board), {row}, paginate)]
+        {writes}
+        struct Question {{ #[serde(rename = "_id")] id: String, board: String, score: i64,
+                           score_note: String, rank: i64, stats: Stats }}"#
+    )
+}
+
+#[test]
+fn a_paginated_sort_key_a_write_row_changes_is_one_error_naming_the_rows() {
+    let upvote = r#"name = "upvote", filter(_id), update(inc(score))"#;
+    let reset = r#"name = "reset", filter(_id), update(set(score_note), set(score))"#;
+    let cases: &[(&str, &[&str], Option<&str>)] = &[
+        // Two rows write the key: one error names both.
+        (
+            "sort(score = -1)",
+            &[upvote, reset],
+            Some("write rows `upvote` (`inc(score)`) and `reset` (`set(score)`) change"),
+        ),
+        ("sort(score = -1)", &[upvote], Some("write row `upvote` (`inc(score)`) changes")),
+        // Replacing the sub-document replaces the value inside it.
+        (
+            r#"sort("stats.views" = -1)"#,
+            &[r#"name = "restat", filter(_id), update(set(stats))"#],
+            Some("paginates on `stats.views`, which write row `restat` (`set(stats)`) changes"),
+        ),
+        // Waived with a reason.
+        (
+            r#"sort(score = -1), allow(mutable_sort, reason = "a moved question may be seen twice")"#,
+            &[upvote, reset],
+            None,
+        ),
+        // A field whose name only begins like the key's.
+        ("sort(score = -1)", &[r#"name = "note", filter(_id), update(set(score_note))"#], None),
+        // Rows that write other fields, and a key no row writes.
+        ("sort(rank)", &[upvote, reset], None),
+        // A key matched by equality holds one value over the whole walk: a write to it
+        // takes a document out of the walk, as a delete does.
+        ("sort(board, rank)", &[r#"name = "move_board", filter(_id), update(set(board))"#], None),
+    ];
+    for (row, writes, expected) in cases {
+        let src = questions(row, writes);
+        let text = expand_model(tokens(&src)).to_string();
+        match expected {
+            Some(words) => {
+                assert_eq!(text.matches("compile_error").count(), 1, "{src}: {text}");
+                assert!(text.contains("docshape rule `mutable_sort`"), "{src}: {text}");
+                assert!(text.contains(words), "{words}: {text}");
+            }
+            None => assert!(!text.contains("compile_error"), "{src}: {text}"),
+        }
+    }
+}
+
 #[test]
 fn all_errors_are_reported_at_once() {
     let out = expand_model(tokens(

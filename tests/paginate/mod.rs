@@ -1,5 +1,6 @@
 //! Keyset pagination on a real server: every document exactly once in sorted order,
-//! forward and backward, through inserts and deletes; one `find` per page, never a
+//! forward and backward, through inserts and deletes; through changes of sort values,
+//! every document whose value stays put exactly once; one `find` per page, never a
 //! `skip`; cursors bound to their pattern and, when signed, unforgeable.
 
 // See tests/index/mod.rs: a clippy false positive on repeated helper-attribute keys.
@@ -7,6 +8,7 @@
 
 mod adversarial;
 mod injection;
+mod moving;
 mod tokens;
 mod view;
 

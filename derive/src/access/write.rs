@@ -75,7 +75,7 @@ pub(crate) enum Op {
 }
 
 impl Op {
-    fn word(self) -> &'static str {
+    pub(crate) fn word(self) -> &'static str {
         match self {
             Op::Set => "set",
             Op::Inc => "inc",

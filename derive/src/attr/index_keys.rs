@@ -114,6 +114,7 @@ pub(crate) const RULES: &[&str] = &[
     "nullable_sort",
     "array_sort",
     "float_sort",
+    "mutable_sort",
     "lookup",
     "unbounded_array",
 ];

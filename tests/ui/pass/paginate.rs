@@ -27,6 +27,25 @@ pub struct Post {
     price: f64,
 }
 
+/// A ranking on a key that a write row changes, waived with its reason.
+#[derive(Serialize, Deserialize, Model)]
+#[model(collection = "questions")]
+#[index(keys(board, score = -1, _id = -1))]
+#[access(
+    name = "top_questions",
+    filter(board),
+    sort(score = -1),
+    paginate,
+    allow(mutable_sort, reason = "a question voted up during a walk may be missed or shown twice")
+)]
+#[access(name = "upvote", filter(_id), update(inc(score)))]
+pub struct Question {
+    #[serde(rename = "_id")]
+    id: i64,
+    board: String,
+    score: i64,
+}
+
 #[derive(Serialize, Deserialize, Embedded)]
 pub struct Stats {
     pub score: i64,
@@ -49,4 +68,11 @@ pub(super) fn main() {
     let everything = Post::everything().find_command("shop").unwrap();
     assert_eq!(everything.get_document("sort").unwrap(), &docshape::bson::doc! { "_id": 1 });
     assert_eq!(<Post as Model>::ACCESS_PATTERNS[3].index, Some("_id_"));
+    // The waiver compiles and its reason is kept with the pattern, for the table.
+    let _ = Question::top_questions("rust").page_size(10);
+    let _ = Question::upvote(7, 1);
+    assert_eq!(
+        <Question as Model>::ACCESS_PATTERNS[0].waivers,
+        &[("mutable_sort", "a question voted up during a walk may be missed or shown twice")]
+    );
 }
