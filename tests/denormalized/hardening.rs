@@ -70,4 +70,10 @@ async fn a_failing_job_with_a_short_lease_does_not_keep_the_run_going() {
         .expect("the run ends")
         .unwrap();
     assert_eq!((report.jobs, report.failures.len()), (1, 1), "{report:?}");
+    // The failed job waits for its retry, and the lag says so, with its cause.
+    let lag = copies::lag(&db).await.unwrap();
+    assert_eq!((lag.pending, lag.failing), (1, 1), "{lag:?}");
+    let posts = &lag.by_copy[POSTS];
+    assert_eq!(posts.failing, 1, "{lag:?}");
+    assert!(posts.last_error.as_deref().is_some_and(|e| e.contains("validation")), "{lag:?}");
 }

@@ -26,6 +26,12 @@ pub struct CopyLag {
     /// Jobs whose `due` is missing or not a date (another program wrote them): their
     /// deadline is unknown, so they count as overdue too.
     pub undated: u64,
+    /// Jobs a worker has failed at least once (a copy the target's validator refuses, a
+    /// refused command), waiting for their retry: copies that stay stale until the
+    /// cause is fixed.
+    pub failing: u64,
+    /// The error of the most recent failure among them, as the worker recorded it.
+    pub last_error: Option<String>,
 }
 
 /// How far behind the refresh queue is.
@@ -41,6 +47,9 @@ pub struct QueueLag {
     pub overdue: u64,
     /// Jobs whose `due` is missing or not a date, counted in `overdue` too.
     pub undated: u64,
+    /// Jobs a worker has failed at least once and that wait for a retry (see
+    /// [`CopyLag::failing`]; each copy's last error is in [`QueueLag::by_copy`]).
+    pub failing: u64,
     /// The same, by copy key.
     pub by_copy: BTreeMap<String, CopyLag>,
     /// Where each [`Watcher`](super::Watcher) stands on each source, by watcher name
@@ -90,6 +99,13 @@ pub async fn lag(db: &Database) -> Result<QueueLag, CopyError> {
                     { "$or": [ { "$ne": [ { "$type": "$due" }, "date" ] }, { "$lt": [ "$due", now ] } ] }, 1, 0
                 ] } },
                 "undated": { "$sum": { "$cond": [ { "$ne": [ { "$type": "$due" }, "date" ] }, 1, 0 ] } },
+                // A count of failures another program wrote as a non-number is no failure.
+                "failing": { "$sum": { "$cond": [ { "$gt": [ { "$convert": { "input": "$failures", "to": "long", "onError": 0, "onNull": 0 } }, 0 ] }, 1, 0 ] } },
+                // The error of the latest failure: the greatest `[failed_at, last_error]`
+                // pair among failed jobs (arrays compare element by element).
+                "last": { "$max": { "$cond": [
+                    { "$eq": [ { "$type": "$failed_at" }, "date" ] }, [ "$failed_at", "$last_error" ], null
+                ] } },
             } },
             doc! { "$sort": { "_id": 1 } },
         ])
@@ -107,10 +123,18 @@ pub async fn lag(db: &Database) -> Result<QueueLag, CopyError> {
             oldest_enqueued_at: group.get_datetime("oldest").ok().copied(),
             overdue: count(group.get("overdue")),
             undated: count(group.get("undated")),
+            failing: count(group.get("failing")),
+            last_error: group
+                .get_array("last")
+                .ok()
+                .and_then(|pair| pair.get(1))
+                .and_then(Bson::as_str)
+                .map(str::to_owned),
         };
         lag.pending += entry.pending;
         lag.overdue += entry.overdue;
         lag.undated += entry.undated;
+        lag.failing += entry.failing;
         if let Some(at) = entry.oldest_enqueued_at {
             lag.oldest_enqueued_at = Some(lag.oldest_enqueued_at.map_or(at, |o| o.min(at)));
         }
@@ -123,6 +147,7 @@ pub async fn lag(db: &Database) -> Result<QueueLag, CopyError> {
         pending = lag.pending,
         overdue = lag.overdue,
         undated = lag.undated,
+        failing = lag.failing,
         oldest_age_ms = lag.oldest_age.map(trace::millis),
         "copies.lag"
     );
