@@ -351,18 +351,19 @@ async fn run<T: Versioned>(db: &Database, options: BackfillOptions) -> Result<Ba
                         return Ok(());
                     }
                     let id = id_of(&document);
-                    position = Some(id.clone());
                     let key = format!("{id:?}");
                     if seen.contains(&key) {
+                        position = Some(id);
                         continue;
                     }
-                    progress.scanned += 1;
                     match upgrade_one::<T>(db, document).await {
                         Ok(Upgrade::Done) => progress.upgraded += 1,
                         Ok(Upgrade::Raced) => {
                             progress.raced += 1;
                             seen.insert(key);
                         }
+                        // The position stays before this document: a transient error
+                        // reads it again.
                         Err(e) if is_fatal(&e) => return Err(e),
                         Err(e) => {
                             progress.failed += 1;
@@ -372,6 +373,8 @@ async fn run<T: Versioned>(db: &Database, options: BackfillOptions) -> Result<Ba
                             }
                         }
                     }
+                    progress.scanned += 1;
+                    position = Some(id.clone());
                     if let Some(rate) = rate {
                         let due = started + Duration::from_secs_f64(progress.upgraded as f64 / rate);
                         if let Some(wait) = due.checked_duration_since(Instant::now()) {
