@@ -40,10 +40,29 @@ pub(crate) fn check(parsed: &mut Parsed, cx: &Context, errors: &mut Accumulator)
     }
 }
 
-/// `impl Bucket`, its methods and the compile-time size assertion. A bucket is sized
-/// from its fields as written: `cx` is the context the bucket was parsed from.
+/// `impl Bucket`, its methods and the compile-time size assertion, and the bucket's
+/// row of `Model::RELATIONS`. A bucket is sized from its fields as written: `cx` is
+/// the context the bucket was parsed from.
 pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> Expansion {
-    Expansion::items(parsed.0.as_ref().map(|b| bucket(&cx.container, b)).unwrap_or_default())
+    let Some(b) = &parsed.0 else { return Expansion::default() };
+    Expansion { relations: vec![row(b)], ..Expansion::items(bucket(&cx.container, b)) }
+}
+
+/// The design-decision row, on the items field: the item type, the series and period
+/// that name a bucket, and how many items one holds. The attribute takes no reason.
+fn row(b: &BucketDef) -> TokenStream {
+    let field = b.items.name.as_deref().unwrap_or_default();
+    let item_ty = &b.item_ty;
+    let target = quote!(#item_ty).to_string().replace(' ', "");
+    let (series, per, max) = (b.series.name.as_deref().unwrap_or_default(), &b.per, b.max);
+    quote! {
+        __ds::Relation {
+            field: #field, kind: __ds::RelationKind::Bucket, target: #target, many: true,
+            bound: ::core::option::Option::Some(#max), refresh: ::core::option::Option::None,
+            via: ::core::option::Option::None, reason: ::core::option::Option::None,
+            split: ::core::option::Option::Some(__ds::Split::Bucket { series: #series, per: #per }),
+        }
+    }
 }
 
 /// The periods `per` accepts.

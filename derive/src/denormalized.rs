@@ -485,6 +485,7 @@ fn rows(r: &Parsed) -> Vec<TokenStream> {
                 field: #field, kind: __ds::RelationKind::Copy, target: #target, many: false,
                 bound: ::core::option::Option::None, refresh: ::core::option::Option::Some(#refresh),
                 via: ::core::option::Option::Some(#via), reason: #reason,
+                split: ::core::option::Option::None,
             }
         });
     }

@@ -186,8 +186,11 @@ fn model_expansion(recv: ModelReceiver) -> Expanded {
     let outlier = outlier::expand(&outlier, &cx);
     let paginate = paginate::expand(&paginate, &bounded, &access);
     let (access, views) = access::expand(&access, &bounded);
-    let (model, registration) =
-        model::expand(&model, &bounded, &[&index, &access, &versioning, &relation, &denormalized]);
+    let (model, registration) = model::expand(
+        &model,
+        &bounded,
+        &[&index, &access, &versioning, &relation, &denormalized, &outlier, &bucket],
+    );
     let c = &bounded.container;
     let (paths, size) = (crate::common::paths::has_field_impls(c), crate::common::size::impl_for(c));
     let items = quote! {

@@ -34,10 +34,33 @@ pub(crate) fn parse<'a>(cx: &'a Context, errors: &mut Accumulator) -> Parsed<'a>
 /// An outlier's rules concern its own attribute and fields, found while parsing.
 pub(crate) fn check(_parsed: &mut Parsed, _cx: &Context, _errors: &mut Accumulator) {}
 
-/// `impl Outliers`, the `push_`/`load_` methods and the size assertions. The arrays
-/// are sized from the fields as written: `cx` is the context they were parsed from.
+/// `impl Outliers`, the `push_`/`load_` methods and the size assertions, and a row of
+/// `Model::RELATIONS` per outlier array. The arrays are sized from the fields as
+/// written: `cx` is the context they were parsed from.
 pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> Expansion {
-    Expansion::items(outliers(&cx.container, &parsed.0))
+    Expansion { relations: rows(&parsed.0), ..Expansion::items(outliers(&cx.container, &parsed.0)) }
+}
+
+/// The design-decision rows: the item type, the threshold kept embedded, and where the
+/// rest goes. The attribute takes no reason.
+fn rows(outliers: &[OutlierDef]) -> Vec<TokenStream> {
+    outliers
+        .iter()
+        .map(|o| {
+            let field = o.field.name.as_deref().unwrap_or_default();
+            let item_ty = &o.item_ty;
+            let target = quote!(#item_ty).to_string().replace(' ', "");
+            let (threshold, per_doc, overflow) = (o.threshold, o.per_doc, &o.overflow);
+            quote! {
+                __ds::Relation {
+                    field: #field, kind: __ds::RelationKind::Outlier, target: #target, many: true,
+                    bound: ::core::option::Option::Some(#threshold), refresh: ::core::option::Option::None,
+                    via: ::core::option::Option::None, reason: ::core::option::Option::None,
+                    split: ::core::option::Option::Some(__ds::Split::Outlier { overflow: #overflow, per_doc: #per_doc }),
+                }
+            }
+        })
+        .collect()
 }
 
 #[derive(FromMeta)]

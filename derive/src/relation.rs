@@ -393,6 +393,7 @@ fn rows(c: &Container, r: &Parsed) -> Vec<TokenStream> {
                 __ds::Relation {
                     field: #field, kind: #kind, target: #target, many: #many, bound: #bound,
                     refresh: ::core::option::Option::None, via: ::core::option::Option::None, reason: #reason,
+                    split: ::core::option::Option::None,
                 }
             }
         })

@@ -144,7 +144,8 @@
 //!
 //! An access pattern that names another model's field (`fields(title, User::name)`)
 //! must be served by a copy of it, or waive the `lookup` rule with a reason.
-//! `DESIGN_DECISIONS.md`, among the [`artifacts`], lists every relation.
+//! `DESIGN_DECISIONS.md`, among the [`artifacts`], lists every relation, outlier array
+//! and bucket, with its bound and its declared reason.
 //!
 //! ## Access patterns: consistency and load
 //!
@@ -384,7 +385,7 @@ pub mod __private {
     pub use crate::core::model::{Model, ValidationAction, ValidationLevel};
     pub use crate::core::path::{FieldLookup, HasField, Open, StoredNames};
     pub use crate::core::registry::{RegisteredCollection, RegisteredModel};
-    pub use crate::core::relation::{Relation, RelationKind};
+    pub use crate::core::relation::{Relation, RelationKind, Split};
     pub use crate::core::size as sz;
     pub use crate::core::size::{MaxBsonSize, Probe, ProbeFallback};
     pub use crate::core::validator::{

@@ -14,6 +14,7 @@ use docshape::{testkit, Embedded, Model};
 use serde::{Deserialize, Serialize};
 
 mod adversarial;
+mod design;
 mod hardening;
 
 /// patterns-en: `{ _id: "u_42", name: "Alice" }`.

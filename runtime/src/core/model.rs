@@ -105,8 +105,9 @@ pub trait Model: Schema + Sized {
     const ACCESS_PATTERNS: &'static [AccessPattern] = &[];
     /// The shard key (`#[model(shard_key(...))]`); empty when none is declared.
     const SHARD_KEY: &'static [(&'static str, IndexKey)] = &[];
-    /// The relations its attributes declare (`#[embed]`, references, `#[denormalized]`),
-    /// for the design-decision table.
+    /// The relations its attributes declare (`#[embed]`, references, `#[denormalized]`)
+    /// and its arrays spread over several documents (`#[outlier]`, `#[bucket]`), for the
+    /// design-decision table.
     const RELATIONS: &'static [Relation] = &[];
     /// Its denormalized copies (`#[denormalized]`), filled by
     /// [`crate::relation::snapshot`] and refreshed as each one's policy says.

@@ -17,17 +17,58 @@ pub enum RelationKind {
     Reference,
     /// A copy of another collection's field, refreshed by a stated policy.
     Copy,
+    /// An `#[outlier]` array: embedded up to its threshold, the rest in an overflow
+    /// collection ([`Split::Outlier`]).
+    Outlier,
+    /// A `#[bucket]`'s items: one document per series per period, each holding a
+    /// bounded number of them ([`Split::Bucket`]).
+    Bucket,
 }
 
 impl RelationKind {
-    /// `"embed"`, `"reference"` or `"copy"`.
+    /// `"embed"`, `"reference"`, `"copy"`, `"outlier"` or `"bucket"`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Embed => "embed",
             Self::Reference => "reference",
             Self::Copy => "copy",
+            Self::Outlier => "outlier",
+            Self::Bucket => "bucket",
         }
     }
+
+    /// The attribute whose `reason = "..."` states why, for the kinds whose attribute
+    /// takes one; an outlier or a bucket states no reason.
+    pub fn reason_attribute(self) -> Option<&'static str> {
+        match self {
+            Self::Embed => Some("#[embed]"),
+            Self::Reference => Some("#[reference]"),
+            Self::Copy => Some("#[denormalized]"),
+            Self::Outlier | Self::Bucket => None,
+        }
+    }
+}
+
+/// How a pattern spreads an array over several documents, beyond the bound kept in one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Split {
+    /// `#[outlier]`: past the threshold (the relation's bound), the items go to
+    /// documents of the `overflow` collection, `per_doc` in each.
+    Outlier {
+        /// The overflow collection.
+        overflow: &'static str,
+        /// How many items one overflow document holds.
+        per_doc: u64,
+    },
+    /// `#[bucket]`: one document per value of `series` per `per` period (UTC), holding
+    /// at most the relation's bound; a full one continues in another of the same
+    /// period.
+    Bucket {
+        /// The stored name of the series field.
+        series: &'static str,
+        /// `"minute"`, `"hour"`, `"day"`, `"week"` or `"month"`.
+        per: &'static str,
+    },
 }
 
 /// One relation of a model, as its attributes declare it.
@@ -35,10 +76,11 @@ impl RelationKind {
 pub struct Relation {
     /// The stored field name.
     pub field: &'static str,
-    /// Embed, reference or copy.
+    /// Embed, reference, copy, outlier or bucket.
     pub kind: RelationKind,
-    /// What the field holds: the embedded type's name, the referenced collection, or
-    /// for a copy the source as `collection.field`.
+    /// What the field holds: the embedded type's name, the referenced collection, for
+    /// a copy the source as `Model::field`, for an outlier or a bucket the item type's
+    /// name.
     pub target: &'static str,
     /// Whether the field is an array of them.
     pub many: bool,
@@ -51,4 +93,6 @@ pub struct Relation {
     pub via: Option<&'static str>,
     /// Why, as written in the attribute's `reason = "..."`.
     pub reason: Option<&'static str>,
+    /// For an outlier or a bucket, where the items beyond the bound go.
+    pub split: Option<Split>,
 }

@@ -8,7 +8,7 @@
 //! | `<collection>.shard_key.json` | the `key` `shardCollection` receives, when the model declares one |
 //! | `ACCESS_PATTERNS.md` | every model's access-pattern table, in the seed's format |
 //! | `KEYS.md` | the Redis key catalog, in the seed's format, when key families exist |
-//! | `DESIGN_DECISIONS.md` | per relation: embed, reference or copy, its bound, its refresh policy and its reason |
+//! | `DESIGN_DECISIONS.md` | per relation and array pattern: embed, reference, copy, outlier or bucket, its bound, its refresh policy and its reason |
 //!
 //! The text is canonical extended JSON (`{"$numberInt": "2"}`), so the BSON types
 //! survive any client: `bson.json_util.loads` in Python, `EJSON.parse` in JavaScript or

@@ -1,6 +1,7 @@
-//! How models relate: each embedded sub-document or array, each reference and each
-//! denormalized copy declared with `#[embed]`, `Ref<T>` / `#[reference(T)]` and
-//! `#[denormalized]`, with its bound, its refresh policy and its reason
+//! How models relate: each embedded sub-document or array, each reference, each
+//! denormalized copy and each array spread over several documents, declared with
+//! `#[embed]`, `Ref<T>` / `#[reference(T)]`, `#[denormalized]`, `#[outlier]` and
+//! `#[bucket]`, with its bound, its refresh policy and its reason
 //! ([`Model::RELATIONS`]), rendered as the design-decision table
 //! ([`design_decisions`]); and filling denormalized copies when a document is
 //! written ([`snapshot`], [`insert_one`]).
@@ -21,7 +22,7 @@ use crate::core::hooks::GeneratedFile;
 use crate::core::model::{eq, Model};
 use crate::core::registry;
 use crate::core::relation::DESIGN_DECISIONS_FILE;
-pub use crate::core::relation::{Relation, RelationKind};
+pub use crate::core::relation::{Relation, RelationKind, Split};
 use crate::patterns::relation::refs::RefError;
 
 fn duration_text(d: std::time::Duration) -> String {
@@ -41,27 +42,40 @@ fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
 
-/// The design-decision table: per relation, embed / reference / copy, its bound, its
-/// refresh policy and the reason, as Markdown. `models` are `(collection, relations)`
-/// pairs, listed in the order given.
+/// The design-decision table: per relation or pattern (embed, reference, copy,
+/// outlier, bucket), what it holds, its bound, its refresh policy and its reason, as
+/// Markdown. `models` are `(collection, relations)` pairs, listed in the order given.
+///
+/// A reason is the attribute's `reason = "..."`. Where none is declared the cell says
+/// so and names the attribute that takes one; `#[outlier]` and `#[bucket]` take no
+/// reason, so theirs is `—`.
 ///
 /// ```
-/// use docshape::relation::{design_decisions, Relation, RelationKind};
+/// use docshape::relation::{design_decisions, Relation, RelationKind, Split};
 ///
 /// let items = Relation {
 ///     field: "items", kind: RelationKind::Embed, target: "LineItem", many: true,
 ///     bound: Some(50), refresh: None, via: None,
-///     reason: Some("read and updated with the order"),
+///     reason: Some("read and updated with the order"), split: None,
 /// };
-/// let table = design_decisions(&[("orders", &[items][..])]);
+/// let followers = Relation {
+///     field: "followers", kind: RelationKind::Outlier, target: "ObjectId", many: true,
+///     bound: Some(1000), refresh: None, via: None, reason: None,
+///     split: Some(Split::Outlier { overflow: "users_followers_overflow", per_doc: 1000 }),
+/// };
+/// let table = design_decisions(&[("orders", &[items][..]), ("users", &[followers][..])]);
 /// assert!(table.contains("| orders | items | embed | LineItem (array) | ≤ 50 | — | read and updated with the order |"));
+/// assert!(table.contains("| users | followers | outlier | ObjectId (array) | ≤ 1000 embedded, then ≤ 1000 per document of `users_followers_overflow` | — | — |"));
 /// ```
 pub fn design_decisions(models: &[(&str, &[Relation])]) -> String {
     let mut out = String::from(
         "# Design decisions\n\n\
-         Generated from the models' `#[embed]`, reference and `#[denormalized]` attributes: \
-         what is embedded (read with its parent, bounded), referenced (grows or lives on its own), \
-         or copied (denormalized, with the freshness the product accepts).\n\n\
+         Generated from the models' `#[embed]`, reference, `#[denormalized]`, `#[outlier]` and \
+         `#[bucket]` attributes: what is embedded (read with its parent, bounded), referenced \
+         (grows or lives on its own), copied (denormalized, with the freshness the product \
+         accepts), or spread over several documents past a bound (an outlier's overflow, a \
+         series' buckets). A reason is the attribute's `reason = \"...\"`; `#[outlier]` and \
+         `#[bucket]` take none.\n\n\
          | Collection | Field | Decision | Of | Bound | Refresh | Reason |\n\
          |---|---|---|---|---|---|---|\n",
     );
@@ -69,17 +83,35 @@ pub fn design_decisions(models: &[(&str, &[Relation])]) -> String {
     for (collection, relations) in models {
         for r in *relations {
             any = true;
-            let of = match (r.kind, r.via) {
-                (RelationKind::Copy, Some(via)) => format!("{} via `{via}`", r.target),
-                (_, _) if r.many => format!("{} (array)", r.target),
+            let of = match (r.kind, r.via, r.split) {
+                (RelationKind::Copy, Some(via), _) => format!("{} via `{via}`", r.target),
+                (_, _, Some(Split::Bucket { series, per })) => {
+                    format!("{} (array), a bucket per `{series}` per {per}", r.target)
+                }
+                (_, _, _) if r.many => format!("{} (array)", r.target),
                 _ => r.target.to_owned(),
             };
-            let bound = r.bound.map_or_else(|| "—".to_owned(), |b| format!("≤ {b}"));
+            let bound = match (r.bound, r.split) {
+                (None, _) => "—".to_owned(),
+                (Some(b), None) => format!("≤ {b}"),
+                (Some(b), Some(Split::Outlier { overflow, per_doc })) => {
+                    format!("≤ {b} embedded, then ≤ {per_doc} per document of `{overflow}`")
+                }
+                (Some(b), Some(Split::Bucket { .. })) => format!("≤ {b} per bucket"),
+            };
             let refresh = match r.refresh {
                 None => "—".to_owned(),
                 Some(Refresh::Never) => "never (snapshot at write)".to_owned(),
                 Some(Refresh::Sync) => "sync (same call as the source)".to_owned(),
                 Some(Refresh::Async { max_stale }) => format!("async, stale ≤ {}", duration_text(max_stale)),
+            };
+            // Only what the attributes say: a missing reason is not guessed at.
+            let reason = match (r.reason, r.kind.reason_attribute()) {
+                (Some(reason), _) => reason.to_owned(),
+                (None, Some(attribute)) => {
+                    format!("no reason declared: add `reason = \"...\"` to `{attribute}`")
+                }
+                (None, None) => "—".to_owned(),
             };
             let _ = writeln!(
                 out,
@@ -90,7 +122,7 @@ pub fn design_decisions(models: &[(&str, &[Relation])]) -> String {
                 cell(&of),
                 bound,
                 refresh,
-                cell(r.reason.unwrap_or("(no reason given)")),
+                cell(&reason),
             );
         }
     }

@@ -1,0 +1,78 @@
+//! The design-decision table of models that hold every relation and pattern the
+//! derive knows: an outlier array of raw references, a bucket, a raw
+//! `#[reference(User)]` and a `Ref<T>` with no reason. Each is a row, with its bound
+//! and its reason where one is declared.
+
+use docshape::bson::DateTime;
+use docshape::refs::Ref;
+use docshape::{Embedded, Model};
+use serde::{Deserialize, Serialize};
+
+use super::User;
+
+/// A fan, with a numeric id so that a full array of references has a known size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(collection = "fans")]
+pub struct Fan {
+    #[serde(rename = "_id")]
+    pub id: i64,
+}
+
+/// A celebrity: a manager referenced by raw id, an agent by `Ref` with no reason, and
+/// followers that stay embedded up to 100 and overflow beyond.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(collection = "celebrities")]
+pub struct Celebrity {
+    #[serde(rename = "_id")]
+    pub id: i64,
+    #[reference(User, reason = "managers are users of their own")]
+    pub manager_id: String,
+    pub agent: Ref<User>,
+    #[reference(Fan)]
+    #[outlier(threshold = 100, overflow = "celebrity_followers", flag = has_more_followers, per_doc = 500)]
+    pub followers: Vec<i64>,
+    pub has_more_followers: bool,
+}
+
+/// One visit of a page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Embedded)]
+pub struct Visit {
+    pub t: DateTime,
+    pub ms: i32,
+}
+
+/// A page's visits, one bucket per page per day.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(collection = "page_days")]
+#[bucket(series = page, period = day, per = "day", max = 500, items = visits, time = t)]
+pub struct PageDay {
+    #[serde(rename = "_id")]
+    pub id: String,
+    #[validate(max_length = 64)]
+    pub page: String,
+    pub day: String,
+    pub count: i32,
+    pub visits: Vec<Visit>,
+}
+
+#[test]
+fn the_design_decision_table_lists_outliers_buckets_and_every_reference() {
+    let artifacts = docshape::artifacts::registered().unwrap();
+    let table = &artifacts.iter().find(|a| a.file_name == "DESIGN_DECISIONS.md").unwrap().contents;
+    for row in [
+        // A raw id with `#[reference(T)]`, and its declared reason.
+        "| celebrities | manager_id | reference | users | — | — | managers are users of their own |",
+        // A `Ref<T>` with no reason: the table says so, and where one is given.
+        "| celebrities | agent | reference | users | — | — | no reason declared: add `reason = \"...\"` to `#[reference]` |",
+        // An outlier array of raw references: the reference, then the outlier's bounds.
+        "| celebrities | followers | reference | fans (array) | ≤ 100 | — | no reason declared: add `reason = \"...\"` to `#[reference]` |",
+        "| celebrities | followers | outlier | i64 (array) | ≤ 100 embedded, then ≤ 500 per document of `celebrity_followers` | — | — |",
+        // A bucket: its items, the series and period that name a bucket, its bound.
+        "| page_days | visits | bucket | Visit (array), a bucket per `page` per day | ≤ 500 per bucket | — | — |",
+        // A copy with no reason.
+        "| reviews | author_name | copy | Author::name via `author_id` | — | sync (same call as the source) | no reason declared: add `reason = \"...\"` to `#[denormalized]` |",
+    ] {
+        assert!(table.contains(row), "missing row {row}\nin\n{table}");
+    }
+    assert!(!table.contains("(no reason given)"), "{table}");
+}
