@@ -401,7 +401,9 @@ impl<V: Projection + Send + Sync + 'static> Paginator<V> {
         for ((field, _), bracket) in keys.iter().zip(&walk) {
             match bracket {
                 Some(bracket) => or.push(doc! { *field: { "$not": { "$type": *bracket } } }),
-                None => or.push(doc! { *field: { "$eq": Bson::Null } }),
+                None => {
+                    or.push(doc! { *field: crate::core::access::literal::Literal::stored(Bson::Null).eq() })
+                }
             }
             or.push(doc! { *field: { "$type": "array" } });
         }

@@ -7,6 +7,7 @@ use futures_util::TryStreamExt;
 use mongodb::Database;
 
 use super::decode::{decode_at, id_of, require_id, stored_version, Versioned};
+use crate::core::access::literal::Literal;
 use crate::core::model::{eq, IdOf, Identified};
 use crate::core::version::VersionError;
 
@@ -54,12 +55,17 @@ pub(super) fn unchanged_since<T: Versioned>(original: &Document) -> Document {
             Bson::Null => doc! { "$type": "null", "$not": { "$type": "array" } },
             // `$eq: [..]` also matches an array holding that array as an element, of any
             // size: `$size` and no such element leave the array itself.
-            Bson::Array(items) => doc! {
-                "$eq": value.clone(),
-                "$size": items.len() as i64,
-                "$not": { "$elemMatch": { "$eq": value.clone() } },
-            },
-            _ => doc! { "$eq": value.clone(), "$not": { "$type": "array" } },
+            Bson::Array(items) => {
+                let mut condition = Literal::stored(value.clone()).eq();
+                condition.insert("$size", items.len() as i64);
+                condition.insert("$not", doc! { "$elemMatch": Literal::stored(value.clone()).eq() });
+                condition
+            }
+            _ => {
+                let mut condition = Literal::stored(value.clone()).eq();
+                condition.insert("$not", doc! { "$type": "array" });
+                condition
+            }
         };
         filter.insert(key.clone(), condition);
     }
