@@ -17,7 +17,7 @@
 use std::time::Instant;
 
 use docshape::bson::{doc, DateTime};
-use docshape::copies::{self, Watcher, Worker};
+use docshape::denormalized::{self, Watcher, Worker};
 use docshape::refs::Ref;
 use docshape::relation;
 use docshape::testkit;
@@ -109,12 +109,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     Post::collection(&db).insert_many(&posts).await?;
     println!("2,000 posts by u_42");
 
-    let renamed = copies::update_one::<User>(&db, "u_42", doc! { "$set": { "name": "Alicia" } }).await?;
+    let renamed =
+        denormalized::update_one::<User>(&db, "u_42", doc! { "$set": { "name": "Alicia" } }).await?;
     let at = Instant::now();
     println!(
         "renamed u_42: {} job(s) queued; lag now: {}",
         renamed.jobs_enqueued(),
-        copies::lag(&db).await?.pending
+        denormalized::lag(&db).await?.pending
     );
     let report = Worker::new(&db).batch(250).run_until_empty().await?;
     let converged = at.elapsed();
@@ -149,7 +150,7 @@ async fn renamed_by_another_client(
     let working = tokio::spawn(async move { worker.run(std::time::Duration::from_millis(50)).await });
     // Its first start reconciles the copies, then saves its position: from there on,
     // no change is missed.
-    let positions = db.collection::<docshape::bson::Document>(copies::WATCH_POSITIONS);
+    let positions = db.collection::<docshape::bson::Document>(denormalized::WATCH_POSITIONS);
     while positions.find_one(doc! {}).await?.is_none() {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
@@ -172,7 +173,7 @@ async fn renamed_by_another_client(
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    let lag = copies::lag(db).await?;
+    let lag = denormalized::lag(db).await?;
     println!(
         "the watcher queued it and the worker rewrote 2,000 posts in {:.1?}; watcher behind by {:?}, {} job(s) pending",
         at.elapsed(),

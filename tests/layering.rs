@@ -4,7 +4,7 @@
 //!
 //! runtime: `core` imports nothing above it; `ops` import `core`; a pattern imports
 //! `core`, never another pattern nor `ops`. lib.rs is the map and may name anything;
-//! the public facades it defines (`docshape::copies`, `docshape::refs`, ...) count as
+//! the public facades it defines (`docshape::denormalized`, `docshape::refs`, ...) count as
 //! the layer they lead into, so a path through a facade is no way around the rules.
 //!
 //! derive: the driver (`driver.rs`) names every pattern; the shared layer (`common`),

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bson::{doc, DateTime, Document};
-use docshape::copies::{Worker, QUEUE};
+use docshape::denormalized::{Worker, QUEUE};
 use docshape::refs::Ref;
 use docshape::versioning::{self, BackfillOptions, Progress};
 use docshape::{testkit, Embedded, Model};
@@ -375,7 +375,7 @@ async fn a_worker_drain_is_a_span_with_claims_batches_and_lag() {
         .await
         .unwrap();
     let (seen, _guard) = collect();
-    let lag = docshape::copies::lag(&db).await.unwrap();
+    let lag = docshape::denormalized::lag(&db).await.unwrap();
     assert_eq!(lag.pending, 1);
     let lag = one(seen.events("copies.lag"), "lag event");
     assert_eq!((lag.field("pending"), lag.field("overdue")), (Some("1"), Some("1")));

@@ -16,7 +16,7 @@
 pub mod access;
 pub mod append;
 pub mod bson_compat;
-pub mod copy;
+pub mod denormalized;
 pub mod error;
 pub mod hooks;
 pub mod index;

@@ -128,18 +128,18 @@
 //! references with no bound does not compile), a typed reference ([`refs::Ref<T>`],
 //! or `#[reference(T)]` on a raw id; loaded many at a time in one query with
 //! [`refs::load_many`]), or a denormalized copy with its refresh policy
-//! ([`copies`]):
+//! ([`denormalized`]):
 //!
 //! | attribute | meaning |
 //! |---|---|
 //! | `#[embed(max = N, reason = "...")]` | embedded, at most `N` elements (`maxItems`) |
 //! | `#[reference(reason = "...")]` on a `Ref<T>`, `#[reference(T, max = N)]` | a reference, with its reason and, for an array, its bound |
 //! | `#[denormalized(from = "User::name", via = "author_id", refresh = "never")]` | a snapshot taken at write time |
-//! | `... refresh = "sync"` | rewritten in the source's update call ([`copies::update_one`]) |
-//! | `... refresh = "async", max_stale = "5m"` | queued by the source's update and rewritten by a [`copies::Worker`] |
-//! | `... on_delete = "keep" \| "clear" \| "report"` | what the copy holds once its source is deleted ([`copies::OnDelete`]) |
+//! | `... refresh = "sync"` | rewritten in the source's update call ([`denormalized::update_one`]) |
+//! | `... refresh = "async", max_stale = "5m"` | queued by the source's update and rewritten by a [`denormalized::Worker`] |
+//! | `... on_delete = "keep" \| "clear" \| "report"` | what the copy holds once its source is deleted ([`denormalized::OnDelete`]) |
 //!
-//! Writes made by other programs reach the copies through a [`copies::Watcher`] (change
+//! Writes made by other programs reach the copies through a [`denormalized::Watcher`] (change
 //! streams: a replica set or a sharded cluster), which queues their refresh jobs.
 //!
 //! An access pattern that names another model's field (`fields(title, User::name)`)
@@ -193,7 +193,7 @@
 //! |---|---|---|
 //! | core | [`Model`], [`validator`], [`index`], [`access`], [`size`], [`registry`], [`Error`], paths, the collection spec, the guarded append, hooks | nothing above it |
 //! | ops | [`sync`](mod@sync), [`check`](mod@check), [`artifacts`], `cli` | the core |
-//! | patterns | [`paginate`], [`versioning`], [`bucket`], [`outlier`], [`relation`] and [`refs`], [`denormalized`] (also [`copies`]), [`keys`] | the core, never another pattern |
+//! | patterns | [`paginate`], [`versioning`], [`bucket`], [`outlier`], [`relation`] and [`refs`], [`denormalized`] (its former name `copies` is a deprecated alias), [`keys`] | the core, never another pattern |
 //!
 //! A descriptor that the `Model` trait or the registry names (a relation, a copy, the
 //! error of decoding a stored version) lives in the core and is re-exported by its
@@ -256,8 +256,12 @@ pub use crate::ops::cli;
 pub use crate::ops::{artifacts, check, sync};
 // patterns
 pub use crate::patterns::denormalized;
-/// The denormalized pattern under its first name: [`denormalized`].
-pub use crate::patterns::denormalized as copies;
+/// The denormalized pattern under its first name, kept for code written against it:
+/// use [`denormalized`], whose items these are.
+#[deprecated(note = "the pattern's one name is `denormalized`: use `docshape::denormalized`")]
+pub mod copies {
+    pub use crate::patterns::denormalized::*;
+}
 pub use crate::patterns::relation::refs;
 pub use crate::patterns::{bucket, keys, paginate, relation, versioning};
 
@@ -379,7 +383,7 @@ pub mod __private {
     // extended JSON stays a document.
     pub use crate::core::access::literal::literal as to_bson;
     pub use crate::core::bson_compat::SerError as BsonSerError;
-    pub use crate::core::copy::{Cleared, CopySpec, OnDelete, Refresh};
+    pub use crate::core::denormalized::{Cleared, CopySpec, OnDelete, Refresh};
     pub use crate::core::index::{Index, IndexKey};
     pub use crate::core::model::eq as eq_filter;
     pub use crate::core::model::{Model, ValidationAction, ValidationLevel};

@@ -180,8 +180,10 @@ async fn every_docshape_writer_deletes_cached_keys_through_the_installed_connect
 
     // The copies' writer, which keeps copies in line itself and caches through the hook.
     fill(&db, &mut redis, "d").await;
-    docshape::copies::update_one::<Article>(&db, "d", doc! { "$set": { "title": "second" } }).await.unwrap();
-    assert_eq!(cached(&mut redis, "d").await, None, "copies::update_one deleted the key");
+    docshape::denormalized::update_one::<Article>(&db, "d", doc! { "$set": { "title": "second" } })
+        .await
+        .unwrap();
+    assert_eq!(cached(&mut redis, "d").await, None, "denormalized::update_one deleted the key");
 
     // A write row without a connection of its own.
     fill(&db, &mut redis, "e").await;

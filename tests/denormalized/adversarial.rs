@@ -3,7 +3,7 @@
 //! answer or a typed error, never panic, and send a bounded number of commands.
 
 use docshape::bson::{doc, Bson, DateTime, Document};
-use docshape::copies::{self, Worker, QUEUE};
+use docshape::denormalized::{self, Worker, QUEUE};
 use docshape::testkit;
 use proptest::prelude::Rng as _;
 use proptest::test_runner::TestRng;
@@ -43,7 +43,7 @@ async fn within_budget(
     worker: Worker,
     log: &testkit::CommandLog,
     budget: usize,
-) -> Result<copies::RefreshReport, copies::CopyError> {
+) -> Result<denormalized::RefreshReport, denormalized::CopyError> {
     let run = worker.run_until_empty();
     tokio::pin!(run);
     let started = std::time::Instant::now();
@@ -111,7 +111,7 @@ async fn the_worker_and_lag_on_adversarial_jobs_are_right_or_typed_errors() {
     }
 
     log.clear();
-    let lag = copies::lag(&db).await.unwrap();
+    let lag = denormalized::lag(&db).await.unwrap();
     assert!(log.count() <= 3, "{:?}", log.names());
     assert_eq!(lag.pending, u64::from(JOBS));
     assert!(lag.overdue >= lag.undated);
@@ -140,5 +140,5 @@ async fn the_worker_and_lag_on_adversarial_jobs_are_right_or_typed_errors() {
     log.clear();
     let _ = within_budget(Worker::new(&db).lease(std::time::Duration::from_secs(600)), &log, budget).await;
     assert!(log.count() <= budget, "{} commands", log.count());
-    copies::lag(&db).await.unwrap();
+    denormalized::lag(&db).await.unwrap();
 }

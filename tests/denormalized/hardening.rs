@@ -2,7 +2,7 @@
 //! that are not dates, or missing.
 
 use docshape::bson::{doc, Bson, DateTime, Document};
-use docshape::copies::{self, Worker, QUEUE};
+use docshape::denormalized::{self, Worker, QUEUE};
 
 use super::{count, insert_posts, insert_user, queue, setup, POSTS};
 
@@ -30,7 +30,7 @@ async fn undated_jobs_are_claimed_and_counted_overdue() {
         db.collection::<Document>(QUEUE).insert_one(job).await.unwrap();
     }
 
-    let lag = copies::lag(&db).await.unwrap();
+    let lag = denormalized::lag(&db).await.unwrap();
     assert_eq!(lag.pending, 5);
     // Three without a due date, one past it.
     assert_eq!((lag.overdue, lag.undated), (4, 3), "{lag:?}");
@@ -42,7 +42,7 @@ async fn undated_jobs_are_claimed_and_counted_overdue() {
     assert_eq!(report.jobs, 5, "{report:?}");
     assert!(queue(&db).await.is_empty());
     assert_eq!(count(&db, "posts", doc! { "author_name": "new" }).await, 15);
-    let lag = copies::lag(&db).await.unwrap();
+    let lag = denormalized::lag(&db).await.unwrap();
     assert_eq!((lag.pending, lag.overdue, lag.undated), (0, 0, 0));
 }
 
@@ -62,8 +62,8 @@ async fn a_failing_job_with_a_short_lease_does_not_keep_the_run_going() {
     })
     .await
     .unwrap();
-    copies::update_one::<super::User>(&db, "u0", super::rename("a name far too long")).await.unwrap();
-    copies::update_one::<super::User>(&db, "u1", super::rename("short")).await.unwrap();
+    denormalized::update_one::<super::User>(&db, "u0", super::rename("a name far too long")).await.unwrap();
+    denormalized::update_one::<super::User>(&db, "u1", super::rename("short")).await.unwrap();
     let worker = Worker::new(&db).lease(std::time::Duration::from_millis(1));
     let report = tokio::time::timeout(std::time::Duration::from_secs(30), worker.run_until_empty())
         .await
@@ -71,7 +71,7 @@ async fn a_failing_job_with_a_short_lease_does_not_keep_the_run_going() {
         .unwrap();
     assert_eq!((report.jobs, report.failures.len()), (1, 1), "{report:?}");
     // The failed job waits for its retry, and the lag says so, with its cause.
-    let lag = copies::lag(&db).await.unwrap();
+    let lag = denormalized::lag(&db).await.unwrap();
     assert_eq!((lag.pending, lag.failing), (1, 1), "{lag:?}");
     let posts = &lag.by_copy[POSTS];
     assert_eq!(posts.failing, 1, "{lag:?}");

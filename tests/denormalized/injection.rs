@@ -5,7 +5,7 @@
 
 use docshape::bson;
 use docshape::bson::{doc, Bson, Document};
-use docshape::copies::{self, CopyError, Worker, QUEUE};
+use docshape::denormalized::{self, CopyError, Worker, QUEUE};
 use docshape::refs::Ref;
 use docshape::{testkit, Model};
 use serde::{Deserialize, Serialize};
@@ -78,11 +78,11 @@ async fn operator_ids_touch_no_document_in_update_repair_or_the_worker() {
     let db = seeded("copies_injection").await;
     for op in operators() {
         let id = Bson::Document(op.clone());
-        let done = copies::update_one::<OpenUser>(&db, &id, rename("X")).await.unwrap();
+        let done = denormalized::update_one::<OpenUser>(&db, &id, rename("X")).await.unwrap();
         assert_eq!(done.matched, 0, "{op}");
         assert_eq!(done.documents_updated(), 0, "{op}");
         assert!(count(&db, QUEUE, doc! {}).await == 0, "{op}: a job was queued");
-        let err = copies::repair::<OpenUser>(&db, &id).await.unwrap_err();
+        let err = denormalized::repair::<OpenUser>(&db, &id).await.unwrap_err();
         assert!(matches!(err, CopyError::SourceNotFound { .. }), "{op}: {err}");
         untouched(&db).await;
     }
@@ -101,7 +101,8 @@ async fn operator_ids_touch_no_document_in_update_repair_or_the_worker() {
     assert_eq!(report.documents_updated, 0, "{report:?}");
     untouched(&db).await;
     // And the honest id still works.
-    let done = copies::update_one::<OpenUser>(&db, &Bson::from("u1"), rename("Ada King")).await.unwrap();
+    let done =
+        denormalized::update_one::<OpenUser>(&db, &Bson::from("u1"), rename("Ada King")).await.unwrap();
     assert_eq!(done.matched, 1);
     assert_eq!(count(&db, "open_notes", doc! { "author_name": "Ada King" }).await, 3);
     assert_eq!(count(&db, "open_notes", doc! { "author_name": "Grace" }).await, 3);

@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use docshape::bson::{doc, Bson, Document};
-use docshape::copies::{self, QUEUE};
+use docshape::denormalized::{self, QUEUE};
 use docshape::refs::Ref;
 use docshape::{testkit, Embedded, Model};
 use futures_util::TryStreamExt;
@@ -150,6 +150,6 @@ pub fn rename(name: &str) -> Document {
 
 #[test]
 fn the_registry_knows_every_copy_of_users() {
-    let keys: Vec<String> = copies::dependents("users").iter().map(|c| c.key()).collect();
+    let keys: Vec<String> = denormalized::dependents("users").iter().map(|c| c.key()).collect();
     assert_eq!(keys, [COMMENT_CITIES, COMMENT_NAMES, ORDERS, POSTS]);
 }

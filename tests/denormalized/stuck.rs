@@ -6,7 +6,7 @@
 use std::time::Instant;
 
 use docshape::bson::{doc, Bson, Document};
-use docshape::copies::{self, CopySpec, SkipReason, Watcher, Worker};
+use docshape::denormalized::{self, CopySpec, SkipReason, Watcher, Worker};
 use docshape::refs::Ref;
 use docshape::{testkit, Model};
 use mongodb::Database;
@@ -66,7 +66,7 @@ async fn setup_painters(hint: &str) -> testkit::TestDb {
 }
 
 fn spec(key: &str) -> &'static CopySpec {
-    copies::dependents("painters").into_iter().find(|c| c.key() == key).unwrap()
+    denormalized::dependents("painters").into_iter().find(|c| c.key() == key).unwrap()
 }
 
 /// Inserts `documents` around the validator, as another program could have.
@@ -103,7 +103,7 @@ async fn a_null_source_value_is_unset_in_a_copy_that_omits_none() {
         .insert_one(doc! { "_id": 10_i64, "painter_id": 1_i64, "painter_avatar": "a.png" })
         .await
         .unwrap();
-    copies::update_one::<Painter>(&db, &1_i64, doc! { "$set": { "avatar": null } }).await.unwrap();
+    denormalized::update_one::<Painter>(&db, &1_i64, doc! { "$set": { "avatar": null } }).await.unwrap();
     assert_eq!(get(&db, "painters", 1).await.get("avatar"), Some(&Bson::Null));
     assert_eq!(get(&db, "canvases", 10).await.get("painter_avatar"), None);
     let report = Worker::new(&db).only([SKETCH_AVATARS]).run_until_empty().await.unwrap();
@@ -111,7 +111,7 @@ async fn a_null_source_value_is_unset_in_a_copy_that_omits_none() {
     assert_eq!(report.jobs, 1, "{report:?}");
     assert_eq!(get(&db, "sketches", 10).await.get("painter_avatar"), None);
     // And back: a value again is `$set`.
-    copies::update_one::<Painter>(&db, &1_i64, doc! { "$set": { "avatar": "b.png" } }).await.unwrap();
+    denormalized::update_one::<Painter>(&db, &1_i64, doc! { "$set": { "avatar": "b.png" } }).await.unwrap();
     assert_eq!(get(&db, "canvases", 10).await.get_str("painter_avatar").unwrap(), "b.png");
 }
 
@@ -135,12 +135,14 @@ async fn an_array_reference_does_not_fail_the_real_sources_job() {
         ],
     )
     .await;
-    copies::update_one::<Painter>(&db, &2_i64, doc! { "$set": { "name": "p2 renamed" } }).await.unwrap();
+    denormalized::update_one::<Painter>(&db, &2_i64, doc! { "$set": { "name": "p2 renamed" } })
+        .await
+        .unwrap();
     let report = Worker::new(&db).only([CANVAS_NAMES]).run_until_empty().await.unwrap();
     assert!(report.failures.is_empty(), "{report:?}");
     assert_eq!(get(&db, "canvases", 20).await.get_str("painter_name").unwrap(), "p2 renamed");
     assert_eq!(get(&db, "canvases", 21).await.get_str("painter_name").unwrap(), "p2");
-    let reconciled = copies::reconcile(&db, spec(CANVAS_NAMES)).await.unwrap();
+    let reconciled = denormalized::reconcile(&db, spec(CANVAS_NAMES)).await.unwrap();
     assert_eq!(reconciled.skipped.len(), 1, "{reconciled:?}");
     assert_eq!(reconciled.skipped[0].id, Bson::Int64(21));
     assert_eq!(reconciled.skipped[0].reason, SkipReason::Reference);
@@ -176,7 +178,7 @@ async fn hostile_stored_documents_do_not_stop_a_reconcile() {
         ],
     )
     .await;
-    let report = copies::reconcile(&db, spec(CANVAS_NAMES)).await.unwrap();
+    let report = denormalized::reconcile(&db, spec(CANVAS_NAMES)).await.unwrap();
     assert_eq!(get(&db, "canvases", 30).await.get_str("painter_name").unwrap(), "p3");
     assert_eq!(get(&db, "canvases", 34).await.get_str("painter_name").unwrap(), "p3");
     assert_eq!(get(&db, "canvases", 31).await.get_str("painter_name").unwrap(), "op");
@@ -224,7 +226,7 @@ async fn a_regex_source_value_does_not_stop_a_reconcile() {
         ],
     )
     .await;
-    let report = copies::reconcile(&db, spec(CANVAS_NAMES)).await.unwrap();
+    let report = denormalized::reconcile(&db, spec(CANVAS_NAMES)).await.unwrap();
     assert_eq!(get(&db, "canvases", 60).await.get_str("painter_name").unwrap(), "p6");
     assert_eq!(get(&db, "canvases", 50).await.get_str("painter_name").unwrap(), "old");
     let refused: Vec<&Bson> =
@@ -346,7 +348,7 @@ async fn a_thousand_hostile_documents_neither_stop_nor_corrupt_the_copies() {
             }
         }
     };
-    let reported_once = |when: &str, skipped: &[copies::Skipped]| {
+    let reported_once = |when: &str, skipped: &[denormalized::Skipped]| {
         let ids: Vec<i64> = skipped.iter().map(|s| s.id.as_i64().unwrap()).collect();
         let unique: std::collections::BTreeSet<i64> = ids.iter().copied().collect();
         assert_eq!(
@@ -368,7 +370,7 @@ async fn a_thousand_hostile_documents_neither_stop_nor_corrupt_the_copies() {
     };
 
     // A reconcile.
-    let report = copies::reconcile(&db, spec(CANVAS_NAMES)).await.unwrap();
+    let report = denormalized::reconcile(&db, spec(CANVAS_NAMES)).await.unwrap();
     reported_once("reconcile", &report.skipped);
     check("after the reconcile", |p| format!("p{p}")).await;
 
@@ -387,7 +389,7 @@ async fn a_thousand_hostile_documents_neither_stop_nor_corrupt_the_copies() {
     })
     .await;
     let watched = running.stop().await;
-    let first: Vec<copies::Skipped> = watched
+    let first: Vec<denormalized::Skipped> = watched
         .reconciles
         .iter()
         .flat_map(|r| r.copies.iter().flat_map(|c| c.skipped.iter().cloned()))
@@ -397,7 +399,7 @@ async fn a_thousand_hostile_documents_neither_stop_nor_corrupt_the_copies() {
 
     // Renames through docshape's writer, then a worker's drain.
     for p in 0..GOOD_SOURCES {
-        copies::update_one::<Painter>(&db, &p, doc! { "$set": { "name": format!("renamed {p}") } })
+        denormalized::update_one::<Painter>(&db, &p, doc! { "$set": { "name": format!("renamed {p}") } })
             .await
             .unwrap();
     }

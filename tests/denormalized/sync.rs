@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use docshape::bson::{doc, Bson, Document};
-use docshape::copies::{self, Atomicity, CopyAction, CopyError, UpdateOptions};
+use docshape::denormalized::{self, Atomicity, CopyAction, CopyError, UpdateOptions};
 use mongodb::Database;
 
 use super::*;
@@ -19,7 +19,7 @@ async fn insert_comments(db: &Database, author: &str, name: &str, ids: std::ops:
     db.collection::<Document>("comments").insert_many(docs).await.unwrap();
 }
 
-fn action(report: &copies::SourceUpdate, key: &str) -> Option<CopyAction> {
+fn action(report: &denormalized::SourceUpdate, key: &str) -> Option<CopyAction> {
     report.copies.iter().find(|c| c.copy.key() == key).map(|c| c.action)
 }
 
@@ -31,7 +31,7 @@ async fn a_rename_rewrites_sync_copies_in_the_call_and_only_the_renamed_users() 
     insert_comments(&db, "u1", "Ada", 0..50).await;
     insert_comments(&db, "u2", "Grace", 50..70).await;
 
-    let done = copies::update_one::<User>(&db, "u1", rename("Ada Lovelace")).await.unwrap();
+    let done = denormalized::update_one::<User>(&db, "u1", rename("Ada Lovelace")).await.unwrap();
     assert_eq!(done.matched, 1);
     assert!(done.transaction, "the test server has transactions: {done:?}");
     assert_eq!(action(&done, COMMENT_NAMES), Some(CopyAction::Synced { matched: 50, modified: 50 }));
@@ -45,7 +45,8 @@ async fn a_rename_rewrites_sync_copies_in_the_call_and_only_the_renamed_users() 
     assert_eq!(count(&db, "comments", doc! {}).await, 70);
 
     // Without a transaction: the same result.
-    let done = copies::update_one_with::<User>(&db, "u1", rename("Ada King"), &sequential()).await.unwrap();
+    let done =
+        denormalized::update_one_with::<User>(&db, "u1", rename("Ada King"), &sequential()).await.unwrap();
     assert!(!done.transaction);
     assert_eq!(action(&done, COMMENT_NAMES), Some(CopyAction::Synced { matched: 50, modified: 50 }));
     assert_eq!(count(&db, "comments", doc! { "author_id": "u1", "author_name": "Ada King" }).await, 50);
@@ -56,14 +57,14 @@ async fn a_rename_rewrites_sync_copies_in_the_call_and_only_the_renamed_users() 
     assert_eq!(jobs[0].get_i64("seq").unwrap(), 2);
 
     // An update of no copied field touches no copy and enqueues nothing.
-    let done = copies::update_one::<User>(&db, "u1", doc! { "$inc": { "visits": 1 } }).await.unwrap();
+    let done = denormalized::update_one::<User>(&db, "u1", doc! { "$inc": { "visits": 1 } }).await.unwrap();
     assert_eq!((done.matched, done.modified), (1, Some(1)));
     assert!(done.copies.is_empty(), "{done:?}");
     assert_eq!(done.documents_updated() + done.jobs_enqueued(), 0);
     assert_eq!(queue(&db).await[0].get_i64("seq").unwrap(), 2, "the job was not bumped");
 
     // No such source: nothing matched, no copy touched.
-    let done = copies::update_one::<User>(&db, "nobody", rename("X")).await.unwrap();
+    let done = denormalized::update_one::<User>(&db, "nobody", rename("X")).await.unwrap();
     assert_eq!(done.matched, 0);
     assert!(done.copies.is_empty());
     assert_eq!(queue(&db).await.len(), 1);
@@ -75,8 +76,9 @@ async fn a_nested_source_field_is_copied_and_a_removed_one_unsets_the_copy() {
     insert_user(&db, "u1", "Ada").await;
     insert_comments(&db, "u1", "Ada", 0..10).await;
 
-    let done =
-        copies::update_one::<User>(&db, "u1", doc! { "$set": { "profile.city": "Paris" } }).await.unwrap();
+    let done = denormalized::update_one::<User>(&db, "u1", doc! { "$set": { "profile.city": "Paris" } })
+        .await
+        .unwrap();
     assert_eq!(action(&done, COMMENT_CITIES), Some(CopyAction::Synced { matched: 10, modified: 10 }));
     assert_eq!(action(&done, COMMENT_NAMES), None);
     assert_eq!(count(&db, "comments", doc! { "author_city": "Paris" }).await, 10);
@@ -87,7 +89,7 @@ async fn a_nested_source_field_is_copied_and_a_removed_one_unsets_the_copy() {
             .update_many(doc! {}, doc! { "$set": { "author_city": "Paris" } })
             .await
             .unwrap();
-        let done = copies::update_one_with::<User>(
+        let done = denormalized::update_one_with::<User>(
             &db,
             "u1",
             doc! { "$unset": { "profile": "" } },
@@ -105,8 +107,9 @@ async fn a_nested_source_field_is_copied_and_a_removed_one_unsets_the_copy() {
     }
 
     // A pipeline may touch anything: every copy follows.
-    let done =
-        copies::update_one::<User>(&db, "u1", vec![doc! { "$set": { "visits": 5_i64 } }]).await.unwrap();
+    let done = denormalized::update_one::<User>(&db, "u1", vec![doc! { "$set": { "visits": 5_i64 } }])
+        .await
+        .unwrap();
     assert_eq!(action(&done, COMMENT_NAMES), Some(CopyAction::Synced { matched: 10, modified: 0 }));
     assert_eq!(action(&done, COMMENT_CITIES), Some(CopyAction::Synced { matched: 10, modified: 10 }));
     assert_eq!(done.jobs_enqueued(), 1);
@@ -123,19 +126,23 @@ async fn a_snapshot_keeps_the_name_it_was_written_with() {
         .unwrap();
 
     for atomicity in [Atomicity::Auto, Atomicity::Sequential] {
-        let done =
-            copies::update_one_with::<User>(&db, "u1", rename("Ada Lovelace"), &UpdateOptions { atomicity })
-                .await
-                .unwrap();
+        let done = denormalized::update_one_with::<User>(
+            &db,
+            "u1",
+            rename("Ada Lovelace"),
+            &UpdateOptions { atomicity },
+        )
+        .await
+        .unwrap();
         assert_eq!(action(&done, ORDERS), Some(CopyAction::Kept));
     }
     assert_eq!(count(&db, "orders", doc! { "user_name": "Ada" }).await, 5);
     // Not even a repair rewrites a snapshot.
-    let repaired = copies::repair::<User>(&db, "u1").await.unwrap();
+    let repaired = denormalized::repair::<User>(&db, "u1").await.unwrap();
     assert!(repaired.iter().all(|r| r.copy.key() != ORDERS), "{repaired:?}");
     assert_eq!(count(&db, "orders", doc! { "user_name": "Ada" }).await, 5);
     // A worker never takes a snapshot's job either.
-    let err = copies::Worker::new(&db).only([ORDERS]).run_until_empty().await.unwrap_err();
+    let err = denormalized::Worker::new(&db).only([ORDERS]).run_until_empty().await.unwrap_err();
     assert!(matches!(&err, CopyError::UnknownCopy { copy } if copy == ORDERS), "{err}");
 }
 
@@ -158,7 +165,7 @@ async fn a_failed_copy_is_named_and_a_transaction_leaves_nothing_while_sequentia
     let long = "Augusta Ada King, Countess of Lovelace";
 
     // In a transaction: the copy is named, and nothing at all was written.
-    let err = copies::update_one::<User>(&db, "u1", rename(long)).await.unwrap_err();
+    let err = denormalized::update_one::<User>(&db, "u1", rename(long)).await.unwrap_err();
     match &err {
         CopyError::Copy { copy, id, source_updated: false, .. } => {
             assert_eq!((copy.as_str(), id), (COMMENT_NAMES, &Bson::from("u1")))
@@ -168,7 +175,7 @@ async fn a_failed_copy_is_named_and_a_transaction_leaves_nothing_while_sequentia
     assert!(err.to_string().contains(COMMENT_NAMES), "{err}");
     assert_eq!(user_name(&db, "u1").await, Bson::from("Ada"));
     assert!(queue(&db).await.is_empty());
-    let err = copies::update_one_with::<User>(
+    let err = denormalized::update_one_with::<User>(
         &db,
         "u1",
         rename(long),
@@ -181,7 +188,8 @@ async fn a_failed_copy_is_named_and_a_transaction_leaves_nothing_while_sequentia
     // Without: the source is updated, the copies before the failed one in registry
     // order too (`comments.author_city`, untouched by a rename), the failed one and the
     // ones after it (`posts.author_name`'s job) are not.
-    let err = copies::update_one_with::<User>(&db, "u1", rename(long), &sequential()).await.unwrap_err();
+    let err =
+        denormalized::update_one_with::<User>(&db, "u1", rename(long), &sequential()).await.unwrap_err();
     match &err {
         CopyError::Copy { copy, source_updated: true, .. } => assert_eq!(copy, COMMENT_NAMES),
         other => panic!("{other:?}"),
@@ -192,7 +200,7 @@ async fn a_failed_copy_is_named_and_a_transaction_leaves_nothing_while_sequentia
 
     // Once the cause is gone, repair brings every refreshed copy in line.
     strict_comments(&db, 100).await;
-    let repaired = copies::repair::<User>(&db, "u1").await.unwrap();
+    let repaired = denormalized::repair::<User>(&db, "u1").await.unwrap();
     let updated: Vec<(String, u64)> = repaired.iter().map(|r| (r.copy.key(), r.documents_updated)).collect();
     assert_eq!(
         updated,
@@ -201,9 +209,9 @@ async fn a_failed_copy_is_named_and_a_transaction_leaves_nothing_while_sequentia
     assert_eq!(count(&db, "comments", doc! { "author_name": long }).await, 10);
     assert_eq!(count(&db, "posts", doc! { "author_name": long }).await, 10);
     // Idempotent.
-    let again = copies::repair::<User>(&db, "u1").await.unwrap();
+    let again = denormalized::repair::<User>(&db, "u1").await.unwrap();
     assert!(again.iter().all(|r| r.documents_updated == 0), "{again:?}");
-    let err = copies::repair::<User>(&db, "nobody").await.unwrap_err();
+    let err = denormalized::repair::<User>(&db, "nobody").await.unwrap_err();
     assert!(matches!(err, CopyError::SourceNotFound { collection: "users", .. }), "{err:?}");
 }
 
@@ -221,9 +229,14 @@ async fn concurrent_renames_leave_the_sync_copies_at_the_last_name() {
             tasks.push(tokio::spawn(async move {
                 for round in 0..5 {
                     let name = format!("name {writer}.{round}");
-                    copies::update_one_with::<User>(&db, "u1", rename(&name), &UpdateOptions { atomicity })
-                        .await
-                        .unwrap();
+                    denormalized::update_one_with::<User>(
+                        &db,
+                        "u1",
+                        rename(&name),
+                        &UpdateOptions { atomicity },
+                    )
+                    .await
+                    .unwrap();
                 }
             }));
         }
@@ -257,9 +270,14 @@ async fn a_rename_costs_one_write_per_copy_and_no_extra_read() {
         let log = log.clone();
         async move {
             log.clear();
-            copies::update_one_with::<User>(&db, "u1", rename("Ada Lovelace"), &UpdateOptions { atomicity })
-                .await
-                .unwrap();
+            denormalized::update_one_with::<User>(
+                &db,
+                "u1",
+                rename("Ada Lovelace"),
+                &UpdateOptions { atomicity },
+            )
+            .await
+            .unwrap();
             log.take().into_iter().map(|(name, _)| name).collect::<Vec<_>>()
         }
     };
@@ -269,6 +287,6 @@ async fn a_rename_costs_one_write_per_copy_and_no_extra_read() {
     assert_eq!(sent(Atomicity::Sequential).await, ["findAndModify", "update", "update", "find"]);
     // Nothing copied, nothing but the update.
     log.clear();
-    copies::update_one::<User>(&db, "u1", doc! { "$inc": { "visits": 1 } }).await.unwrap();
+    denormalized::update_one::<User>(&db, "u1", doc! { "$inc": { "visits": 1 } }).await.unwrap();
     assert_eq!(log.names(), ["update"]);
 }

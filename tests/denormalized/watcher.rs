@@ -7,7 +7,9 @@ use docshape::bson;
 use std::time::Instant;
 
 use bson::{doc, Bson, Document};
-use docshape::copies::{self, CopyError, ReconcileReason, WatchReport, Watcher, Worker, WATCH_POSITIONS};
+use docshape::denormalized::{
+    self, CopyError, ReconcileReason, WatchReport, Watcher, Worker, WATCH_POSITIONS,
+};
 use docshape::refs::Ref;
 use docshape::{testkit, Model};
 use futures_util::TryStreamExt;
@@ -216,7 +218,7 @@ async fn thousands_of_renames_by_another_client_converge_through_an_aborted_watc
     let mut printed = Instant::now();
     let deadline = Instant::now() + MAX_STALE;
     loop {
-        let lag = copies::lag(&db).await.unwrap();
+        let lag = denormalized::lag(&db).await.unwrap();
         let watched = lag.watchers.iter().find(|w| w.watcher == "feed" && w.source == "writers").unwrap();
         let measured = watched.behind.unwrap_or_default() + lag.oldest_age.unwrap_or_default();
         worst = worst.max(measured);
@@ -285,7 +287,7 @@ async fn changes_to_other_fields_enqueue_nothing() {
     assert_eq!(report.jobs_enqueued, 1, "{report:?}");
 }
 
-/// A rename through `copies::update_one` while a watcher runs: the call enqueues the
+/// A rename through `denormalized::update_one` while a watcher runs: the call enqueues the
 /// job, the watcher sees the same write and enqueues it again, and the two meet in one
 /// job (its `seq` moved on), which one worker run completes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -299,11 +301,11 @@ async fn jobs_of_the_watcher_and_of_update_one_meet_in_one_job() {
     })
     .await;
     let done =
-        copies::update_one::<Writer>(&db, &1, doc! { "$set": { "name": "w1 renamed" } }).await.unwrap();
+        denormalized::update_one::<Writer>(&db, &1, doc! { "$set": { "name": "w1 renamed" } }).await.unwrap();
     // The reviews' async copies of the name are queued too (this test's watcher and
     // worker leave them alone).
     let story = done.copies.iter().find(|c| c.copy.key() == STORIES).unwrap();
-    assert_eq!(story.action, copies::CopyAction::Enqueued);
+    assert_eq!(story.action, denormalized::CopyAction::Enqueued);
     let story_jobs = || async {
         let jobs = queue(&db).await;
         jobs.into_iter()

@@ -5,7 +5,7 @@
 
 use bson::{doc, Document};
 use docshape::bson;
-use docshape::copies::{self, Cleared, CopyError, OnDelete, Watcher, Worker, QUEUE};
+use docshape::denormalized::{self, Cleared, CopyError, OnDelete, Watcher, Worker, QUEUE};
 use docshape::refs::Ref;
 use docshape::Model;
 use mongodb::Database;
@@ -87,7 +87,7 @@ fn copies_of(review: &Document) -> [Option<&Bson>; 4] {
 
 #[test]
 fn the_policies_are_registered() {
-    let policy = |key: &str| copies::copies().into_iter().find(|c| c.key() == key).unwrap().on_delete;
+    let policy = |key: &str| denormalized::copies().into_iter().find(|c| c.key() == key).unwrap().on_delete;
     assert_eq!(policy(KEPT), OnDelete::Keep);
     assert_eq!(policy(CLEARED), OnDelete::Clear(Cleared::Unset));
     assert_eq!(policy(NULLED), OnDelete::Clear(Cleared::Null));
@@ -157,7 +157,7 @@ async fn a_deleted_source_under_each_policy() {
     assert_eq!(jobs[0].get_document("_id").unwrap(), &doc! { "copy": REPORTED, "id": 1_i64 });
     let error = jobs[0].get_str("last_error").unwrap();
     assert!(error.contains("deleted") && error.contains("3 documents"), "{error}");
-    let lag = copies::lag(&db).await.unwrap();
+    let lag = denormalized::lag(&db).await.unwrap();
     assert_eq!(lag.by_copy[REPORTED].pending, 1);
 
     // Writer 1 comes back under the same `_id`: every copy follows it.
@@ -204,8 +204,8 @@ async fn a_reconcile_applies_each_policy() {
         .unwrap();
     let mut by_copy = std::collections::BTreeMap::new();
     for key in REVIEW_COPIES {
-        let spec = copies::copies().into_iter().find(|c| c.key() == key).unwrap();
-        by_copy.insert(key, copies::reconcile(&db, spec).await.unwrap());
+        let spec = denormalized::copies().into_iter().find(|c| c.key() == key).unwrap();
+        by_copy.insert(key, denormalized::reconcile(&db, spec).await.unwrap());
     }
     for key in REVIEW_COPIES {
         let done = &by_copy[key];
@@ -238,10 +238,10 @@ async fn a_reconcile_applies_each_policy() {
     );
     assert_eq!(count(&db, QUEUE, doc! {}).await, 1, "the report stays queued");
     // A second reconcile finds nothing more to write.
-    let spec = copies::copies().into_iter().find(|c| c.key() == CLEARED).unwrap();
-    assert_eq!(copies::reconcile(&db, spec).await.unwrap().documents_updated, 0);
-    let never = copies::copies().into_iter().find(|c| c.key() == ORDERS).unwrap();
-    assert!(matches!(copies::reconcile(&db, never).await, Err(CopyError::UnknownCopy { .. })));
+    let spec = denormalized::copies().into_iter().find(|c| c.key() == CLEARED).unwrap();
+    assert_eq!(denormalized::reconcile(&db, spec).await.unwrap().documents_updated, 0);
+    let never = denormalized::copies().into_iter().find(|c| c.key() == ORDERS).unwrap();
+    assert!(matches!(denormalized::reconcile(&db, never).await, Err(CopyError::UnknownCopy { .. })));
 }
 
 /// The source collection dropped by another program ends the stream: the watcher
@@ -276,8 +276,11 @@ async fn a_dropped_source_collection_is_reconciled_and_watched_again() {
     })
     .await;
     let report = running.stop().await;
-    let reasons: Vec<&copies::ReconcileReason> = report.reconciles.iter().map(|r| &r.reason).collect();
-    assert_eq!(reasons, [&copies::ReconcileReason::FirstStart, &copies::ReconcileReason::Invalidated]);
+    let reasons: Vec<&denormalized::ReconcileReason> = report.reconciles.iter().map(|r| &r.reason).collect();
+    assert_eq!(
+        reasons,
+        [&denormalized::ReconcileReason::FirstStart, &denormalized::ReconcileReason::Invalidated]
+    );
     assert_eq!(report.reconciles[1].copies[0].documents_updated, 2);
     Worker::new(&db).only([CLEARED]).run_until_empty().await.unwrap();
     assert_eq!(review(&db, 500).await.get_str("cleared").unwrap(), "w5 again");

@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use docshape::bson::{doc, Bson, DateTime, Document};
-use docshape::copies::{self, CopyError, RefreshReport, SkippedJobs, Worker, QUEUE};
+use docshape::denormalized::{self, CopyError, RefreshReport, SkippedJobs, Worker, QUEUE};
 use mongodb::Database;
 
 use super::*;
@@ -37,10 +37,10 @@ async fn thousands_of_posts_converge_after_an_aborted_worker_is_restarted() {
     insert_posts(&db, "grace", "Grace", POSTS..POSTS + 500).await;
     eprintln!("inserted {} posts in {:?}", POSTS + 500, inserting.elapsed());
 
-    let done = copies::update_one::<User>(&db, "ada", rename("Ada Lovelace")).await.unwrap();
+    let done = denormalized::update_one::<User>(&db, "ada", rename("Ada Lovelace")).await.unwrap();
     let renamed = Instant::now();
     assert_eq!(done.jobs_enqueued(), 1);
-    let lag = copies::lag(&db).await.unwrap();
+    let lag = denormalized::lag(&db).await.unwrap();
     assert_eq!((lag.pending, lag.overdue), (1, 0));
 
     // The local test server's `$in` costs grow faster than linearly with its length:
@@ -81,7 +81,7 @@ async fn thousands_of_posts_converge_after_an_aborted_worker_is_restarted() {
     assert_eq!(count(&db, "posts", doc! { "author_id": "grace", "author_name": "Grace" }).await, 500);
     assert_eq!(count(&db, "posts", doc! {}).await, POSTS as u64 + 500);
     assert!(queue(&db).await.is_empty());
-    assert_eq!(copies::lag(&db).await.unwrap().pending, 0);
+    assert_eq!(denormalized::lag(&db).await.unwrap().pending, 0);
     assert_eq!(a.jobs + b.jobs, 1, "{a:?} {b:?}");
     assert_eq!(a.jobs, 1, "the restarted worker took its own job back: {a:?} {b:?}");
     assert!(a.documents_updated + b.documents_updated <= POSTS as u64 - at_abort);
@@ -107,7 +107,7 @@ async fn renames_in_a_row_while_a_worker_runs_converge_to_the_last() {
         async move { worker.run(Duration::from_millis(10)).await }
     });
     for name in ["v1", "v2", "v3"] {
-        copies::update_one::<User>(&db, "ada", rename(name)).await.unwrap();
+        denormalized::update_one::<User>(&db, "ada", rename(name)).await.unwrap();
         let db = (*db).clone();
         // Let the worker start on it, so later renames land mid-job.
         until("the worker to start", || {
@@ -145,9 +145,9 @@ async fn two_workers_drain_one_queue() {
     let db = setup("two_workers").await;
     users_with_posts(&db, 12, 40).await;
     for u in 0..12 {
-        copies::update_one::<User>(&db, &format!("u{u}"), rename(&format!("new {u}"))).await.unwrap();
+        denormalized::update_one::<User>(&db, &format!("u{u}"), rename(&format!("new {u}"))).await.unwrap();
     }
-    assert_eq!(copies::lag(&db).await.unwrap().pending, 12);
+    assert_eq!(denormalized::lag(&db).await.unwrap().pending, 12);
     let one = Worker::new(&db).batch(15);
     let two = Worker::new(&db).batch(15);
     assert_ne!(one.name(), two.name(), "default ids are unique");
@@ -185,14 +185,14 @@ async fn a_rename_during_a_job_makes_the_worker_run_it_again() {
     let db = setup("rename_mid_job").await;
     insert_user(&db, "ada", "v0").await;
     insert_posts(&db, "ada", "v0", 0..3000).await;
-    copies::update_one::<User>(&db, "ada", rename("v1")).await.unwrap();
+    denormalized::update_one::<User>(&db, "ada", rename("v1")).await.unwrap();
     let worker = Worker::new(&db).batch(20);
     let running = tokio::spawn({
         let worker = worker.clone();
         async move { worker.run_until_empty().await }
     });
     midway(&db, "ada", "v1", 3000).await;
-    copies::update_one::<User>(&db, "ada", rename("v2")).await.unwrap();
+    denormalized::update_one::<User>(&db, "ada", rename("v2")).await.unwrap();
     let report = running.await.unwrap().unwrap();
     assert_eq!(report.jobs, 1, "{report:?}");
     assert!(report.requeued >= 1, "{report:?}");
@@ -208,7 +208,7 @@ async fn a_worker_that_loses_its_job_stops_and_enqueues_it_again() {
     let db = setup("lost_lease").await;
     insert_user(&db, "ada", "v0").await;
     insert_posts(&db, "ada", "v0", 0..3000).await;
-    copies::update_one::<User>(&db, "ada", rename("v1")).await.unwrap();
+    denormalized::update_one::<User>(&db, "ada", rename("v1")).await.unwrap();
     let loser = Worker::new(&db).id("loser").batch(20);
     let running = tokio::spawn({
         let loser = loser.clone();
@@ -244,15 +244,15 @@ async fn a_worker_that_loses_its_job_stops_and_enqueues_it_again() {
 async fn lag_counts_pending_and_overdue_jobs() {
     let db = setup("lag").await;
     users_with_posts(&db, 3, 5).await;
-    let empty = copies::lag(&db).await.unwrap();
+    let empty = denormalized::lag(&db).await.unwrap();
     assert_eq!((empty.pending, empty.overdue, empty.oldest_enqueued_at), (0, 0, None));
     let before = DateTime::now();
     for u in 0..3 {
-        copies::update_one::<User>(&db, &format!("u{u}"), rename("new")).await.unwrap();
+        denormalized::update_one::<User>(&db, &format!("u{u}"), rename("new")).await.unwrap();
     }
     // A second rename of one user is the same job.
-    copies::update_one::<User>(&db, "u0", rename("newer")).await.unwrap();
-    let lag = copies::lag(&db).await.unwrap();
+    denormalized::update_one::<User>(&db, "u0", rename("newer")).await.unwrap();
+    let lag = denormalized::lag(&db).await.unwrap();
     assert_eq!((lag.pending, lag.overdue), (3, 0));
     assert_eq!(lag.by_copy.keys().collect::<Vec<_>>(), [POSTS]);
     assert_eq!(lag.by_copy[POSTS].pending, 3);
@@ -269,11 +269,11 @@ async fn lag_counts_pending_and_overdue_jobs() {
         .update_one(doc! { "_id.id": "u1" }, doc! { "$set": { "due": DateTime::from_millis(0) } })
         .await
         .unwrap();
-    assert_eq!(copies::lag(&db).await.unwrap().overdue, 1);
+    assert_eq!(denormalized::lag(&db).await.unwrap().overdue, 1);
 
     let report = Worker::new(&db).run_until_empty().await.unwrap();
     assert_eq!(report.jobs, 3);
-    let lag = copies::lag(&db).await.unwrap();
+    let lag = denormalized::lag(&db).await.unwrap();
     assert_eq!((lag.pending, lag.overdue, lag.oldest_age), (0, 0, None));
     assert!(lag.by_copy.is_empty());
     assert_eq!(count(&db, "posts", doc! { "author_id": "u0", "author_name": "newer" }).await, 5);
@@ -285,7 +285,7 @@ async fn lag_counts_pending_and_overdue_jobs() {
 async fn jobs_of_unknown_copies_are_skipped_and_reported() {
     let db = setup("unknown").await;
     users_with_posts(&db, 1, 5).await;
-    copies::update_one::<User>(&db, "u0", rename("new")).await.unwrap();
+    denormalized::update_one::<User>(&db, "u0", rename("new")).await.unwrap();
     let ghost = doc! {
         "_id": { "copy": "ghosts.name", "id": "u0" },
         "seq": 1_i64,
@@ -299,7 +299,7 @@ async fn jobs_of_unknown_copies_are_skipped_and_reported() {
     assert_eq!(report.jobs, 1);
     assert_eq!(report.skipped, [SkippedJobs { copy: "ghosts.name".into(), jobs: 1 }]);
     assert_eq!(queue(&db).await, [ghost], "left as it was");
-    assert_eq!(copies::lag(&db).await.unwrap().by_copy["ghosts.name"].pending, 1);
+    assert_eq!(denormalized::lag(&db).await.unwrap().by_copy["ghosts.name"].pending, 1);
 
     let err = Worker::new(&db).only(["ghosts.name"]).run_until_empty().await.unwrap_err();
     assert!(matches!(&err, CopyError::UnknownCopy { copy } if copy == "ghosts.name"), "{err}");
@@ -312,7 +312,7 @@ async fn claims_respect_live_leases_and_take_over_expired_ones() {
     let db = setup("claims").await;
     users_with_posts(&db, 2, 10).await;
     for u in 0..2 {
-        copies::update_one::<User>(&db, &format!("u{u}"), rename("new")).await.unwrap();
+        denormalized::update_one::<User>(&db, &format!("u{u}"), rename("new")).await.unwrap();
     }
     let jobs = db.collection::<Document>(QUEUE);
     let hold = |user: &str, owner: &str, until: DateTime| {
@@ -357,8 +357,8 @@ async fn a_refused_write_fails_its_job_and_the_worker_goes_on() {
     })
     .await
     .unwrap();
-    copies::update_one::<User>(&db, "u0", rename("a name far too long")).await.unwrap();
-    copies::update_one::<User>(&db, "u1", rename("short")).await.unwrap();
+    denormalized::update_one::<User>(&db, "u0", rename("a name far too long")).await.unwrap();
+    denormalized::update_one::<User>(&db, "u1", rename("short")).await.unwrap();
 
     let worker = Worker::new(&db);
     let report = worker.run_until_empty().await.unwrap();

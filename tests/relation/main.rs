@@ -330,7 +330,7 @@ fn the_design_decision_table_lists_every_relation() {
 
 #[test]
 fn versioned_writers_refresh_the_copies_of_what_they_write() {
-    use docshape::copies::{self, Worker};
+    use docshape::denormalized::{self, Worker};
     use docshape::versioning::{self, RetryPolicy};
     runtime().block_on(async {
         let db = testkit::database("versioned_source").await.unwrap();
@@ -371,7 +371,7 @@ fn versioned_writers_refresh_the_copies_of_what_they_write() {
         .unwrap();
         assert_eq!(names("reviews").await, vec!["Ada King"; 5]);
         assert_eq!(names("articles").await, vec!["Ada"; 5]);
-        assert_eq!(copies::lag(&db).await.unwrap().pending, 1);
+        assert_eq!(denormalized::lag(&db).await.unwrap().pending, 1);
         let report = Worker::new(&db).run_until_empty().await.unwrap();
         assert_eq!(report.documents_updated, 5);
         assert_eq!(names("articles").await, vec!["Ada King"; 5]);
@@ -393,6 +393,6 @@ fn versioned_writers_refresh_the_copies_of_what_they_write() {
         )
         .await
         .unwrap();
-        assert_eq!(copies::lag(&db).await.unwrap().pending, 0);
+        assert_eq!(denormalized::lag(&db).await.unwrap().pending, 0);
     });
 }

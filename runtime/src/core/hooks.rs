@@ -6,10 +6,10 @@
 //! calls every registered hook and knows none of them by name:
 //!
 //! - [`SourceWriteHook`]: after a docshape writer changes a document (the versioned
-//!   `save`, `update_one`, `modify` and backfill, the write rows, `copies::update_one`),
+//!   `save`, `update_one`, `modify` and backfill, the write rows, `denormalized::update_one`),
 //!   the hooks keep what is derived from it in line: the denormalized pattern refreshes
 //!   or queues its copies, the keys pattern deletes cached keys. A writer that already
-//!   keeps one kind in line itself (`copies::update_one` writes the copies) skips that
+//!   keeps one kind in line itself (`denormalized::update_one` writes the copies) skips that
 //!   hook by its [`Derived`] kind.
 //! - [`GeneratedFile`]: a file a pattern adds to the artifacts (the relation pattern's
 //!   design-decision table, the keys pattern's catalog).
@@ -18,7 +18,7 @@ use bson::{Bson, Document};
 use futures_util::future::BoxFuture;
 use mongodb::Database;
 
-use crate::core::copy::CopyError;
+use crate::core::denormalized::CopyError;
 use crate::core::error::Error;
 
 /// Called after a document of collection `source` with `_id` `id` was written by
@@ -36,8 +36,8 @@ pub type AfterSourceWrite = for<'a> fn(
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Derived {
-    /// Denormalized copies of source fields in other documents (`copies`).
-    Copies,
+    /// Denormalized copies of source fields in other documents (`denormalized`).
+    Denormalized,
     /// Read-through cache keys of the document (`keys::cache`).
     // Registered by the keys pattern under the `redis` feature only.
     #[cfg_attr(not(feature = "redis"), allow(dead_code))]
@@ -114,7 +114,7 @@ mod tests {
     #[test]
     fn the_patterns_register_their_hooks() {
         let hooks: Vec<Derived> = inventory::iter::<SourceWriteHook>.into_iter().map(|h| h.kind).collect();
-        assert!(hooks.contains(&Derived::Copies), "{hooks:?}");
+        assert!(hooks.contains(&Derived::Denormalized), "{hooks:?}");
         #[cfg(feature = "redis")]
         assert!(hooks.contains(&Derived::Cache), "{hooks:?}");
         let files: Vec<&str> = inventory::iter::<GeneratedFile>.into_iter().map(|f| f.file_name).collect();

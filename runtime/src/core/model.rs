@@ -7,7 +7,7 @@ use bson::{doc, Document};
 use mongodb::{Collection, Database};
 
 use crate::core::access::table::AccessPattern;
-use crate::core::copy::CopySpec;
+use crate::core::denormalized::CopySpec;
 use crate::core::index::{Index, IndexKey};
 use crate::core::relation::Relation;
 use crate::core::validator::Schema;

@@ -3,7 +3,7 @@
 //! it (the design-decision table, filling copies) is the relation pattern's
 //! ([`crate::relation`]).
 
-use crate::core::copy::Refresh;
+use crate::core::denormalized::Refresh;
 
 /// The design-decision table's file name, among the artifacts.
 pub const DESIGN_DECISIONS_FILE: &str = "DESIGN_DECISIONS.md";

@@ -12,7 +12,7 @@ use std::fmt;
 
 use bson::Bson;
 
-use crate::core::copy::CopyError;
+use crate::core::denormalized::CopyError;
 
 /// Why a generated upgrade chain failed, before the collection and `_id` are known.
 #[derive(Debug)]
@@ -127,7 +127,7 @@ pub enum VersionError {
     /// The driver or the server refused an operation.
     Mongo(mongodb::error::Error),
     /// The document was written, but a denormalized copy of it could not be refreshed
-    /// or queued (see [`crate::copies`]; [`crate::copies::repair`] brings it back), or
+    /// or queued (see [`crate::denormalized`]; [`crate::denormalized::repair`] brings it back), or
     /// its cached keys could not be deleted ([`CopyError::Derived`]).
     Copies(Box<CopyError>),
 }

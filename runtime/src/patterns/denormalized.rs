@@ -180,7 +180,9 @@ mod update;
 mod watch;
 mod worker;
 
-pub use crate::core::copy::{Cleared, CopyError, CopySpec, OnDelete, Refresh, QUEUE, WATCH_POSITIONS};
+pub use crate::core::denormalized::{
+    Cleared, CopyError, CopySpec, OnDelete, Refresh, QUEUE, WATCH_POSITIONS,
+};
 pub use lag::{lag, CopyLag, QueueLag, WatcherLag};
 pub use repair::{reconcile, repair, CopyReconcile, CopyRepair, SkipReason, Skipped};
 pub use spec::{copies, dependents};

@@ -17,7 +17,7 @@ use mongodb::Database;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::core::copy::{CopySpec, Refresh};
+use crate::core::denormalized::{CopySpec, Refresh};
 use crate::core::hooks::GeneratedFile;
 use crate::core::model::{eq, Model};
 use crate::core::registry;

@@ -2,7 +2,7 @@
 // bounds reach the validator, and the relations and copies are listed.
 #![allow(clippy::duplicated_attributes)]
 
-use docshape::copies::Refresh;
+use docshape::denormalized::Refresh;
 use docshape::refs::Ref;
 use docshape::relation::RelationKind;
 use docshape::{Embedded, Model};
@@ -134,6 +134,6 @@ pub(super) fn main() {
     assert!(props.get_document("log").unwrap().get("maxItems").is_none());
     assert_eq!(Group::RELATIONS.len(), 4);
 
-    let copies = docshape::copies::dependents("users");
+    let copies = docshape::denormalized::dependents("users");
     assert_eq!(copies.len(), 4);
 }

@@ -27,7 +27,7 @@ use mongodb::Database;
 use crate::core::access::find::FindError;
 use crate::core::access::literal::Literal;
 use crate::core::access::table::AccessPattern;
-use crate::core::copy::CopyError;
+use crate::core::denormalized::CopyError;
 use crate::core::model::Model;
 
 /// Why a write row's update did not happen.
@@ -91,7 +91,7 @@ pub enum UpdateError {
     /// The filter or update could not be built, or the server refused it.
     Find(FindError),
     /// The document was updated, but refreshing what is derived from it failed
-    /// (a copy's refresh: see [`crate::copies`]).
+    /// (a copy's refresh: see [`crate::denormalized`]).
     AfterWrite(Box<CopyError>),
 }
 

@@ -9,7 +9,7 @@ use mongodb::error::{ErrorKind, WriteFailure};
 use mongodb::{Collection, Database};
 
 use crate::core::access::{in_filter, Literal};
-use crate::core::copy::{Cleared, CopySpec, Refresh, QUEUE};
+use crate::core::denormalized::{Cleared, CopySpec, Refresh, QUEUE};
 use crate::core::model::eq;
 use crate::core::trace;
 

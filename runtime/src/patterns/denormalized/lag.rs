@@ -10,7 +10,7 @@ use mongodb::Database;
 
 use super::apply::since;
 use super::worker::count;
-use crate::core::copy::{CopyError, QUEUE, WATCH_POSITIONS};
+use crate::core::denormalized::{CopyError, QUEUE, WATCH_POSITIONS};
 use crate::core::trace;
 
 /// The queue's state for one copy.

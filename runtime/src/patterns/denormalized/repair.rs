@@ -13,7 +13,7 @@ use super::apply::{
 };
 use super::spec::{dependents, projection, touches, value_at};
 use crate::core::access::literal::{in_filter, Literal};
-use crate::core::copy::{CopyError, CopySpec, OnDelete, Refresh};
+use crate::core::denormalized::{CopyError, CopySpec, OnDelete, Refresh};
 use crate::core::error::server_message;
 use crate::core::hooks::{Derived, SourceWriteHook};
 use crate::core::model::{eq, IdOf, Identified};
@@ -29,7 +29,7 @@ pub struct CopyRepair {
 
 // The versioned writers reach the copies through this hook: versioning does not
 // import this pattern.
-inventory::submit! { SourceWriteHook { kind: Derived::Copies, after_write: after_write_hook } }
+inventory::submit! { SourceWriteHook { kind: Derived::Denormalized, after_write: after_write_hook } }
 
 fn after_write_hook<'a>(
     db: &'a Database,

@@ -4,7 +4,7 @@
 use bson::{Bson, Document};
 use mongodb::options::UpdateModifications;
 
-use crate::core::copy::CopySpec;
+use crate::core::denormalized::CopySpec;
 
 inventory::collect!(CopySpec);
 

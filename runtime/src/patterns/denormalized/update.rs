@@ -12,7 +12,7 @@ use mongodb::{ClientSession, Database};
 
 use super::apply::{change, enqueue, via_filter};
 use super::spec::{dependents, projection, touches, value_at};
-use crate::core::copy::{CopyError, CopySpec, Refresh};
+use crate::core::denormalized::{CopyError, CopySpec, Refresh};
 use crate::core::model::{eq, IdOf, Identified};
 
 /// How long a sequential update keeps re-writing a sync copy whose source concurrent
@@ -117,9 +117,9 @@ impl SourceUpdate {
 /// # #[derive(serde::Serialize, serde::Deserialize, Model)]
 /// # #[model(collection = "users")]
 /// # struct User { #[serde(rename = "_id")] id: String, name: String }
-/// # async fn run(db: &docshape::mongodb::Database) -> Result<(), docshape::copies::CopyError> {
+/// # async fn run(db: &docshape::mongodb::Database) -> Result<(), docshape::denormalized::CopyError> {
 /// use docshape::bson::doc;
-/// let done = docshape::copies::update_one::<User>(db, "u1", doc! { "$set": { "name": "Ada" } }).await?;
+/// let done = docshape::denormalized::update_one::<User>(db, "u1", doc! { "$set": { "name": "Ada" } }).await?;
 /// println!("{} posts renamed, {} refreshes queued", done.documents_updated(), done.jobs_enqueued());
 /// # Ok(()) }
 /// ```
@@ -166,7 +166,7 @@ pub async fn update_one_with<S: Identified>(
     // docshape writer.
     if done.matched > 0 {
         crate::core::hooks::after_source_write_except(
-            Some(crate::core::hooks::Derived::Copies),
+            Some(crate::core::hooks::Derived::Denormalized),
             db,
             S::COLLECTION,
             &id,

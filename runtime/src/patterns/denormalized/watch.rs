@@ -14,7 +14,7 @@ use tokio::sync::watch;
 use super::apply::enqueue_many;
 use super::repair::{reconcile_in, CopyReconcile};
 use super::spec::{copies, overlaps};
-use crate::core::copy::{CopyError, CopySpec, OnDelete, Refresh, WATCH_POSITIONS};
+use crate::core::denormalized::{CopyError, CopySpec, OnDelete, Refresh, WATCH_POSITIONS};
 use crate::core::model::eq;
 
 /// How often an idle watcher records that it is still current.
@@ -26,20 +26,20 @@ type Events = ChangeStream<Document>;
 
 /// Follows every source collection of the refreshed copies (`sync` and `async`) with
 /// one change stream each, and turns each change that can touch a copied field into
-/// refresh jobs in the queue ([`QUEUE`](crate::copies::QUEUE)), for the
-/// [`Worker`](crate::copies::Worker)s to run: see the [module docs](crate::copies#the-watcher).
+/// refresh jobs in the queue ([`QUEUE`](crate::denormalized::QUEUE)), for the
+/// [`Worker`](crate::denormalized::Worker)s to run: see the [module docs](crate::denormalized#the-watcher).
 ///
 /// ```no_run
 /// # async fn run(
 /// #     db: &docshape::mongodb::Database,
 /// #     shutdown: impl std::future::Future<Output = ()>,
-/// # ) -> Result<(), docshape::copies::CopyError> {
-/// use docshape::copies::{Watcher, Worker};
+/// # ) -> Result<(), docshape::denormalized::CopyError> {
+/// use docshape::denormalized::{Watcher, Worker};
 ///
 /// // Next to at least one worker (this process or another):
 /// let worker = Worker::new(db);
 /// tokio::spawn(async move { worker.run(std::time::Duration::from_secs(1)).await });
-/// let watcher = Watcher::new(db).name("copies");
+/// let watcher = Watcher::new(db).name("denormalized");
 /// // Until `shutdown` completes (a signal, say); then the batch in hand is finished
 /// // and its position saved:
 /// let report = watcher.run_until(shutdown).await?;
@@ -111,12 +111,16 @@ impl WatchReport {
 }
 
 impl Watcher {
-    /// A watcher on `db` named `"copies"`, for every refreshed copy, reading up to
-    /// 500 changes per batch and waiting up to 500 ms for new ones.
+    /// A watcher on `db` named `"denormalized"`, for every refreshed copy, reading up
+    /// to 500 changes per batch and waiting up to 500 ms for new ones.
+    ///
+    /// Earlier versions named the default watcher `"copies"`: a deployment whose
+    /// watcher ran under that name keeps its saved positions with `.name("copies")`;
+    /// without it, the first start under the new name reconciles every copy once.
     pub fn new(db: &Database) -> Self {
         Self {
             db: db.clone(),
-            name: "copies".to_owned(),
+            name: "denormalized".to_owned(),
             batch: 500,
             max_await: Duration::from_millis(500),
             max_wait: None,
@@ -583,7 +587,7 @@ fn no_change_streams(e: &mongodb::error::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::copy::Cleared;
+    use crate::core::denormalized::Cleared;
 
     const fn spec(field: &'static str, source_field: &'static str, on_delete: OnDelete) -> CopySpec {
         CopySpec {

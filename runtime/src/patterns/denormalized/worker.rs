@@ -15,7 +15,7 @@ use mongodb::{Collection, Database, IndexModel};
 use super::apply::{apply, cleared, enqueue, plus, since, via_filter, ApplyError, Lease};
 use super::spec::{copies, value_at};
 use crate::core::access::{not_in_filter, Literal};
-use crate::core::copy::{CopyError, CopySpec, OnDelete, Refresh, QUEUE};
+use crate::core::denormalized::{CopyError, CopySpec, OnDelete, Refresh, QUEUE};
 use crate::core::model::eq;
 use crate::core::trace;
 
@@ -29,9 +29,9 @@ fn is_fatal(e: &mongodb::error::Error) -> bool {
 /// claimed, applied and completed, and why several workers and restarts converge.
 ///
 /// ```no_run
-/// # async fn run(db: &docshape::mongodb::Database) -> Result<(), docshape::copies::CopyError> {
+/// # async fn run(db: &docshape::mongodb::Database) -> Result<(), docshape::denormalized::CopyError> {
 /// use std::time::Duration;
-/// use docshape::copies::Worker;
+/// use docshape::denormalized::Worker;
 ///
 /// let worker = Worker::new(db).id("refresher-1").batch(500);
 /// let report = worker.run_until_empty().await?;

@@ -13,7 +13,7 @@
 //!   the cache again from the new document.
 //!
 //! - docshape's other writers of the model — the versioned `save`, `update_one`,
-//!   `modify` and backfill, and `copies::update_one` — delete the keys too once a
+//!   `modify` and backfill, and `denormalized::update_one` — delete the keys too once a
 //!   connection is installed for the database with [`invalidate_on_write`]: they have
 //!   no connection parameter, so they use that one. Without it they leave the keys (a
 //!   `WARN` event `cache not invalidated` says so) and the family's TTL bounds how
@@ -43,7 +43,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::core::access::{Find, FindError, Projection, Update, UpdateError, Updated};
-use crate::core::copy::CopyError;
+use crate::core::denormalized::CopyError;
 use crate::core::hooks::{Derived, SourceWriteHook};
 use crate::core::model::Model;
 use crate::core::trace::event;
@@ -273,7 +273,7 @@ fn installed(db: &Database) -> Option<Arc<dyn Deleter>> {
 
 /// Makes every docshape writer of a cached model in `db` delete the written
 /// document's cached keys through `conn`: the versioned `save`, `update_one`, `modify`
-/// and backfill, `copies::update_one`, and the write rows (whose `run` then needs no
+/// and backfill, `denormalized::update_one`, and the write rows (whose `run` then needs no
 /// connection of its own: [`CachedUpdate::uncached`] is enough).
 ///
 /// Call it once at start-up, beside opening the database. It applies to every

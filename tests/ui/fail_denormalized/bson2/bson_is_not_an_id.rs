@@ -15,8 +15,8 @@ struct User {
 
 async fn attack(db: &docshape::mongodb::Database) {
     let body = Bson::Document(doc! { "$ne": null });
-    let _ = docshape::copies::update_one::<User>(db, &body, doc! { "$set": { "name": "X" } }).await;
-    let _ = docshape::copies::repair::<User>(db, &body).await;
+    let _ = docshape::denormalized::update_one::<User>(db, &body, doc! { "$set": { "name": "X" } }).await;
+    let _ = docshape::denormalized::repair::<User>(db, &body).await;
 }
 
 fn main() {}

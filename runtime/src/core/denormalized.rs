@@ -2,7 +2,7 @@
 //! [`Model::COPIES`](crate::Model::COPIES) carries, and the error of keeping copies in
 //! line ([`CopyError`]): a versioned write reports it too, through
 //! [`crate::core::hooks`]. Updating, queueing and repairing copies is the denormalized
-//! pattern's ([`crate::copies`]).
+//! pattern's ([`crate::denormalized`]).
 
 // A `CopyError` names the document (`_id` as `Bson`) and carries the driver's error:
 // large, but rare and behind a round trip anyway.
@@ -42,7 +42,7 @@ pub enum OnDelete {
     /// `skip_serializing_if`, can be).
     Clear(Cleared),
     /// The copy stays, and its refresh job fails with [`CopyError::SourceDeleted`],
-    /// recorded on the job and kept in the queue (so [`lag`](crate::copies::lag) counts
+    /// recorded on the job and kept in the queue (so [`lag`](crate::denormalized::lag) counts
     /// it) until no document references the deleted source any more.
     Report,
 }
@@ -89,11 +89,11 @@ impl CopySpec {
     }
 }
 
-/// The refresh queue: reserved for the denormalized pattern (see [`crate::copies`]).
+/// The refresh queue: reserved for the denormalized pattern (see [`crate::denormalized`]).
 pub const QUEUE: &str = "docshape_refresh";
 
 /// Where the change-stream watchers of copies' sources keep their positions:
-/// reserved for the denormalized pattern (see [`crate::copies::Watcher`]).
+/// reserved for the denormalized pattern (see [`crate::denormalized::Watcher`]).
 pub const WATCH_POSITIONS: &str = "docshape_watch";
 
 /// What went wrong keeping copies in line. Every variant that concerns one document
@@ -121,7 +121,7 @@ pub enum CopyError {
         /// (nothing was written); `true` otherwise (a sequential update, or a job
         /// enqueued after the commit): the source and the copies before this one are
         /// updated, this one and the ones after it are not (see the
-        /// [module docs](crate::copies)). Run the update again, or [`repair`](crate::copies::repair).
+        /// [module docs](crate::denormalized)). Run the update again, or [`repair`](crate::denormalized::repair).
         source_updated: bool,
         /// What the driver or server said.
         error: mongodb::error::Error,
@@ -136,7 +136,7 @@ pub enum CopyError {
         /// What the driver or server said.
         error: mongodb::error::Error,
     },
-    /// [`Atomicity::Transaction`](crate::copies::Atomicity::Transaction) was asked for, and the deployment has no transactions
+    /// [`Atomicity::Transaction`](crate::denormalized::Atomicity::Transaction) was asked for, and the deployment has no transactions
     /// (a standalone server). Nothing was written.
     NoTransactions {
         /// The source's collection.
@@ -144,7 +144,7 @@ pub enum CopyError {
     },
     /// Without a transaction, concurrent updates kept changing the source for two
     /// minutes while its sync copy was being written again and again. The source is
-    /// updated; the copy may hold an older value: [`repair`](crate::copies::repair) once writes calm down.
+    /// updated; the copy may hold an older value: [`repair`](crate::denormalized::repair) once writes calm down.
     Unsettled {
         /// The copy's key.
         copy: String,
@@ -153,7 +153,7 @@ pub enum CopyError {
         /// How many times the copy was written.
         rounds: u32,
     },
-    /// Reading the source or writing its copies failed in a [`Worker`](crate::copies::Worker) or [`repair`](crate::copies::repair).
+    /// Reading the source or writing its copies failed in a [`Worker`](crate::denormalized::Worker) or [`repair`](crate::denormalized::repair).
     Refresh {
         /// The copy's key.
         copy: String,
@@ -188,7 +188,7 @@ pub enum CopyError {
         /// What the serializer said.
         error: bson_compat::SerError,
     },
-    /// [`repair`](crate::copies::repair) found no source document with this `_id`.
+    /// [`repair`](crate::denormalized::repair) found no source document with this `_id`.
     SourceNotFound {
         /// The source's collection.
         collection: &'static str,
@@ -207,7 +207,7 @@ pub enum CopyError {
         documents: u64,
     },
     /// The deployment has no change streams (a standalone server): a
-    /// [`Watcher`](crate::copies::Watcher) cannot follow the sources. Run the server
+    /// [`Watcher`](crate::denormalized::Watcher) cannot follow the sources. Run the server
     /// as a replica set (a single-node one will do: `mongod --replSet rs0`, then
     /// `rs.initiate()`), or connect through a sharded cluster's `mongos`.
     NoChangeStreams {
@@ -216,7 +216,7 @@ pub enum CopyError {
         /// What the server said.
         error: mongodb::error::Error,
     },
-    /// A [`Watcher`](crate::copies::Watcher) could not read its change stream or its
+    /// A [`Watcher`](crate::denormalized::Watcher) could not read its change stream or its
     /// stored position.
     Watch {
         /// The source collection.
