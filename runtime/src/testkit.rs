@@ -140,6 +140,14 @@ impl TestServer {
         Self::start_local_with(&["--standalone"])
     }
 
+    /// [`TestServer::start_local`] with the test commands on, `configureFailPoint`
+    /// above all, as `mongod --setParameter enableTestCommands=1`: for a test that makes
+    /// the server refuse commands on purpose (`failCommand`), on a server of its own so
+    /// that no other test meets the refusals.
+    pub fn start_local_with_test_commands() -> Result<Self, TestkitError> {
+        Self::start_local_with(&["--enable-test-commands"])
+    }
+
     /// [`TestServer::start_local`] speaking TLS only, with the server certificate
     /// `cert` and its private key `key` (PEM files). Its [`uri`](Self::uri) asks for
     /// TLS and trusts the certificate authority in `ca` (a PEM file), so a client opened
