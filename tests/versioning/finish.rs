@@ -1,12 +1,15 @@
 //! A backfill that finishes: it reads again from its position after a lost cursor
 //! (what a server restart or an idle timeout does to it), sweeps once more from the
 //! start for documents written at an old version behind its cursor while it ran, and
-//! says `Done` only when no old document is left.
+//! says `Done` only when no old document is left, across a crash and restart of the
+//! server too.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use docshape::bson::{doc, Document};
+use docshape::mongodb::options::{ClientOptions, ServerAddress, ServerMonitoringMode, WriteConcern};
 use docshape::testkit;
 use docshape::versioning::{self, BackfillEnd, BackfillOptions, Progress};
 
@@ -90,6 +93,120 @@ async fn documents_written_behind_the_cursor_are_swept_and_done_means_none_left(
     // The rate and the time left are there for an operator's progress line.
     assert!(report.progress.per_second() > 0.0, "{:?}", report.progress);
     assert!(!report.progress.elapsed.is_zero());
+}
+
+/// The server itself killed (SIGKILL, as a crash) and started again mid-run, on a
+/// server of the test's own: the backfill's connections and its cursor die with the old
+/// process, and its next read meets the server down (a network error, or server
+/// selection waiting until the driver finds the new process, whose answer is then
+/// CursorNotFound); it reads again from its position and finishes, each document
+/// upgraded once. Its writes ask for `j: true`, so that none it was told about is lost
+/// in the crash (on `mongod` as on the local server, an unjournaled `w: 1` write
+/// acknowledged just before a crash may be lost, and the run would then upgrade that
+/// document a second time: correct, but not "once").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_restart_mid_run_is_ridden_over() {
+    if testkit::server().unwrap().is_external() {
+        eprintln!("skipped: MONGODB_URI names a server the tests cannot restart");
+        return;
+    }
+    let server = tokio::task::spawn_blocking(testkit::TestServer::start_local).await.unwrap().unwrap();
+    let server = Arc::new(server);
+    let addr = match &ClientOptions::parse(server.uri()).await.unwrap().hosts[..] {
+        [ServerAddress::Tcp { host, port }] => format!("{host}:{}", port.unwrap_or(27017)),
+        hosts => panic!("one TCP host expected: {hosts:?}"),
+    };
+    let client = server
+        .client_with(|o| {
+            o.write_concern = Some(WriteConcern::builder().journal(true).build());
+            // Long enough for the server to come back and the driver to find it.
+            o.server_selection_timeout = Some(Duration::from_secs(60));
+        })
+        .await
+        .unwrap();
+    let db = client.database("backfill_restart");
+    docshape::sync::<Profile>(&db).await.unwrap();
+    db.collection::<Document>("profiles").insert_many(v1_profiles(0, 200)).await.unwrap();
+    let restarting = Arc::new(Mutex::new(None));
+    let (slot, restart) = (restarting.clone(), server.clone());
+    let options = BackfillOptions {
+        batch_size: 20,
+        progress: Progress::Events(Arc::new(move |e| {
+            // After three batches, with the cursor open on the next: the restart starts,
+            // and the run goes on once the old process is dead (its port refuses), so
+            // that no write of the run is in flight at the kill and its next read meets
+            // the server down.
+            let mut slot = slot.lock().unwrap();
+            if e.upgraded == 60 && slot.is_none() {
+                let restart = restart.clone();
+                *slot = Some(std::thread::spawn(move || restart.restart()));
+                while std::net::TcpStream::connect(&addr).is_ok() {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            }
+        })),
+        ..Default::default()
+    };
+    let report = versioning::backfill::<Profile>(&db, options).await.unwrap();
+    let restart = restarting.lock().unwrap().take().expect("the server was restarted mid-run");
+    restart.join().unwrap().unwrap();
+    assert!(report.retried >= 1, "{report:?}");
+    assert_eq!(report.end, BackfillEnd::Done, "{report:?}");
+    assert_eq!(report.progress.upgraded, 200, "each document once: {:?}", report.progress);
+    assert_eq!(report.counts.older_than(3), 0, "{}", report.counts);
+    assert_eq!(report.counts.total(), 200, "{}", report.counts);
+}
+
+/// An upgrade the server refuses for a passing reason is read again, not reported as
+/// the document's failure: here `ShutdownInProgress` (what a `mongod` shutting down
+/// answers, labelled `RetryableWriteError`), twice, so that the driver's own retry of
+/// the write fails too and the backfill sees it. A run that took it for a refusal of
+/// that one document ended `Remaining { old: 1 }` with it in `failures`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upgrade_refused_while_the_server_shuts_down_is_read_again() {
+    if testkit::server().unwrap().is_external() {
+        eprintln!("skipped: MONGODB_URI is set, and this test needs a server of its own with failpoints");
+        return;
+    }
+    let server = tokio::task::spawn_blocking(testkit::TestServer::start_local_with_test_commands)
+        .await
+        .unwrap()
+        .unwrap();
+    let uri = server.uri().to_owned();
+    // Polled monitoring: after a "shutting down" answer the driver checks the server
+    // again at once, where a streamed check would wait out its 10 s first.
+    let client =
+        server.client_with(|o| o.server_monitoring_mode = Some(ServerMonitoringMode::Poll)).await.unwrap();
+    let db = client.database("backfill_refused");
+    docshape::sync::<Profile>(&db).await.unwrap();
+    db.collection::<Document>("profiles").insert_many(v1_profiles(0, 100)).await.unwrap();
+    let armed = Arc::new(AtomicBool::new(false));
+    let flag = armed.clone();
+    let options = BackfillOptions {
+        batch_size: 20,
+        progress: Progress::Events(Arc::new(move |e| {
+            if e.upgraded == 40 && !flag.swap(true, Ordering::SeqCst) {
+                let uri = uri.clone();
+                meanwhile(async move {
+                    let client = docshape::mongodb::Client::with_uri_str(&uri).await.unwrap();
+                    let fail = doc! {
+                        "configureFailPoint": "failCommand",
+                        "mode": { "times": 2 },
+                        "data": { "failCommands": ["update"], "errorCode": 91 },
+                    };
+                    client.database("admin").run_command(fail).await.unwrap();
+                });
+            }
+        })),
+        ..Default::default()
+    };
+    let report = versioning::backfill::<Profile>(&db, options).await.unwrap();
+    assert!(armed.load(Ordering::SeqCst), "the failpoint was set mid-run");
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    assert!(report.retried >= 1, "{report:?}");
+    assert_eq!(report.end, BackfillEnd::Done, "{report:?}");
+    assert_eq!(report.progress.upgraded, 100, "each document once: {:?}", report.progress);
+    assert_eq!(report.counts.older_than(3), 0, "{}", report.counts);
 }
 
 /// The backfill's checkpoint in `docshape_backfill`, if any.

@@ -176,6 +176,16 @@ pub(super) async fn build(
     collection: &str,
     indexes: Vec<Document>,
 ) -> mongodb::error::Result<Document> {
+    build_reporting_every(db, collection, indexes, BUILD_PROGRESS_EVERY).await
+}
+
+/// [`build`], reporting every `every` (a test's build is not minutes long).
+async fn build_reporting_every(
+    db: &Database,
+    collection: &str,
+    indexes: Vec<Document>,
+    every: std::time::Duration,
+) -> mongodb::error::Result<Document> {
     let names: Vec<String> =
         indexes.iter().filter_map(|i| i.get_str("name").ok().map(str::to_owned)).collect();
     let command = std::future::IntoFuture::into_future(
@@ -183,8 +193,7 @@ pub(super) async fn build(
     );
     tokio::pin!(command);
     let started = std::time::Instant::now();
-    let mut ticker =
-        tokio::time::interval_at(tokio::time::Instant::now() + BUILD_PROGRESS_EVERY, BUILD_PROGRESS_EVERY);
+    let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
     loop {
         tokio::select! {
             done = &mut command => return done,
@@ -220,4 +229,95 @@ async fn build_progress(db: &Database, collection: &str) -> Option<(i64, i64)> {
         _ => None,
     };
     Some((number("done")?, number("total")?))
+}
+
+#[cfg(all(test, feature = "testkit"))]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    use bson::{doc, Document};
+    use tracing::field::{Field, Visit};
+    use tracing::span::{Attributes, Id, Record};
+    use tracing::{Event, Metadata};
+
+    use super::build_reporting_every;
+    use crate::testkit::TestServer;
+
+    /// The fields of every `building indexes` event seen where it is the default
+    /// subscriber.
+    #[derive(Clone, Default)]
+    struct BuildEvents(Arc<Mutex<Vec<BTreeMap<String, String>>>>);
+
+    struct Fields<'a>(&'a mut BTreeMap<String, String>);
+
+    impl Visit for Fields<'_> {
+        fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+            self.0.insert(field.name().to_owned(), format!("{value:?}"));
+        }
+        fn record_str(&mut self, field: &Field, value: &str) {
+            self.0.insert(field.name().to_owned(), value.to_owned());
+        }
+    }
+
+    impl tracing::Subscriber for BuildEvents {
+        fn enabled(&self, _: &Metadata<'_>) -> bool {
+            true
+        }
+        fn new_span(&self, _: &Attributes<'_>) -> Id {
+            Id::from_u64(1)
+        }
+        fn record(&self, _: &Id, _: &Record<'_>) {}
+        fn record_follows_from(&self, _: &Id, _: &Id) {}
+        fn event(&self, event: &Event<'_>) {
+            let mut fields = BTreeMap::new();
+            event.record(&mut Fields(&mut fields));
+            fields.insert("target".to_owned(), event.metadata().target().to_owned());
+            if fields.get("message").map(String::as_str) == Some("building indexes") {
+                self.0.lock().unwrap().push(fields);
+            }
+        }
+        fn enter(&self, _: &Id) {}
+        fn exit(&self, _: &Id) {}
+    }
+
+    /// A build the server holds for a second (`failCommand` blocks `createIndexes`
+    /// before running it) reports that it is still running, every 20 ms here, with what
+    /// an operator needs to recognise it; then it completes and the index is there. On
+    /// SecantusDB `$currentOp` lists no index build (it answers with the `$currentOp`
+    /// itself), so `done` and `total` are 0 here; on `mongod` they are its progress.
+    #[test]
+    fn a_long_build_reports_that_it_is_still_running() {
+        let server = TestServer::start_local_with_test_commands().unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let events = BuildEvents::default();
+        let client = rt.block_on(server.client()).unwrap();
+        let db = client.database("build_progress");
+        let built = tracing::subscriber::with_default(events.clone(), || {
+            rt.block_on(async {
+                db.collection::<Document>("items").insert_one(doc! { "a": 1 }).await.unwrap();
+                let hold = doc! {
+                    "configureFailPoint": "failCommand",
+                    "mode": { "times": 1 },
+                    "data": { "failCommands": ["createIndexes"], "blockConnection": true, "blockTimeMS": 1000 },
+                };
+                client.database("admin").run_command(hold).await.unwrap();
+                let index = doc! { "key": { "a": 1 }, "name": "a_1" };
+                build_reporting_every(&db, "items", vec![index], Duration::from_millis(20)).await
+            })
+        });
+        built.unwrap();
+        let events = events.0.lock().unwrap();
+        let first = events.first().expect("a `building indexes` event while the build was held");
+        assert_eq!(first.get("target").map(String::as_str), Some("docshape"), "{first:?}");
+        assert_eq!(first.get("collection").map(String::as_str), Some("items"), "{first:?}");
+        assert_eq!(first.get("indexes").map(String::as_str), Some("a_1"), "{first:?}");
+        for number in ["elapsed_s", "done", "total"] {
+            assert!(first.get(number).is_some_and(|n| n.parse::<u64>().is_ok()), "{number}: {first:?}");
+        }
+        let names: Vec<String> =
+            rt.block_on(async { db.collection::<Document>("items").list_index_names().await }).unwrap();
+        assert!(names.iter().any(|n| n == "a_1"), "{names:?}");
+    }
 }

@@ -259,21 +259,28 @@ const CHECKPOINT_EVERY: Duration = Duration::from_secs(5);
 /// every upgrade is a compare-and-set.
 fn is_transient(e: &VersionError) -> bool {
     let VersionError::Mongo(e) = e else { return false };
-    use mongodb::error::ErrorKind;
+    use mongodb::error::{ErrorKind, WriteFailure};
     // CursorNotFound, HostUnreachable, HostNotFound, NetworkTimeout,
     // InterruptedAtShutdown, InterruptedDueToReplStateChange, NotWritablePrimary,
     // NotPrimaryNoSecondaryOk, NotPrimaryOrSecondary, PrimarySteppedDown,
     // ShutdownInProgress, SocketException.
     const CODES: &[i32] = &[43, 6, 7, 89, 11600, 11602, 10107, 13435, 13436, 189, 91, 9001];
+    // The server's code wherever the reply put it: a command error, a write concern
+    // error (a shutdown while the write waited for the journal), or the write's own
+    // error (an update interrupted by a shutdown or a step-down).
+    let code = match e.kind.as_ref() {
+        ErrorKind::Command(c) => Some(c.code),
+        ErrorKind::Write(WriteFailure::WriteConcernError(w)) => Some(w.code),
+        ErrorKind::Write(WriteFailure::WriteError(w)) => Some(w.code),
+        _ => None,
+    };
     e.contains_label("RetryableWriteError")
         || e.contains_label("ResetPool")
-        || match e.kind.as_ref() {
-            ErrorKind::Io(_)
-            | ErrorKind::ConnectionPoolCleared { .. }
-            | ErrorKind::ServerSelection { .. } => true,
-            ErrorKind::Command(c) => CODES.contains(&c.code),
-            _ => false,
-        }
+        || matches!(
+            e.kind.as_ref(),
+            ErrorKind::Io(_) | ErrorKind::ConnectionPoolCleared { .. } | ErrorKind::ServerSelection { .. }
+        )
+        || code.is_some_and(|c| CODES.contains(&c))
 }
 
 /// Progress of a run, as an event of its span.
@@ -483,14 +490,22 @@ pub(super) async fn upgrade_one<T: Versioned>(
     Err(VersionError::Conflict { collection: T::COLLECTION, id: id_of(&document), attempts: 3 })
 }
 
-/// Whether an error stops a backfill: the server or the network failing, not one
-/// document that cannot be read or written (a validation or duplicate-key error).
+/// Whether an error ends the handling of a document for the whole read, not just for
+/// that document: the server or the network failing, and any transient error (which
+/// the run reads again after, from before the document), not one document that cannot
+/// be read or written (a validation or duplicate-key error). A write refused for a
+/// passing reason (`ShutdownInProgress`, `NotWritablePrimary`, labelled
+/// `RetryableWriteError`) comes back as a command or write error too: it is not the
+/// document's failure, and the document is upgraded when the run reads it again.
 pub(super) fn is_fatal(e: &VersionError) -> bool {
     match e {
-        VersionError::Mongo(e) => !matches!(
-            e.kind.as_ref(),
-            mongodb::error::ErrorKind::Write(_) | mongodb::error::ErrorKind::Command(_)
-        ),
+        VersionError::Mongo(m) => {
+            is_transient(e)
+                || !matches!(
+                    m.kind.as_ref(),
+                    mongodb::error::ErrorKind::Write(_) | mongodb::error::ErrorKind::Command(_)
+                )
+        }
         _ => false,
     }
 }
