@@ -258,6 +258,8 @@ pub use crate::ops::{artifacts, check, sync};
 pub use crate::patterns::denormalized;
 /// The denormalized pattern under its first name, kept for code written against it:
 /// use [`denormalized`], whose items these are.
+// Hidden, so that the compiler names items by their one path in its messages.
+#[doc(hidden)]
 #[deprecated(note = "the pattern's one name is `denormalized`: use `docshape::denormalized`")]
 pub mod copies {
     pub use crate::patterns::denormalized::*;
