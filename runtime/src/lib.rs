@@ -413,7 +413,8 @@ pub mod __private {
     pub use crate::patterns::keys::registry::RegisteredKeyFamily;
     pub use crate::patterns::keys::{
         CachesId, CounterFamily, HashFamily, Json, KeyError, KeyFamily, KeyKind, KeySpec, ListFamily,
-        Segment, SetFamily, ShardedCounterFamily, SortedSetFamily, Stored, StringFamily, Staleness, Text, Ttl,
+        Segment, SetFamily, ShardedCounterFamily, SortedSetFamily, Staleness, Stored, StringFamily, Text,
+        Ttl,
     };
     pub use crate::patterns::outlier as ol;
     pub use crate::patterns::outlier::overflow_collection_spec;

@@ -224,7 +224,9 @@ async fn without_an_installed_connection_every_writer_refuses_and_writes_nothing
     let mut redis = testkit::redis::database().await.unwrap();
     docshape::sync::<Article>(&db).await.unwrap();
     let raw = db.collection::<bson::Document>(Article::COLLECTION);
-    raw.insert_one(doc! { "_id": "a", "title": "first", "words": 10_i64, "schema_version": 2 }).await.unwrap();
+    raw.insert_one(doc! { "_id": "a", "title": "first", "words": 10_i64, "schema_version": 2 })
+        .await
+        .unwrap();
     raw.insert_one(doc! { "_id": "old", "headline": "first", "words": 10_i64 }).await.unwrap();
     fill(&db, &mut redis, "a").await;
     let names_the_family = |e: &CopyError| {
@@ -237,9 +239,14 @@ async fn without_an_installed_connection_every_writer_refuses_and_writes_nothing
     };
 
     let set = || doc! { "$set": { "title": "second" } };
-    refused(versioning::update_one::<Article>(&db, "a", set(), RetryPolicy::default()).await.map(drop), "update_one");
     refused(
-        versioning::modify::<Article>(&db, "a", RetryPolicy::default(), |a| a.title = "second".into()).await.map(drop),
+        versioning::update_one::<Article>(&db, "a", set(), RetryPolicy::default()).await.map(drop),
+        "update_one",
+    );
+    refused(
+        versioning::modify::<Article>(&db, "a", RetryPolicy::default(), |a| a.title = "second".into())
+            .await
+            .map(drop),
         "modify",
     );
     let mut loaded = versioning::find_one::<Article>(&db, doc! { "_id": "old" }).await.unwrap().unwrap();
@@ -255,7 +262,10 @@ async fn without_an_installed_connection_every_writer_refuses_and_writes_nothing
         other => panic!("a write row without a connection: {other:?}"),
     }
     let text = docshape::denormalized::update_one::<Article>(&db, "a", set()).await.unwrap_err().to_string();
-    assert!(text.contains("invalidate_on_write") && text.contains("staleness = \"ttl\""), "says the fixes: {text}");
+    assert!(
+        text.contains("invalidate_on_write") && text.contains("staleness = \"ttl\""),
+        "says the fixes: {text}"
+    );
 
     // Nothing was written: the documents, and so the cached value, still agree.
     let a = raw.find_one(doc! { "_id": "a" }).await.unwrap().unwrap();

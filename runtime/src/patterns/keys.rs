@@ -96,7 +96,8 @@ mod spec;
 
 #[cfg(feature = "redis")]
 pub use cache::{
-    invalidate_on_write, stop_invalidating, CacheError, CachedFamily, CachedFind, CachedModel, CachedUpdate, WrittenKeys,
+    invalidate_on_write, stop_invalidating, CacheError, CachedFamily, CachedFind, CachedModel, CachedUpdate,
+    WrittenKeys,
 };
 pub use catalog::{catalog_markdown, check_catalog, Overlap};
 pub use error::KeyError;

@@ -52,7 +52,9 @@ use crate::core::denormalized::CopyError;
 use crate::core::hooks::{Derived, SourceWriteGuard, SourceWriteHook};
 use crate::core::model::Model;
 use crate::core::trace::event;
-use crate::patterns::keys::{CachesId, KeyError, KeyFamily, KeySpec, OwnedOf, Staleness, StringFamily, ValueOf};
+use crate::patterns::keys::{
+    CachesId, KeyError, KeyFamily, KeySpec, OwnedOf, Staleness, StringFamily, ValueOf,
+};
 
 /// Why a cached read or write failed.
 #[derive(Debug)]
@@ -122,7 +124,10 @@ fn spec_of<F: KeyFamily>() -> &'static KeySpec {
 /// type: the read and the writers of the model both call it, with the same types under
 /// the same tokens, so a family of another type is one error.
 pub const fn cache_of<F: CachesId<I>, I: DeserializeOwned>() -> CacheOf<F, I> {
-    CacheOf { family: F::for_id, written: CachedFamily { keys: keys_for_written::<F, I>, spec: spec_of::<F> } }
+    CacheOf {
+        family: F::for_id,
+        written: CachedFamily { keys: keys_for_written::<F, I>, spec: spec_of::<F> },
+    }
 }
 
 /// The keys to delete after a write to the document `id` of a model whose `_id` type
@@ -337,6 +342,8 @@ fn invalidated_families(source: &'static str) -> impl Iterator<Item = &'static K
 /// would be left stale by accident: a family that does not accept staleness up to its
 /// TTL, no connection installed for the database, and no caller deleting the keys
 /// itself ([`CachedUpdate::run`]).
+// The hooks' error type (see `core::hooks`).
+#[allow(clippy::result_large_err)]
 fn before_write_guard(db: &Database, source: &'static str) -> Result<(), CopyError> {
     if installed(db).is_some() || CALLER_DELETES.try_with(|_| ()).is_ok() {
         return Ok(());

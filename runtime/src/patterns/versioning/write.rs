@@ -280,7 +280,8 @@ async fn update_one_inner<T: Versioned + Identified>(
     update: Document,
     policy: RetryPolicy,
 ) -> Result<UpdateOutcome, VersionError> {
-    crate::core::hooks::before_source_write(db, T::COLLECTION).map_err(|e| VersionError::Refused(Box::new(e)))?;
+    crate::core::hooks::before_source_write(db, T::COLLECTION)
+        .map_err(|e| VersionError::Refused(Box::new(e)))?;
     let collection = db.collection::<Document>(T::COLLECTION);
     let mut upgraded = false;
     let mut stored = T::VERSION;
