@@ -155,6 +155,7 @@ struct KeyReceiver {
     sliding: Flag,
     reason: Option<LitStr>,
     note: Option<LitStr>,
+    staleness: Option<LitStr>,
 }
 
 /// A segment of a well-formed pattern.
@@ -426,6 +427,7 @@ fn family(input: &DeriveInput, partial: &mut Partial) -> darling::Result<TokenSt
     }
 
     let ttl = check_ttl(&recv, attr_span, &name, &mut errors);
+    check_staleness(&recv, ttl.as_ref(), &mut errors);
     *partial = Partial { kind, value: value.clone() };
     errors.finish()?;
     // Every `None` above pushed an error, so these are all present now.
@@ -568,6 +570,27 @@ fn check_ttl(
     Some(ttl)
 }
 
+/// `staleness = "ttl" | "invalidated"`: whether docshape's writers may leave a cached
+/// value stale up to the TTL. Only a family that expires can accept that.
+fn check_staleness(recv: &KeyReceiver, ttl: Option<&TtlDecision>, errors: &mut Accumulator) {
+    let Some(lit) = &recv.staleness else { return };
+    match lit.value().as_str() {
+        "invalidated" => {}
+        "ttl" => {
+            if matches!(ttl, Some(TtlDecision::Never)) {
+                errors.push(
+                    Error::custom("`staleness = \"ttl\"` accepts cached values stale for up to the TTL, and this family never expires; give it a TTL, or leave `staleness` out so that writers must delete its keys")
+                        .with_span(lit),
+                );
+            }
+        }
+        other => errors.push(
+            Error::custom(format!("unknown staleness `{other}`: write `staleness = \"ttl\"` to accept cached values stale for up to the TTL after a write, or leave it out (`\"invalidated\"`, the default: docshape's writers delete the keys)"))
+                .with_span(lit),
+        ),
+    }
+}
+
 fn expand_family(
     recv: &KeyReceiver,
     kind: Kind,
@@ -598,6 +621,11 @@ fn expand_family(
         }
     };
     let note = recv.note.as_ref().map(LitStr::value).unwrap_or_default();
+    // Checked by `check_staleness`: "ttl" or "invalidated".
+    let staleness = match recv.staleness.as_ref().map(LitStr::value).as_deref() {
+        Some("ttl") => format_ident!("Ttl"),
+        _ => format_ident!("Invalidated"),
+    };
     // Into `docshape::registry`, for the program's catalog; a generic family has no one
     // type to name (its spec is the same for every instantiation: list it by hand).
     let registration = recv.generics.params.is_empty().then(|| {
@@ -675,6 +703,7 @@ fn expand_family(
                 json: #json,
                 ttl: #ttl,
                 note: #note,
+                staleness: __ds::Staleness::#staleness,
             };
 
             fn placeholder_values(&self) -> __ds::Vec<__ds::String> {
@@ -741,6 +770,7 @@ fn stubs(input: &DeriveInput, partial: Partial) -> TokenStream {
                 json: false,
                 ttl: __ds::Ttl::Never { reason: "" },
                 note: "",
+                staleness: __ds::Staleness::Invalidated,
             };
             fn placeholder_values(&self) -> __ds::Vec<__ds::String> {
                 __ds::Vec::new()

@@ -407,13 +407,14 @@ pub mod __private {
     };
     #[cfg(feature = "redis")]
     pub use crate::patterns::keys::cache::{
-        cache_of, keys_for_written, CacheOf, CachedFind, CachedModel, CachedUpdate, WrittenKeys,
+        cache_of, keys_for_written, CacheOf, CachedFamily, CachedFind, CachedModel, CachedUpdate, WrittenKeys,
     };
     pub use crate::patterns::keys::generated::{parse_placeholder, placeholder_text, placeholder_texts};
     pub use crate::patterns::keys::registry::RegisteredKeyFamily;
     pub use crate::patterns::keys::{
         CachesId, CounterFamily, HashFamily, Json, KeyError, KeyFamily, KeyKind, KeySpec, ListFamily,
-        Segment, SetFamily, ShardedCounterFamily, SortedSetFamily, Stored, StringFamily, Text, Ttl,
+        Segment, SetFamily, ShardedCounterFamily, SortedSetFamily, Staleness, Stored, StringFamily, Text,
+        Ttl,
     };
     pub use crate::patterns::outlier as ol;
     pub use crate::patterns::outlier::overflow_collection_spec;

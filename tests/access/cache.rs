@@ -143,17 +143,19 @@ async fn every_docshape_writer_deletes_cached_keys_through_the_installed_connect
     }
     raw.insert_one(doc! { "_id": "old", "headline": "first", "words": 10_i64 }).await.unwrap();
 
-    // Nothing installed: the versioned writer writes and leaves the key, stale.
+    // Nothing installed: the versioned writer refuses, and writes nothing (see
+    // `without_an_installed_connection_every_writer_refuses_and_writes_nothing`).
     fill(&db, &mut redis, "a").await;
-    versioning::update_one::<Article>(
+    let refused = versioning::update_one::<Article>(
         &db,
         "a",
         doc! { "$set": { "title": "second" } },
         RetryPolicy::default(),
     )
-    .await
-    .unwrap();
-    assert_eq!(cached(&mut redis, "a").await.as_deref(), Some("first"), "no connection: the key stays");
+    .await;
+    assert!(matches!(refused, Err(versioning::VersionError::Refused(_))), "{refused:?}");
+    assert_eq!(cached(&mut redis, "a").await.as_deref(), Some("first"));
+    assert_eq!(Article::article_page("a").uncached().one(&db).await.unwrap().unwrap().title, "first");
 
     docshape::keys::invalidate_on_write(&db, redis.clone());
 
@@ -195,19 +197,128 @@ async fn every_docshape_writer_deletes_cached_keys_through_the_installed_connect
     );
     assert_eq!(Article::article_page("e").one(&db, &mut redis).await.unwrap().unwrap().title, "second");
 
-    // Removed again: the key stays, as before.
+    // Removed again: the writers refuse again, and the key and document stay.
     assert!(docshape::keys::stop_invalidating(&db));
     assert!(!docshape::keys::stop_invalidating(&db));
     fill(&db, &mut redis, "b").await;
-    versioning::update_one::<Article>(
+    let refused = versioning::update_one::<Article>(
         &db,
         "b",
         doc! { "$set": { "title": "third" } },
         RetryPolicy::default(),
     )
-    .await
-    .unwrap();
+    .await;
+    assert!(matches!(refused, Err(versioning::VersionError::Refused(_))), "{refused:?}");
     assert_eq!(cached(&mut redis, "b").await.as_deref(), Some("second"));
+}
+
+/// Staleness is a product decision, never an accident: with no connection installed
+/// to delete a cached model's keys, each of docshape's writers refuses before writing
+/// (a typed error naming the family), so the cache cannot silently keep a value the
+/// database no longer holds. A write row given a connection of its own still writes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_an_installed_connection_every_writer_refuses_and_writes_nothing() {
+    use docshape::denormalized::CopyError;
+    use docshape::versioning::{self, BackfillOptions, RetryPolicy, VersionError};
+    let db = testkit::database("access_cache_refused").await.unwrap();
+    let mut redis = testkit::redis::database().await.unwrap();
+    docshape::sync::<Article>(&db).await.unwrap();
+    let raw = db.collection::<bson::Document>(Article::COLLECTION);
+    raw.insert_one(doc! { "_id": "a", "title": "first", "words": 10_i64, "schema_version": 2 })
+        .await
+        .unwrap();
+    raw.insert_one(doc! { "_id": "old", "headline": "first", "words": 10_i64 }).await.unwrap();
+    fill(&db, &mut redis, "a").await;
+    let names_the_family = |e: &CopyError| {
+        matches!(e, CopyError::CacheNotInvalidated { collection, family }
+            if *collection == Article::COLLECTION && family.ends_with("ArticleCache"))
+    };
+    let refused = |r: Result<(), VersionError>, writer: &str| match r {
+        Err(VersionError::Refused(e)) if names_the_family(&e) => {}
+        other => panic!("{writer}: {other:?}"),
+    };
+
+    let set = || doc! { "$set": { "title": "second" } };
+    refused(
+        versioning::update_one::<Article>(&db, "a", set(), RetryPolicy::default()).await.map(drop),
+        "update_one",
+    );
+    refused(
+        versioning::modify::<Article>(&db, "a", RetryPolicy::default(), |a| a.title = "second".into())
+            .await
+            .map(drop),
+        "modify",
+    );
+    let mut loaded = versioning::find_one::<Article>(&db, doc! { "_id": "old" }).await.unwrap().unwrap();
+    loaded.value.title = "upgraded".into();
+    refused(loaded.save(&db).await, "save");
+    refused(versioning::backfill::<Article>(&db, BackfillOptions::default()).await.map(drop), "backfill");
+    match docshape::denormalized::update_one::<Article>(&db, "a", set()).await {
+        Err(e) if names_the_family(&e) => {}
+        other => panic!("denormalized::update_one: {other:?}"),
+    }
+    match Article::retitle("a", "second").uncached().run(&db).await {
+        Err(docshape::access::UpdateError::Refused(e)) if names_the_family(&e) => {}
+        other => panic!("a write row without a connection: {other:?}"),
+    }
+    let text = docshape::denormalized::update_one::<Article>(&db, "a", set()).await.unwrap_err().to_string();
+    assert!(
+        text.contains("invalidate_on_write") && text.contains("staleness = \"ttl\""),
+        "says the fixes: {text}"
+    );
+
+    // Nothing was written: the documents, and so the cached value, still agree.
+    let a = raw.find_one(doc! { "_id": "a" }).await.unwrap().unwrap();
+    assert_eq!(a.get_str("title").unwrap(), "first");
+    let old = raw.find_one(doc! { "_id": "old" }).await.unwrap().unwrap();
+    assert_eq!(old.get_str("headline").unwrap(), "first", "not upgraded: {old}");
+    assert_eq!(cached(&mut redis, "a").await.as_deref(), Some("first"));
+
+    // A write row given a connection deletes the key itself.
+    Article::retitle("a", "second").run(&db, &mut redis).await.unwrap();
+    assert_eq!(cached(&mut redis, "a").await, None);
+    assert_eq!(Article::article_page("a").one(&db, &mut redis).await.unwrap().unwrap().title, "second");
+}
+
+/// A note page whose family accepts values stale for up to its TTL after a write.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(collection = "access_cached_notes")]
+#[access(name = "note_page", filter(_id), fields(text), cache = NoteCache, consistency = "eventual ok")]
+#[access(name = "rewrite", filter(_id), update(set(text)))]
+pub struct Note {
+    #[serde(rename = "_id")]
+    pub id: String,
+    pub text: String,
+}
+
+/// Cached for a minute; a minute of staleness after a write is accepted.
+#[derive(Debug, Clone, PartialEq, KeyFamily)]
+#[key(pattern = "cache:note:{id}", kind = string, value = NotePageView, ttl = "60s", staleness = "ttl")]
+pub struct NoteCache {
+    pub id: String,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_family_that_accepts_ttl_staleness_lets_writers_leave_its_keys() {
+    let db = testkit::database("access_cache_ttl_staleness").await.unwrap();
+    let mut redis = testkit::redis::database().await.unwrap();
+    docshape::sync::<Note>(&db).await.unwrap();
+    Note::collection(&db).insert_one(Note { id: "n".into(), text: "first".into() }).await.unwrap();
+    assert_eq!(Note::note_page("n").one(&db, &mut redis).await.unwrap().unwrap().text, "first");
+
+    Note::rewrite("n", "second").uncached().run(&db).await.unwrap();
+    docshape::denormalized::update_one::<Note>(&db, "n", doc! { "$set": { "text": "third" } }).await.unwrap();
+    let stored = Note::collection(&db).find_one(doc! { "_id": "n" }).await.unwrap().unwrap();
+    assert_eq!(stored.text, "third", "both writers wrote");
+    let key = NoteCache { id: "n".into() };
+    assert_eq!(key.get(&mut redis).await.unwrap().map(|v| v.text).as_deref(), Some("first"), "the key stays");
+    let ttl: i64 = docshape::redis::cmd("TTL").arg(key.key()).query_async(&mut redis).await.unwrap();
+    assert!((1..=60).contains(&ttl), "and expires within the TTL: {ttl}");
+
+    let catalog = docshape::keys::catalog_markdown(&[&NoteCache::SPEC, &ArticleCache::SPEC]);
+    let row = |pattern: &str| catalog.lines().find(|l| l.contains(pattern)).unwrap().to_owned();
+    assert!(row("cache:note:").contains("stale up to the TTL"), "{catalog}");
+    assert!(!row("cache:article:").contains("stale"), "{catalog}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -277,7 +277,7 @@ pub(crate) fn expand(c: &Container, patterns: &[Access], versioned: bool) -> Tok
             (
                 quote!(__ds::CachedUpdate<Self>),
                 quote! {{
-                    const __KEYS: &[__ds::WrittenKeys] =
+                    const __KEYS: &[__ds::CachedFamily] =
                         &[#(#caches),*];
                     __ds::CachedUpdate::new(__update, __KEYS)
                 }},
@@ -317,7 +317,7 @@ pub(crate) fn expand(c: &Container, patterns: &[Access], versioned: bool) -> Tok
             __ds::inventory::submit! {
                 __ds::CachedModel {
                     collection: <#model as __ds::Model>::COLLECTION,
-                    keys: &[#(#caches),*],
+                    families: &[#(#caches),*],
                 }
             }
         }

@@ -241,6 +241,17 @@ pub enum CopyError {
         /// Why.
         error: std::sync::Arc<dyn std::error::Error + Send + Sync>,
     },
+    /// A docshape writer refused to change a document of `collection`, whose reads
+    /// are cached by the key family `family`, because no connection is installed to
+    /// delete the written document's keys (`keys::invalidate_on_write`) and the family
+    /// does not accept values stale up to its TTL (`staleness = "ttl"`). Nothing was
+    /// written.
+    CacheNotInvalidated {
+        /// The model's collection.
+        collection: &'static str,
+        /// The key family that caches it (its Rust type's path).
+        family: &'static str,
+    },
 }
 
 impl fmt::Display for CopyError {
@@ -289,6 +300,10 @@ impl fmt::Display for CopyError {
             Self::Derived { collection, id, what, error } => write!(
                 f,
                 "{collection} {id}: the document was written, but its {what} were not updated (stale until their TTL): {error}"
+            ),
+            Self::CacheNotInvalidated { collection, family } => write!(
+                f,
+                "{collection}: nothing written: its documents are cached by {family}, and no connection is installed to delete their keys after a write; call `keys::invalidate_on_write(&db, redis)` at start-up, give the write row its connection (`run(&db, &mut redis)`), or declare `staleness = \"ttl\"` on {family} to accept cached values stale for up to its TTL"
             ),
         }
     }

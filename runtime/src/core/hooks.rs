@@ -11,6 +11,9 @@
 //!   or queues its copies, the keys pattern deletes cached keys. A writer that already
 //!   keeps one kind in line itself (`denormalized::update_one` writes the copies) skips that
 //!   hook by its [`Derived`] kind.
+//!   Before writing, the same writers run every [`SourceWriteGuard`]: a hook that
+//!   could not do its part afterwards (cached keys with no connection to delete them)
+//!   refuses the write up front, so nothing is written.
 //! - [`GeneratedFile`]: a file a pattern adds to the artifacts (the relation pattern's
 //!   design-decision table, the keys pattern's catalog).
 
@@ -54,6 +57,44 @@ pub struct SourceWriteHook {
 }
 
 inventory::collect!(SourceWriteHook);
+
+/// A check a writer runs before it changes a document of `source`: whether the
+/// pattern of kind `kind` will be able to keep its derived data in line afterwards. An
+/// error means the writer writes nothing.
+pub type BeforeSourceWrite = fn(db: &Database, source: &'static str) -> Result<(), CopyError>;
+
+/// A [`BeforeSourceWrite`] check, registered by the pattern that keeps derived data:
+/// the keys pattern refuses a write whose cached keys nobody would delete.
+pub struct SourceWriteGuard {
+    /// What the guarded hook keeps in line: a writer that keeps it itself skips the
+    /// guard too.
+    pub kind: Derived,
+    /// The check.
+    pub check: BeforeSourceWrite,
+}
+
+inventory::collect!(SourceWriteGuard);
+
+/// Runs every [`SourceWriteGuard`] for a write to `source` that is about to happen,
+/// stopping at the first refusal. No I/O: the guards look at what is installed.
+// The hooks' error, `CopyError`, is large but rare: the same type as after a write.
+#[allow(clippy::result_large_err)]
+pub fn before_source_write(db: &Database, source: &'static str) -> Result<(), CopyError> {
+    before_source_write_except(None, db, source)
+}
+
+/// [`before_source_write`] without the guards of the kind `skip`.
+#[allow(clippy::result_large_err)]
+pub fn before_source_write_except(
+    skip: Option<Derived>,
+    db: &Database,
+    source: &'static str,
+) -> Result<(), CopyError> {
+    inventory::iter::<SourceWriteGuard>
+        .into_iter()
+        .filter(|g| Some(g.kind) != skip)
+        .try_for_each(|g| (g.check)(db, source))
+}
 
 /// Runs every [`SourceWriteHook`] for one write, in registration order, stopping at
 /// the first error. Costs nothing when no hook is interested in `source`.

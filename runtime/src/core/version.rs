@@ -130,6 +130,10 @@ pub enum VersionError {
     /// or queued (see [`crate::denormalized`]; [`crate::denormalized::repair`] brings it back), or
     /// its cached keys could not be deleted ([`CopyError::Derived`]).
     Copies(Box<CopyError>),
+    /// Nothing was written: a pattern keeping data derived from the document could not
+    /// have done its part (its cached keys, with no connection installed to delete
+    /// them: [`CopyError::CacheNotInvalidated`]).
+    Refused(Box<CopyError>),
 }
 
 impl fmt::Display for VersionError {
@@ -165,6 +169,7 @@ impl fmt::Display for VersionError {
             Self::Encode(e) => write!(f, "cannot encode the document: {e}"),
             Self::Mongo(e) => write!(f, "MongoDB: {e}"),
             Self::Copies(e) => write!(f, "written, but what is derived from it is not in line: {e}"),
+            Self::Refused(e) => write!(f, "{e}"),
         }
     }
 }
@@ -175,7 +180,7 @@ impl std::error::Error for VersionError {
             Self::Upgrade { failure: StepFailure::Decode { source, .. }, .. } => Some(source),
             Self::Encode(e) => Some(e),
             Self::Mongo(e) => Some(e),
-            Self::Copies(e) => Some(e.as_ref()),
+            Self::Copies(e) | Self::Refused(e) => Some(e.as_ref()),
             _ => None,
         }
     }

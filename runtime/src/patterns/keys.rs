@@ -96,7 +96,8 @@ mod spec;
 
 #[cfg(feature = "redis")]
 pub use cache::{
-    invalidate_on_write, stop_invalidating, CacheError, CachedFind, CachedModel, CachedUpdate, WrittenKeys,
+    invalidate_on_write, stop_invalidating, CacheError, CachedFamily, CachedFind, CachedModel, CachedUpdate,
+    WrittenKeys,
 };
 pub use catalog::{catalog_markdown, check_catalog, Overlap};
 pub use error::KeyError;
@@ -107,7 +108,7 @@ pub use kinds::{
     CounterFamily, Encoding, HashFamily, Json, ListFamily, OwnedOf, SetFamily, ShardedCounterFamily,
     SortedSetFamily, Stored, StringFamily, Text, ValueOf,
 };
-pub use spec::{KeyKind, KeyParts, KeySpec, Segment, Ttl};
+pub use spec::{KeyKind, KeyParts, KeySpec, Segment, Staleness, Ttl};
 
 /// The family traits, to bring every operation into scope at once:
 /// `use docshape::keys::prelude::*;`.

@@ -93,6 +93,10 @@ pub enum UpdateError {
     /// The document was updated, but refreshing what is derived from it failed
     /// (a copy's refresh: see [`crate::denormalized`]).
     AfterWrite(Box<CopyError>),
+    /// Nothing was written: a pattern keeping data derived from the document could not
+    /// have done its part (cached keys with no connection installed to delete them:
+    /// [`CopyError::CacheNotInvalidated`]).
+    Refused(Box<CopyError>),
 }
 
 impl std::fmt::Display for UpdateError {
@@ -120,6 +124,7 @@ impl std::fmt::Display for UpdateError {
             ),
             Self::Find(e) => write!(f, "{e}"),
             Self::AfterWrite(e) => write!(f, "the update was written, but what is derived from it is not in line: {e}"),
+            Self::Refused(e) => write!(f, "{e}"),
         }
     }
 }
@@ -129,7 +134,7 @@ impl std::error::Error for UpdateError {
         match self {
             Self::Find(e) => Some(e),
             Self::Upgrade(e) => Some(e.as_ref()),
-            Self::AfterWrite(e) => Some(e.as_ref()),
+            Self::AfterWrite(e) | Self::Refused(e) => Some(e.as_ref()),
             _ => None,
         }
     }
@@ -310,6 +315,8 @@ impl<T: Model> Update<T> {
     /// (compare-and-set) and the write sent again; a race lost to another writer is
     /// retried, a few times.
     async fn run_inner(self, db: &Database) -> Result<Updated, UpdateError> {
+        crate::core::hooks::before_source_write(db, T::COLLECTION)
+            .map_err(|e| UpdateError::Refused(Box::new(e)))?;
         let mut attempt = 0;
         loop {
             attempt += 1;

@@ -139,6 +139,9 @@ pub async fn update_one_with<S: Identified>(
     options: &UpdateOptions,
 ) -> Result<SourceUpdate, CopyError> {
     let id = id.id_bson().map_err(|error| CopyError::IdEncode { collection: S::COLLECTION, error })?;
+    // What other patterns derive from the source must be kept in line after the
+    // write, or nothing is written (cached keys nobody would delete).
+    crate::core::hooks::before_source_write(db, S::COLLECTION)?;
     let update = update.into();
     let written = match &update {
         UpdateModifications::Document(d) => Some(d.clone()),

@@ -15,9 +15,14 @@
 //! - docshape's other writers of the model — the versioned `save`, `update_one`,
 //!   `modify` and backfill, and `denormalized::update_one` — delete the keys too once a
 //!   connection is installed for the database with [`invalidate_on_write`]: they have
-//!   no connection parameter, so they use that one. Without it they leave the keys (a
-//!   `WARN` event `cache not invalidated` says so) and the family's TTL bounds how
-//!   stale a cached value can be.
+//!   no connection parameter, so they use that one.
+//! - Staleness is a product decision, never an accident (patterns-en). Without an
+//!   installed connection, every docshape writer of the model (the write rows'
+//!   [`CachedUpdate::uncached`] too) refuses before writing anything, with
+//!   [`CopyError::CacheNotInvalidated`] naming the family — unless the family declares
+//!   its TTL as the accepted staleness, `#[key(..., staleness = "ttl")]` (shown in the
+//!   key catalog's notes): then the writers leave its keys, and a read may return the
+//!   old value until the key expires.
 //!
 //! Writes made outside docshape — the raw driver (`Model::collection(db)`), another
 //! program, the shell — do not touch the cache: for them, too, the TTL is the bound.
@@ -44,10 +49,12 @@ use serde::Serialize;
 
 use crate::core::access::{Find, FindError, Projection, Update, UpdateError, Updated};
 use crate::core::denormalized::CopyError;
-use crate::core::hooks::{Derived, SourceWriteHook};
+use crate::core::hooks::{Derived, SourceWriteGuard, SourceWriteHook};
 use crate::core::model::Model;
 use crate::core::trace::event;
-use crate::patterns::keys::{CachesId, KeyError, KeyFamily, OwnedOf, StringFamily, ValueOf};
+use crate::patterns::keys::{
+    CachesId, KeyError, KeyFamily, KeySpec, OwnedOf, Staleness, StringFamily, ValueOf,
+};
 
 /// Why a cached read or write failed.
 #[derive(Debug)]
@@ -95,15 +102,32 @@ impl From<KeyError> for CacheError {
 pub struct CacheOf<F, I> {
     /// The family value for a document `_id`.
     pub family: fn(I) -> F,
+    /// What a write does with the family's keys.
+    pub written: CachedFamily,
+}
+
+/// A family caching a model, as its writers see it: the keys of a written document,
+/// and the family's [`Staleness`] decision.
+#[derive(Debug, Clone, Copy)]
+pub struct CachedFamily {
     /// The keys to delete after a write (see [`keys_for_written`]).
-    pub written: WrittenKeys,
+    pub keys: WrittenKeys,
+    /// The family's spec (its name and staleness).
+    pub spec: fn() -> &'static KeySpec,
+}
+
+fn spec_of<F: KeyFamily>() -> &'static KeySpec {
+    &F::SPEC
 }
 
 /// The one place where a cached row's family is checked against the model's `_id`
 /// type: the read and the writers of the model both call it, with the same types under
 /// the same tokens, so a family of another type is one error.
 pub const fn cache_of<F: CachesId<I>, I: DeserializeOwned>() -> CacheOf<F, I> {
-    CacheOf { family: F::for_id, written: keys_for_written::<F, I> }
+    CacheOf {
+        family: F::for_id,
+        written: CachedFamily { keys: keys_for_written::<F, I>, spec: spec_of::<F> },
+    }
 }
 
 /// The keys to delete after a write to the document `id` of a model whose `_id` type
@@ -178,7 +202,7 @@ pub type WrittenKeys = fn(&Bson) -> Result<Vec<String>, KeyError>;
 #[must_use = "an update does nothing until `run`"]
 pub struct CachedUpdate<T> {
     update: Update<T>,
-    keys: &'static [WrittenKeys],
+    families: &'static [CachedFamily],
 }
 
 impl<T> std::fmt::Debug for CachedUpdate<T> {
@@ -188,15 +212,17 @@ impl<T> std::fmt::Debug for CachedUpdate<T> {
 }
 
 impl<T: Model> CachedUpdate<T> {
-    /// A write row with the key builders of every family that caches the model.
-    /// Generated code calls this; use the generated method.
-    pub fn new(update: Update<T>, keys: &'static [WrittenKeys]) -> Self {
-        Self { update, keys }
+    /// A write row with every family that caches the model. Generated code calls
+    /// this; use the generated method.
+    pub fn new(update: Update<T>, families: &'static [CachedFamily]) -> Self {
+        Self { update, families }
     }
 
-    /// The update without this connection: the keys are deleted only through a
-    /// connection [installed](invalidate_on_write) for the database, else they stay
-    /// until their TTL.
+    /// The update without this connection: the keys are deleted through a connection
+    /// [installed](invalidate_on_write) for the database. With none installed, it
+    /// writes nothing and fails ([`CopyError::CacheNotInvalidated`], inside
+    /// [`UpdateError::AfterWrite`]) unless every family accepts values stale up to its
+    /// TTL (`staleness = "ttl"`), whose keys then stay until they expire.
     pub fn uncached(self) -> Update<T> {
         self.update
     }
@@ -216,8 +242,8 @@ impl<T: Model> CachedUpdate<T> {
         // itself, so the hook must not warn that nobody will.
         let updated = CALLER_DELETES.scope((), self.update.run(db)).await.map_err(CacheError::Update)?;
         let mut keys = Vec::new();
-        for build in self.keys {
-            keys.extend(build(&updated.id)?);
+        for family in self.families {
+            keys.extend((family.keys)(&updated.id)?);
         }
         if !keys.is_empty() {
             redis::cmd("DEL").arg(&keys).exec_async(conn).await.map_err(KeyError::from)?;
@@ -233,8 +259,8 @@ impl<T: Model> CachedUpdate<T> {
 pub struct CachedModel {
     /// The model's collection.
     pub collection: &'static str,
-    /// The key builders of every family that caches it.
-    pub keys: &'static [WrittenKeys],
+    /// Every family that caches it.
+    pub families: &'static [CachedFamily],
 }
 
 inventory::collect!(CachedModel);
@@ -301,6 +327,32 @@ pub fn stop_invalidating(db: &Database) -> bool {
 }
 
 inventory::submit! { SourceWriteHook { kind: Derived::Cache, after_write: after_write_hook } }
+inventory::submit! { SourceWriteGuard { kind: Derived::Cache, check: before_write_guard } }
+
+/// The families caching `source` whose keys must be deleted after a write.
+fn invalidated_families(source: &'static str) -> impl Iterator<Item = &'static KeySpec> {
+    inventory::iter::<CachedModel>
+        .into_iter()
+        .filter(move |m| m.collection == source)
+        .flat_map(|m| m.families.iter().map(|f| (f.spec)()))
+        .filter(|spec| spec.staleness == Staleness::Invalidated)
+}
+
+/// Refuses a write to a cached model's document, before it is made, when its keys
+/// would be left stale by accident: a family that does not accept staleness up to its
+/// TTL, no connection installed for the database, and no caller deleting the keys
+/// itself ([`CachedUpdate::run`]).
+// The hooks' error type (see `core::hooks`).
+#[allow(clippy::result_large_err)]
+fn before_write_guard(db: &Database, source: &'static str) -> Result<(), CopyError> {
+    if installed(db).is_some() || CALLER_DELETES.try_with(|_| ()).is_ok() {
+        return Ok(());
+    }
+    match invalidated_families(source).next() {
+        Some(spec) => Err(CopyError::CacheNotInvalidated { collection: source, family: spec.name }),
+        None => Ok(()),
+    }
+}
 
 fn after_write_hook<'a>(
     db: &'a Database,
@@ -321,8 +373,8 @@ async fn invalidate(db: &Database, source: &'static str, id: &Bson) -> Result<()
     };
     let mut keys = Vec::new();
     for model in inventory::iter::<CachedModel>.into_iter().filter(|m| m.collection == source) {
-        for build in model.keys {
-            keys.extend(build(id).map_err(failed)?);
+        for family in model.families {
+            keys.extend((family.keys)(id).map_err(failed)?);
         }
     }
     if keys.is_empty() {
@@ -332,12 +384,24 @@ async fn invalidate(db: &Database, source: &'static str, id: &Bson) -> Result<()
         if CALLER_DELETES.try_with(|_| ()).is_ok() {
             return Ok(());
         }
-        event!(
-            WARN,
-            collection = source,
-            keys = keys.len(),
-            "cache not invalidated: no connection installed (keys::invalidate_on_write)"
-        );
+        // The guard refused the write unless every family accepts staleness up to its
+        // TTL; a writer that skipped the guard is still told.
+        let accepted = invalidated_families(source).next().is_none();
+        if accepted {
+            event!(
+                DEBUG,
+                collection = source,
+                keys = keys.len(),
+                "cached keys left until their TTL (staleness = \"ttl\")"
+            );
+        } else {
+            event!(
+                WARN,
+                collection = source,
+                keys = keys.len(),
+                "cache not invalidated: no connection installed (keys::invalidate_on_write)"
+            );
+        }
         return Ok(());
     };
     deleter.delete(keys).await.map_err(failed)

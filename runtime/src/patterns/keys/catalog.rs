@@ -4,16 +4,21 @@ use std::fmt;
 use std::fmt::Write as _;
 
 use super::escape::unreserved;
-use super::spec::{KeySpec, Segment, Ttl};
+use super::spec::{KeySpec, Segment, Staleness, Ttl};
+
+/// The catalog's note for a family whose TTL is the accepted staleness.
+const STALE_UP_TO_TTL: &str = "may be stale up to the TTL after a write (staleness = \"ttl\")";
 
 /// The key catalog in the seed's format (patterns-en, "Redis key catalog"): key
-/// pattern, type, TTL, notes. A family that never expires has its reason in the notes.
+/// pattern, type, TTL, notes. A family that never expires has its reason in the notes;
+/// one that accepts values stale up to its TTL after a write (`staleness = "ttl"`) says so
+/// there.
 ///
 /// Rows are sorted by pattern (then by the Rust type's name), and a family listed twice appears
 /// once, so the table is the same whatever order the families are gathered in.
 ///
 /// ```
-/// use docshape::keys::{catalog_markdown, KeyKind, KeySpec, Segment, Ttl};
+/// use docshape::keys::{catalog_markdown, KeyKind, KeySpec, Segment, Staleness, Ttl};
 ///
 /// const QUEUE: KeySpec = KeySpec {
 ///     name: "mail::EmailQueue",
@@ -23,6 +28,7 @@ use super::spec::{KeySpec, Segment, Ttl};
 ///     json: false,
 ///     ttl: Ttl::Never { reason: "durable store elsewhere" },
 ///     note: "worker queue",
+///     staleness: Staleness::Invalidated,
 /// };
 /// assert_eq!(
 ///     catalog_markdown(&[&QUEUE]),
@@ -41,6 +47,11 @@ pub fn catalog_markdown(families: &[&KeySpec]) -> String {
             (note, Ttl::Never { reason }) if !note.is_empty() => format!("{note} ({reason})"),
             ("", Ttl::Never { reason }) => (*reason).to_owned(),
             (note, _) => note.to_owned(),
+        };
+        let notes = match (spec.staleness, notes.is_empty()) {
+            (Staleness::Ttl, true) => STALE_UP_TO_TTL.to_owned(),
+            (Staleness::Ttl, false) => format!("{notes}; {STALE_UP_TO_TTL}"),
+            (Staleness::Invalidated, _) => notes,
         };
         let _ = writeln!(
             out,
@@ -96,18 +107,18 @@ impl std::error::Error for Overlap {}
 /// A family listed twice (the same [`KeySpec`]) is not an overlap with itself.
 ///
 /// ```
-/// use docshape::keys::{check_catalog, KeyKind, KeySpec, Segment, Ttl};
+/// use docshape::keys::{check_catalog, KeyKind, KeySpec, Segment, Staleness, Ttl};
 ///
 /// const TTL: Ttl = Ttl::After { seconds: 60, sliding: false, spelled: "60s" };
 /// const SESSION: KeySpec = KeySpec {
 ///     name: "Session", pattern: "user:{id}:session",
 ///     segments: &[Segment::Literal("user"), Segment::Placeholder("id"), Segment::Literal("session")],
-///     kind: KeyKind::Hash, json: false, ttl: TTL, note: "",
+///     kind: KeyKind::Hash, json: false, ttl: TTL, note: "", staleness: Staleness::Invalidated,
 /// };
 /// const ANY: KeySpec = KeySpec {
 ///     name: "UserThing", pattern: "user:{id}:{kind}",
 ///     segments: &[Segment::Literal("user"), Segment::Placeholder("id"), Segment::Placeholder("kind")],
-///     kind: KeyKind::String, json: false, ttl: TTL, note: "",
+///     kind: KeyKind::String, json: false, ttl: TTL, note: "", staleness: Staleness::Invalidated,
 /// };
 /// let overlaps = check_catalog(&[&SESSION, &ANY]).unwrap_err();
 /// assert_eq!(overlaps[0].example, "user:x:session");

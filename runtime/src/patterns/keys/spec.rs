@@ -97,12 +97,30 @@ impl fmt::Display for Ttl {
     }
 }
 
+/// What docshape's writers do with a family's cached keys when a cached model's
+/// document changes (see [`crate::keys::invalidate_on_write`]): a product decision,
+/// stated by the family (`#[key(staleness = "ttl")]`) and shown in the key catalog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Staleness {
+    /// The writers delete the written document's keys (the default). A docshape
+    /// writer of a model this family caches refuses to write
+    /// ([`CopyError::CacheNotInvalidated`](crate::denormalized::CopyError::CacheNotInvalidated))
+    /// while no connection is installed to delete them with, so the cache is never
+    /// stale by accident.
+    #[default]
+    Invalidated,
+    /// The TTL is the accepted staleness (`staleness = "ttl"`): without an installed
+    /// connection the writers leave the keys, and a read may return the old value until
+    /// the key expires.
+    Ttl,
+}
+
 /// The static description of a key family: one row of the key catalog.
 /// `#[derive(KeyFamily)]` writes it as `KeyFamily::SPEC`; it needs no Redis, so
 /// the catalog can be rendered and checked at build time.
 ///
 /// ```
-/// use docshape::keys::{KeyKind, KeySpec, Segment, Ttl};
+/// use docshape::keys::{KeyKind, KeySpec, Segment, Staleness, Ttl};
 ///
 /// const PRODUCT: KeySpec = KeySpec {
 ///     name: "shop::ProductCache",
@@ -112,6 +130,7 @@ impl fmt::Display for Ttl {
 ///     json: true,
 ///     ttl: Ttl::After { seconds: 300, sliding: false, spelled: "300s" },
 ///     note: "invalidate on product write",
+///     staleness: Staleness::Invalidated,
 /// };
 /// assert_eq!(PRODUCT.key(&["9f3e"], None).unwrap(), "cache:product:9f3e");
 /// assert_eq!(PRODUCT.match_pattern(), "cache:product:*");
@@ -133,6 +152,8 @@ pub struct KeySpec {
     pub ttl: Ttl,
     /// The catalog's notes (`invalidate on product write`); may be empty.
     pub note: &'static str,
+    /// Whether a cached value may stay stale after a write, up to the TTL.
+    pub staleness: Staleness,
 }
 
 /// A key taken apart by [`KeySpec::split`].

@@ -303,6 +303,9 @@ fn trace_progress(p: &BackfillEvent, position: Option<&Bson>) {
 }
 
 async fn run<T: Versioned>(db: &Database, options: BackfillOptions) -> Result<BackfillReport, VersionError> {
+    // Refused before the first document rather than at it.
+    crate::core::hooks::before_source_write(db, T::COLLECTION)
+        .map_err(|e| VersionError::Refused(Box::new(e)))?;
     let collection = db.collection::<Document>(T::COLLECTION);
     let checkpoints = db.collection::<Document>(CHECKPOINTS);
     let old = doc! { T::VERSION_FIELD: { "$not": { "$gte": T::VERSION } } };

@@ -136,6 +136,8 @@ impl<T: Versioned> Loaded<T> {
 
     async fn save_inner(&mut self, db: &Database) -> Result<(), VersionError> {
         require_id::<T>(&self.original)?;
+        crate::core::hooks::before_source_write(db, T::COLLECTION)
+            .map_err(|e| VersionError::Refused(Box::new(e)))?;
         let new = encode(&self.value)?;
         let (mut set, mut unset) = (Document::new(), Document::new());
         for (key, value) in new.iter().filter(|(k, _)| *k != "_id") {
@@ -278,6 +280,8 @@ async fn update_one_inner<T: Versioned + Identified>(
     update: Document,
     policy: RetryPolicy,
 ) -> Result<UpdateOutcome, VersionError> {
+    crate::core::hooks::before_source_write(db, T::COLLECTION)
+        .map_err(|e| VersionError::Refused(Box::new(e)))?;
     let collection = db.collection::<Document>(T::COLLECTION);
     let mut upgraded = false;
     let mut stored = T::VERSION;
