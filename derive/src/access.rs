@@ -6,6 +6,7 @@
 mod consistency;
 mod find;
 mod freq;
+mod versions;
 mod write;
 
 use std::collections::BTreeSet;
@@ -53,6 +54,19 @@ pub(crate) fn check(
     let (shard_key, shard) = shard_key(c, &m.shard_key, errors);
     parsed.shard = shard;
     parsed.nested = rules(c, &mut parsed.patterns, &index.indexes, &shard_key, errors);
+    if m.version.is_some() {
+        // The version field itself differs by design (older documents may lack it).
+        let version_field = paths::stored_fields(c)
+            .into_iter()
+            .find(|f| f.recv.attrs.iter().any(|a| a.path().is_ident("schema_version")))
+            .and_then(|f| f.name.clone());
+        parsed.nested.extend(versions::checks(
+            c,
+            &parsed.patterns,
+            m.migrate.as_ref(),
+            version_field.as_deref(),
+        ));
+    }
     for a in &mut parsed.patterns {
         a.reads = freq::docs_per_call(a, &index.indexes);
     }

@@ -115,6 +115,7 @@ pub(crate) const RULES: &[&str] = &[
     "array_sort",
     "float_sort",
     "mutable_sort",
+    "old_version_field",
     "lookup",
     "unbounded_array",
 ];

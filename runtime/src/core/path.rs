@@ -128,6 +128,65 @@ impl FieldLookup {
     }
 }
 
+/// A row's field looked up in an older version's shape (the rule
+/// `old_version_field`): whether the shape stores it, and where.
+#[doc(hidden)]
+pub struct OldField {
+    index: usize,
+    found: bool,
+    open: bool,
+}
+
+impl OldField {
+    /// Looks the stored name `name` up in `Old`'s stored names.
+    pub const fn find<Old: ?Sized + StoredNames>(name: &str) -> Self {
+        let names = Old::NAMES;
+        let mut i = 0;
+        while i < names.len() {
+            if same(names[i], name) {
+                return Self { index: i, found: true, open: Old::OPEN };
+            }
+            i += 1;
+        }
+        Self { index: 0, found: false, open: Old::OPEN }
+    }
+
+    /// Whether the shape cannot hold the field (an open shape, a map or an enum, may).
+    pub const fn missing(&self) -> bool {
+        !self.found && !self.open
+    }
+
+    /// Whether the field's type in the shape is known, so it can be compared.
+    pub const fn compare(&self) -> bool {
+        self.found && !self.open
+    }
+
+    /// The field's position in the shape's stored names (0 when not found).
+    pub const fn index(&self) -> usize {
+        self.index
+    }
+}
+
+/// A type chosen by a constant: `<If<C> as Choose<T, U>>::Out` is `T` when `C` holds,
+/// else `U`. Lets generated checks compare a type only where it exists.
+#[doc(hidden)]
+pub struct If<const C: bool>;
+
+/// See [`If`].
+#[doc(hidden)]
+pub trait Choose<T: ?Sized, U: ?Sized> {
+    /// The chosen type.
+    type Out: ?Sized;
+}
+
+impl<T: ?Sized, U: ?Sized> Choose<T, U> for If<true> {
+    type Out = T;
+}
+
+impl<T: ?Sized, U: ?Sized> Choose<T, U> for If<false> {
+    type Out = U;
+}
+
 const fn same(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     if a.len() != b.len() {
