@@ -174,6 +174,7 @@
 
 mod apply;
 mod lag;
+mod refresh;
 mod repair;
 mod spec;
 mod update;
@@ -181,7 +182,7 @@ mod watch;
 mod worker;
 
 pub use crate::core::denormalized::{
-    Cleared, CopyError, CopySpec, OnDelete, Refresh, QUEUE, WATCH_POSITIONS,
+    Cleared, CopyError, CopySpec, OnDelete, Refresh, Refusal, QUEUE, WATCH_POSITIONS,
 };
 pub use lag::{lag, CopyLag, QueueLag, WatcherLag};
 pub use repair::{reconcile, repair, CopyReconcile, CopyRepair, SkipReason, Skipped};
