@@ -115,10 +115,13 @@ impl Writer {
 /// reads the source again after writing the copies and writes again what moved. (A
 /// hook that read the source once could write an older name after a newer one.)
 async fn concurrent_writers_settle(hint: &str, writer: Writer) {
-    const ROUNDS: usize = 6;
+    const ROUNDS: usize = 3;
     const WRITERS: usize = 8;
-    const RENAMES: usize = 5;
-    const GIG_COUNT: i64 = 40;
+    const RENAMES: usize = 2;
+    // Enough copies that writing them takes several of the server's turns (the
+    // batched writes of a hook without settling take two passes), so that writers
+    // interleave between reading the source and writing the copies.
+    const GIG_COUNT: i64 = 1200;
     let db = setup_bands(hint).await;
     band_with_copies(&db, "b1", "start", 0, GIG_COUNT).await;
     for round in 0..ROUNDS {
