@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 mod adversarial;
 mod hardening;
 mod injection;
+mod refresh;
 mod stuck;
 mod sync;
 mod watcher;

@@ -15,9 +15,11 @@ use serde::{Deserialize, Serialize};
 use super::watcher::{insert_writers, plain_client, position, setup_writers, until, Running, STORIES};
 use super::*;
 
-/// A source whose avatar is always written (`null` when there is none).
+/// A source whose avatar is always written (`null` when there is none), with a write
+/// row (which reaches the copies through the write hook).
 #[derive(Debug, Clone, Serialize, Deserialize, Model)]
 #[model(collection = "painters")]
+#[access(name = "set_avatar", filter(_id), update(set(avatar)))]
 pub struct Painter {
     #[serde(rename = "_id")]
     pub id: i64,
@@ -54,7 +56,22 @@ pub struct Sketch {
     pub painter_avatar: Option<String>,
 }
 
+/// A sync copy of the avatar that is always written: `null` when there is none (its
+/// validator requires the field).
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "frames")]
+#[index(keys(painter_id))]
+pub struct Frame {
+    #[serde(rename = "_id")]
+    pub id: i64,
+    pub painter_id: Ref<Painter>,
+    #[denormalized(from = "Painter::avatar", via = "painter_id", refresh = "sync")]
+    pub painter_avatar: Option<String>,
+}
+
 const CANVAS_NAMES: &str = "canvases.painter_name";
+const CANVAS_AVATARS: &str = "canvases.painter_avatar";
+const FRAME_AVATARS: &str = "frames.painter_avatar";
 const SKETCH_AVATARS: &str = "sketches.painter_avatar";
 
 async fn setup_painters(hint: &str) -> testkit::TestDb {
@@ -62,6 +79,7 @@ async fn setup_painters(hint: &str) -> testkit::TestDb {
     docshape::sync::<Painter>(&db).await.unwrap();
     docshape::sync::<Canvas>(&db).await.unwrap();
     docshape::sync::<Sketch>(&db).await.unwrap();
+    docshape::sync::<Frame>(&db).await.unwrap();
     db
 }
 
@@ -82,12 +100,38 @@ async fn get(db: &Database, collection: &str, id: i64) -> Document {
     db.collection::<Document>(collection).find_one(doc! { "_id": id }).await.unwrap().unwrap()
 }
 
-/// Setting a source's avatar to `null` (a value its own type writes) leaves a copy
-/// that omits `None` without the field, through the sync copy of `update_one` and the
-/// worker of the async one. (Before: `$set: null`, refused by the copy's validator with
-/// code 121, so `update_one` failed and the job failed on every retry.)
+/// What the avatar copies of painter 1's documents `id` hold, as stored: the canvas's
+/// (omits `None`), the frame's (always written) and the sketch's (omits `None`, async).
+async fn avatars(db: &Database, id: i64) -> [Option<Bson>; 3] {
+    let mut out = [None, None, None];
+    for (slot, collection) in out.iter_mut().zip(["canvases", "frames", "sketches"]) {
+        let found = db.collection::<Document>(collection).find_one(doc! { "_id": id }).await.unwrap();
+        *slot = found.and_then(|d| d.get("painter_avatar").cloned());
+    }
+    out
+}
+
+/// Each copy of painter 1's avatar is as serde writes the copy's type for `avatar`:
+/// no field for a copy that omits `None`, `null` for one that always writes it.
+async fn assert_stored_as_typed(db: &Database, ids: &[i64], avatar: Option<&str>, when: &str) {
+    let value = avatar.map(Bson::from);
+    for &id in ids {
+        let [canvas, frame, sketch] = avatars(db, id).await;
+        assert_eq!(canvas, value, "{when}: canvas {id}");
+        assert_eq!(frame, Some(value.clone().unwrap_or(Bson::Null)), "{when}: frame {id}");
+        assert_eq!(sketch, value, "{when}: sketch {id}");
+    }
+}
+
+/// A null (or missing) source avatar reaches each copy as the copy's own type stores
+/// it, through every writer: `update_one`, the write hook (a write row), an insert's
+/// fill, and a watcher and a worker following writes made around docshape. A copy
+/// that omits `None` loses the field; one that always writes it holds `null`. (Before:
+/// `$set: null`, refused by the first copy's validator with code 121, so `update_one`
+/// failed and the job failed on every retry; and a source without the field `$unset`
+/// the second copy, which its validator refuses.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_null_source_value_is_unset_in_a_copy_that_omits_none() {
+async fn a_null_source_value_is_stored_as_each_copys_type_stores_it() {
     let db = setup_painters("stuck_null").await;
     db.collection::<Document>("painters")
         .insert_one(doc! { "_id": 1_i64, "name": "p1", "avatar": "a.png" })
@@ -99,20 +143,71 @@ async fn a_null_source_value_is_unset_in_a_copy_that_omits_none() {
         )
         .await
         .unwrap();
-    db.collection::<Document>("sketches")
-        .insert_one(doc! { "_id": 10_i64, "painter_id": 1_i64, "painter_avatar": "a.png" })
-        .await
-        .unwrap();
+    for collection in ["sketches", "frames"] {
+        db.collection::<Document>(collection)
+            .insert_one(doc! { "_id": 10_i64, "painter_id": 1_i64, "painter_avatar": "a.png" })
+            .await
+            .unwrap();
+    }
+    let drain = || async {
+        let report = Worker::new(&db).run_until_empty().await.unwrap();
+        assert!(report.failures.is_empty(), "{report:?}");
+        report
+    };
+
+    // `update_one`.
     denormalized::update_one::<Painter>(&db, &1_i64, doc! { "$set": { "avatar": null } }).await.unwrap();
     assert_eq!(get(&db, "painters", 1).await.get("avatar"), Some(&Bson::Null));
-    assert_eq!(get(&db, "canvases", 10).await.get("painter_avatar"), None);
-    let report = Worker::new(&db).only([SKETCH_AVATARS]).run_until_empty().await.unwrap();
-    assert!(report.failures.is_empty(), "{report:?}");
-    assert_eq!(report.jobs, 1, "{report:?}");
-    assert_eq!(get(&db, "sketches", 10).await.get("painter_avatar"), None);
-    // And back: a value again is `$set`.
+    assert_eq!(drain().await.jobs, 1);
+    assert_stored_as_typed(&db, &[10], None, "update_one").await;
     denormalized::update_one::<Painter>(&db, &1_i64, doc! { "$set": { "avatar": "b.png" } }).await.unwrap();
-    assert_eq!(get(&db, "canvases", 10).await.get_str("painter_avatar").unwrap(), "b.png");
+    drain().await;
+    assert_stored_as_typed(&db, &[10], Some("b.png"), "update_one, back").await;
+
+    // The write hook, behind a write row.
+    Painter::set_avatar(1_i64, None::<String>).run(&db).await.unwrap();
+    drain().await;
+    assert_stored_as_typed(&db, &[10], None, "a write row").await;
+
+    // An insert's fill.
+    let mut canvas = Canvas {
+        id: 11,
+        painter_id: Ref::new(1),
+        painter_name: String::new(),
+        painter_avatar: Some("x".into()),
+    };
+    docshape::relation::insert_one(&db, &mut canvas).await.unwrap();
+    let mut frame = Frame { id: 11, painter_id: Ref::new(1), painter_avatar: Some("x".into()) };
+    docshape::relation::insert_one(&db, &mut frame).await.unwrap();
+    let mut sketch = Sketch { id: 11, painter_id: Ref::new(1), painter_avatar: Some("x".into()) };
+    docshape::relation::insert_one(&db, &mut sketch).await.unwrap();
+    assert_stored_as_typed(&db, &[10, 11], None, "an insert's fill").await;
+
+    // Writes made around docshape, followed by a watcher: a value, then none at all
+    // (the field removed), which is `null` to a copy that always writes it.
+    let running =
+        Running::start(Watcher::new(&db).name("nulls").only([CANVAS_AVATARS, FRAME_AVATARS, SKETCH_AVATARS]));
+    until("the first position", Duration::from_secs(60), || async {
+        position(&db, "nulls", "painters").await.is_some()
+    })
+    .await;
+    let plain = plain_client(&db).await;
+    let painters = plain.collection::<Document>("painters");
+    painters.update_one(doc! { "_id": 1_i64 }, doc! { "$set": { "avatar": "c.png" } }).await.unwrap();
+    until("three jobs", Duration::from_secs(60), || async { queue(&db).await.len() == 3 }).await;
+    drain().await;
+    assert_stored_as_typed(&db, &[10, 11], Some("c.png"), "the watcher, a value").await;
+    // Around the painters' validator too, as another program may.
+    painters
+        .update_one(doc! { "_id": 1_i64 }, doc! { "$unset": { "avatar": "" } })
+        .bypass_document_validation(true)
+        .await
+        .unwrap();
+    until("three jobs", Duration::from_secs(60), || async { queue(&db).await.len() == 3 }).await;
+    let report = drain().await;
+    assert_eq!(report.jobs, 3, "{report:?}");
+    running.stop().await;
+    assert_stored_as_typed(&db, &[10, 11], None, "the watcher, no field").await;
 }
 
 /// An article whose reference is an array holding the source's id is not the source's

@@ -185,18 +185,27 @@ async fn a_failed_copy_is_named_and_a_transaction_leaves_nothing_while_sequentia
     .unwrap_err();
     assert!(matches!(err, CopyError::Copy { source_updated: false, .. }), "{err:?}");
 
-    // Without: the source is updated, the copies before the failed one in registry
-    // order too (`comments.author_city`, untouched by a rename), the failed one and the
-    // ones after it (`posts.author_name`'s job) are not.
+    // Without: the source is updated, and every copy document the server refuses is
+    // named with its `_id` (here, all ten comments); nothing else stops: the async
+    // copy's job is enqueued all the same.
     let err =
         denormalized::update_one_with::<User>(&db, "u1", rename(long), &sequential()).await.unwrap_err();
     match &err {
-        CopyError::Copy { copy, source_updated: true, .. } => assert_eq!(copy, COMMENT_NAMES),
+        CopyError::Refused { id, documents } => {
+            assert_eq!(id, &Bson::from("u1"));
+            let mut ids: Vec<i64> = documents.iter().map(|d| d.id.as_i64().unwrap()).collect();
+            ids.sort_unstable();
+            assert_eq!(ids, (0..10).collect::<Vec<_>>(), "{err}");
+            assert!(documents.iter().all(|d| d.copy == COMMENT_NAMES), "{err}");
+        }
         other => panic!("{other:?}"),
     }
+    assert!(err.to_string().contains(COMMENT_NAMES), "{err}");
     assert_eq!(user_name(&db, "u1").await, Bson::from(long));
     assert_eq!(count(&db, "comments", doc! { "author_name": "Ada" }).await, 10);
-    assert!(queue(&db).await.is_empty(), "the async copy after the failed one was not enqueued");
+    let jobs = queue(&db).await;
+    assert_eq!(jobs.len(), 1, "the async copy's job is enqueued: {jobs:?}");
+    assert_eq!(jobs[0].get_document("_id").unwrap(), &doc! { "copy": POSTS, "id": "u1" });
 
     // Once the cause is gone, repair brings every refreshed copy in line.
     strict_comments(&db, 100).await;

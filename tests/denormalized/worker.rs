@@ -345,8 +345,9 @@ async fn claims_respect_live_leases_and_take_over_expired_ones() {
     assert!(queue(&db).await.is_empty());
 }
 
-/// A copy the server refuses to write is a failure recorded on the job, not the end
-/// of the worker: the others are done, and the failed job waits out a lease.
+/// A copy the server refuses to write is a failure recorded on the job, naming the
+/// refused documents, not the end of the worker: the others are done, and the failed
+/// job waits out a lease.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_write_fails_its_job_and_the_worker_goes_on() {
     let db = setup("refused").await;
@@ -366,7 +367,14 @@ async fn a_refused_write_fails_its_job_and_the_worker_goes_on() {
     assert_eq!(report.failures.len(), 1, "{report:?}");
     let failure = &report.failures[0];
     assert_eq!((failure.copy.as_str(), &failure.id), (POSTS, &Bson::from("u0")));
-    assert!(matches!(failure.error, CopyError::Refresh { .. }), "{:?}", failure.error);
+    match &failure.error {
+        CopyError::Refused { id, documents } => {
+            assert_eq!(id, &Bson::from("u0"));
+            assert_eq!(documents.len(), 10, "every post of u0 is refused: {documents:?}");
+            assert!(documents.iter().all(|d| d.copy == POSTS && d.reason.contains("121")), "{documents:?}");
+        }
+        other => panic!("{other:?}"),
+    }
     assert_eq!(count(&db, "posts", doc! { "author_name": "short" }).await, 10);
     let left = queue(&db).await;
     assert_eq!(left.len(), 1);

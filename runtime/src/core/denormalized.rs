@@ -14,6 +14,8 @@ use std::time::Duration;
 
 use bson::{Bson, Document};
 
+pub(crate) mod refresh;
+
 /// When a denormalized copy is brought back in line with its source.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Refresh {
@@ -96,6 +98,18 @@ pub const QUEUE: &str = "docshape_refresh";
 /// reserved for the denormalized pattern (see [`crate::denormalized::Watcher`]).
 pub const WATCH_POSITIONS: &str = "docshape_watch";
 
+/// A copy document the server refused to write (its validator, a duplicate key, a
+/// value it cannot store), left as it was while the other documents were written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusal {
+    /// The copy's key (`"posts.author_name"`).
+    pub copy: String,
+    /// The copy document's `_id`.
+    pub id: Bson,
+    /// What the server said.
+    pub reason: String,
+}
+
 /// What went wrong keeping copies in line. Every variant that concerns one document
 /// names its collection or copy and its `_id`.
 #[derive(Debug, Clone)]
@@ -153,7 +167,20 @@ pub enum CopyError {
         /// How many times the copy was written.
         rounds: u32,
     },
-    /// Reading the source or writing its copies failed in a [`Worker`](crate::denormalized::Worker) or [`repair`](crate::denormalized::repair).
+    /// The server refused to write some copy documents of this source (see
+    /// [`Refusal`]): they are left as they were, and every other copy document was
+    /// written (and settled), and every async copy's job enqueued. Fix the documents
+    /// (or the validator), then [`repair`](crate::denormalized::repair). A
+    /// [`Worker`](crate::denormalized::Worker) records it as its job's failure.
+    Refused {
+        /// The source document's `_id`.
+        id: Bson,
+        /// The refused copy documents, each once.
+        documents: Vec<Refusal>,
+    },
+    /// Reading the source or writing its copies failed in a
+    /// [`Worker`](crate::denormalized::Worker), [`repair`](crate::denormalized::repair),
+    /// after a versioned writer or a write row, or in filling a new document's copies.
     Refresh {
         /// The copy's key.
         copy: String,
@@ -278,6 +305,17 @@ impl fmt::Display for CopyError {
                 "copy {copy} of {id}: the source kept changing while the copy was written ({rounds} rounds); it may be stale: repair it once writes calm down"
             ),
             Self::Refresh { copy, id, error } => write!(f, "refreshing copy {copy} of {id}: {error}"),
+            Self::Refused { id, documents } => {
+                write!(f, "copies of {id}: the server refused {} document(s), left as they were (the others were written):", documents.len())?;
+                // A bounded message: the list itself is in `documents`.
+                for r in documents.iter().take(5) {
+                    write!(f, " {} {}: {};", r.copy, r.id, r.reason)?;
+                }
+                if documents.len() > 5 {
+                    write!(f, " and {} more", documents.len() - 5)?;
+                }
+                Ok(())
+            }
             Self::Queue { operation, error } => write!(f, "refresh queue {QUEUE} ({operation}): {error}"),
             Self::MalformedJob { job } => write!(f, "refresh queue {QUEUE}: a job without the documented shape: {job}"),
             Self::UnknownCopy { copy } => write!(

@@ -16,7 +16,8 @@
 //! - [`Refresh::Sync`]: `update_many({via: id}, {$set: {field: new value}})` on the
 //!   copy's collection, in the same call. The new value comes from the source update
 //!   itself (`findAndModify` returning the updated document, projected to the copied
-//!   fields), not from another read. A source without the field `$unset`s the copy.
+//!   fields), not from another read. It is written as the copy's own type stores it
+//!   (see [One refresh path](#one-refresh-path)).
 //! - [`Refresh::Async`]: one job in the queue collection [`QUEUE`], drained by a
 //!   [`Worker`] within `max_stale`.
 //!
@@ -38,23 +39,64 @@
 //! in this order:
 //!
 //! 1. the source document;
-//! 2. each touched copy, in the registry's order (by collection, then field): a sync
-//!    copy's `update_many`, or an async copy's job;
-//! 3. for sync copies, the source is read again, and a copy whose source value
-//!    changed meanwhile (a concurrent update) is written again, until the values
-//!    agree. Whichever update of the source is the last, its value is the last one
-//!    written to the copy: every call's last copy write comes before a read that
-//!    shows the value it wrote. (Writers that never stop would keep this going:
-//!    [`CopyError::Unsettled`] after two minutes.)
+//! 2. each touched async copy's job, in the registry's order (by collection, then
+//!    field);
+//! 3. each touched sync copy, in the registry's order, and then they are settled: the
+//!    source is read again, and a copy whose source value changed meanwhile (a
+//!    concurrent update) is written again, until the values agree. Whichever update of
+//!    the source is the last, its value is the last one written to the copy: every
+//!    call's last copy write comes before a read that shows the value it wrote.
+//!    (Writers that never stop would keep this going: [`CopyError::Unsettled`] after
+//!    two minutes.)
 //!
-//! An error at step 2, or in enqueueing a job after a commit, is [`CopyError::Copy`]
-//! naming the copy that failed, with `source_updated: true`: the source and the copies
-//! before it (in that order; after a commit, every sync copy) are updated, that copy
-//! and the ones after it are not. Running the same update again (it is applied again
-//! to the source, so make it idempotent, like a `$set`), or [`repair`] for that source
-//! document, brings every copy in line. A process that dies between the source write
-//! (or the commit) and the last copy leaves the same state without an error to see;
-//! [`repair`] is the remedy there too.
+//! An error at step 2 or 3 (other than a refusal, below), or in enqueueing a job after
+//! a commit, is [`CopyError::Copy`] naming the copy that failed, with `source_updated:
+//! true`: the source and the copies before it (in that order; after a commit, every
+//! sync copy) are updated, that copy and the ones after it are not. Running the same
+//! update again (it is applied again to the source, so make it idempotent, like a
+//! `$set`), or [`repair`] for that source document, brings every copy in line. A
+//! process that dies between the source write (or the commit) and the last copy leaves
+//! the same state without an error to see; [`repair`] is the remedy there too.
+//!
+//! A copy document the server refuses (below) does not stop the sequential order: the
+//! others are written, every step runs, and the call ends with [`CopyError::Refused`]
+//! naming the refused documents. In a transaction a refusal is an error like any
+//! other, and nothing is written ([`CopyError::Copy`] with `source_updated: false`):
+//! all or nothing is what the transaction is for.
+//!
+//! # One refresh path
+//!
+//! Every docshape writer writes a source's value into its copies the same way (one
+//! function, shared with the relation pattern through the core): [`update_one`], the
+//! write hook that runs after the versioned writers (`save`, `update_one`, `modify`,
+//! backfill) and the access table's write rows, `relation::insert_one` for the copies
+//! of the document it inserts, [`repair`], [`reconcile`] and the [`Worker`]. What they
+//! share:
+//!
+//! - **Which documents**: those whose `via` equals the source's `_id`, compared
+//!   literally; a `via` that is an array containing it names no one source and is left
+//!   alone.
+//! - **What is written**: the value as the copy's own type stores it, as serde would
+//!   write the copy: an absent or null source value is no field at all (`$unset`) in a
+//!   copy whose type omits `None` (`skip_serializing_if`), and `null` in one that
+//!   always writes the field; any other value as it is.
+//! - **Settling**: a writer that is not in a transaction (the sequential
+//!   [`update_one`], the write hook, `relation::insert_one`, [`repair`]) reads the
+//!   source again after writing the copies and writes again what moved, as in step 3
+//!   above, so concurrent docshape writers of one source leave its copies at its last
+//!   value. The [`Worker`] does not need to: a source written again moves its job's
+//!   `seq`, and the job runs again (see Convergence); nor does [`reconcile`], whose
+//!   watcher's change stream, opened first, catches what it could miss.
+//! - **Refused writes**: a copy document the server refuses to write (its validator,
+//!   code 121; a duplicate key; any other per-document write error) is left as it is
+//!   and reported with its `_id` and the server's reason, and every other document is
+//!   still written: a refused batch is written again a document at a time. The
+//!   report is [`CopyError::Refused`] from [`update_one`] without a transaction, the
+//!   write hook (through the versioned writer's or the write row's error), [`repair`]
+//!   and `relation::insert_one`; the job's recorded failure in a [`Worker`] (it fails,
+//!   waits a lease and is retried, counted by [`lag`] as failing, until the documents
+//!   or the validator are fixed); and [`CopyReconcile::skipped`] in [`reconcile`]. The
+//!   server or the network failing stops the write, with the error of the writer.
 //!
 //! # The refresh queue
 //!
@@ -89,7 +131,9 @@
 //!   `{via: id, field: {$ne: value}}` and written with
 //!   `update_many({_id: {$in: ids}, via: id}, {$set: {field: value}})`, so after a stop
 //!   only the copies still different are visited. The lease is renewed (on
-//!   `owner == me`) before every batch, and a worker that finds it lost stops.
+//!   `owner == me`) before every batch, and a worker that finds it lost stops. A copy
+//!   document the server refuses is skipped; the others are written, and then the job
+//!   fails with [`CopyError::Refused`] naming it.
 //! - A completion that deletes nothing means the job changed since the claim: its
 //!   `seq` moved on (the source was updated again), and the worker releases it to run
 //!   again at once; or it is no longer this worker's (its lease expired and another
@@ -114,8 +158,8 @@
 //!
 //! # The watcher
 //!
-//! [`update_one`] and the versioned writers keep copies in line only for the writes
-//! made through them. A rename from the shell, from another service, or through
+//! [`update_one`], the versioned writers and the write rows keep copies in line only
+//! for the writes made through them. A rename from the shell, from another service, or through
 //! `Model::collection(db).update_one` reaches the copies through a [`Watcher`]: one
 //! change stream per source collection of the refreshed copies, whose changes become
 //! jobs in the same queue (an enqueue is an upsert, so a job the watcher enqueues and
@@ -150,8 +194,8 @@
 //! docshape enqueues a job due at once, so the copy is stale until a worker runs it:
 //! at most the watcher's delay (its last batch's wait, [`Watcher::max_await`], and
 //! the batch's enqueue) plus the workers' poll and the job's run. Only writes made
-//! through [`update_one`] or the versioned writers update a sync copy in the same
-//! call; every other write needs a watcher and a worker running. A write through
+//! through [`update_one`], the versioned writers or the write rows update a sync copy
+//! in the same call; every other write needs a watcher and a worker running. A write through
 //! docshape is seen by the watcher as well, and costs one more job that finds nothing
 //! to write.
 //!
@@ -174,6 +218,7 @@
 
 mod apply;
 mod lag;
+mod refresh;
 mod repair;
 mod spec;
 mod update;
@@ -181,7 +226,7 @@ mod watch;
 mod worker;
 
 pub use crate::core::denormalized::{
-    Cleared, CopyError, CopySpec, OnDelete, Refresh, QUEUE, WATCH_POSITIONS,
+    Cleared, CopyError, CopySpec, OnDelete, Refresh, Refusal, QUEUE, WATCH_POSITIONS,
 };
 pub use lag::{lag, CopyLag, QueueLag, WatcherLag};
 pub use repair::{reconcile, repair, CopyReconcile, CopyRepair, SkipReason, Skipped};

@@ -17,7 +17,8 @@ use mongodb::Database;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::core::denormalized::{CopySpec, Refresh};
+use crate::core::denormalized::refresh::refresh;
+use crate::core::denormalized::{CopyError, CopySpec, Refresh};
 use crate::core::hooks::GeneratedFile;
 use crate::core::model::{eq, Model};
 use crate::core::registry;
@@ -229,9 +230,13 @@ where
 ///
 /// A copy that is refreshed (`sync` or `async`) could miss a rename that lands between
 /// the snapshot and the insert: the refresh would run before this document exists.
-/// So after inserting, the sources of those copies are read once more and any value
-/// that changed meanwhile is written into the new document (a conditional update, so
-/// a refresh that got there first is not undone).
+/// So after inserting, the new document's refreshed copies are brought in line by the
+/// path every docshape writer outside a transaction takes (see
+/// [`crate::denormalized`]): each source read again, the new value written as the
+/// copy's type stores it (`$unset` for a null the type omits), and the source read
+/// once more until it shows what was written. A source gone meanwhile is
+/// [`RefError::Missing`]; a write that fails or that the server refuses is
+/// [`RefError::Copies`], the document being inserted either way.
 pub async fn insert_one<T>(db: &Database, value: &mut T) -> Result<Bson, RefError>
 where
     T: Model + Serialize + DeserializeOwned,
@@ -241,21 +246,24 @@ where
     let collection = db.collection::<Document>(T::COLLECTION);
     let mongo = |source| RefError::Mongo { collection: T::COLLECTION, source: Box::new(source) };
     let id = collection.insert_one(&stored).await.map_err(mongo)?.inserted_id;
-    let refreshed: Vec<&CopySpec> = T::COPIES.iter().filter(|c| c.refresh != Refresh::Never).collect();
-    if refreshed.is_empty() {
-        return Ok(id);
+    // One refresh per source document, with its refreshed copies.
+    type Group = (Bson, Vec<&'static CopySpec>);
+    let mut groups: BTreeMap<(&str, Vec<u8>), Group> = BTreeMap::new();
+    for c in T::COPIES.iter().filter(|c| c.refresh != Refresh::Never) {
+        let Some(via) = stored.get(c.via).filter(|v| !matches!(v, Bson::Null)) else { continue };
+        let key = bson_compat::to_vec(&doc! { "k": via.clone() }).unwrap_or_default();
+        groups.entry((c.source, key)).or_insert_with(|| (via.clone(), Vec::new())).1.push(c);
     }
-    let mut set = Document::new();
-    let mut filter = doc! { "_id": eq(id.clone()) };
-    for (field, now) in source_values::<T>(db, &stored, &refreshed).await? {
-        let then = stored.get(field).cloned().unwrap_or(Bson::Null);
-        if then != now {
-            filter.insert(field, eq(then));
-            set.insert(field, now);
+    let copies = |source| RefError::Copies { collection: T::COLLECTION, source: Box::new(source) };
+    for ((source, _), (via, specs)) in groups {
+        let refreshed = refresh(db, source, &via, &specs, None, Some(&id)).await.map_err(copies)?;
+        if !refreshed.found {
+            return Err(RefError::Missing { collection: T::COLLECTION, ids: vec![via] });
         }
-    }
-    if !set.is_empty() {
-        collection.update_one(filter, doc! { "$set": set }).await.map_err(mongo)?;
+        let refused = refreshed.refused();
+        if !refused.is_empty() {
+            return Err(copies(CopyError::Refused { id: via, documents: refused }));
+        }
     }
     Ok(id)
 }

@@ -1,22 +1,19 @@
-//! Bringing a source document's copies back in line: on demand ([`repair`]), after
-//! another docshape writer changed the source (the write hook), and for a whole copy
-//! at once ([`reconcile`]).
+//! Bringing a source document's copies back in line: on demand ([`repair`]), and for
+//! a whole copy at once ([`reconcile`]).
 
 use bson::{doc, Bson, Document};
-use futures_util::future::BoxFuture;
 use futures_util::TryStreamExt;
-use mongodb::options::UpdateModifications;
 use mongodb::Database;
 
-use super::apply::{
-    apply, change, cleared, enqueue, enqueue_many, stale_filter, stored, via_filter, ApplyError,
-};
-use super::spec::{dependents, projection, touches, value_at};
+use super::apply::enqueue_many;
+use super::spec::dependents;
 use crate::core::access::literal::{in_filter, Literal};
+use crate::core::denormalized::refresh::{
+    cleared, is_refusal, projection, refresh, stored, value_at, write_copy, Batching, CopyWrite, WriteError,
+};
 use crate::core::denormalized::{CopyError, CopySpec, OnDelete, Refresh};
 use crate::core::error::server_message;
-use crate::core::hooks::{Derived, SourceWriteHook};
-use crate::core::model::{eq, IdOf, Identified};
+use crate::core::model::{IdOf, Identified};
 
 /// One copy [`repair`] brought in line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,70 +24,14 @@ pub struct CopyRepair {
     pub documents_updated: u64,
 }
 
-// The versioned writers reach the copies through this hook: versioning does not
-// import this pattern.
-inventory::submit! { SourceWriteHook { kind: Derived::Denormalized, after_write: after_write_hook } }
-
-fn after_write_hook<'a>(
-    db: &'a Database,
-    source: &'static str,
-    id: &'a Bson,
-    update: Option<&'a Document>,
-) -> BoxFuture<'a, Result<(), CopyError>> {
-    Box::pin(after_source_write(db, source, id, update))
-}
-
-/// Keeps the copies of source document `id` (in `source`) in line after a write made
-/// by another docshape writer (the versioned `save`, `update_one`, `modify` and
-/// backfill), as [`update_one`] does: every refreshed copy the write may have touched
-/// (`update`, or any copy when `None`) is written now (`Sync`, sequentially, from one
-/// read of the source) or queued (`Async`). Nothing is read or written when the
-/// source has no such copy.
-async fn after_source_write(
-    db: &Database,
-    source: &'static str,
-    id: &Bson,
-    update: Option<&Document>,
-) -> Result<(), CopyError> {
-    let specs: Vec<&'static CopySpec> = dependents(source)
-        .into_iter()
-        .filter(|c| c.refresh != Refresh::Never)
-        .filter(|c| update.is_none_or(|u| touches(&UpdateModifications::Document(u.clone()), c.source_field)))
-        .collect();
-    if specs.is_empty() {
-        return Ok(());
-    }
-    let sync: Vec<&'static CopySpec> = specs.iter().copied().filter(|c| c.refresh == Refresh::Sync).collect();
-    if !sync.is_empty() {
-        let found = db
-            .collection::<Document>(source)
-            .find_one(doc! { "_id": eq(id.clone()) })
-            .projection(projection(sync.iter().map(|c| c.source_field)))
-            .await
-            .map_err(|error| CopyError::Source { collection: source, id: id.clone(), error })?;
-        if let Some(document) = found {
-            for spec in &sync {
-                let value = value_at(&document, spec.source_field);
-                let target = db.collection::<Document>(spec.collection);
-                if let Err(ApplyError::Target(error) | ApplyError::Lease(error)) =
-                    apply(&target, spec, id, value.as_ref(), 1000, None).await
-                {
-                    return Err(CopyError::Refresh { copy: spec.key(), id: id.clone(), error });
-                }
-            }
-        }
-    }
-    for spec in specs.into_iter().filter(|c| matches!(c.refresh, Refresh::Async { .. })) {
-        enqueue(db, spec, id).await.map_err(|error| CopyError::Queue { operation: "enqueue", error })?;
-    }
-    Ok(())
-}
-
 /// Re-copies, now, the source document `{_id: id}` of `S` into every copy of it that
 /// is refreshed (`Sync` or `Async`; a `Never` copy is a snapshot and is left alone),
-/// in registry order, in batches of 1,000 documents. Idempotent: only copies that
-/// differ are written. A pending job of an async copy stays queued; its worker will
-/// find nothing left to write.
+/// in registry order, by the path every writer outside a transaction takes: one
+/// `update_many` per copy, then the source read again and what moved written again
+/// (see the [module docs](crate::denormalized)). Idempotent: only copies that differ
+/// are modified. A pending job of an async copy stays queued; its worker will find
+/// nothing left to write. Copy documents the server refuses are left as they were and
+/// named in [`CopyError::Refused`], after every other one is written.
 pub async fn repair<S: Identified>(
     db: &Database,
     id: &(impl IdOf<S> + ?Sized),
@@ -98,28 +39,32 @@ pub async fn repair<S: Identified>(
     let id = id.id_bson().map_err(|error| CopyError::IdEncode { collection: S::COLLECTION, error })?;
     let specs: Vec<&'static CopySpec> =
         dependents(S::COLLECTION).into_iter().filter(|c| c.refresh != Refresh::Never).collect();
-    let source = db.collection::<Document>(S::COLLECTION);
-    let found = source
-        .find_one(doc! { "_id": eq(id.clone()) })
-        .projection(projection(specs.iter().map(|c| c.source_field)))
-        .await
-        .map_err(|error| CopyError::Source { collection: S::COLLECTION, id: id.clone(), error })?;
-    let Some(document) = found else {
-        return Err(CopyError::SourceNotFound { collection: S::COLLECTION, id });
-    };
-    let mut out = Vec::new();
-    for spec in specs {
-        let value = value_at(&document, spec.source_field);
-        let target = db.collection::<Document>(spec.collection);
-        let applied = match apply(&target, spec, &id, value.as_ref(), 1000, None).await {
-            Ok(applied) => applied,
-            Err(ApplyError::Target(error) | ApplyError::Lease(error)) => {
-                return Err(CopyError::Refresh { copy: spec.key(), id, error })
-            }
+    if specs.is_empty() {
+        // Nothing to re-copy; still say whether there is such a source.
+        let found = db
+            .collection::<Document>(S::COLLECTION)
+            .find_one(doc! { "_id": crate::core::model::eq(id.clone()) })
+            .projection(doc! { "_id": 1 })
+            .await
+            .map_err(|error| CopyError::Source { collection: S::COLLECTION, id: id.clone(), error })?;
+        return match found {
+            Some(_) => Ok(Vec::new()),
+            None => Err(CopyError::SourceNotFound { collection: S::COLLECTION, id }),
         };
-        out.push(CopyRepair { copy: spec, documents_updated: applied.modified });
     }
-    Ok(out)
+    let refreshed = refresh(db, S::COLLECTION, &id, &specs, None, None).await?;
+    if !refreshed.found {
+        return Err(CopyError::SourceNotFound { collection: S::COLLECTION, id });
+    }
+    let refused = refreshed.refused();
+    if !refused.is_empty() {
+        return Err(CopyError::Refused { id, documents: refused });
+    }
+    Ok(refreshed
+        .copies
+        .into_iter()
+        .map(|(copy, written)| CopyRepair { copy, documents_updated: written.modified })
+        .collect())
 }
 
 /// How many copy documents [`reconcile`] reads at a time.
@@ -239,43 +184,6 @@ enum Wanted {
     Value(Option<Bson>),
     Report,
     Keep,
-}
-
-/// Whether the server refused this one operation for what it was sent (a validator, a
-/// bad value, an operator it cannot read), as opposed to the server or the network
-/// failing: the worker's rule, so that both paths skip the same documents.
-fn is_refusal(e: &mongodb::error::Error) -> bool {
-    use mongodb::error::ErrorKind;
-    matches!(e.kind.as_ref(), ErrorKind::Write(_) | ErrorKind::Command(_))
-}
-
-/// [`apply`] a document at a time: the copies of source `id` that differ from `value`
-/// are written one by one; each the server refuses is pushed to `skipped` with its
-/// `_id`, and the others are written. The number written.
-async fn apply_each(
-    target: &mongodb::Collection<Document>,
-    spec: &CopySpec,
-    id: &Bson,
-    value: Option<&Bson>,
-    skipped: &mut Vec<Skipped>,
-) -> mongodb::error::Result<u64> {
-    let update = change(spec, value);
-    let stale: Vec<Document> =
-        target.find(stale_filter(spec, id, value)).projection(doc! { "_id": 1 }).await?.try_collect().await?;
-    let mut written = 0;
-    for document in stale {
-        let document_id = document.get("_id").cloned().unwrap_or(Bson::Null);
-        let mut filter = via_filter(spec, id);
-        filter.insert("_id", eq(document_id.clone()));
-        match target.update_one(filter, update.clone()).await {
-            Ok(done) => written += done.modified_count,
-            Err(e) if is_refusal(&e) => {
-                skipped.push(Skipped { id: document_id, reason: SkipReason::Refused(server_message(&e)) })
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(written)
 }
 
 /// A key under which two equal BSON values are equal bytes.
@@ -406,22 +314,21 @@ async fn reconcile_chunk(
         }
     }
     for (id, value) in stale {
-        match apply(&target, spec, &id, value.as_ref(), batch, None).await {
-            Ok(applied) => {
-                report.sources_stale += u64::from(applied.modified > 0);
-                report.documents_updated += applied.modified;
+        // Resumable batches, as the worker writes; a document the server refuses is
+        // skipped and reported, and the others are written.
+        let write = CopyWrite { spec, source: &id, value: value.as_ref(), only: None };
+        match write_copy(&target, &write, Batching::Batches { size: batch, guard: None }).await {
+            Ok(written) => {
+                report.sources_stale += u64::from(written.modified > 0);
+                report.documents_updated += written.modified;
+                report.skipped.extend(
+                    written
+                        .refused
+                        .into_iter()
+                        .map(|r| Skipped { id: r.id, reason: SkipReason::Refused(r.reason) }),
+                );
             }
-            Err(ApplyError::Target(error) | ApplyError::Lease(error)) if is_refusal(&error) => {
-                // One document the server refuses stops a batched write where it
-                // stands: write this source's copies one by one, and skip (and report)
-                // only the ones refused.
-                let written = apply_each(&target, spec, &id, value.as_ref(), &mut report.skipped)
-                    .await
-                    .map_err(|error| CopyError::Refresh { copy: spec.key(), id: id.clone(), error })?;
-                report.sources_stale += u64::from(written > 0);
-                report.documents_updated += written;
-            }
-            Err(ApplyError::Target(error) | ApplyError::Lease(error)) => {
+            Err(WriteError::Target(error) | WriteError::Guard(error)) => {
                 return Err(CopyError::Refresh { copy: spec.key(), id, error })
             }
         }

@@ -1,7 +1,7 @@
 //! Which copies exist (the registry the derive fills) and which of them an update
 //! may touch, from its paths.
 
-use bson::{Bson, Document};
+use bson::Bson;
 use mongodb::options::UpdateModifications;
 
 use crate::core::denormalized::CopySpec;
@@ -53,41 +53,10 @@ pub(super) fn overlaps(path: &str, field: &str) -> bool {
         .all(|(a, b)| a == b)
 }
 
-/// The value at a dotted path through embedded documents; `None` when absent.
-pub(super) fn value_at(document: &Document, path: &str) -> Option<Bson> {
-    let mut current = document;
-    let mut segments = path.split('.').peekable();
-    while let Some(segment) = segments.next() {
-        let value = current.get(segment)?;
-        if segments.peek().is_none() {
-            return Some(value.clone());
-        }
-        current = value.as_document()?;
-    }
-    None
-}
-
-/// A projection of `fields`, without a path under another one (the server refuses
-/// `{a: 1, "a.b": 1}`).
-pub(super) fn projection<'f>(fields: impl Iterator<Item = &'f str>) -> Document {
-    let mut fields: Vec<&str> = fields.collect();
-    fields.sort_unstable();
-    fields.dedup();
-    let mut out = Document::new();
-    for f in &fields {
-        let covered =
-            fields.iter().any(|g| g != f && f.starts_with(g) && f.as_bytes().get(g.len()) == Some(&b'.'));
-        if !covered {
-            out.insert(*f, 1);
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bson::doc;
+    use bson::{doc, Document};
 
     fn update(d: Document) -> UpdateModifications {
         UpdateModifications::Document(d)
@@ -119,21 +88,5 @@ mod tests {
         assert!(touches(&UpdateModifications::Pipeline(vec![doc! { "$set": { "a": 1 } }]), "name"));
         assert!(touches(&update(doc! { "name": "replacement" }), "name"));
         assert!(touches(&update(doc! { "$set": "not a document" }), "name"));
-    }
-
-    #[test]
-    fn values_at_paths_and_projections_without_collisions() {
-        let d = doc! { "name": "Ada", "profile": { "city": "London", "n": null }, "tags": ["a"] };
-        assert_eq!(value_at(&d, "name"), Some(Bson::String("Ada".into())));
-        assert_eq!(value_at(&d, "profile.city"), Some(Bson::String("London".into())));
-        assert_eq!(value_at(&d, "profile.n"), Some(Bson::Null));
-        assert_eq!(value_at(&d, "profile.zip"), None);
-        assert_eq!(value_at(&d, "name.first"), None);
-        assert_eq!(value_at(&d, "missing"), None);
-        assert_eq!(
-            projection(["profile.city", "name", "profile", "name"].into_iter()),
-            doc! { "name": 1, "profile": 1 }
-        );
-        assert_eq!(projection(["ab", "a.b", "a"].into_iter()), doc! { "a": 1, "ab": 1 });
     }
 }

@@ -10,14 +10,12 @@ use mongodb::error::{
 use mongodb::options::{ReturnDocument, UpdateModifications};
 use mongodb::{ClientSession, Database};
 
-use super::apply::{change, enqueue, via_filter};
-use super::spec::{dependents, projection, touches, value_at};
+use super::apply::enqueue;
+use super::refresh::after_write;
+use super::spec::{dependents, touches};
+use crate::core::denormalized::refresh::{projection, value_at, CopyWrite};
 use crate::core::denormalized::{CopyError, CopySpec, Refresh};
 use crate::core::model::{eq, IdOf, Identified};
-
-/// How long a sequential update keeps re-writing a sync copy whose source concurrent
-/// writers keep changing (each round means one of them made progress).
-pub(super) const SETTLE_TIME: Duration = Duration::from_secs(120);
 
 /// How long a transaction that fails with transient errors (write conflicts with
 /// concurrent updates of the same source) is retried: the driver's own limit for
@@ -224,113 +222,75 @@ impl<'a> SourceWrite<'a> {
         }
     }
 
-    /// The source write, then every touched copy, with `session` when given (in its
-    /// transaction). Returns the report and the source's updated document (projected
-    /// to the sync copies' fields) when a sync copy was written.
-    async fn write(
+    /// The source write, with `session` when given: `(matched, modified, the updated
+    /// document)`, the document (projected to the sync copies' fields) only when a sync
+    /// copy was touched (`findAndModify` returns it; an `update` says `modified`).
+    async fn write_source(
         &self,
         mut session: Option<&mut ClientSession>,
-    ) -> Result<(SourceUpdate, Option<Document>), (Stage, mongodb::error::Error)> {
+    ) -> mongodb::error::Result<(u64, Option<u64>, Option<Document>)> {
         let source = self.db.collection::<Document>(self.source);
         let filter = doc! { "_id": eq(self.id.clone()) };
-        let transaction = session.is_some();
-        let (matched, modified, after) = if self.sync_copies().next().is_none() {
-            let done = with_session!(source.update_one(filter, self.update.clone()), session)
-                .map_err(|e| (Stage::Source, e))?;
-            (done.matched_count, Some(done.modified_count), None)
-        } else {
-            let projection = projection(self.sync_copies().map(|c| c.source_field));
-            let after = with_session!(
-                source
-                    .find_one_and_update(filter, self.update.clone())
-                    .projection(projection)
-                    .return_document(ReturnDocument::After),
-                session
-            )
-            .map_err(|e| (Stage::Source, e))?;
-            (u64::from(after.is_some()), None, after)
-        };
-        let mut report = SourceUpdate { matched, modified, transaction, copies: Vec::new() };
+        if self.sync_copies().next().is_none() {
+            let done = with_session!(source.update_one(filter, self.update.clone()), session)?;
+            return Ok((done.matched_count, Some(done.modified_count), None));
+        }
+        let after = with_session!(
+            source
+                .find_one_and_update(filter, self.update.clone())
+                .projection(projection(self.sync_copies().map(|c| c.source_field)))
+                .return_document(ReturnDocument::After),
+            session
+        )?;
+        Ok((u64::from(after.is_some()), None, after))
+    }
+
+    /// The source write, then every touched copy, in `session`'s transaction: each
+    /// sync copy by the one statement that writes it
+    /// ([`CopyWrite::statement`]); the async copies' jobs are enqueued after the commit
+    /// (see `transaction`).
+    async fn write(
+        &self,
+        session: &mut ClientSession,
+    ) -> Result<SourceUpdate, (Stage, mongodb::error::Error)> {
+        let (matched, modified, after) =
+            self.write_source(Some(&mut *session)).await.map_err(|e| (Stage::Source, e))?;
+        let mut report = SourceUpdate { matched, modified, transaction: true, copies: Vec::new() };
         if matched == 0 {
-            return Ok((report, None));
+            return Ok(report);
         }
         for &spec in &self.touched {
             let action = match spec.refresh {
                 Refresh::Never => CopyAction::Kept,
                 Refresh::Sync => {
                     let value = after.as_ref().and_then(|a| value_at(a, spec.source_field));
+                    let write = CopyWrite { spec, source: &self.id, value: value.as_ref(), only: None };
+                    let (filter, update) = write.statement();
                     let target = self.db.collection::<Document>(spec.collection);
-                    let done = with_session!(
-                        target.update_many(via_filter(spec, &self.id), change(spec, value.as_ref())),
-                        session
-                    )
-                    .map_err(|e| (Stage::Copy(spec), e))?;
+                    let done = target
+                        .update_many(filter, update)
+                        .session(&mut *session)
+                        .await
+                        .map_err(|e| (Stage::Copy(spec), e))?;
                     CopyAction::Synced { matched: done.matched_count, modified: done.modified_count }
                 }
-                // In a transaction, jobs are enqueued after the commit (see
-                // `transaction`).
-                Refresh::Async { .. } if transaction => CopyAction::Enqueued,
-                Refresh::Async { .. } => {
-                    enqueue(self.db, spec, &self.id).await.map_err(|e| (Stage::Copy(spec), e))?;
-                    CopyAction::Enqueued
-                }
+                Refresh::Async { .. } => CopyAction::Enqueued,
             };
             report.copies.push(CopyUpdate { copy: spec, action });
         }
-        Ok((report, after))
+        Ok(report)
     }
 
-    /// The writes one after another, then the sync copies settled against concurrent
-    /// updates of the same source.
+    /// Without a transaction: the source, then the copies by the path every writer
+    /// outside a transaction takes ([`after_write`]: jobs, then sync copies, settled).
     async fn sequential(&self) -> Result<SourceUpdate, CopyError> {
-        let (mut report, after) = self.write(None).await.map_err(|(stage, e)| self.error(stage, e, true))?;
-        let Some(mut copied) = after else { return Ok(report) };
-        let Some(copied_first) = self.sync_copies().next() else { return Ok(report) };
-        let source = self.db.collection::<Document>(self.source);
-        let projection = projection(self.sync_copies().map(|c| c.source_field));
-        let started = std::time::Instant::now();
-        let mut rounds = 1;
-        loop {
-            // The source as it is now: a copy written from an older value (another
-            // update came in between) is written again, so that the last update's value
-            // is the last one written whatever the interleaving.
-            let now = match source
-                .find_one(doc! { "_id": eq(self.id.clone()) })
-                .projection(projection.clone())
-                .await
-            {
-                Ok(now) => now,
-                // The source is updated and so are the copies, unless another update
-                // came in between: say so of the first sync copy.
-                Err(e) => return Err(self.error(Stage::Copy(copied_first), e, true)),
-            };
-            let Some(now) = now else { return Ok(report) };
-            let stale: Vec<&'static CopySpec> = self
-                .sync_copies()
-                .filter(|c| value_at(&now, c.source_field) != value_at(&copied, c.source_field))
-                .collect();
-            if stale.is_empty() {
-                return Ok(report);
-            }
-            if started.elapsed() >= SETTLE_TIME {
-                return Err(CopyError::Unsettled { copy: stale[0].key(), id: self.id.clone(), rounds });
-            }
-            rounds += 1;
-            for spec in stale {
-                let value = value_at(&now, spec.source_field);
-                let target = self.db.collection::<Document>(spec.collection);
-                let done = target
-                    .update_many(via_filter(spec, &self.id), change(spec, value.as_ref()))
-                    .await
-                    .map_err(|e| self.error(Stage::Copy(spec), e, true))?;
-                if let Some(CopyUpdate { action: CopyAction::Synced { modified, .. }, .. }) =
-                    report.copies.iter_mut().find(|c| std::ptr::eq(c.copy, spec))
-                {
-                    *modified += done.modified_count;
-                }
-            }
-            copied = now;
+        let (matched, modified, after) =
+            self.write_source(None).await.map_err(|e| self.error(Stage::Source, e, true))?;
+        let mut report = SourceUpdate { matched, modified, transaction: false, copies: Vec::new() };
+        if matched > 0 {
+            report.copies = after_write(self.db, self.source, &self.id, &self.touched, after).await?;
         }
+        Ok(report)
     }
 
     /// The writes in one transaction, retried on transient errors; `None` when the
@@ -352,8 +312,8 @@ impl<'a> SourceWrite<'a> {
                 Err(e) if no_transactions(&e) => return Ok(None),
                 Err(e) => return Err(self.error(Stage::Source, e, false)),
             }
-            let report = match self.write(Some(&mut session)).await {
-                Ok((report, _)) => report,
+            let report = match self.write(&mut session).await {
+                Ok(report) => report,
                 Err((stage, e)) => {
                     // The server aborts it anyway when this fails; the error that
                     // matters is the one that made us abort.

@@ -12,9 +12,12 @@ use mongodb::error::ErrorKind;
 use mongodb::options::ReturnDocument;
 use mongodb::{Collection, Database, IndexModel};
 
-use super::apply::{apply, cleared, enqueue, plus, since, via_filter, ApplyError, Lease};
-use super::spec::{copies, value_at};
+use super::apply::{enqueue, plus, since, Lease};
+use super::spec::copies;
 use crate::core::access::{not_in_filter, Literal};
+use crate::core::denormalized::refresh::{
+    cleared, value_at, via_filter, write_copy, Batching, CopyWrite, WriteError,
+};
 use crate::core::denormalized::{CopyError, CopySpec, OnDelete, Refresh, QUEUE};
 use crate::core::model::eq;
 use crate::core::trace;
@@ -296,22 +299,29 @@ impl Worker {
         };
         let lease = Lease { queue, job: &key, owner: &self.id, length: self.lease };
         let target = self.db.collection::<Document>(spec.collection);
-        match apply(&target, spec, &id, value.as_ref(), self.batch, Some(&lease)).await {
-            Ok(applied) => {
-                report.documents_updated += applied.modified;
-                if applied.lost_lease {
+        let write = CopyWrite { spec, source: &id, value: value.as_ref(), only: None };
+        match write_copy(&target, &write, Batching::Batches { size: self.batch, guard: Some(&lease) }).await {
+            Ok(written) => {
+                report.documents_updated += written.modified;
+                if written.lost_guard {
                     // Another worker has the job; what this one wrote may be older than
                     // what that one writes, so the job must run once more after both.
                     self.enqueue_again(spec, &id).await?;
                     report.requeued += 1;
                     return Ok(());
                 }
+                if !written.refused.is_empty() {
+                    // Every other copy document is written; the refused ones are the
+                    // job's failure, recorded on it, until someone fixes them.
+                    let error = CopyError::Refused { id: id.clone(), documents: written.refused };
+                    return self.fail(queue, &key, Some((spec, &id)), error, report).await;
+                }
             }
-            Err(ApplyError::Lease(error)) => {
+            Err(WriteError::Guard(error)) => {
                 return Err(CopyError::Queue { operation: "renew lease", error })
             }
-            Err(ApplyError::Target(e)) if is_fatal(&e) => return Err(refresh_error(e)),
-            Err(ApplyError::Target(e)) => {
+            Err(WriteError::Target(e)) if is_fatal(&e) => return Err(refresh_error(e)),
+            Err(WriteError::Target(e)) => {
                 return self.fail(queue, &key, Some((spec, &id)), refresh_error(e), report).await
             }
         }

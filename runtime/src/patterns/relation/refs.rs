@@ -223,6 +223,17 @@ pub enum RefError {
         /// How many distinct ids were still unsettled.
         pending: usize,
     },
+    /// [`insert_one`](crate::relation::insert_one) inserted the document, then bringing
+    /// its refreshed copies in line with a source that changed meanwhile failed, or the
+    /// server refused the copy's new value
+    /// ([`CopyError::Refused`](crate::core::denormalized::CopyError::Refused)): the
+    /// document holds the values it was inserted with.
+    Copies {
+        /// The inserted document's collection.
+        collection: &'static str,
+        /// What went wrong, naming the copy.
+        source: Box<crate::core::denormalized::CopyError>,
+    },
     /// [`Referents::all`]: some references point at no document.
     Missing {
         /// The referenced collection.
@@ -251,6 +262,9 @@ impl fmt::Display for RefError {
                 f,
                 "loading references from `{collection}`: asked again for {pending} id(s) a full reply left out, and the answer settled none; stopped rather than ask forever"
             ),
+            Self::Copies { collection, source } => {
+                write!(f, "a `{collection}` document was inserted, and its copies were not refreshed: {source}")
+            }
             Self::Missing { collection, ids } => {
                 let ids: Vec<String> = ids.iter().map(ToString::to_string).collect();
                 write!(
@@ -270,6 +284,7 @@ impl std::error::Error for RefError {
             Self::Mongo { source, .. } => Some(source.as_ref()),
             Self::Id { source, .. } => Some(source.as_ref()),
             Self::Decode { source, .. } => Some(source.as_ref()),
+            Self::Copies { source, .. } => Some(source.as_ref()),
             _ => None,
         }
     }

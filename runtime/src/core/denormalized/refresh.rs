@@ -1,0 +1,509 @@
+//! Writing a source's value into its denormalized copies: the one path every docshape
+//! writer takes (the denormalized pattern's `update_one`, its write hook behind the
+//! versioned writers and the write rows, `repair`, `reconcile` and the worker, and the
+//! relation pattern's `insert_one`). It lives in core because two patterns use it.
+//!
+//! Three rules, each in one place:
+//!
+//! - **What is written** ([`statement`], [`stale_filter`]): the copies of a source
+//!   document are the documents whose `via` equals its `_id`, literally and never as
+//!   an array element ([`via_filter`]); a copy receives the value as the copy's own type
+//!   stores it ([`stored`]): an absent or null source value is no field at all when the
+//!   copy's type omits `None` (`$unset`), and `null` when it always writes the field.
+//! - **Refusals** ([`write_copy`]): a copy document the server refuses to write (its
+//!   validator, a duplicate key, a value it cannot store: any per-document write error)
+//!   is left as it is and reported as a [`Refusal`] with its `_id` and the server's
+//!   reason; every other document is still written. Only the server or the network
+//!   failing stops the write.
+//! - **Settling** ([`refresh`]): a writer that is not in a transaction reads the
+//!   source again after writing its copies, and writes again each copy whose source
+//!   value moved meanwhile, until a read shows the values it wrote (bounded by
+//!   [`SETTLE_TIME`]). Whatever the interleaving of such writers, the last value of the
+//!   source is the last one written to its copies.
+
+use std::time::{Duration, Instant};
+
+use bson::{doc, Bson, Document};
+use futures_util::future::BoxFuture;
+use futures_util::TryStreamExt;
+use mongodb::error::{ErrorKind, WriteFailure, RETRYABLE_WRITE_ERROR, TRANSIENT_TRANSACTION_ERROR};
+use mongodb::{Collection, Database};
+
+use super::{Cleared, CopyError, CopySpec, Refusal};
+use crate::core::access::{in_filter, not_in_filter, Literal};
+use crate::core::error::server_message;
+use crate::core::model::eq;
+use crate::core::trace;
+
+/// How long a settling writer keeps writing copies again whose source concurrent
+/// writers keep changing (each round means one of them made progress).
+pub(crate) const SETTLE_TIME: Duration = Duration::from_secs(120);
+
+/// Copy documents written per `update_many` when a whole-copy write falls back to
+/// batches (one of its documents was refused).
+const FALLBACK_BATCH: usize = 1000;
+
+static NULL: Bson = Bson::Null;
+
+/// The value at a dotted path through embedded documents; `None` when absent.
+pub(crate) fn value_at(document: &Document, path: &str) -> Option<Bson> {
+    let mut current = document;
+    let mut segments = path.split('.').peekable();
+    while let Some(segment) = segments.next() {
+        let value = current.get(segment)?;
+        if segments.peek().is_none() {
+            return Some(value.clone());
+        }
+        current = value.as_document()?;
+    }
+    None
+}
+
+/// A projection of `fields`, without a path under another one (the server refuses
+/// `{a: 1, "a.b": 1}`).
+pub(crate) fn projection<'f>(fields: impl Iterator<Item = &'f str>) -> Document {
+    let mut fields: Vec<&str> = fields.collect();
+    fields.sort_unstable();
+    fields.dedup();
+    let mut out = Document::new();
+    for f in &fields {
+        let covered =
+            fields.iter().any(|g| g != f && f.starts_with(g) && f.as_bytes().get(g.len()) == Some(&b'.'));
+        if !covered {
+            out.insert(*f, 1);
+        }
+    }
+    out
+}
+
+/// What the copy's own type stores for the source's `value`, as serde would write the
+/// copy: an absent or null value is no field at all when the copy's type omits `None`
+/// ([`Cleared::Unset`]), and `null` when it always writes the field ([`Cleared::Null`]);
+/// anything else as it is.
+pub(crate) fn stored<'a>(spec: &CopySpec, value: Option<&'a Bson>) -> Option<&'a Bson> {
+    match value {
+        None | Some(Bson::Null) => match spec.null {
+            Cleared::Unset => None,
+            Cleared::Null => Some(&NULL),
+        },
+        other => other,
+    }
+}
+
+/// The value a cleared copy is given (`on_delete = "clear"`): none (`$unset`) or null.
+pub(crate) fn cleared(how: Cleared) -> Option<Bson> {
+    match how {
+        Cleared::Unset => None,
+        Cleared::Null => Some(Bson::Null),
+    }
+}
+
+/// The filter of the copies of `spec` that reference source `id`: the reference
+/// compared literally, and never an array that merely contains `id` (the server's `$eq`
+/// matches an array by its elements; such a reference names no one source, and
+/// reconcile reports it as such).
+pub(crate) fn via_filter(spec: &CopySpec, id: &Bson) -> Document {
+    doc! { spec.via: { "$eq": id.clone(), "$not": { "$type": "array" } } }
+}
+
+/// The update that makes a copy hold `value` as the copy's type stores it ([`stored`]):
+/// `$set`, or `$unset`.
+pub(crate) fn change(spec: &CopySpec, value: Option<&Bson>) -> Document {
+    match stored(spec, value) {
+        Some(v) => doc! { "$set": { spec.field: v.clone() } },
+        None => doc! { "$unset": { spec.field: "" } },
+    }
+}
+
+/// The filter of a copy's documents that differ from `value` as the copy stores it.
+pub(crate) fn stale_filter(spec: &CopySpec, id: &Bson, value: Option<&Bson>) -> Document {
+    let condition = match stored(spec, value) {
+        // `$ne: null` would leave out a document without the field (the server's null
+        // equality matches a missing field), which the copy's type does write.
+        Some(Bson::Null) => doc! { "$not": { "$type": "null" } },
+        // Through the literal encoder: a stored regex is a value, which `$ne` refuses.
+        Some(v) => Literal::stored(v.clone()).ne(),
+        None => doc! { "$exists": true },
+    };
+    let mut filter = via_filter(spec, id);
+    filter.insert(spec.field, condition);
+    filter
+}
+
+/// Whether the server refused this one statement for what it was sent (a validator, a
+/// duplicate key, a value or an operator it cannot take), as opposed to the server, the
+/// network or the replication failing: a refused copy document is skipped and
+/// reported, anything else stops the write.
+pub(crate) fn is_refusal(e: &mongodb::error::Error) -> bool {
+    if e.contains_label(RETRYABLE_WRITE_ERROR) || e.contains_label(TRANSIENT_TRANSACTION_ERROR) {
+        return false;
+    }
+    matches!(e.kind.as_ref(), ErrorKind::Write(WriteFailure::WriteError(_)) | ErrorKind::Command(_))
+}
+
+/// One copy of one source document, and the value it should hold.
+#[derive(Clone, Copy)]
+pub(crate) struct CopyWrite<'a> {
+    /// The copy.
+    pub(crate) spec: &'a CopySpec,
+    /// The source document's `_id`.
+    pub(crate) source: &'a Bson,
+    /// The source's value (`None`: the source has no such field).
+    pub(crate) value: Option<&'a Bson>,
+    /// Only this copy document (the one an insert just wrote), not every copy of the
+    /// source.
+    pub(crate) only: Option<&'a Bson>,
+}
+
+impl CopyWrite<'_> {
+    fn scope(&self) -> Document {
+        let mut filter = via_filter(self.spec, self.source);
+        if let Some(only) = self.only {
+            filter.insert("_id", eq(only.clone()));
+        }
+        filter
+    }
+
+    /// The one statement that writes every copy document at once: `(filter, update)`
+    /// for an `update_many`. What a transaction sends, and a whole-copy write's first
+    /// attempt.
+    pub(crate) fn statement(&self) -> (Document, Document) {
+        (self.scope(), change(self.spec, self.value))
+    }
+
+    /// The copy documents that differ from the value, leaving out `refused`.
+    fn stale(&self, refused: &[Refusal]) -> Document {
+        let mut filter = stale_filter(self.spec, self.source, self.value);
+        if let Some(only) = self.only {
+            filter.insert("_id", eq(only.clone()));
+        }
+        if refused.is_empty() {
+            return filter;
+        }
+        let left_out = not_in_filter("_id", refused.iter().map(|r| Literal::stored(r.id.clone())));
+        doc! { "$and": [filter, left_out] }
+    }
+}
+
+/// A hold that must still be this writer's before each batch is written (a worker's
+/// lease on its job).
+pub(crate) trait Guard: Sync {
+    /// Extends the hold; `false` when it is no longer this writer's.
+    fn renew(&self) -> BoxFuture<'_, mongodb::error::Result<bool>>;
+}
+
+/// How [`write_copy`] writes a copy's documents.
+#[derive(Clone, Copy)]
+pub(crate) enum Batching<'a> {
+    /// One `update_many` over every document referencing the source (one round trip,
+    /// and `matched` counts them), falling back to batches when the server refuses a
+    /// document: a writer in the source's own call.
+    Whole,
+    /// The documents that differ, read by one cursor (`_id`s only) and written `size`
+    /// at a time by `_id`, `guard` renewed before each write: resumable after a stop,
+    /// only what still differs is visited. The worker and reconcile.
+    Batches {
+        /// Documents per `update_many` (at least 1).
+        size: usize,
+        /// Renewed before each write; the write stops when it is lost.
+        guard: Option<&'a dyn Guard>,
+    },
+}
+
+/// What [`write_copy`] did.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Written {
+    /// Documents referencing the source ([`Batching::Whole`]); with batches, or after a
+    /// refusal, the documents visited.
+    pub(crate) matched: u64,
+    /// Documents modified.
+    pub(crate) modified: u64,
+    /// The documents the server refused, each once, left as they were.
+    pub(crate) refused: Vec<Refusal>,
+    /// The guard was lost: the write stopped before its end.
+    pub(crate) lost_guard: bool,
+}
+
+impl Written {
+    /// Adds a later write of the same copy: its modifications and refusals (a document
+    /// refused again is kept once, with the latest reason).
+    pub(crate) fn absorb(&mut self, later: Written) {
+        self.modified += later.modified;
+        self.lost_guard |= later.lost_guard;
+        for r in later.refused {
+            match self.refused.iter_mut().find(|old| old.id == r.id && old.copy == r.copy) {
+                Some(old) => old.reason = r.reason,
+                None => self.refused.push(r),
+            }
+        }
+    }
+}
+
+/// Why [`write_copy`] stopped.
+pub(crate) enum WriteError {
+    /// Reading or writing the copy's collection failed (not a refusal).
+    Target(mongodb::error::Error),
+    /// Renewing the guard failed.
+    Guard(mongodb::error::Error),
+}
+
+/// Makes every copy document of `write` hold its value (see [`Batching`]). A document
+/// the server refuses is left as it is and reported in [`Written::refused`]; the others
+/// are written.
+///
+/// A multi-document `update_many` stops at the first document the server refuses, so a
+/// refused batch is written again one document at a time, and the refused ones are
+/// left out of the rest of the write. `$ne` compares as the server does: numbers of
+/// different types with the same value are equal, and so is an array copy that holds
+/// the value as an element.
+pub(crate) async fn write_copy(
+    target: &Collection<Document>,
+    write: &CopyWrite<'_>,
+    batching: Batching<'_>,
+) -> Result<Written, WriteError> {
+    let (size, guard) = match batching {
+        Batching::Whole => {
+            let (filter, update) = write.statement();
+            match target.update_many(filter, update).await {
+                Ok(done) => {
+                    return Ok(Written {
+                        matched: done.matched_count,
+                        modified: done.modified_count,
+                        ..Written::default()
+                    })
+                }
+                Err(e) if is_refusal(&e) => (FALLBACK_BATCH, None),
+                Err(e) => return Err(WriteError::Target(e)),
+            }
+        }
+        Batching::Batches { size, guard } => (size.max(1), guard),
+    };
+    let update = change(write.spec, write.value);
+    let mut written = Written::default();
+    // A second pass makes sure nothing was left (it finds nothing unless the copies
+    // were written to meanwhile); refused documents are left out of it.
+    for _pass in 0..2 {
+        let mut cursor = target
+            .find(write.stale(&written.refused))
+            .projection(doc! { "_id": 1 })
+            .batch_size(u32::try_from(size).unwrap_or(u32::MAX))
+            .await
+            .map_err(WriteError::Target)?;
+        let mut found = 0u64;
+        let mut ids = Vec::with_capacity(size);
+        loop {
+            let next = cursor.try_next().await.map_err(WriteError::Target)?;
+            if let Some(document) = &next {
+                found += 1;
+                ids.push(document.get("_id").cloned().unwrap_or(Bson::Null));
+            }
+            if ids.len() >= size || (next.is_none() && !ids.is_empty()) {
+                if let Some(guard) = guard {
+                    if !guard.renew().await.map_err(WriteError::Guard)? {
+                        written.lost_guard = true;
+                        return Ok(written);
+                    }
+                }
+                let batch = std::mem::replace(&mut ids, Vec::with_capacity(size));
+                write_batch(target, write, &update, batch, &mut written).await?;
+            }
+            if next.is_none() {
+                break;
+            }
+        }
+        written.matched += found;
+        if found == 0 {
+            break;
+        }
+    }
+    Ok(written)
+}
+
+/// Writes the copy documents `ids` (found stale) with `update`; on a refusal, one by
+/// one, reporting the ones refused.
+async fn write_batch(
+    target: &Collection<Document>,
+    write: &CopyWrite<'_>,
+    update: &Document,
+    ids: Vec<Bson>,
+    written: &mut Written,
+) -> Result<(), WriteError> {
+    // `via` again: a document moved to another source since it was found is not given
+    // this source's value. The ids are matched literally.
+    let mut filter = via_filter(write.spec, write.source);
+    filter.extend(in_filter("_id", ids.iter().cloned().map(Literal::stored)));
+    match target.update_many(filter, update.clone()).await {
+        Ok(done) => {
+            written.modified += done.modified_count;
+            trace::event!(
+                DEBUG,
+                copy = write.spec.key().as_str(),
+                matched = done.matched_count,
+                modified = done.modified_count,
+                "batch"
+            );
+            return Ok(());
+        }
+        Err(e) if is_refusal(&e) => {}
+        Err(e) => return Err(WriteError::Target(e)),
+    }
+    for id in ids {
+        let mut filter = via_filter(write.spec, write.source);
+        filter.insert("_id", eq(id.clone()));
+        match target.update_one(filter, update.clone()).await {
+            Ok(done) => written.modified += done.modified_count,
+            Err(e) if is_refusal(&e) => {
+                trace::event!(DEBUG, copy = write.spec.key().as_str(), "refused");
+                written.refused.push(Refusal { copy: write.spec.key(), id, reason: server_message(&e) });
+            }
+            Err(e) => return Err(WriteError::Target(e)),
+        }
+    }
+    Ok(())
+}
+
+/// What [`refresh`] did, per copy in the order given.
+#[derive(Debug, Default)]
+pub(crate) struct Refreshed {
+    /// Whether the source document was found (when it is not, nothing was written).
+    pub(crate) found: bool,
+    /// Each copy and what was written to it, over every round.
+    pub(crate) copies: Vec<(&'static CopySpec, Written)>,
+}
+
+impl Refreshed {
+    /// Every refused document, of every copy.
+    pub(crate) fn refused(&self) -> Vec<Refusal> {
+        self.copies.iter().flat_map(|(_, w)| w.refused.iter().cloned()).collect()
+    }
+}
+
+/// Writes the source document `id` (in `source`) into its copies `specs` (all of that
+/// source) with [`Batching::Whole`], then settles them: the source is read again, each
+/// copy whose value moved meanwhile is written again, until a read shows what was
+/// written, or [`CopyError::Unsettled`] after [`SETTLE_TIME`].
+///
+/// `first` is the source as the caller just wrote it (projected to the copied fields),
+/// saving the first read; `only` limits the writes to one copy document. Refused
+/// documents are in the result, not an error; a failure to read the source or to write
+/// a copy is [`CopyError::Refresh`] naming the copy (the first one for a read).
+pub(crate) async fn refresh(
+    db: &Database,
+    source: &'static str,
+    id: &Bson,
+    specs: &[&'static CopySpec],
+    first: Option<Document>,
+    only: Option<&Bson>,
+) -> Result<Refreshed, CopyError> {
+    let Some(&first_spec) = specs.first() else { return Ok(Refreshed { found: true, copies: Vec::new() }) };
+    let collection = db.collection::<Document>(source);
+    let projection = projection(specs.iter().map(|c| c.source_field));
+    let failed = |spec: &CopySpec, error| CopyError::Refresh { copy: spec.key(), id: id.clone(), error };
+    let read = || async {
+        collection
+            .find_one(doc! { "_id": eq(id.clone()) })
+            .projection(projection.clone())
+            .await
+            .map_err(|e| failed(first_spec, e))
+    };
+    let mut copied = match first {
+        Some(document) => document,
+        None => match read().await? {
+            Some(document) => document,
+            None => return Ok(Refreshed::default()),
+        },
+    };
+    let mut out = Refreshed { found: true, copies: specs.iter().map(|&s| (s, Written::default())).collect() };
+    let mut pending: Vec<usize> = (0..specs.len()).collect();
+    let started = Instant::now();
+    let mut rounds = 0;
+    loop {
+        rounds += 1;
+        for &i in &pending {
+            let spec = specs[i];
+            let value = value_at(&copied, spec.source_field);
+            let write = CopyWrite { spec, source: id, value: value.as_ref(), only };
+            let target = db.collection::<Document>(spec.collection);
+            let done = match write_copy(&target, &write, Batching::Whole).await {
+                Ok(done) => done,
+                Err(WriteError::Target(e) | WriteError::Guard(e)) => return Err(failed(spec, e)),
+            };
+            let slot = &mut out.copies[i].1;
+            if rounds == 1 {
+                slot.matched = done.matched;
+            }
+            slot.absorb(done);
+        }
+        // The source as it is now: a copy written from an older value (another write
+        // came in between) is written again, so that the last write's value is the
+        // last one written whatever the interleaving.
+        let Some(now) = read().await? else { return Ok(out) };
+        pending = (0..specs.len())
+            .filter(|&i| value_at(&now, specs[i].source_field) != value_at(&copied, specs[i].source_field))
+            .collect();
+        if pending.is_empty() {
+            return Ok(out);
+        }
+        if started.elapsed() >= SETTLE_TIME {
+            return Err(CopyError::Unsettled { copy: specs[pending[0]].key(), id: id.clone(), rounds });
+        }
+        copied = now;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::denormalized::{OnDelete, Refresh};
+
+    fn spec(null: Cleared) -> CopySpec {
+        CopySpec {
+            collection: "posts",
+            field: "author_name",
+            via: "author_id",
+            source: "users",
+            source_field: "name",
+            refresh: Refresh::Sync,
+            reason: None,
+            on_delete: OnDelete::Keep,
+            null,
+        }
+    }
+
+    #[test]
+    fn a_copy_stores_null_as_its_type_does() {
+        let (unset, null) = (spec(Cleared::Unset), spec(Cleared::Null));
+        let v = Bson::from("Ada");
+        for s in [&unset, &null] {
+            assert_eq!(change(s, Some(&v)), doc! { "$set": { "author_name": "Ada" } });
+        }
+        for value in [None, Some(&Bson::Null)] {
+            assert_eq!(change(&unset, value), doc! { "$unset": { "author_name": "" } });
+            assert_eq!(change(&null, value), doc! { "$set": { "author_name": null } });
+        }
+        assert_eq!(
+            stale_filter(&unset, &v, None).get_document("author_name").unwrap(),
+            &doc! { "$exists": true }
+        );
+        assert_eq!(
+            stale_filter(&null, &v, None).get_document("author_name").unwrap(),
+            &doc! { "$not": { "$type": "null" } }
+        );
+    }
+
+    #[test]
+    fn values_at_paths_and_projections_without_collisions() {
+        let d = doc! { "name": "Ada", "profile": { "city": "London", "n": null }, "tags": ["a"] };
+        assert_eq!(value_at(&d, "name"), Some(Bson::String("Ada".into())));
+        assert_eq!(value_at(&d, "profile.city"), Some(Bson::String("London".into())));
+        assert_eq!(value_at(&d, "profile.n"), Some(Bson::Null));
+        assert_eq!(value_at(&d, "profile.zip"), None);
+        assert_eq!(value_at(&d, "name.first"), None);
+        assert_eq!(value_at(&d, "missing"), None);
+        assert_eq!(
+            projection(["profile.city", "name", "profile", "name"].into_iter()),
+            doc! { "name": 1, "profile": 1 }
+        );
+        assert_eq!(projection(["ab", "a.b", "a"].into_iter()), doc! { "a": 1, "ab": 1 });
+    }
+}
