@@ -117,6 +117,7 @@ pub(crate) const RULES: &[&str] = &[
     "mutable_sort",
     "lookup",
     "unbounded_array",
+    "upsert_without_unique",
 ];
 
 /// `allow(rule, ..., reason = "...")`: waived rules, with the reason the waiver is
