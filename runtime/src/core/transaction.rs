@@ -1,50 +1,7 @@
 //! Transactions: several writes (and reads) that apply all together or not at all,
-//! retried as the driver's transaction rules say.
-//!
-//! ```no_run
-//! # use docshape::Model;
-//! # #[derive(serde::Serialize, serde::Deserialize, Model)]
-//! # #[model(collection = "items")]
-//! # #[access(name = "add_score", filter(_id), update(inc(score)))]
-//! # struct Item { #[serde(rename = "_id")] id: String, score: i64 }
-//! # async fn run(client: &docshape::mongodb::Client) -> Result<(), Box<dyn std::error::Error>> {
-//! let db = client.database("shop");
-//! let db = &db;
-//! docshape::transaction(client, |tx| {
-//!     Box::pin(async move {
-//!         Item::add_score("i1", 1_i64).session(tx).run(db).await?;
-//!         Item::add_score("i2", -1_i64).session(tx).run(db).await?;
-//!         Ok::<_, docshape::access::UpdateError>(())
-//!     })
-//! })
-//! .await?;
-//! # Ok(()) }
-//! ```
-//!
-//! [`transaction`] starts a session and a transaction, runs the body with it (finders
-//! and write rows join it with `.session(tx)`), and commits. As the driver's
-//! transaction rules say:
-//!
-//! - an error labelled `TransientTransactionError` (a write conflict with a concurrent
-//!   transaction, a primary stepping down), from the body or from the commit, aborts
-//!   and runs the **whole body again**, after a random backoff, for up to
-//!   [`TRANSACTION_TIME`] in all;
-//! - a commit that fails with `UnknownTransactionCommitResult` (the outcome was lost on
-//!   the way back) is **committed again**, up to [`COMMIT_ATTEMPTS`] times: a commit is
-//!   idempotent, the body is not run twice for it;
-//! - any other error aborts, and nothing the body wrote is applied.
-//!
-//! The body may therefore run more than once: keep effects outside the session (an
-//! email, a counter in memory) out of it, or make them idempotent.
-//!
-//! A deployment without transactions (a standalone server) is found out by its refusal
-//! of the first command and reported as [`TransactionError::Unsupported`], at once:
-//! nothing is retried and nothing was written.
-//!
-//! What other patterns derive from the documents the body's write rows wrote
-//! (denormalized copies, cached keys) is brought in line **after the commit**, by the
-//! same hooks as after any docshape write: inside the transaction a copy's refresh
-//! would read the source outside it and see the old value.
+//! retried as the driver's transaction rules say. The public items are re-exported at
+//! the crate root ([`crate::transaction`]); the retry rules are shared with the
+//! patterns that run transactions of their own.
 
 use std::error::Error as StdError;
 use std::future::Future;
@@ -134,12 +91,12 @@ pub enum TransactionError<E> {
     /// replica set or a sharded cluster). Nothing was written.
     Unsupported,
     /// The body returned this error; the transaction was aborted and nothing it wrote
-    /// is applied. A transient error that outlived [`TRANSACTION_TIME`] ends here too.
+    /// is applied. A transient error that outlived the retries' 120 seconds ends here too.
     Aborted(E),
     /// Starting the session or the transaction failed; nothing was written.
     Start(mongodb::error::Error),
     /// The commit failed; nothing is applied (a transient failure that outlived
-    /// [`TRANSACTION_TIME`], or a final one). After [`COMMIT_ATTEMPTS`] commits with
+    /// 120 seconds of retries, or a final one). After 5 commits with
     /// an unknown result, the outcome is unknown: this error then carries the
     /// `UnknownTransactionCommitResult` label.
     Commit(mongodb::error::Error),
@@ -252,9 +209,57 @@ pub(crate) fn in_transaction_body() -> bool {
     AFTER_COMMIT.try_with(|_| ()).is_ok()
 }
 
-/// Runs `body` in a transaction on a session of `client`, and commits: see the
-/// [module docs](self) for the retries. Returns the body's value from the attempt that
-/// committed.
+/// Runs `body` in a transaction on a session of `client`, and commits: several writes
+/// (and reads) that apply all together or not at all. Returns the body's value from
+/// the attempt that committed.
+///
+/// ```no_run
+/// # use docshape::Model;
+/// # #[derive(serde::Serialize, serde::Deserialize, Model)]
+/// # #[model(collection = "items")]
+/// # #[access(name = "add_score", filter(_id), update(inc(score)))]
+/// # struct Item { #[serde(rename = "_id")] id: String, score: i64 }
+/// # async fn run(client: &docshape::mongodb::Client) -> Result<(), Box<dyn std::error::Error>> {
+/// let db = client.database("shop");
+/// let db = &db;
+/// docshape::transaction(client, |tx| {
+///     Box::pin(async move {
+///         Item::add_score("i1", 1_i64).session(tx).run(db).await?;
+///         Item::add_score("i2", -1_i64).session(tx).run(db).await?;
+///         Ok::<_, docshape::access::UpdateError>(())
+///     })
+/// })
+/// .await?;
+/// # Ok(()) }
+/// ```
+///
+/// It starts a session and a transaction, runs the body with it (finders and write
+/// rows join it with `.session(tx)`), and commits, retrying as the driver's
+/// transaction rules say:
+///
+/// - an error labelled `TransientTransactionError` (a write conflict with a concurrent
+///   transaction, a primary stepping down), from the body or from the commit, aborts
+///   and runs the **whole body again**, after a random backoff, for up to
+///   120 seconds (the driver's own limit for its `with_transaction`) in all;
+/// - a commit that fails with `UnknownTransactionCommitResult` (the outcome was lost on
+///   the way back) is **committed again**, up to 5 times: a commit is
+///   idempotent, the body is not run twice for it;
+/// - any other error aborts, and nothing the body wrote is applied.
+///
+/// The body may therefore run more than once: keep effects outside the session (an
+/// email, a counter in memory) out of it, or make them idempotent.
+///
+/// A deployment without transactions (a standalone server: transactions need a
+/// replica set or a sharded cluster) is reported as [`TransactionError::Unsupported`],
+/// at once: one `hello` before anything is written says whether the server is a
+/// replica set member or a `mongos`, and a standalone `mongod`'s refusal of a
+/// transaction's first command (code 20) is read the same way. Nothing is retried.
+///
+/// What other patterns derive from the documents the body's write rows wrote
+/// (denormalized copies, cached keys) is brought in line **after the commit**, by the
+/// same hooks as after any docshape write: inside the transaction a copy's refresh
+/// would read the source outside it and see the old value. A write row or finder in
+/// the body without `.session(tx)` is not part of the transaction.
 ///
 /// The body is a closure returning a boxed future (`|tx| Box::pin(async move { .. })`):
 /// the future borrows the session for one attempt, and may borrow from the caller's
