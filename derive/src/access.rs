@@ -101,6 +101,7 @@ struct AccessOpts {
     allow: Option<Allow>,
     paginate: crate::attr::Flag,
     update: Option<darling::util::SpannedValue<write::UpdateOpts>>,
+    upsert: Option<darling::util::SpannedValue<write::UpsertOpts>>,
     view: Option<ViewOpts>,
     cache: Option<syn::Path>,
 }
@@ -144,6 +145,8 @@ pub(crate) struct Access {
     pub foreign: Vec<String>,
     /// `update(...)`: a write row.
     pub update: Option<write::WriteRow>,
+    /// `upsert` or `upsert(...)`: the write row creates the document when none matches.
+    pub upsert: Option<write::UpsertRow>,
     /// `view(...)`: the view type's name and derives.
     pub view: ViewOpts,
     /// `cache = Family`: the string key family the row reads through.
@@ -163,6 +166,7 @@ const KEYS: &[&str] = &[
     "allow",
     "paginate",
     "update",
+    "upsert",
     "view",
     "cache",
 ];
@@ -309,6 +313,14 @@ fn read(attrs: &[Attribute], errors: &mut Accumulator) -> Vec<Access> {
             }),
             errors,
         );
+        let upsert = write::read_upsert(
+            opts.upsert.map(|u| {
+                let span = u.span();
+                (u.into_inner(), span)
+            }),
+            update.is_some(),
+            errors,
+        );
         if let (Some(view), Some(_)) = (&opts.view, &update) {
             if let Some(name) = &view.name {
                 errors.push(
@@ -329,6 +341,7 @@ fn read(attrs: &[Attribute], errors: &mut Accumulator) -> Vec<Access> {
             method,
             cache: opts.cache.clone(),
             update,
+            upsert,
             view: opts.view.unwrap_or_default(),
             operation: opts.operation.as_ref().map_or_else(|| name.clone(), LitStr::value),
             name,
@@ -497,7 +510,7 @@ fn rules(
                 }
             }
         }
-        nested.extend(write::check(c, a, errors));
+        nested.extend(write::check(c, a, indexes, errors));
         if !all_resolved {
             continue;
         }

@@ -27,5 +27,6 @@ pub mod relation;
 pub mod size;
 pub mod spec;
 pub(crate) mod trace;
+pub mod transaction;
 pub mod validator;
 pub mod version;

@@ -269,6 +269,7 @@ pub use crate::patterns::{bucket, keys, paginate, relation, versioning};
 
 pub use crate::core::error::{Error, Result};
 pub use crate::core::model::{IdOf, Identified, Model, ValidationAction, ValidationLevel};
+pub use crate::core::transaction::{transaction, Transaction, TransactionError};
 pub use crate::ops::check::{check, CheckReport};
 pub use crate::ops::sync::{sync, sync_all, sync_with, SyncOptions, SyncReport};
 pub use crate::patterns::keys::KeyFamily;
@@ -378,7 +379,7 @@ pub mod __private {
     pub use crate::core::access::update::UpdateBuilder;
     pub use crate::core::access::{
         AccessPattern, Consistency, DocsPerCall, Find, FindError, Load, Projection, PushBound, Rate,
-        RateKind, Update,
+        RateKind, Update, Upsert,
     };
     pub use crate::core::bson_compat::from_document as bson_from_document;
     // Every generated parameter is written by the literal encoder: a map shaped as

@@ -11,6 +11,7 @@ mod bounds;
 mod cache;
 mod finder;
 pub(crate) mod literal;
+mod upsert;
 mod write;
 
 use bson::DateTime;

@@ -14,9 +14,11 @@ use crate::access::Access;
 use crate::ast::Container;
 use crate::attr::index_keys::KeyList;
 use crate::common::message::did_you_mean;
+use crate::common::message::rule;
 use crate::common::paths;
 use crate::common::respan::respan;
-use crate::common::types::element;
+use crate::common::types::{element, is_option};
+use crate::index::IndexDef;
 
 /// `update(...)` as written: each operation with its fields, in the order written
 /// (the generated method's parameters follow it).
@@ -85,6 +87,108 @@ impl Op {
     }
 }
 
+/// `upsert` or `upsert(insert(created_at), default(score))` as written.
+#[derive(Default)]
+pub(crate) struct UpsertOpts {
+    insert: Option<KeyList>,
+    default: Option<KeyList>,
+}
+
+impl FromMeta for UpsertOpts {
+    fn from_word() -> darling::Result<Self> {
+        Ok(Self::default())
+    }
+
+    fn from_list(items: &[darling::ast::NestedMeta]) -> darling::Result<Self> {
+        let mut errors = Error::accumulator();
+        let mut out = UpsertOpts::default();
+        for item in items {
+            let darling::ast::NestedMeta::Meta(meta) = item else {
+                errors.push(
+                    Error::custom("expected `insert(field, ...)` or `default(field, ...)`").with_span(item),
+                );
+                continue;
+            };
+            let word = meta.path().get_ident().map(ToString::to_string).unwrap_or_default();
+            let slot = match word.as_str() {
+                "insert" => &mut out.insert,
+                "default" => &mut out.default,
+                other => {
+                    let hint = did_you_mean(other, &["insert", "default"])
+                        .map(|s| format!("; did you mean `{s}`?"))
+                        .unwrap_or_default();
+                    errors.push(Error::custom(format!("`{other}` is not an upsert option: `insert(field, ...)` writes a parameter each, `default(field, ...)` the field type's `Default`, only when the document is created{hint}")).with_span(meta.path()));
+                    continue;
+                }
+            };
+            if slot.is_some() {
+                errors.push(
+                    Error::custom(format!("`{word}(...)` is given twice: list every field in one"))
+                        .with_span(meta.path()),
+                );
+                continue;
+            }
+            *slot = errors.handle(KeyList::from_meta(meta));
+        }
+        errors.finish_with(out)
+    }
+}
+
+/// A checked upsert: what a created document gets besides the filter and the update.
+pub(crate) struct UpsertRow {
+    pub span: Span,
+    /// Fields written only on insert, from a parameter each, in the order written.
+    pub insert: Vec<(String, Span)>,
+    /// Fields written only on insert, with their type's `Default`.
+    pub default: Vec<(String, Span)>,
+}
+
+/// Reads `upsert`; `write` says whether the row has `update(...)`.
+pub(crate) fn read_upsert(
+    opts: Option<(UpsertOpts, Span)>,
+    write: bool,
+    errors: &mut Accumulator,
+) -> Option<UpsertRow> {
+    let (opts, span) = opts?;
+    if !write {
+        errors.push(Error::custom("`upsert` belongs to a write row: it creates the document the row's update finds missing; add `update(...)`, like `update(set(value))`").with_span(&span));
+        return None;
+    }
+    let mut seen: Vec<String> = Vec::new();
+    let mut list = |l: &Option<KeyList>, what: &str, errors: &mut Accumulator| {
+        let mut out = Vec::new();
+        for item in l.iter().flat_map(|l| &l.items) {
+            if let Some((_, vspan)) = &item.value {
+                errors.push(
+                    Error::custom(format!(
+                        "`{what}({})` names a stored field; {}",
+                        item.path,
+                        if what == "insert" {
+                            "its value is the generated method's parameter"
+                        } else {
+                            "its value is its type's `Default`"
+                        }
+                    ))
+                    .with_span(vspan),
+                );
+            }
+            if seen.contains(&item.path) {
+                errors.push(
+                    Error::custom(format!("`{}` is written on insert twice: keep one", item.path))
+                        .with_span(&item.span),
+                );
+                continue;
+            }
+            seen.push(item.path.clone());
+            out.push((item.path.clone(), item.span));
+        }
+        out
+    };
+    let insert = list(&opts.insert, "insert", errors);
+    let default = list(&opts.default, "default", errors);
+    Some(UpsertRow { span, insert, default })
+}
+
 /// A checked write row's update.
 pub(crate) struct WriteRow {
     pub span: Span,
@@ -133,9 +237,17 @@ const NUMBERS: &[&str] =
 
 /// A write row names one document by a filter, reads nothing, and each field it
 /// writes exists with a type its operation can apply to. Returns the type-level checks.
-pub(crate) fn check(c: &Container, a: &Access, errors: &mut Accumulator) -> TokenStream {
+pub(crate) fn check(
+    c: &Container,
+    a: &Access,
+    indexes: &[IndexDef],
+    errors: &mut Accumulator,
+) -> TokenStream {
     let Some(w) = &a.update else { return TokenStream::new() };
     let mut checks = TokenStream::new();
+    if let Some(u) = &a.upsert {
+        check_upsert(c, a, w, u, indexes, errors);
+    }
     if a.filter.is_empty() && a.range.is_empty() {
         errors.push(Error::custom(format!(
             "write row `{}` has no filter, so it would update whichever document comes first; name the document with `filter(...)`, like `filter(_id)`",
@@ -192,6 +304,181 @@ pub(crate) fn check(c: &Container, a: &Access, errors: &mut Accumulator) -> Toke
         }
     }
     checks
+}
+
+/// `T` for `Option<T>`, else the type itself.
+fn strip_option(ty: &syn::Type) -> syn::Type {
+    if is_option(ty) {
+        if let syn::Type::Path(p) = ty {
+            if let Some(syn::PathArguments::AngleBracketed(args)) =
+                p.path.segments.last().map(|s| &s.arguments)
+            {
+                if let Some(syn::GenericArgument::Type(t)) = args.args.first() {
+                    return t.clone();
+                }
+            }
+        }
+    }
+    ty.clone()
+}
+
+/// The last segment of a type's path, through one `Option`: `ObjectId` for
+/// `Option<bson::oid::ObjectId>`.
+fn last_segment(ty: &syn::Type) -> String {
+    match &strip_option(ty) {
+        syn::Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default(),
+        _ => String::new(),
+    }
+}
+
+/// The `_id` an upsert row sets on insert when its filter does not name `_id`: the
+/// `insert(_id)` parameter (`None` here), or a new `ObjectId` when that is what the
+/// model's `_id` holds (`Some(type)`; the model without an `_id` field stores one).
+fn generated_id(c: &Container) -> Option<TokenStream> {
+    match paths::stored_fields(c).into_iter().find(|f| f.name.as_deref() == Some("_id")) {
+        None => Some(quote!(__ds::ObjectId)),
+        Some(f) if last_segment(&f.recv.ty) == "ObjectId" => {
+            let ty = strip_option(&f.recv.ty);
+            Some(quote!(#ty))
+        }
+        Some(_) => None,
+    }
+}
+
+/// An upsert row creates a document that the model's validator accepts, and names it
+/// by a key a unique index holds.
+fn check_upsert(
+    c: &Container,
+    a: &Access,
+    w: &WriteRow,
+    u: &UpsertRow,
+    indexes: &[IndexDef],
+    errors: &mut Accumulator,
+) {
+    if matches!(c.body, crate::ast::Body::Enum(_)) {
+        errors.push(Error::custom("an upsert row creates a document of one shape; a polymorphic model's documents are its variants: insert them with `Model::collection(db)` and keep this row an update").with_span(&u.span));
+        return;
+    }
+    if let Some((_, span)) = a.range.first() {
+        errors.push(Error::custom(format!("upsert row `{}` has `range(...)`: a created document takes its filter's values, and a range names none; name the document by equality only", a.name)).with_span(span));
+    }
+    for (path, span) in &a.filter {
+        if path.contains('.') {
+            errors.push(Error::custom(format!("upsert row `{}` filters on `{path}`, a nested path: a created document would hold only that part of `{}`; filter on whole top-level fields", a.name, path.split('.').next().unwrap_or(path))).with_span(span));
+        }
+    }
+    // Fields written on insert are neither matched nor updated: the server refuses a
+    // path two operators write.
+    let written: Vec<&str> =
+        a.filter.iter().map(|(p, _)| p.as_str()).chain(w.ops.iter().map(|(_, p, _)| p.as_str())).collect();
+    for (path, span) in u.insert.iter().chain(&u.default) {
+        if written.contains(&path.as_str()) {
+            errors.push(Error::custom(format!("`{path}` is already written by the row's filter or update; a created document gets that value: drop it from `upsert(...)`")).with_span(span));
+            continue;
+        }
+        if path.contains('.') {
+            errors.push(
+                Error::custom(format!("`{path}`: `upsert(...)` writes whole top-level fields on insert"))
+                    .with_span(span),
+            );
+            continue;
+        }
+        if path == "_id" && u.default.iter().any(|(p, _)| p == "_id") {
+            errors.push(
+                Error::custom(
+                    "`_id` has no default: set it with `insert(_id)`, or leave it out for a new `ObjectId`",
+                )
+                .with_span(span),
+            );
+            continue;
+        }
+        if let Some(r) = errors.handle(paths::resolve(c, path, *span)) {
+            if r.field.is_none() && path != "_id" {
+                errors.push(
+                    Error::custom(format!(
+                        "`{path}` is inside a flattened field: `upsert(...)` writes the model's own fields"
+                    ))
+                    .with_span(span),
+                );
+            }
+            let default = u.default.iter().any(|(p, _)| p == path);
+            if default && r.field.is_some_and(|f| f.serde.with.is_some()) {
+                errors.push(Error::custom(format!("`default({path})`: `{path}` is stored by its `serialize_with`, not as its type's `Default`; use `insert({path})`")).with_span(span));
+            }
+        }
+    }
+    // What a created document holds: the filter's values, each field the update sets,
+    // adds to (`$inc` creates the amount) or pushes to (a one-element array), and what
+    // is written on insert. A `pull` creates nothing, and a nested path only part of
+    // its field.
+    let mut filled: Vec<&str> = a.filter.iter().map(|(p, _)| p.as_str()).collect();
+    filled.extend(
+        w.ops.iter().filter(|(op, p, _)| *op != Op::Pull && !p.contains('.')).map(|(_, p, _)| p.as_str()),
+    );
+    filled.extend(u.insert.iter().chain(&u.default).map(|(p, _)| p.as_str()));
+    let mut missing = Vec::new();
+    let mut flattened = false;
+    for f in paths::stored_fields(c) {
+        let Some(name) = f.name.as_deref() else { continue };
+        if f.serde.flatten.is_some() {
+            flattened = true;
+            continue;
+        }
+        // The validator requires what serde always writes; the version field comes
+        // from the version the write row's filter requires.
+        let required = f.serde.skip_serializing_if.is_none();
+        let version = f.recv.attrs.iter().any(|a| a.path().is_ident("schema_version"));
+        if required && !version && name != "_id" && !filled.contains(&name) {
+            missing.push(name.to_owned());
+        }
+    }
+    if flattened {
+        errors.push(Error::custom(format!("upsert row `{}`: the model has a flattened field, whose keys a created document must hold and `upsert(...)` cannot name; keep this row an update and insert documents whole", a.name)).with_span(&u.span));
+    }
+    if !missing.is_empty() {
+        let list = missing.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ");
+        let names = missing.join(", ");
+        errors.push(Error::custom(format!(
+            "upsert row `{}` would create documents without {list}, which the model's validator requires, so the server would refuse every insert; write them when the document is created: `upsert(insert({names}))` (one parameter each) or `upsert(default({names}))` (each type's `Default`), or in `update(set(...))`",
+            a.name
+        )).with_span(&u.span));
+    }
+    let filters_id = a.filter.iter().any(|(p, _)| p == "_id");
+    let inserts_id = u.insert.iter().any(|(p, _)| p == "_id");
+    if !filters_id && !inserts_id && generated_id(c).is_none() {
+        errors.push(Error::custom(format!(
+            "upsert row `{}` creates documents whose `_id` nothing sets, and the model's `_id` is no `ObjectId` the server or docshape could make; set it on insert with `upsert(insert(_id))`, or filter on `_id`",
+            a.name
+        )).with_span(&u.span));
+    }
+    if filters_id && inserts_id {
+        if let Some((_, span)) = u.insert.iter().find(|(p, _)| p == "_id") {
+            errors.push(Error::custom("`_id` is in the row's filter, which gives a created document its `_id`: drop `_id` from `insert(...)`").with_span(span));
+        }
+    }
+    // The race: two writers read "no such document" and both insert. A unique index
+    // on keys the filter matches by equality leaves one of them a duplicate key, which
+    // the upsert retries as an update.
+    let keys: Vec<&str> = a.filter.iter().map(|(p, _)| p.as_str()).collect();
+    let unique = filters_id
+        || indexes.iter().any(|i| {
+            i.unique.is_some()
+                && i.partial.is_none()
+                && i.locale.is_some() == a.case_insensitive
+                && i.keys.iter().all(|k| k.kind.is_ordered() && keys.contains(&k.path.as_str()))
+        });
+    if !unique && !a.allow.waives("upsert_without_unique") && !keys.is_empty() {
+        let ci = if a.case_insensitive { ", case_insensitive" } else { "" };
+        let keys_text = keys
+            .iter()
+            .map(|k| if k.contains('.') { format!("\"{k}\"") } else { (*k).to_owned() })
+            .collect::<Vec<_>>()
+            .join(", ");
+        errors.push(Error::custom(rule("upsert_without_unique", format!(
+            "upsert row `{}` names its document by {}, which no unique index holds: two writers upserting the same key at once can both insert, and the collection then holds two documents for one key; declare #[index(keys({keys_text}), unique{ci})] (or make the index serving the row unique), or waive with `allow(upsert_without_unique, reason = \"...\")`",
+            a.name, keys.join(", ")
+        ))).with_span(&u.span));
+    }
 }
 
 /// Types whose spelling says they are not numbers.
@@ -253,6 +540,35 @@ pub(crate) fn expand(c: &Container, patterns: &[Access], versioned: bool) -> Tok
                 }
             });
         }
+        if let Some(u) = &a.upsert {
+            for (path, _) in &u.insert {
+                let param = param_name(path, &mut taken);
+                let ty = param_type(c, path);
+                params.push(quote!(#param: impl ::core::convert::Into<#ty>));
+                updates.push(quote! {
+                    __u.set_on_insert(#path, __ds::to_bson(&::core::convert::Into::<#ty>::into(#param))?);
+                });
+            }
+            for (path, _) in &u.default {
+                let field = paths::resolve(c, path, Span::call_site()).ok().and_then(|r| r.field);
+                if let Some(f) = field {
+                    let ty = &f.recv.ty;
+                    let value =
+                        respan(quote!(<#ty as ::core::default::Default>::default()), f.recv.ty.span());
+                    updates.push(quote! { __u.set_on_insert(#path, __ds::to_bson(&#value)?); });
+                }
+            }
+            let names_id =
+                a.filter.iter().any(|(p, _)| p == "_id") || u.insert.iter().any(|(p, _)| p == "_id");
+            if let (false, Some(ty)) = (names_id, generated_id(c)) {
+                // The created document's `_id`, made here so that the reply can say
+                // which document an insert created.
+                updates.push(quote! {
+                    let __id: #ty = __ds::ObjectId::new();
+                    __u.generated_id(__ds::to_bson(&__id)?);
+                });
+            }
+        }
         // A versioned model's write row writes the current shape: to current documents,
         // after upgrading an older one in place (the seed's lazy migration).
         let version = versioned.then(|| {
@@ -271,7 +587,11 @@ pub(crate) fn expand(c: &Container, patterns: &[Access], versioned: bool) -> Tok
             a.index.as_deref().unwrap_or("none (waived)"),
         );
         let vis = &c.vis;
-        let (ret, wrap) = if caches.is_empty() {
+        let (ret, wrap) = if a.upsert.is_some() {
+            // An upsert row's write deletes cached keys through the connection
+            // installed with `keys::invalidate_on_write`, as docshape's other writers do.
+            (quote!(__ds::Upsert<Self>), quote!(__ds::Upsert::new(__update)))
+        } else if caches.is_empty() {
             (quote!(__ds::Update<Self>), quote!(__update))
         } else {
             (
@@ -283,7 +603,17 @@ pub(crate) fn expand(c: &Container, patterns: &[Access], versioned: bool) -> Tok
                 }},
             )
         };
-        let doc = if caches.is_empty() {
+        let doc = if let Some(u) = &a.upsert {
+            let mut on_insert: Vec<String> =
+                u.insert.iter().map(|(p, _)| format!("`{p}` (a parameter)")).collect();
+            on_insert.extend(u.default.iter().map(|(p, _)| format!("`{p}` (its type's `Default`)")));
+            let extra = if on_insert.is_empty() {
+                String::new()
+            } else {
+                format!(", and {} on insert", on_insert.join(", "))
+            };
+            format!("{doc} When no document matches, creates it (an upsert): the filter's values, the written fields{extra}. `run` says whether it inserted or updated.")
+        } else if caches.is_empty() {
             doc
         } else {
             format!("{doc} Deletes the document's cached copies after the update (`run(&db, &mut redis)`).")

@@ -118,6 +118,7 @@ pub(crate) const RULES: &[&str] = &[
     "old_version_field",
     "lookup",
     "unbounded_array",
+    "upsert_without_unique",
 ];
 
 /// `allow(rule, ..., reason = "...")`: waived rules, with the reason the waiver is

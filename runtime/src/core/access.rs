@@ -15,6 +15,7 @@ pub mod literal;
 pub(crate) mod load;
 pub(crate) mod table;
 pub mod update;
+pub mod upsert;
 
 pub use consistency::{Consistency, MIN_MAX_STALENESS};
 pub use explain::{explain_access_patterns, ExplainOutcome};
@@ -23,3 +24,4 @@ pub use literal::{in_filter, literal, not_in_filter, Literal};
 pub use load::{DocsPerCall, Load, Rate, RateKind};
 pub use table::{access_table, access_tables, AccessPattern};
 pub use update::{PushBound, Update, UpdateError, Updated};
+pub use upsert::{Upsert, Upserted};

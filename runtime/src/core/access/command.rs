@@ -104,6 +104,7 @@ pub struct ReadCommand<'a> {
     sort: Option<Document>,
     projection: Option<Document>,
     limit: Option<i64>,
+    transaction: bool,
 }
 
 impl<'a> ReadCommand<'a> {
@@ -117,7 +118,16 @@ impl<'a> ReadCommand<'a> {
             sort: sort_document(pattern, false),
             projection: None,
             limit: None,
+            transaction: false,
         }
+    }
+
+    /// Sent inside a transaction, whose read concern applies and whose reads go to the
+    /// primary: the row's read concern and read preference are left out (the driver
+    /// refuses them there).
+    pub fn in_transaction(mut self, transaction: bool) -> Self {
+        self.transaction = transaction;
+        self
     }
 
     /// Reads backwards: every sort direction flipped.
@@ -182,10 +192,10 @@ impl<'a> ReadCommand<'a> {
         if let Some(collation) = collation(self.pattern) {
             find = find.collation(collation);
         }
-        if let Some(selection) = selection_criteria(self.pattern) {
+        if let Some(selection) = selection_criteria(self.pattern).filter(|_| !self.transaction) {
             find = find.selection_criteria(selection);
         }
-        if let Some(concern) = read_concern(self.pattern) {
+        if let Some(concern) = read_concern(self.pattern).filter(|_| !self.transaction) {
             find = find.read_concern(concern);
         }
         if let Some(limit) = self.limit {
@@ -208,10 +218,10 @@ impl<'a> ReadCommand<'a> {
         if let Some(collation) = collation(self.pattern) {
             count = count.collation(collation);
         }
-        if let Some(selection) = selection_criteria(self.pattern) {
+        if let Some(selection) = selection_criteria(self.pattern).filter(|_| !self.transaction) {
             count = count.selection_criteria(selection);
         }
-        if let Some(concern) = read_concern(self.pattern) {
+        if let Some(concern) = read_concern(self.pattern).filter(|_| !self.transaction) {
             count = count.read_concern(concern);
         }
         count
@@ -219,18 +229,20 @@ impl<'a> ReadCommand<'a> {
 }
 
 /// The `update` of a write row that names its document by `_id`, with the row's
-/// collation and write concern.
+/// collation and write concern; inside a `transaction`, whose write concern applies,
+/// without the row's (the driver refuses one there).
 pub fn update_one<'c>(
     pattern: &AccessPattern,
     collection: &'c Collection<Document>,
     filter: Document,
     update: Document,
+    transaction: bool,
 ) -> mongodb::action::Update<'c> {
     let mut command = collection.update_one(filter, update);
     if let Some(collation) = collation(pattern) {
         command = command.collation(collation);
     }
-    if let Some(concern) = write_concern(pattern) {
+    if let Some(concern) = write_concern(pattern).filter(|_| !transaction) {
         command = command.write_concern(concern);
     }
     command
@@ -238,12 +250,14 @@ pub fn update_one<'c>(
 
 /// The `findAndModify` of a write row that names its document by other fields: the
 /// row's sort picks which document when several match; it returns the `_id` only,
-/// as it was before the update.
+/// as it was before the update. Inside a `transaction`, without the row's write
+/// concern, as [`update_one`].
 pub fn find_one_and_update<'c>(
     pattern: &'static AccessPattern,
     collection: &'c Collection<Document>,
     filter: Document,
     update: Document,
+    transaction: bool,
 ) -> mongodb::action::FindOneAndUpdate<'c, Document> {
     let mut command = collection
         .find_one_and_update(filter, update)
@@ -255,7 +269,7 @@ pub fn find_one_and_update<'c>(
     if let Some(collation) = collation(pattern) {
         command = command.collation(collation);
     }
-    if let Some(concern) = write_concern(pattern) {
+    if let Some(concern) = write_concern(pattern).filter(|_| !transaction) {
         command = command.write_concern(concern);
     }
     command

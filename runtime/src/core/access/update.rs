@@ -22,9 +22,9 @@
 //! writer.
 
 use bson::{doc, Bson, Document};
-use mongodb::Database;
+use mongodb::{ClientSession, Database};
 
-use crate::core::access::find::FindError;
+use crate::core::access::find::{FindError, NoSession, SessionSlot};
 use crate::core::access::literal::Literal;
 use crate::core::access::table::AccessPattern;
 use crate::core::denormalized::CopyError;
@@ -146,6 +146,12 @@ impl From<mongodb::error::Error> for UpdateError {
     }
 }
 
+impl From<FindError> for UpdateError {
+    fn from(e: FindError) -> Self {
+        Self::Find(e)
+    }
+}
+
 impl From<crate::core::bson_compat::SerError> for UpdateError {
     fn from(e: crate::core::bson_compat::SerError) -> Self {
         Self::Find(FindError::Parameter(e))
@@ -166,6 +172,8 @@ pub struct PushBound {
 pub struct UpdateBuilder {
     update: Document,
     bounds: Vec<PushBound>,
+    /// The `_id` an upsert sets on insert, made fresh for this call.
+    generated_id: Option<Bson>,
 }
 
 impl UpdateBuilder {
@@ -204,6 +212,24 @@ impl UpdateBuilder {
         self.bounds.extend(bound);
     }
 
+    /// `$setOnInsert: {path: value}`: written only when an upsert creates the document.
+    pub fn set_on_insert(&mut self, path: &str, value: Bson) {
+        self.op("$setOnInsert").insert(path, value);
+    }
+
+    /// `$setOnInsert: {_id: id}` with an `_id` made fresh for this call (a new
+    /// `ObjectId`): the document an upsert finds holds it exactly when this call
+    /// created it.
+    pub fn generated_id(&mut self, id: Bson) {
+        self.set_on_insert("_id", id.clone());
+        self.generated_id = Some(id);
+    }
+
+    /// The value `$setOnInsert` writes at `path`, when it writes one.
+    pub(crate) fn on_insert(&self, path: &str) -> Option<&Bson> {
+        self.update.get_document("$setOnInsert").ok()?.get(path)
+    }
+
     /// `$pull: {path: {$eq: item}}`: removes the elements equal to `item`. The `$eq`
     /// keeps a document `item` from being read as a condition on the elements.
     pub fn pull(&mut self, path: &str, item: Bson) {
@@ -211,9 +237,10 @@ impl UpdateBuilder {
     }
 }
 
-/// One write row's update, typed: see the [module docs](self).
+/// One write row's update, typed: see the [module docs](self). `S` is where it runs:
+/// outside a session by default, in one after [`Update::session`].
 #[must_use = "an update does nothing until `run`"]
-pub struct Update<T> {
+pub struct Update<T, S = NoSession> {
     pattern: &'static AccessPattern,
     filter: Result<Document, crate::core::bson_compat::SerError>,
     update: Result<UpdateBuilder, crate::core::bson_compat::SerError>,
@@ -222,6 +249,7 @@ pub struct Update<T> {
     version: Option<(&'static str, i64)>,
     /// A versioned model's upgrade in place, run when the document is older.
     upgrade: Option<Upgrade>,
+    pub(crate) session: S,
     _model: std::marker::PhantomData<fn() -> T>,
 }
 
@@ -240,7 +268,7 @@ pub type Upgrade =
 /// another writer changed the document in between.
 const UPGRADE_ATTEMPTS: u32 = 4;
 
-impl<T> std::fmt::Debug for Update<T> {
+impl<T, S> std::fmt::Debug for Update<T, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Update")
             .field("pattern", &self.pattern.name)
@@ -248,6 +276,19 @@ impl<T> std::fmt::Debug for Update<T> {
             .field("update", &self.update)
             .finish()
     }
+}
+
+/// How many times an upsert that lost the race to insert its document (a duplicate
+/// key) is sent again before the error is returned. One retry updates the document the
+/// winner inserted; more are needed only when that one is deleted meanwhile, or when
+/// the duplicate is on another unique index (then no retry can succeed).
+const DUPLICATE_ATTEMPTS: u32 = 4;
+
+/// What one write did: updated the document with this `_id`, or (an upsert) inserted it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Wrote {
+    Updated(Bson),
+    Inserted(Bson),
 }
 
 /// What a write row's update did.
@@ -264,7 +305,31 @@ impl<T: Model> Update<T> {
         filter: Result<Document, crate::core::bson_compat::SerError>,
         update: Result<UpdateBuilder, crate::core::bson_compat::SerError>,
     ) -> Self {
-        Self { pattern, filter, update, version: None, upgrade: None, _model: std::marker::PhantomData }
+        Self {
+            pattern,
+            filter,
+            update,
+            version: None,
+            upgrade: None,
+            session: NoSession,
+            _model: std::marker::PhantomData,
+        }
+    }
+
+    /// The same update inside `session`: in its transaction when one is running (with
+    /// [`crate::transaction`], what is derived from the document is brought in line
+    /// after the commit), and after the session's earlier writes when it is causally
+    /// consistent. The same command is sent.
+    pub fn session(self, session: &mut ClientSession) -> Update<T, &mut ClientSession> {
+        Update {
+            pattern: self.pattern,
+            filter: self.filter,
+            update: self.update,
+            version: self.version,
+            upgrade: self.upgrade,
+            session,
+            _model: std::marker::PhantomData,
+        }
     }
 
     /// Writes only documents whose `field` holds `current` (a versioned model's version
@@ -280,6 +345,13 @@ impl<T: Model> Update<T> {
     pub fn upgrading(mut self, upgrade: Upgrade) -> Self {
         self.upgrade = Some(upgrade);
         self
+    }
+}
+
+impl<T: Model, S: SessionSlot> Update<T, S> {
+    /// The access pattern this update runs.
+    pub fn pattern(&self) -> &'static AccessPattern {
+        self.pattern
     }
 
     /// The `findAndModify` filter and update as sent: the row's filter, plus each
@@ -302,8 +374,18 @@ impl<T: Model> Update<T> {
     /// projected to `_id` (which returns it). When nothing matched, one more read tells
     /// a full array or an older version from a missing document.
     pub async fn run(self, db: &Database) -> Result<Updated, UpdateError> {
-        let span = crate::core::trace::span!("access.update", pattern = self.pattern.name);
-        let done = crate::core::trace::in_span(span.clone(), self.run_inner(db)).await;
+        match self.run_as(db, false).await? {
+            Wrote::Updated(id) | Wrote::Inserted(id) => Ok(Updated { id }),
+        }
+    }
+
+    /// [`Update::run`], or with `upsert` an upsert's run, in its span.
+    pub(crate) async fn run_as(mut self, db: &Database, upsert: bool) -> Result<Wrote, UpdateError> {
+        let span = match upsert {
+            true => crate::core::trace::span!("access.upsert", pattern = self.pattern.name),
+            false => crate::core::trace::span!("access.update", pattern = self.pattern.name),
+        };
+        let done = crate::core::trace::in_span(span.clone(), self.run_inner(db, upsert)).await;
         if let Err(e) = &done {
             let _entered = span.enter();
             crate::core::trace::event!(DEBUG, error = %e, "refused");
@@ -313,15 +395,49 @@ impl<T: Model> Update<T> {
 
     /// One command when the document is current. An older one is upgraded in place
     /// (compare-and-set) and the write sent again; a race lost to another writer is
-    /// retried, a few times.
-    async fn run_inner(self, db: &Database) -> Result<Updated, UpdateError> {
+    /// retried, a few times. An upsert that loses the race to insert the document
+    /// (a duplicate key) is sent again, to update the document the winner inserted.
+    async fn run_inner(&mut self, db: &Database, upsert: bool) -> Result<Wrote, UpdateError> {
         crate::core::hooks::before_source_write(db, T::COLLECTION)
             .map_err(|e| UpdateError::Refused(Box::new(e)))?;
         let mut attempt = 0;
+        let mut duplicates = 0;
         loop {
             attempt += 1;
-            match self.attempt(db).await {
-                Err(UpdateError::OldVersion { id, .. })
+            let error = match self.attempt(db, upsert).await {
+                Ok(done) => return Ok(done),
+                Err(UpdateError::Find(FindError::Mongo(e)))
+                    if upsert && crate::core::transaction::is_duplicate_key(&e) =>
+                {
+                    duplicates += 1;
+                    // In a transaction the error aborted it: the transaction is retried
+                    // as a whole, never one of its writes.
+                    let in_transaction =
+                        self.session.session().is_some() && crate::core::transaction::in_transaction_body();
+                    if duplicates >= DUPLICATE_ATTEMPTS || in_transaction {
+                        return Err(e.into());
+                    }
+                    // A document with the key exists: one another writer inserted
+                    // between this upsert's read and its insert (mongod retries that
+                    // itself only when the filter is exactly a unique index's keys,
+                    // by equality, and nothing else), or one the row's guards refuse
+                    // (a full array, an older version): the read tells which.
+                    match self.why_not(db).await {
+                        UpdateError::NotFound { .. } | UpdateError::Changed { .. } => {
+                            crate::core::trace::event!(
+                                DEBUG,
+                                duplicates,
+                                "lost the race to insert, writing again"
+                            );
+                            continue;
+                        }
+                        other => other,
+                    }
+                }
+                Err(e) => e,
+            };
+            match error {
+                UpdateError::OldVersion { id, .. }
                     if attempt < UPGRADE_ATTEMPTS && self.upgrade.is_some() =>
                 {
                     let upgrade = self.upgrade.unwrap_or_else(|| unreachable!("checked above"));
@@ -334,46 +450,103 @@ impl<T: Model> Update<T> {
                 }
                 // Another writer changed the document between the write and the read that
                 // explains it: the write is whole or nothing, so send it again.
-                Err(UpdateError::Changed { .. }) if attempt < UPGRADE_ATTEMPTS && self.upgrade.is_some() => {
+                UpdateError::Changed { .. } if attempt < UPGRADE_ATTEMPTS && self.upgrade.is_some() => {
                     crate::core::trace::event!(DEBUG, attempt, "changed meanwhile, writing again");
                 }
-                done => return done,
+                error => return Err(error),
             }
         }
     }
 
-    async fn attempt(&self, db: &Database) -> Result<Updated, UpdateError> {
+    async fn attempt(&mut self, db: &Database, upsert: bool) -> Result<Wrote, UpdateError> {
         let (filter, update) = self.command()?;
         let collection = db.collection::<Document>(T::COLLECTION);
-        let by_id = match self.filter.as_ref().ok().map(|f| (f.len(), f.get_document("_id"))) {
-            Some((1, Ok(eq))) if eq.len() == 1 => eq.get("$eq").cloned(),
+        let by_id = self.filter.as_ref().ok().and_then(|f| match (f.len(), f.get_document("_id")) {
+            (1, Ok(eq)) if eq.len() == 1 => eq.get("$eq").cloned(),
             _ => None,
-        };
-        let id = if let Some(id) = by_id {
-            let command =
-                crate::core::access::command::update_one(self.pattern, &collection, filter, update.clone());
-            if command.await?.matched_count == 0 {
-                return Err(self.why_not(db).await);
-            }
-            id
-        } else {
-            let command = crate::core::access::command::find_one_and_update(
+        });
+        let in_session = self.session.session().is_some();
+        let transaction = in_session && crate::core::transaction::in_transaction_body();
+        let done = if let Some(id) = by_id {
+            let mut command = crate::core::access::command::update_one(
                 self.pattern,
                 &collection,
                 filter,
                 update.clone(),
+                transaction,
             );
-            let Some(found) = command.await? else { return Err(self.why_not(db).await) };
-            found.get("_id").cloned().unwrap_or(Bson::Null)
+            if upsert {
+                command = command.upsert(true);
+            }
+            let result = match self.session.session() {
+                Some(session) => command.session(session).await?,
+                None => command.await?,
+            };
+            match result.upserted_id {
+                Some(inserted) => Wrote::Inserted(inserted),
+                None if result.matched_count == 0 => return Err(self.why_not(db).await),
+                None => Wrote::Updated(id),
+            }
+        } else {
+            let mut command = crate::core::access::command::find_one_and_update(
+                self.pattern,
+                &collection,
+                filter,
+                update.clone(),
+                transaction,
+            );
+            let generated = self.update.as_ref().ok().and_then(|u| u.generated_id.clone()).filter(|_| upsert);
+            if upsert {
+                command = command.upsert(true);
+            }
+            if generated.is_some() {
+                // The document after the write: this call created it exactly when it
+                // holds the `_id` made for this call. (The document before, `None` for
+                // an insert, says the same on mongod; the local server was seen to
+                // answer `null` to concurrent upserts that updated.)
+                command = command.return_document(mongodb::options::ReturnDocument::After);
+            }
+            let found = match self.session.session() {
+                Some(session) => command.session(session).await?,
+                None => command.await?,
+            };
+            match found {
+                Some(found) => {
+                    let id = found.get("_id").cloned().unwrap_or(Bson::Null);
+                    match &generated {
+                        Some(mine) if *mine == id => Wrote::Inserted(id),
+                        _ => Wrote::Updated(id),
+                    }
+                }
+                // Nothing was there before: an upsert inserted the document, with the
+                // `_id` it set on insert or its filter's.
+                None if upsert => Wrote::Inserted(self.inserted_id().unwrap_or(Bson::Null)),
+                None => return Err(self.why_not(db).await),
+            }
         };
-        crate::core::hooks::after_source_write(db, T::COLLECTION, &id, Some(&update))
+        // A created document changed in every field: its hooks are told no update.
+        let (id, written) = match &done {
+            Wrote::Updated(id) => (id, Some(&update)),
+            Wrote::Inserted(id) => (id, None),
+        };
+        crate::core::transaction::after_write(db, T::COLLECTION, id, written, in_session)
             .await
             .map_err(|e| UpdateError::AfterWrite(Box::new(e)))?;
-        Ok(Updated { id })
+        Ok(done)
+    }
+
+    /// The `_id` an upsert gives the document it creates: set on insert, or the
+    /// filter's.
+    fn inserted_id(&self) -> Option<Bson> {
+        let update = self.update.as_ref().ok()?;
+        if let Some(id) = update.on_insert("_id") {
+            return Some(id.clone());
+        }
+        self.filter.as_ref().ok()?.get_document("_id").ok()?.get("$eq").cloned()
     }
 
     /// Nothing matched: is it the row's own filter, an older version, or a bound?
-    async fn why_not(&self, db: &Database) -> UpdateError {
+    async fn why_not(&mut self, db: &Database) -> UpdateError {
         let not_found = UpdateError::NotFound { collection: T::COLLECTION, pattern: self.pattern.name };
         let Ok(update) = &self.update else { return not_found };
         if update.bounds.is_empty() && self.version.is_none() {
@@ -396,7 +569,11 @@ impl<T: Model> Update<T> {
         if let Some(sort) = crate::core::access::command::sort_document(self.pattern, false) {
             find = find.sort(sort);
         }
-        let doc = match find.await {
+        let found = match self.session.session() {
+            Some(session) => find.session(session).await,
+            None => find.await,
+        };
+        let doc = match found {
             Ok(Some(doc)) => doc,
             Ok(None) => return not_found,
             Err(e) => return e.into(),

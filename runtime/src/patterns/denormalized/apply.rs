@@ -6,20 +6,13 @@ use std::time::Duration;
 
 use bson::{doc, Bson, DateTime, Document};
 use futures_util::future::BoxFuture;
-use mongodb::error::{ErrorKind, WriteFailure};
 use mongodb::{Collection, Database};
 
 use crate::core::denormalized::refresh::Guard;
 use crate::core::denormalized::{CopySpec, Refresh, QUEUE};
 use crate::core::model::eq;
 
-pub(super) fn is_duplicate_key(e: &mongodb::error::Error) -> bool {
-    match e.kind.as_ref() {
-        ErrorKind::Write(WriteFailure::WriteError(w)) => w.code == 11000,
-        ErrorKind::Command(c) => c.code == 11000,
-        _ => false,
-    }
-}
+pub(super) use crate::core::transaction::is_duplicate_key;
 
 /// The job `_id` of a copy and a source document.
 pub(super) fn job_key(spec: &CopySpec, id: &Bson) -> Bson {

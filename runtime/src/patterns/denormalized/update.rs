@@ -1,12 +1,8 @@
 //! Updating a source document and the copies its update may touch, in one
 //! transaction or in the documented sequential order.
 
-use std::time::Duration;
-
 use bson::{doc, Bson, Document};
-use mongodb::error::{
-    ErrorKind, WriteFailure, TRANSIENT_TRANSACTION_ERROR, UNKNOWN_TRANSACTION_COMMIT_RESULT,
-};
+use mongodb::error::{TRANSIENT_TRANSACTION_ERROR, UNKNOWN_TRANSACTION_COMMIT_RESULT};
 use mongodb::options::{ReturnDocument, UpdateModifications};
 use mongodb::{ClientSession, Database};
 
@@ -16,14 +12,10 @@ use super::spec::{dependents, touches};
 use crate::core::denormalized::refresh::{projection, value_at, CopyWrite};
 use crate::core::denormalized::{CopyError, CopySpec, Refresh};
 use crate::core::model::{eq, IdOf, Identified};
-
-/// How long a transaction that fails with transient errors (write conflicts with
-/// concurrent updates of the same source) is retried: the driver's own limit for
-/// `with_transaction`.
-pub(super) const TRANSACTION_TIME: Duration = Duration::from_secs(120);
-
-/// A commit whose outcome is unknown is retried this many times.
-pub(super) const COMMIT_ATTEMPTS: u32 = 5;
+// The transaction rules every docshape transaction follows (`docshape::transaction` too).
+use crate::core::transaction::{
+    backoff, is_transient as retry_transaction, no_transactions, COMMIT_ATTEMPTS, TRANSACTION_TIME,
+};
 
 /// Whether [`update_one_with`] writes the source and its copies in one transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -358,35 +350,4 @@ impl<'a> SourceWrite<'a> {
         }
         Ok(report)
     }
-}
-
-/// Whether the deployment refused a transaction for having none: the driver's own
-/// refusal, or a standalone server's (`IllegalOperation`, "Transaction numbers are only
-/// allowed on a replica set member or mongos").
-pub(super) fn no_transactions(e: &mongodb::error::Error) -> bool {
-    match e.kind.as_ref() {
-        ErrorKind::SessionsNotSupported => true,
-        ErrorKind::Transaction { message, .. } => message.contains("not supported"),
-        ErrorKind::Command(c) => c.code == 20 && c.message.contains("ransaction"),
-        ErrorKind::Write(WriteFailure::WriteError(w)) => w.code == 20 && w.message.contains("ransaction"),
-        _ => false,
-    }
-}
-
-/// Whether a failed transaction is worth running again: a transient error (a write
-/// conflict with a concurrent update of the same source).
-pub(super) fn retry_transaction(e: &mongodb::error::Error) -> bool {
-    e.contains_label(TRANSIENT_TRANSACTION_ERROR)
-}
-
-/// The wait before another attempt: a random part of `min(5 ms × 1.5^attempt, 500 ms)`,
-/// as the driver's `with_transaction` does, so that conflicting writers do not retry in
-/// step.
-pub(super) fn backoff(attempt: u32) -> Duration {
-    use std::hash::{BuildHasher, Hasher};
-    let ceiling = (5.0 * 1.5_f64.powi(attempt.min(20) as i32)).min(500.0);
-    // A fresh `RandomState` is randomly keyed: enough randomness for a jitter.
-    let random = std::collections::hash_map::RandomState::new().build_hasher().finish();
-    let fraction = (random % 10_000) as f64 / 10_000.0;
-    Duration::from_micros((ceiling * fraction * 1000.0) as u64)
 }

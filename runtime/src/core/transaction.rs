@@ -1,0 +1,403 @@
+//! Transactions: several writes (and reads) that apply all together or not at all,
+//! retried as the driver's transaction rules say. The public items are re-exported at
+//! the crate root ([`crate::transaction`]); the retry rules are shared with the
+//! patterns that run transactions of their own.
+
+use std::error::Error as StdError;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use bson::{Bson, Document};
+use futures_util::future::BoxFuture;
+use mongodb::error::{
+    ErrorKind, WriteFailure, TRANSIENT_TRANSACTION_ERROR, UNKNOWN_TRANSACTION_COMMIT_RESULT,
+};
+use mongodb::{Client, ClientSession, Database};
+
+use crate::core::denormalized::CopyError;
+
+/// How long [`transaction`] keeps running a body that fails with transient errors:
+/// the driver's own limit for its `with_transaction`.
+pub const TRANSACTION_TIME: Duration = Duration::from_secs(120);
+
+/// How many times [`transaction`] sends a commit whose outcome is unknown.
+pub const COMMIT_ATTEMPTS: u32 = 5;
+
+/// Whether the deployment refused a session or a transaction for having none: the
+/// driver's own refusal, or a standalone server's (`IllegalOperation`, code 20,
+/// "Transaction numbers are only allowed on a replica set member or mongos").
+pub fn no_transactions(e: &mongodb::error::Error) -> bool {
+    match e.kind.as_ref() {
+        ErrorKind::SessionsNotSupported => true,
+        ErrorKind::Transaction { message, .. } => message.contains("not supported"),
+        ErrorKind::Command(c) => c.code == 20 && c.message.contains("ransaction"),
+        ErrorKind::Write(WriteFailure::WriteError(w)) => w.code == 20 && w.message.contains("ransaction"),
+        _ => false,
+    }
+}
+
+/// Whether a failed transaction is worth running again from its start: the server or
+/// the driver labelled the error `TransientTransactionError`.
+pub fn is_transient(e: &mongodb::error::Error) -> bool {
+    e.contains_label(TRANSIENT_TRANSACTION_ERROR)
+}
+
+/// Whether a write failed on a unique index (`DuplicateKey`, code 11000; 11001 and
+/// 12582 are older servers' spellings of it), as an `update` reports it (a write error)
+/// or a `findAndModify` (a command error).
+pub fn is_duplicate_key(e: &mongodb::error::Error) -> bool {
+    let code = match e.kind.as_ref() {
+        ErrorKind::Write(WriteFailure::WriteError(w)) => w.code,
+        ErrorKind::Command(c) => c.code,
+        _ => return false,
+    };
+    matches!(code, 11000 | 11001 | 12582)
+}
+
+/// The wait before another attempt: a random part of `min(5 ms × 1.5^attempt, 500 ms)`,
+/// as the driver's `with_transaction` does, so that conflicting writers do not retry in
+/// step.
+pub fn backoff(attempt: u32) -> Duration {
+    use std::hash::{BuildHasher, Hasher};
+    let ceiling = (5.0 * 1.5_f64.powi(attempt.min(20) as i32)).min(500.0);
+    // A fresh `RandomState` is randomly keyed: enough randomness for a jitter.
+    let random = std::collections::hash_map::RandomState::new().build_hasher().finish();
+    let fraction = (random % 10_000) as f64 / 10_000.0;
+    Duration::from_micros((ceiling * fraction * 1000.0) as u64)
+}
+
+/// The driver's error inside `e`: `e` itself, or the first one among its
+/// [`source`](StdError::source)s (`UpdateError::Find(FindError::Mongo(..))`, say).
+pub fn mongo_error_in<'e>(e: &'e (dyn StdError + 'static)) -> Option<&'e mongodb::error::Error> {
+    let mut next = Some(e);
+    // A source chain ends; the bound only guards against an error that is its own source.
+    for _ in 0..64 {
+        let current = next?;
+        if let Some(found) = current.downcast_ref::<mongodb::error::Error>() {
+            return Some(found);
+        }
+        next = current.source();
+    }
+    None
+}
+
+/// Why [`transaction`] applied nothing, or what failed after it applied everything.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum TransactionError<E> {
+    /// The deployment has no transactions (a standalone server: transactions need a
+    /// replica set or a sharded cluster). Nothing was written.
+    Unsupported,
+    /// The body returned this error; the transaction was aborted and nothing it wrote
+    /// is applied. A transient error that outlived the retries' 120 seconds ends here too.
+    Aborted(E),
+    /// Starting the session or the transaction failed; nothing was written.
+    Start(mongodb::error::Error),
+    /// The commit failed; nothing is applied (a transient failure that outlived
+    /// 120 seconds of retries, or a final one). After 5 commits with
+    /// an unknown result, the outcome is unknown: this error then carries the
+    /// `UnknownTransactionCommitResult` label.
+    Commit(mongodb::error::Error),
+    /// Everything was committed, but bringing what is derived from the written
+    /// documents in line (a copy's refresh, a cached key's delete) failed.
+    AfterCommit(Box<CopyError>),
+}
+
+impl<E: std::fmt::Display> std::fmt::Display for TransactionError<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Unsupported => write!(
+                f,
+                "this deployment has no transactions (a standalone server; they need a replica set or a sharded cluster); nothing was written"
+            ),
+            Self::Aborted(e) => write!(f, "the transaction was aborted, nothing was applied: {e}"),
+            Self::Start(e) => write!(f, "starting the transaction: {e}"),
+            Self::Commit(e) => write!(f, "committing the transaction: {e}"),
+            Self::AfterCommit(e) => {
+                write!(f, "the transaction was committed, but what is derived from it is not in line: {e}")
+            }
+        }
+    }
+}
+
+impl<E: StdError + 'static> StdError for TransactionError<E> {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        match self {
+            Self::Aborted(e) => Some(e),
+            Self::Start(e) | Self::Commit(e) => Some(e),
+            Self::AfterCommit(e) => Some(e.as_ref()),
+            Self::Unsupported => None,
+        }
+    }
+}
+
+/// The session of a running [`transaction`]: pass it where a `&mut ClientSession` is
+/// taken (`.session(tx)` on a finder or a write row); it dereferences to one.
+///
+/// `'env` is the lifetime of what the body borrows from its surroundings (a
+/// `&Database`, say): the transaction lives no longer than that.
+pub struct Transaction<'env> {
+    session: ClientSession,
+    _env: PhantomData<&'env ()>,
+}
+
+impl std::fmt::Debug for Transaction<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transaction").field("session", &self.session.id()).finish()
+    }
+}
+
+impl std::ops::Deref for Transaction<'_> {
+    type Target = ClientSession;
+    fn deref(&self) -> &ClientSession {
+        &self.session
+    }
+}
+
+impl std::ops::DerefMut for Transaction<'_> {
+    fn deref_mut(&mut self) -> &mut ClientSession {
+        &mut self.session
+    }
+}
+
+/// A hook run deferred to the commit: what a write row wrote in the transaction.
+struct Written {
+    db: Database,
+    collection: &'static str,
+    id: Bson,
+    update: Option<Document>,
+}
+
+type Deferred = Arc<Mutex<Vec<Written>>>;
+
+tokio::task_local! {
+    /// Set while a [`transaction`]'s body runs: the writes whose hooks wait for the commit.
+    static AFTER_COMMIT: Deferred;
+}
+
+/// Runs the hooks of what is derived from a written document: at once, or, for a
+/// write made in the session of a running [`transaction`] (`in_session`), after its
+/// commit (an aborted attempt's writes are forgotten with it).
+pub(crate) async fn after_write(
+    db: &Database,
+    collection: &'static str,
+    id: &Bson,
+    update: Option<&Document>,
+    in_session: bool,
+) -> Result<(), CopyError> {
+    if in_session {
+        let deferred = AFTER_COMMIT.try_with(|d| {
+            d.lock().unwrap_or_else(PoisonError::into_inner).push(Written {
+                db: db.clone(),
+                collection,
+                id: id.clone(),
+                update: update.cloned(),
+            })
+        });
+        if deferred.is_ok() {
+            return Ok(());
+        }
+    }
+    crate::core::hooks::after_source_write(db, collection, id, update).await
+}
+
+/// Whether the caller runs inside a [`transaction`]'s body: a write there cannot be
+/// retried on its own (an error aborts the whole transaction, which retries it).
+pub(crate) fn in_transaction_body() -> bool {
+    AFTER_COMMIT.try_with(|_| ()).is_ok()
+}
+
+/// Runs `body` in a transaction on a session of `client`, and commits: several writes
+/// (and reads) that apply all together or not at all. Returns the body's value from
+/// the attempt that committed.
+///
+/// ```no_run
+/// # use docshape::Model;
+/// # #[derive(serde::Serialize, serde::Deserialize, Model)]
+/// # #[model(collection = "items")]
+/// # #[access(name = "add_score", filter(_id), update(inc(score)))]
+/// # struct Item { #[serde(rename = "_id")] id: String, score: i64 }
+/// # async fn run(client: &docshape::mongodb::Client) -> Result<(), Box<dyn std::error::Error>> {
+/// let db = client.database("shop");
+/// let db = &db;
+/// docshape::transaction(client, |tx| {
+///     Box::pin(async move {
+///         Item::add_score("i1", 1_i64).session(tx).run(db).await?;
+///         Item::add_score("i2", -1_i64).session(tx).run(db).await?;
+///         Ok::<_, docshape::access::UpdateError>(())
+///     })
+/// })
+/// .await?;
+/// # Ok(()) }
+/// ```
+///
+/// It starts a session and a transaction, runs the body with it (finders and write
+/// rows join it with `.session(tx)`), and commits, retrying as the driver's
+/// transaction rules say:
+///
+/// - an error labelled `TransientTransactionError` (a write conflict with a concurrent
+///   transaction, a primary stepping down), from the body or from the commit, aborts
+///   and runs the **whole body again**, after a random backoff, for up to
+///   120 seconds (the driver's own limit for its `with_transaction`) in all;
+/// - a commit that fails with `UnknownTransactionCommitResult` (the outcome was lost on
+///   the way back) is **committed again**, up to 5 times: a commit is
+///   idempotent, the body is not run twice for it;
+/// - any other error aborts, and nothing the body wrote is applied.
+///
+/// The body may therefore run more than once: keep effects outside the session (an
+/// email, a counter in memory) out of it, or make them idempotent.
+///
+/// A deployment without transactions (a standalone server: transactions need a
+/// replica set or a sharded cluster) is reported as [`TransactionError::Unsupported`],
+/// at once: one `hello` before anything is written says whether the server is a
+/// replica set member or a `mongos`, and a standalone `mongod`'s refusal of a
+/// transaction's first command (code 20) is read the same way. Nothing is retried.
+///
+/// What other patterns derive from the documents the body's write rows wrote
+/// (denormalized copies, cached keys) is brought in line **after the commit**, by the
+/// same hooks as after any docshape write: inside the transaction a copy's refresh
+/// would read the source outside it and see the old value. A write row or finder in
+/// the body without `.session(tx)` is not part of the transaction.
+///
+/// The body is a closure returning a boxed future (`|tx| Box::pin(async move { .. })`):
+/// the future borrows the session for one attempt, and may borrow from the caller's
+/// scope (`'env`). Its error type is any error; the driver's error inside it (itself,
+/// or among its sources, as in `UpdateError` and `FindError`) decides the retries.
+pub async fn transaction<'env, R, E, F>(client: &Client, body: F) -> Result<R, TransactionError<E>>
+where
+    F: for<'s> FnMut(&'s mut Transaction<'env>) -> BoxFuture<'s, Result<R, E>>,
+    E: StdError + 'static,
+{
+    let started = std::time::Instant::now();
+    run(client, body, |e: &mongodb::error::Error| started.elapsed() < TRANSACTION_TIME && is_transient(e))
+        .await
+}
+
+/// [`transaction`] with the retry decision given: `may_retry` is asked about each
+/// transient error.
+async fn run<'env, R, E, F>(
+    client: &Client,
+    mut body: F,
+    may_retry: impl Fn(&mongodb::error::Error) -> bool,
+) -> Result<R, TransactionError<E>>
+where
+    F: for<'s> FnMut(&'s mut Transaction<'env>) -> BoxFuture<'s, Result<R, E>>,
+    E: StdError + 'static,
+{
+    // A standalone mongod refuses the first command of a transaction (code 20), but a
+    // server may take transaction fields without a replica set behind them, and then
+    // nothing makes the writes one: ask once, before anything is written.
+    match client.database("admin").run_command(bson::doc! { "hello": 1 }).await {
+        Ok(hello) => {
+            let replica_set = hello.get_str("setName").is_ok();
+            let mongos = hello.get_str("msg").is_ok_and(|m| m == "isdbgrid");
+            if !replica_set && !mongos {
+                return Err(TransactionError::Unsupported);
+            }
+        }
+        Err(e) => return Err(TransactionError::Start(e)),
+    }
+    let session = match client.start_session().await {
+        Ok(s) => s,
+        Err(e) if no_transactions(&e) => return Err(TransactionError::Unsupported),
+        Err(e) => return Err(TransactionError::Start(e)),
+    };
+    let mut tx = Transaction { session, _env: PhantomData };
+    let mut attempt = 0;
+    'transaction: loop {
+        attempt += 1;
+        match tx.session.start_transaction().await {
+            Ok(()) => {}
+            Err(e) if no_transactions(&e) => return Err(TransactionError::Unsupported),
+            Err(e) => return Err(TransactionError::Start(e)),
+        }
+        let deferred: Deferred = Arc::default();
+        let done = scoped(deferred.clone(), body(&mut tx)).await;
+        let value = match done {
+            Ok(value) => value,
+            Err(e) => {
+                // The server aborts it anyway once a command failed; the error that
+                // matters is the body's.
+                let _ = tx.session.abort_transaction().await;
+                match mongo_error_in(&e) {
+                    Some(m) if no_transactions(m) => return Err(TransactionError::Unsupported),
+                    Some(m) if is_transient(m) && may_retry(m) => {
+                        crate::core::trace::event!(
+                            DEBUG,
+                            attempt,
+                            "transient error, running the transaction again"
+                        );
+                        tokio::time::sleep(backoff(attempt)).await;
+                        continue 'transaction;
+                    }
+                    _ => return Err(TransactionError::Aborted(e)),
+                }
+            }
+        };
+        let mut commits = 0;
+        loop {
+            commits += 1;
+            match tx.session.commit_transaction().await {
+                Ok(()) => break,
+                Err(e)
+                    if e.contains_label(UNKNOWN_TRANSACTION_COMMIT_RESULT) && commits < COMMIT_ATTEMPTS =>
+                {
+                    crate::core::trace::event!(DEBUG, commits, "commit result unknown, committing again");
+                }
+                Err(e) if is_transient(&e) && may_retry(&e) => {
+                    tokio::time::sleep(backoff(attempt)).await;
+                    continue 'transaction;
+                }
+                Err(e) if no_transactions(&e) => return Err(TransactionError::Unsupported),
+                Err(e) => return Err(TransactionError::Commit(e)),
+            }
+        }
+        let written = std::mem::take(&mut *deferred.lock().unwrap_or_else(PoisonError::into_inner));
+        for w in written {
+            crate::core::hooks::after_source_write(&w.db, w.collection, &w.id, w.update.as_ref())
+                .await
+                .map_err(|e| TransactionError::AfterCommit(Box::new(e)))?;
+        }
+        return Ok(value);
+    }
+}
+
+/// `future` with its write rows' hooks collected in `deferred`.
+fn scoped<T>(deferred: Deferred, future: impl Future<Output = T>) -> impl Future<Output = T> {
+    AFTER_COMMIT.scope(deferred, future)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_backoff_stays_under_its_ceiling() {
+        for attempt in 0..40 {
+            assert!(backoff(attempt) <= Duration::from_millis(500), "{attempt}");
+        }
+    }
+
+    #[test]
+    fn the_driver_error_is_found_among_the_sources() {
+        #[derive(Debug)]
+        struct Outer(mongodb::error::Error);
+        impl std::fmt::Display for Outer {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "outer")
+            }
+        }
+        impl StdError for Outer {
+            fn source(&self) -> Option<&(dyn StdError + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let inner = mongodb::error::Error::custom("x");
+        let outer = Outer(inner);
+        assert!(mongo_error_in(&outer).is_some());
+        let plain = std::io::Error::other("no driver error here");
+        assert!(mongo_error_in(&plain).is_none());
+    }
+}

@@ -1,0 +1,20 @@
+use docshape::Model;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, Model)]
+#[model(collection = "votes")]
+#[index(keys(item_id, user_id), unique)]
+#[access(name = "vote", filter(item_id, user_id), update(set(value)), upsert)]
+struct Vote {
+    #[serde(rename = "_id")]
+    id: docshape::bson::oid::ObjectId,
+    item_id: String,
+    user_id: String,
+    value: i32,
+    created_at: docshape::bson::DateTime,
+    note: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    comment: Option<String>,
+}
+
+fn main() {}

@@ -1,0 +1,17 @@
+use docshape::Model;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, Model)]
+#[model(collection = "votes")]
+#[index(keys(item_id, user_id))]
+#[access(name = "vote", filter(item_id, user_id), update(set(value)), upsert(insert(created_at)))]
+struct Vote {
+    #[serde(rename = "_id")]
+    id: docshape::bson::oid::ObjectId,
+    item_id: String,
+    user_id: String,
+    value: i32,
+    created_at: docshape::bson::DateTime,
+}
+
+fn main() {}
