@@ -650,6 +650,7 @@ const VOCAB: &[&str] = &[
     "time",
     "count",
     "max_bytes",
+    "cap",
     "threshold",
     "overflow",
     "flag",
