@@ -379,7 +379,9 @@ pub mod bucket {
     pub async fn sync<B: Bucket>(db: &Database) -> crate::Result<Vec<SyncReport>> {
         let mut reports = vec![crate::sync::<B>(db).await?];
         if B::BUCKET.cap.is_some() {
-            reports.push(crate::ops::sync::sync_spec(db, &cap_collection_spec::<B>(), SyncOptions::default()).await?);
+            reports.push(
+                crate::ops::sync::sync_spec(db, &cap_collection_spec::<B>(), SyncOptions::default()).await?,
+            );
         }
         Ok(reports)
     }

@@ -189,8 +189,12 @@ fn a_batch_fills_the_cap_in_order_and_other_series_and_periods_are_unaffected() 
         assert_eq!(i.appended.items, 50);
         let got = FeedDay::read_range(&db, "a", at(T0), at(T0 + DAY)).await.unwrap();
         assert_eq!(got, day1[..50]);
-        let counts: Vec<i32> =
-            FeedDay::buckets_in(&db, "a", at(T0), at(T0 + DAY)).await.unwrap().iter().map(|b| b.count).collect();
+        let counts: Vec<i32> = FeedDay::buckets_in(&db, "a", at(T0), at(T0 + DAY))
+            .await
+            .unwrap()
+            .iter()
+            .map(|b| b.count)
+            .collect();
         assert_eq!(counts, [20, 20, 10]);
 
         // Another series the same day, and the same series the next day: their own caps.
@@ -302,7 +306,8 @@ fn operator_shaped_series_reach_their_own_counter_only() {
         }
         // The plain key, and the hostile values the server stores, kept their 2 items each.
         assert!(accepted >= 1, "{accepted} accepted, {refused} refused");
-        let plain = ByKeyCapped::read_range(&db, Key(Bson::from("plain")), at(T0), at(T0 + DAY)).await.unwrap();
+        let plain =
+            ByKeyCapped::read_range(&db, Key(Bson::from("plain")), at(T0), at(T0 + DAY)).await.unwrap();
         assert_eq!(plain, [reading(T0, 0), reading(T0 + 1, 1)]);
         let total: i64 = raw
             .find(doc! {})

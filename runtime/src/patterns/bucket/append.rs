@@ -314,7 +314,11 @@ async fn append_refs<B: Bucket>(
             extra: &extra,
         };
         let mut ledger = Ledger::default();
-        let outcome = if granted == 0 { Ok(()) } else { run.run(docs[..granted].to_vec(), &mut report, &mut ledger).await };
+        let outcome = if granted == 0 {
+            Ok(())
+        } else {
+            run.run(docs[..granted].to_vec(), &mut report, &mut ledger).await
+        };
         let mut next = 0;
         for (id, n) in ledger.writes {
             stored.push((id, indices[next..next + n].to_vec()));
@@ -322,7 +326,11 @@ async fn append_refs<B: Bucket>(
         }
         let cause = match outcome {
             Ok(()) if granted == docs.len() => continue,
-            Ok(()) => BucketError::Capped { series: Box::new(series_bson.clone()), period: start, cap: spec.cap.unwrap_or(0) },
+            Ok(()) => BucketError::Capped {
+                series: Box::new(series_bson.clone()),
+                period: start,
+                cap: spec.cap.unwrap_or(0),
+            },
             Err(cause) => cause,
         };
         let in_doubt = ledger.in_doubt.map(|(id, n)| {

@@ -112,7 +112,8 @@ impl Counter {
     /// [`BucketError::CorruptBucket`]. [`MAX_ATTEMPTS`] bounds the rest (counts that
     /// keep moving, up and down as reservations are given back).
     pub async fn reserve(&self, want: usize, report: &mut Appended) -> Result<usize, BucketError> {
-        let span = trace::span!("bucket.reserve", collection = self.collection.name(), cap = self.cap, items = want);
+        let span =
+            trace::span!("bucket.reserve", collection = self.collection.name(), cap = self.cap, items = want);
         let before = (report.updates, report.finds);
         let granted = trace::in_span(span.clone(), self.reserve_inner(want, report)).await;
         span.in_scope(|| {
