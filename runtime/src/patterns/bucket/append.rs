@@ -270,6 +270,8 @@ async fn append_refs<B: Bucket>(
     for (g, (start, indices, docs)) in groups.iter().enumerate() {
         let start = *start;
         let base = id_for::<B>(&series_bson, start, 0)?;
+        // Built before any place is reserved, so an error here leaves none behind.
+        let on_insert = doc! { spec.series: series_bson.clone(), spec.period: period_value(spec, start)? };
         // With a cap, the items' places are reserved first; only those granted are
         // appended, and the rest of the period's items are refused.
         let counter = spec.cap.map(|cap| Counter {
@@ -307,7 +309,7 @@ async fn append_refs<B: Bucket>(
             collection: collection.clone(),
             hint_key: format!("{}\u{0}{}\u{0}{base}", db.name(), B::COLLECTION),
             id_of: &id_of,
-            on_insert: doc! { spec.series: series_bson.clone(), spec.period: period_value(spec, start)? },
+            on_insert,
             items_field: spec.items,
             count_field: spec.count,
             max: spec.max,
