@@ -71,13 +71,15 @@ const PERIODS: &[&str] = &["minute", "hour", "day", "week", "month"];
 #[derive(FromMeta)]
 struct BucketOpts {
     series: Name,
-    period: Name,
+    // Optional here so that a `cap` without a period is reported as such.
+    period: Option<Name>,
     per: LitStr,
     max: SpannedValue<u64>,
     items: Name,
     time: Name,
     count: Option<Name>,
     max_bytes: Option<SpannedValue<u64>>,
+    cap: Option<SpannedValue<u64>>,
 }
 
 /// `#[bucket(sum = "v")]`, `min`, `max` on an aggregate field.
@@ -101,6 +103,7 @@ struct BucketDef<'a> {
     per: String,
     max: u64,
     max_span: Span,
+    cap: Option<u64>,
     items: &'a Field,
     item_ty: Type,
     time: Name,
@@ -178,8 +181,41 @@ fn read<'a>(c: &'a Container, errors: &mut Accumulator) -> Option<BucketDef<'a>>
         None => LIMIT,
     };
 
+    let cap = match &opts.cap {
+        Some(n) if **n == 0 => {
+            errors.push(
+                Error::custom("`cap = 0` would refuse every append: a cap is the most items one series keeps per period, like `cap = 500` for at most 500 a day; remove `cap` for no limit")
+                    .with_span(&n.span()),
+            );
+            None
+        }
+        Some(n) if **n > u64::from(u32::MAX) => {
+            errors.push(
+                Error::custom(format!("`cap` is at most {} items per period", u32::MAX)).with_span(&n.span()),
+            );
+            None
+        }
+        Some(n) => Some(**n),
+        None => None,
+    };
     let series = errors.handle(field(c, &opts.series, "series"));
-    let period = errors.handle(field(c, &opts.period, "period"));
+    let period = match &opts.period {
+        Some(p) => errors.handle(field(c, p, "period")),
+        None => {
+            // A cap counts the items of one period: without a period it has nothing to
+            // count, so the error names the cap rather than a missing key alone.
+            let error = match &opts.cap {
+                Some(n) => Error::custom(format!(
+                    "`cap = {}` bounds the items of one series in one period: name the bucket's period field with `period = ...` (and its length with `per`)",
+                    **n
+                ))
+                .with_span(&n.span()),
+                None => Error::missing_field("period").with_span(&attrs[0].path().span()),
+            };
+            errors.push(error);
+            None
+        }
+    };
     let items = errors.handle(field(c, &opts.items, "items"));
     let count_name =
         opts.count.clone().unwrap_or_else(|| Name { value: "count".into(), span: attrs[0].path().span() });
@@ -243,11 +279,11 @@ fn read<'a>(c: &'a Container, errors: &mut Accumulator) -> Option<BucketDef<'a>>
             );
         }
     }
-    if let Some(period) = period {
+    if let (Some(period), Some(named)) = (period, &opts.period) {
         if is_option(&period.recv.ty) {
             errors.push(
                 Error::custom("the period field is set when a bucket is created: it cannot be an `Option`")
-                    .with_span(&opts.period.span),
+                    .with_span(&named.span),
             );
         }
     }
@@ -281,6 +317,7 @@ fn read<'a>(c: &'a Container, errors: &mut Accumulator) -> Option<BucketDef<'a>>
         per,
         max,
         max_span: opts.max.span(),
+        cap,
         items,
         item_ty,
         time: opts.time,
@@ -421,6 +458,25 @@ fn bucket(c: &Container, b: &BucketDef) -> TokenStream {
     );
     let time = &b.time.value;
     let max = b.max as u32;
+    let cap = match b.cap {
+        Some(n) => {
+            let n = n as u32;
+            quote!(::core::option::Option::Some(#n))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    // The counter collection joins the registry, so `sync_all`, `check` and the
+    // artifacts cover it with the bucket that owns it.
+    let cap_registration = b.cap.map(|_| {
+        quote! {
+            __ds::inventory::submit! {
+                __ds::RegisteredCollection {
+                    owner: ::core::any::type_name::<#ident>,
+                    spec: __ds::bk::cap_collection_spec::<#ident>,
+                }
+            }
+        }
+    });
     let per = match b.per.as_str() {
         "minute" => quote!(__ds::Per::Minute),
         "hour" => quote!(__ds::Per::Hour),
@@ -559,12 +615,21 @@ fn bucket(c: &Container, b: &BucketDef) -> TokenStream {
         b.max_span,
     );
     let assertion = quote!(#assertion #(#unbounded_parts)*);
-    let doc_append = format!("Appends one item to its `{owner}` bucket (series `{series}`, one bucket per {} holding at most {max}): one `update` in the common case.", b.per);
-    let doc_many = format!("Appends items to their `{owner}` buckets, grouped by {}: one `update` per bucket in the common case.", b.per);
+    let cap_doc = match b.cap {
+        Some(n) => format!(" At most {n} items per series per {} (`cap`): one more `update` reserves the item's place first, and an item beyond the cap is refused with `BucketError::Capped`.", b.per),
+        None => String::new(),
+    };
+    let doc_append = format!("Appends one item to its `{owner}` bucket (series `{series}`, one bucket per {} holding at most {max}): one `update` in the common case.{cap_doc}", b.per);
+    let cap_many = match b.cap {
+        Some(n) => format!(" At most {n} items per series per {} (`cap`): a period's items fill it in order, and the call stops at the first refused one with `BucketError::Incomplete` (its cause `Capped`).", b.per),
+        None => String::new(),
+    };
+    let doc_many = format!("Appends items to their `{owner}` buckets, grouped by {}: one `update` per bucket in the common case.{cap_many}", b.per);
     let doc_range = format!("The items of a series with `from <= {time} < to`, in time order, read from the `{owner}` buckets overlapping the window.");
     let doc_buckets =
         format!("The `{owner}` buckets of a series whose {} overlaps `[from, to)`, in period order.", b.per);
     quote! {
+        #cap_registration
         #[automatically_derived]
         impl __ds::Bucket for #ident {
             type Series = #series_ty;
@@ -579,6 +644,7 @@ fn bucket(c: &Container, b: &BucketDef) -> TokenStream {
                 items: #items,
                 time: #time,
                 count: #count,
+                cap: #cap,
                 id: #id_form,
                 aggregates: &[#(#aggregates),*],
             };

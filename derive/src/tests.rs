@@ -349,6 +349,25 @@ fn a_bucket_expands_into_its_trait_methods_and_size_assertion() {
 }
 
 #[test]
+fn a_capped_bucket_registers_its_counter_collection() {
+    let bucket = |cap: &str| {
+        expand_model(tokens(&format!(
+            r#"#[model(collection = "feed")]
+               #[bucket(series = u, period = day, per = "day", max = 20, items = readings, time = t{cap})]
+               struct Feed {{ #[validate(max_length = 8)] u: String, day: String, count: i32, readings: Vec<R> }}"#
+        )))
+        .to_string()
+    };
+    let capped = bucket(", cap = 3");
+    assert!(!capped.contains("compile_error"), "{capped}");
+    assert!(capped.contains("cap_collection_spec :: < Feed >"), "{capped}");
+    assert!(capped.contains("cap : :: core :: option :: Option :: Some (3u32)"), "{capped}");
+    let uncapped = bucket("");
+    assert!(!uncapped.contains("cap_collection_spec"), "{uncapped}");
+    assert!(uncapped.contains("cap : :: core :: option :: Option :: None"), "{uncapped}");
+}
+
+#[test]
 fn relations_expand_into_their_tables_checks_and_registrations() {
     let out = expand_model(tokens(SEEDS[SEEDS.len() - 1]));
     assert!(!is_error(&out), "{out}");
@@ -650,6 +669,7 @@ const VOCAB: &[&str] = &[
     "time",
     "count",
     "max_bytes",
+    "cap",
     "threshold",
     "overflow",
     "flag",

@@ -265,7 +265,7 @@ pub mod copies {
     pub use crate::patterns::denormalized::*;
 }
 pub use crate::patterns::relation::refs;
-pub use crate::patterns::{bucket, keys, paginate, relation, versioning};
+pub use crate::patterns::{keys, paginate, relation, versioning};
 
 pub use crate::core::error::{Error, Result};
 pub use crate::core::model::{IdOf, Identified, Model, ValidationAction, ValidationLevel};
@@ -308,6 +308,84 @@ pub mod registry {
 
     pub use crate::core::registry::*;
     pub use crate::patterns::keys::registry::{key_families, RegisteredKeyFamily};
+}
+
+pub mod bucket {
+    //! The bucket pattern: bounded documents holding many items of one series for one
+    //! period, appended to in one round trip (`#[bucket(...)]`).
+    //!
+    //! patterns-en: "one bucket per sensor per day", `_id: "sensor_9:2026-08-05"`;
+    //! patrones-es: one per device per hour, `_id: {dispositivoId, hora}`. Both forms are
+    //! generated: a model whose `_id` field is a `String` gets string ids, any other `_id`
+    //! type gets compound ids.
+    //!
+    //! ## Ids and overflow
+    //!
+    //! A period's first bucket has the seed's id exactly. When it is full, the next bucket
+    //! of the same period has a sequence number: `"sensor_9:2026-08-05#1"`, or
+    //! `{dispositivoId, hora, seq: 1}`. Periods are labelled in UTC with a fixed width per
+    //! unit (`2026-08-05T10:07`, `2026-08-05T10`, `2026-08-05`, `2026-W32`, `2026-08`), so
+    //! no two (series, period, sequence) triples share an id, whatever the series holds.
+    //!
+    //! ## One round trip
+    //!
+    //! An append of `k` items to a bucket is one `update` command:
+    //!
+    //! ```text
+    //! update { _id: <id>, count: { $lte: max - k } }
+    //!        { $push: { items: { $each: [...] } }, $inc: { count: k, <sums> },
+    //!          $min: {...}, $max: {...}, $setOnInsert: { <series>: s, <period>: p } }
+    //!        upsert: true
+    //! ```
+    //!
+    //! The filter matches only a bucket with room, so no bucket ever holds more than
+    //! `max`, whatever the number of concurrent writers: the server applies each update
+    //! to one document atomically. When the bucket is full the upsert tries to insert a
+    //! new document with the same `_id` and fails with a duplicate-key error (11000):
+    //! that is the signal to read the bucket's `count` (one `find`) and either retry with
+    //! what still fits, or move to the next sequence number. A process-wide hint
+    //! remembers the open sequence number per bucket and a lower bound of its count
+    //! (counts only grow), so an append that fills a bucket sends the next one straight to
+    //! the next bucket: a single writer sends exactly one `update` per append, and with
+    //! concurrent writers the extra `find` happens only when another writer filled the
+    //! bucket first.
+    //!
+    //! ## A cap per period
+    //!
+    //! `#[bucket(cap = N)]` keeps at most `N` items per series per period, across all of the
+    //! period's buckets (`max` bounds one bucket document). Each append first reserves its
+    //! items' places in a counter document of the series and period, kept in the collection
+    //! [`cap_collection_name`] names (`<collection>_caps`), with one conditional update
+    //! `{_id, reserved: {$lte: cap - k}}` → `$inc: {reserved: k}` (an upsert for the period's
+    //! first item); only the items granted a place are appended, the others are refused with
+    //! [`BucketError::Capped`]. The server applies the update atomically, so concurrent
+    //! writers never pass the cap: one more `update` per append, one `find` when the
+    //! counter is contended or full.
+    //!
+    //! The counter may overstate what the buckets hold, never understate it: places of items
+    //! certainly not stored are given back, those of an update whose outcome is unknown (a
+    //! dropped connection, a crash or a dropped future between reserving and appending) are
+    //! kept. The cap is never exceeded; a crash can waste a slot, and a [`resume`] after an
+    //! update in doubt that was in fact not applied reserves those items' places again.
+
+    use mongodb::Database;
+
+    pub use crate::patterns::bucket::*;
+    use crate::{SyncOptions, SyncReport};
+
+    /// Creates (or brings up to date) `B`'s collection and, when it declares a `cap`,
+    /// its counter collection ([`cap_collection_spec`]). [`crate::sync_all`] does both
+    /// too, with every other registered collection; [`crate::sync()`] covers the bucket
+    /// collection only.
+    pub async fn sync<B: Bucket>(db: &Database) -> crate::Result<Vec<SyncReport>> {
+        let mut reports = vec![crate::sync::<B>(db).await?];
+        if B::BUCKET.cap.is_some() {
+            reports.push(
+                crate::ops::sync::sync_spec(db, &cap_collection_spec::<B>(), SyncOptions::default()).await?,
+            );
+        }
+        Ok(reports)
+    }
 }
 
 pub mod outlier {

@@ -464,5 +464,6 @@ fn spec_constants() {
 }
 
 mod adversarial;
+mod cap;
 mod hostile;
 mod literal;

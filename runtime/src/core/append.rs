@@ -25,7 +25,7 @@ pub struct Appended {
 }
 
 /// Whether the error is a duplicate-key error (11000), however the driver wraps it.
-fn is_duplicate_key(e: &mongodb::error::Error) -> bool {
+pub(crate) fn is_duplicate_key(e: &mongodb::error::Error) -> bool {
     use mongodb::error::{ErrorKind, WriteFailure};
     match e.kind.as_ref() {
         ErrorKind::Write(WriteFailure::WriteError(w)) => w.code == 11000,

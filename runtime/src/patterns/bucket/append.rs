@@ -4,6 +4,7 @@ use crate::core::bson_compat;
 use bson::{doc, Bson, DateTime, Document};
 use mongodb::Database;
 
+use super::cap::{cap_collection_name, Counter};
 use super::error::{BucketError, Incomplete};
 use super::period::{Per, PeriodKind};
 use super::spec::{AggregateOp, AggregateType, Bucket, BucketSpec, IdForm};
@@ -269,42 +270,89 @@ async fn append_refs<B: Bucket>(
     for (g, (start, indices, docs)) in groups.iter().enumerate() {
         let start = *start;
         let base = id_for::<B>(&series_bson, start, 0)?;
+        // Built before any place is reserved, so an error here leaves none behind.
+        let on_insert = doc! { spec.series: series_bson.clone(), spec.period: period_value(spec, start)? };
+        // With a cap, the items' places are reserved first; only those granted are
+        // appended, and the rest of the period's items are refused.
+        let counter = spec.cap.map(|cap| Counter {
+            collection: db.collection::<Document>(&cap_collection_name(B::COLLECTION)),
+            id: base.clone(),
+            start,
+            cap,
+        });
+        let unsent_from = |from: usize| {
+            let mut unsent: Vec<usize> = indices[from..].to_vec();
+            unsent.extend(groups[g + 1..].iter().flat_map(|(_, i, _)| i.iter().copied()));
+            unsent.sort_unstable();
+            unsent
+        };
+        let granted = match &counter {
+            None => docs.len(),
+            Some(c) => match c.reserve(docs.len(), &mut report).await {
+                Ok(n) => n,
+                Err(cause) => {
+                    // The reservation was sent, so this is an `append_many` error after
+                    // an update like any other; nothing of this period was appended.
+                    return Err(BucketError::Incomplete(Box::new(Incomplete {
+                        cause,
+                        appended: report,
+                        stored,
+                        in_doubt: None,
+                        unsent: unsent_from(0),
+                    })));
+                }
+            },
+        };
         let id_of = |seq: u32| id_for::<B>(&series_bson, start, seq);
         let extra = |chunk: &[Bson]| aggregate_update(spec, chunk);
         let run = GuardedAppend {
             collection: collection.clone(),
             hint_key: format!("{}\u{0}{}\u{0}{base}", db.name(), B::COLLECTION),
             id_of: &id_of,
-            on_insert: doc! { spec.series: series_bson.clone(), spec.period: period_value(spec, start)? },
+            on_insert,
             items_field: spec.items,
             count_field: spec.count,
             max: spec.max,
             extra: &extra,
         };
         let mut ledger = Ledger::default();
-        let outcome = run.run(docs.clone(), &mut report, &mut ledger).await;
+        let outcome = if granted == 0 {
+            Ok(())
+        } else {
+            run.run(docs[..granted].to_vec(), &mut report, &mut ledger).await
+        };
         let mut next = 0;
         for (id, n) in ledger.writes {
             stored.push((id, indices[next..next + n].to_vec()));
             next += n;
         }
-        if let Err(cause) = outcome {
-            let in_doubt = ledger.in_doubt.map(|(id, n)| {
-                let v = indices[next..next + n].to_vec();
-                next += n;
-                (id, v)
-            });
-            let mut unsent: Vec<usize> = indices[next..].to_vec();
-            unsent.extend(groups[g + 1..].iter().flat_map(|(_, i, _)| i.iter().copied()));
-            unsent.sort_unstable();
-            return Err(BucketError::Incomplete(Box::new(Incomplete {
-                cause,
-                appended: report,
-                stored,
-                in_doubt,
-                unsent,
-            })));
+        let cause = match outcome {
+            Ok(()) if granted == docs.len() => continue,
+            Ok(()) => BucketError::Capped {
+                series: Box::new(series_bson.clone()),
+                period: start,
+                cap: spec.cap.unwrap_or(0),
+            },
+            Err(cause) => cause,
+        };
+        let in_doubt = ledger.in_doubt.map(|(id, n)| {
+            let v = indices[next..next + n].to_vec();
+            next += n;
+            (id, v)
+        });
+        if let Some(c) = &counter {
+            // Places granted to items certainly not stored (never sent, or refused by
+            // the server) are given back; those of an update in doubt are kept, so the
+            // counter never counts fewer items than the buckets hold.
+            c.release(granted.saturating_sub(next), &mut report).await;
         }
+        return Err(BucketError::Incomplete(Box::new(Incomplete {
+            cause,
+            appended: report,
+            stored,
+            in_doubt,
+            unsent: unsent_from(next),
+        })));
     }
     Ok(report)
 }
@@ -408,6 +456,7 @@ mod tests {
             items: "items",
             time: "t",
             count: "count",
+            cap: None,
             id: IdForm::String,
             aggregates: AGGS,
         };

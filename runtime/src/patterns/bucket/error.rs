@@ -66,6 +66,17 @@ pub enum BucketError {
         /// number came back changed).
         source: Option<Box<dyn std::error::Error + Send + Sync>>,
     },
+    /// The series already holds its `cap` items for this period
+    /// (`#[bucket(cap = N)]`): the item was refused, and nothing of it was written.
+    /// Items of another period or another series are not affected.
+    Capped {
+        /// The series, as written to the server.
+        series: Box<Bson>,
+        /// The period's first instant (UTC).
+        period: DateTime,
+        /// The most items the series keeps per period.
+        cap: u32,
+    },
     /// `append_many` stopped after sending updates: what each bucket got, what is in
     /// doubt and what was never sent (see [`Incomplete`]). Pass the same items to
     /// [`resume`](super::resume) to store exactly the missing ones.
@@ -122,6 +133,11 @@ impl fmt::Display for BucketError {
             Self::SeqField { id, detail, .. } => {
                 write!(f, "the compound `_id` type cannot hold an overflow bucket's `seq` ({id}): {detail}")
             }
+            Self::Capped { series, period, cap } => write!(
+                f,
+                "series {series} already holds its cap of {cap} items for the period starting {}",
+                period.try_to_rfc3339_string().unwrap_or_else(|_| period.timestamp_millis().to_string())
+            ),
             Self::Incomplete(i) => write!(
                 f,
                 "append stopped after storing {} items ({} in doubt, {} not sent): {}",

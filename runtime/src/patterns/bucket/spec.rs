@@ -110,6 +110,9 @@ pub struct BucketSpec {
     pub time: &'static str,
     /// The stored name of the maintained count (`count`, `conteo`).
     pub count: &'static str,
+    /// The most items one series keeps per period, across all of the period's
+    /// buckets (`cap = N`); `None` for no limit.
+    pub cap: Option<u32>,
     /// How ids are made.
     pub id: IdForm,
     /// The aggregates.
