@@ -20,6 +20,7 @@ mod adversarial;
 mod claims;
 mod hardening;
 mod injection;
+mod soak;
 mod stuck;
 mod sync;
 mod watcher;
