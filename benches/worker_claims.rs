@@ -135,7 +135,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut commands = (0, 0);
     for round in 0..rounds {
         let round = round as usize;
-        let (a, b) = if round % 2 == 0 {
+        let (a, b) = if round.is_multiple_of(2) {
             let a = drain(&db, &log, jobs, 1).await?;
             (a, drain(&db, &log, jobs, batched).await?)
         } else {
