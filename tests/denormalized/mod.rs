@@ -20,7 +20,6 @@ mod adversarial;
 mod claims;
 mod hardening;
 mod injection;
-mod soak;
 mod stuck;
 mod sync;
 mod watcher;
