@@ -4,7 +4,8 @@
 //!
 //! The versioning, relation and outlier tests are binaries of their own: they check
 //! what `sync_all`, `check_all` and the artifacts make of every model in the program,
-//! which is theirs alone only in a program of their own.
+//! which is theirs alone only in a program of their own. The soak (soak.rs) is one too,
+//! so that it runs alone.
 
 mod access;
 mod bucket;

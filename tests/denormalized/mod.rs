@@ -17,6 +17,7 @@ use mongodb::Database;
 use serde::{Deserialize, Serialize};
 
 mod adversarial;
+mod claims;
 mod hardening;
 mod injection;
 mod refresh;

@@ -130,7 +130,7 @@ async fn renames_in_a_row_while_a_worker_runs_converge_to_the_last() {
     assert!(queue(&db).await.is_empty());
 }
 
-async fn users_with_posts(db: &Database, users: i64, posts_each: i64) {
+pub(super) async fn users_with_posts(db: &Database, users: i64, posts_each: i64) {
     for u in 0..users {
         let id = format!("u{u}");
         insert_user(db, &id, "old").await;
@@ -165,7 +165,7 @@ async fn two_workers_drain_one_queue() {
 }
 
 /// Waits until some of `author`'s posts carry `name`, and checks that not all do yet.
-async fn midway(db: &Database, author: &str, name: &str, total: u64) {
+pub(super) async fn midway(db: &Database, author: &str, name: &str, total: u64) {
     let filter = doc! { "author_id": author, "author_name": name };
     until("the first batches", || {
         let db = db.clone();

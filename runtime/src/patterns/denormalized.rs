@@ -110,6 +110,7 @@
 //!   due: <date: enqueued_at + max_stale>,
 //!   lease_until: <date: claimable once past; epoch 0 when released>,
 //!   owner: <the worker id holding it, or that held it last>,
+//!   claim: <ObjectId: the token of the claim that took it last>,
 //!   claimed_at, claims, failures, last_error, failed_at: <bookkeeping> }
 //! ```
 //!
@@ -120,13 +121,32 @@
 //!
 //! # Workers
 //!
-//! A [`Worker`] claims jobs (the oldest `due` first), reads the source's current value,
-//! writes it to the copies that differ in batches, and completes the job with
-//! `delete_one({_id, seq: <seq when claimed>, owner: <me>})`. Any number of workers
-//! may run at once, each with its own id, and a worker may be stopped at any point:
+//! A [`Worker`] claims jobs (the oldest `due` first, up to
+//! [`Worker::jobs_per_claim`] at a time), and for each in turn reads the source's
+//! current value, writes it to the copies that differ in batches, and completes the
+//! job with `delete_one({_id, seq: <seq read at the claim>, owner: <me>})`. Any number
+//! of workers may run at once, each with its own id, and a worker may be stopped at
+//! any point:
 //!
-//! - A claim is a `findAndModify` on jobs whose lease has expired, or whose `owner`
-//!   is this worker's id (a worker restarted with the same id resumes its job at once).
+//! - A job is claimable when its lease has expired (or is not a date), or its `owner`
+//!   is this worker's id (a worker restarted with the same id resumes its jobs at
+//!   once), and it has not failed in this run. A claim of up to N jobs is a `find` of
+//!   up to N claimable `_id`s (oldest `due` first), one `update` that stamps the jobs
+//!   among them that are still claimable (the condition again, so a job another
+//!   worker took in between is left to it; the ids matched literally) with
+//!   `owner`, `lease_until` and a new `claim` token, and a `find` of the jobs carrying
+//!   the token, which gives each job's `seq`. When the update takes none (other
+//!   workers took them all), a `findAndModify` claims one job, or finds none and ends
+//!   the run. With N = 1 a claim is that `findAndModify` alone.
+//! - The jobs of a claim not yet run stay held: before each job, once a third of the
+//!   lease has passed since they were last renewed, their lease is renewed (on
+//!   `{claim: <token>, owner: me}`), and the jobs the renewal no longer finds
+//!   (another worker took them after their lease expired during a long job) are
+//!   dropped from the batch before anything was written for them. A worker that stops
+//!   before running them does not release them: a stop may be a crash or an aborted
+//!   task, where no release can run, so the lease's expiry is what frees them in
+//!   every case (at once for a worker restarted with the same id), and releasing on
+//!   the paths that could would add a round trip to a server that has just failed.
 //! - Applying is idempotent and resumable: each batch is found with
 //!   `{via: id, field: {$ne: value}}` and written with
 //!   `update_many({_id: {$in: ids}, via: id}, {$set: {field: value}})`, so after a stop
@@ -141,13 +161,15 @@
 //!   value), and the worker enqueues it again.
 //!
 //! **Convergence.** Take the run that deletes a source's job for the last time. Every
-//! enqueue came before its claim (one after it would have moved `seq`, and the delete
-//! would have failed), and every update of the source is enqueued after it is
-//! written: so the run read the source's last value. Every other run's writes came
-//! before that claim too: a run that lost the job enqueued it again after its last
-//! write (an enqueue, so before the claim); a run that still held the job released
-//! it after its last write, and nobody claims a held job before its release or its
-//! lease's expiry. So the final run finds every copy that still differs, and the last
+//! enqueue came before that run's claim read the job's `seq` (one after it would have
+//! moved `seq`, and the delete would have failed), the source is read after that,
+//! and every update of the source is enqueued after it is written: so the run read
+//! the source's last value. Every other run's writes came before that read of `seq`
+//! too: a run that lost the job enqueued it again after its last write (an enqueue,
+//! so before the read); a run that still held the job released it after its last
+//! write, and nobody claims a held job (stamps it with their token, before reading
+//! it back) before its release or its lease's expiry. A job dropped from a batch, or
+//! left unrun in one, had no write made for it by that run. So the final run finds every copy that still differs, and the last
 //! write to every copy is its own, with the last value. This needs distinct ids among
 //! the workers running at once, and, for a worker restarted under its old id, no write
 //! of its previous process still in flight (a lease's expiry covers that for the
@@ -217,6 +239,7 @@
 #![allow(clippy::result_large_err)]
 
 mod apply;
+mod claim;
 mod lag;
 mod refresh;
 mod repair;

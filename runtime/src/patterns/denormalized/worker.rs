@@ -9,12 +9,11 @@ use bson::oid::ObjectId;
 use bson::{doc, Bson, DateTime, Document};
 use futures_util::TryStreamExt;
 use mongodb::error::ErrorKind;
-use mongodb::options::ReturnDocument;
 use mongodb::{Collection, Database, IndexModel};
 
 use super::apply::{enqueue, plus, since, Lease};
+use super::claim::Claimer;
 use super::spec::copies;
-use crate::core::access::{not_in_filter, Literal};
 use crate::core::denormalized::refresh::{
     cleared, value_at, via_filter, write_copy, Batching, CopyWrite, WriteError,
 };
@@ -48,6 +47,7 @@ pub struct Worker {
     db: Database,
     id: String,
     batch: usize,
+    jobs_per_claim: usize,
     lease: Duration,
     only: Option<Vec<String>>,
     /// Whether the queue's index was made by this worker (or a clone of it).
@@ -55,13 +55,18 @@ pub struct Worker {
 }
 
 impl Worker {
-    /// A worker on `db`'s queue, with a unique id, batches of 1,000 documents, a 60 s
-    /// lease, and every registered copy.
+    /// The default [`Worker::jobs_per_claim`].
+    pub const DEFAULT_JOBS_PER_CLAIM: usize = 32;
+
+    /// A worker on `db`'s queue, with a unique id, batches of 1,000 documents, claims
+    /// of up to [`Worker::DEFAULT_JOBS_PER_CLAIM`] jobs, a 60 s lease, and every
+    /// registered copy.
     pub fn new(db: &Database) -> Self {
         Self {
             db: db.clone(),
             id: format!("worker-{}", ObjectId::new().to_hex()),
             batch: 1000,
+            jobs_per_claim: Self::DEFAULT_JOBS_PER_CLAIM,
             lease: Duration::from_secs(60),
             only: None,
             indexed: Arc::default(),
@@ -82,11 +87,28 @@ impl Worker {
         self
     }
 
+    /// Jobs taken per claim (at least 1; default [`Worker::DEFAULT_JOBS_PER_CLAIM`],
+    /// 32): the oldest due first, under one lease, run one after another. A claim of
+    /// several costs three round trips (find the ids, stamp them, read them back)
+    /// instead of one `findAndModify` per job; 1 claims one job per `findAndModify`.
+    /// The jobs of a claim not yet run are held from other workers while this one
+    /// runs the others (their lease renewed every third of it between two jobs), and
+    /// wait out the lease when the worker stops before running them; so a larger
+    /// claim saves round trips on a queue of many small jobs, and a smaller one lets
+    /// several workers share a short queue of long jobs.
+    pub fn jobs_per_claim(mut self, jobs: usize) -> Self {
+        self.jobs_per_claim = jobs.max(1);
+        self
+    }
+
     /// How long a claimed job stays this worker's without a renewal (default 60 s; at
     /// least 1 ms). It is renewed before every batch's write, so make it comfortably
     /// longer than the time between two writes (reading the source and finding the
     /// first batch, or writing one batch and finding the next): a shorter lease lets
     /// other workers take the job over and over, each before it has written anything.
+    /// The other jobs of a claim are renewed between two jobs, once a third of the
+    /// lease has passed: a job that runs longer than the lease lets other workers take
+    /// them, which this worker notices before it reads their sources.
     pub fn lease(mut self, lease: Duration) -> Self {
         self.lease = lease.max(Duration::from_millis(1));
         self
@@ -120,8 +142,9 @@ impl Worker {
     /// that are not refreshed copies in this program (another program's, or
     /// `refresh = "never"`) are never claimed: they are left in the queue for a worker
     /// that knows them, and counted in [`RefreshReport::skipped`]. An error from the
-    /// server or the network ends the run; the job in hand stays leased and is taken
-    /// up again when its lease expires, or at once by a worker with the same id.
+    /// server or the network ends the run; the job in hand, and the jobs of its claim
+    /// not yet run, stay leased and are taken up again when their lease expires, or at
+    /// once by a worker with the same id.
     pub async fn run_until_empty(&self) -> Result<RefreshReport, CopyError> {
         let mut report = self.drain().await?;
         report.skipped = skipped(&self.db).await?;
@@ -186,62 +209,25 @@ impl Worker {
         if keys.is_empty() {
             return Ok(report);
         }
-        // Progress: every round deletes a job, fails one not failed before in this run
-        // (a failed job is not claimed again in the same run, however short the
-        // lease), or leaves one to run again because its source changed or another
-        // worker took it (another writer's progress).
+        // Progress: every claim takes at least one job, or ends the run; every job
+        // taken is deleted, failed (not claimed again in this run, however short the
+        // lease), or left to run again because its source changed or another worker
+        // took it (another writer's progress).
         let mut failed: Vec<Bson> = Vec::new();
-        while let Some(job) = self.claim(&queue, &keys, &failed).await? {
-            let id = job.get("_id").cloned().unwrap_or(Bson::Null);
-            let copy = id.as_document().and_then(|k| k.get_str("copy").ok()).unwrap_or("");
-            trace::event!(DEBUG, copy, claims = job.get("claims").and_then(Bson::as_i64), "claimed");
-            let before = report.failures.len();
-            self.process(&queue, &specs, job, &mut report).await?;
-            if report.failures.len() > before {
-                failed.push(id);
+        let claimer = Claimer { queue: &queue, keys: &keys, owner: &self.id, lease: self.lease };
+        while let Some(mut batch) = claimer.claim(self.jobs_per_claim, &failed).await? {
+            while let Some(job) = claimer.next(&mut batch).await? {
+                let id = job.get("_id").cloned().unwrap_or(Bson::Null);
+                let copy = id.as_document().and_then(|k| k.get_str("copy").ok()).unwrap_or("");
+                trace::event!(DEBUG, copy, claims = job.get("claims").and_then(Bson::as_i64), "claimed");
+                let before = report.failures.len();
+                self.process(&queue, &specs, job, &mut report).await?;
+                if report.failures.len() > before {
+                    failed.push(id);
+                }
             }
         }
         Ok(report)
-    }
-
-    /// Takes the job due first among those whose lease has expired (or is not a date)
-    /// or that are this worker's own, leaving out the jobs that failed in this run. Jobs whose `due` is not a date sort before every
-    /// dated one (BSON order), so they are taken first.
-    async fn claim(
-        &self,
-        queue: &Collection<Document>,
-        keys: &[&str],
-        failed: &[Bson],
-    ) -> Result<Option<Document>, CopyError> {
-        let now = DateTime::now();
-        let mut filter = doc! {
-            "_id.copy": { "$in": keys },
-            // A lease that is not a date (missing, or another program's string or
-            // number) holds no one off: the job is claimable.
-            "$or": [
-                { "lease_until": { "$lte": now } },
-                { "lease_until": { "$not": { "$type": "date" } } },
-                { "owner": eq(Bson::from(self.id.as_str())) },
-            ],
-        };
-        if !failed.is_empty() {
-            // Stored job ids, another program's among them: excluded literally (a
-            // regex or an operator-shaped id would otherwise exclude other jobs, or
-            // make the server refuse every claim).
-            filter.extend(not_in_filter("_id", failed.iter().cloned().map(Literal::stored)));
-        }
-        queue
-            .find_one_and_update(
-                filter,
-                doc! {
-                    "$set": { "owner": &self.id, "lease_until": plus(now, self.lease), "claimed_at": now },
-                    "$inc": { "claims": 1_i64 },
-                },
-            )
-            .sort(doc! { "due": 1 })
-            .return_document(ReturnDocument::After)
-            .await
-            .map_err(|error| CopyError::Queue { operation: "claim", error })
     }
 
     async fn process(

@@ -1,0 +1,198 @@
+//! Claiming refresh jobs: several due jobs under one lease and one claim token, and
+//! keeping that lease while the worker runs them one after another.
+
+use std::time::{Duration, Instant};
+
+use bson::oid::ObjectId;
+use bson::{doc, Bson, DateTime, Document};
+use futures_util::TryStreamExt;
+use mongodb::options::ReturnDocument;
+use mongodb::Collection;
+
+use super::apply::plus;
+use crate::core::access::{in_filter, not_in_filter, Literal};
+use crate::core::denormalized::CopyError;
+use crate::core::model::eq;
+
+/// Who claims, and for how long.
+pub(super) struct Claimer<'a> {
+    pub(super) queue: &'a Collection<Document>,
+    /// The copies' keys the worker refreshes.
+    pub(super) keys: &'a [&'a str],
+    pub(super) owner: &'a str,
+    pub(super) lease: Duration,
+}
+
+/// The jobs of one claim, oldest `due` first, all stamped with one token.
+pub(super) struct Batch {
+    token: ObjectId,
+    /// The jobs not yet handed out, in the order they run.
+    pending: std::collections::VecDeque<Document>,
+    /// When the lease of the pending jobs was last set (the claim, then each renewal).
+    renewed: Instant,
+}
+
+impl Claimer<'_> {
+    /// The jobs this worker may take at `now`: those of its copies whose lease has
+    /// expired or is not a date, or that are its own, except the jobs in `failed`.
+    fn claimable(&self, now: DateTime, failed: &[Bson]) -> Document {
+        let mut filter = doc! {
+            "_id.copy": { "$in": self.keys },
+            // A lease that is not a date (missing, or another program's string or
+            // number) holds no one off: the job is claimable.
+            "$or": [
+                { "lease_until": { "$lte": now } },
+                { "lease_until": { "$not": { "$type": "date" } } },
+                { "owner": eq(Bson::from(self.owner)) },
+            ],
+        };
+        if !failed.is_empty() {
+            // Stored job ids, another program's among them: excluded literally (a
+            // regex or an operator-shaped id would otherwise exclude other jobs, or
+            // make the server refuse every claim).
+            filter.extend(not_in_filter("_id", failed.iter().cloned().map(Literal::stored)));
+        }
+        filter
+    }
+
+    /// What a claim sets on each job it takes.
+    fn stamp(&self, token: ObjectId, now: DateTime) -> Document {
+        doc! {
+            "$set": { "owner": self.owner, "lease_until": plus(now, self.lease), "claimed_at": now, "claim": token },
+            "$inc": { "claims": 1_i64 },
+        }
+    }
+
+    /// Claims up to `most` jobs (at least one when any is claimable), oldest `due`
+    /// first; `None` when none is claimable. Jobs whose `due` is not a date sort
+    /// before every dated one in BSON order (missing, null, numbers, strings), so
+    /// they are taken first.
+    ///
+    /// With `most > 1`: a `find` of up to `most` claimable ids, one `update` that
+    /// stamps those still claimable (the condition again, so a job another worker
+    /// took in between is left to it) with a new token, and a `find` of the jobs
+    /// carrying the token, with the `seq` each completion compares. When another
+    /// worker took every one of them in between, one `findAndModify` settles it:
+    /// it takes a job or finds none claimable, so every call either claims a job or
+    /// ends the drain (no loop here asks the server again).
+    pub(super) async fn claim(&self, most: usize, failed: &[Bson]) -> Result<Option<Batch>, CopyError> {
+        if most > 1 {
+            let batch = self.claim_many(most, failed).await?;
+            if batch.as_ref().is_none_or(|b| !b.pending.is_empty()) {
+                return Ok(batch);
+            }
+        }
+        let token = ObjectId::new();
+        let now = DateTime::now();
+        let job = self
+            .queue
+            .find_one_and_update(self.claimable(now, failed), self.stamp(token, now))
+            .sort(doc! { "due": 1 })
+            .return_document(ReturnDocument::After)
+            .await
+            .map_err(|error| CopyError::Queue { operation: "claim", error })?;
+        Ok(job.map(|job| Batch { token, pending: [job].into(), renewed: Instant::now() }))
+    }
+
+    /// `None` when nothing is claimable; an empty batch when every job found was
+    /// taken by another worker before the update.
+    async fn claim_many(&self, most: usize, failed: &[Bson]) -> Result<Option<Batch>, CopyError> {
+        let error = |error| CopyError::Queue { operation: "claim", error };
+        let limit = i64::try_from(most).unwrap_or(i64::MAX);
+        let found: Vec<Document> = self
+            .queue
+            .find(self.claimable(DateTime::now(), failed))
+            .sort(doc! { "due": 1 })
+            .limit(limit)
+            .batch_size(u32::try_from(most).unwrap_or(u32::MAX))
+            .projection(doc! { "_id": 1 })
+            .await
+            .map_err(error)?
+            .try_collect()
+            .await
+            .map_err(error)?;
+        if found.is_empty() {
+            return Ok(None);
+        }
+        // The stored ids, each matched literally (a foreign job's id may hold a regex
+        // or an operator-shaped document).
+        let ids = || {
+            in_filter(
+                "_id",
+                found.iter().map(|j| Literal::stored(j.get("_id").cloned().unwrap_or(Bson::Null))),
+            )
+        };
+        let token = ObjectId::new();
+        let now = DateTime::now();
+        // `$and`: the ids' filter may be an `$or` of its own, beside the lease's.
+        let stamped = self
+            .queue
+            .update_many(doc! { "$and": [self.claimable(now, failed), ids()] }, self.stamp(token, now))
+            .await
+            .map_err(error)?;
+        let renewed = Instant::now();
+        if stamped.modified_count == 0 {
+            return Ok(Some(Batch { token, pending: Default::default(), renewed }));
+        }
+        // Read back by token: a job taken by another worker right after the stamp
+        // (a lease shorter than a round trip) carries that worker's token instead.
+        let mut mine = ids();
+        mine.insert("claim", token);
+        let jobs: Vec<Document> = self
+            .queue
+            .find(mine)
+            .sort(doc! { "due": 1 })
+            .await
+            .map_err(error)?
+            .try_collect()
+            .await
+            .map_err(error)?;
+        Ok(Some(Batch { token, pending: jobs.into(), renewed }))
+    }
+
+    /// The next job of `batch`, the lease of every job not yet run renewed first when
+    /// a third of it has passed since it was last set; `None` when the batch is done.
+    ///
+    /// A renewal that finds fewer jobs than it asked for (a job ran longer than the
+    /// lease, and another worker took some of the rest) drops the jobs no longer this
+    /// worker's from the batch: nothing was written for them, so nothing is owed.
+    pub(super) async fn next(&self, batch: &mut Batch) -> Result<Option<Document>, CopyError> {
+        if !batch.pending.is_empty() && batch.renewed.elapsed() >= self.lease / 3 {
+            let error = |error| CopyError::Queue { operation: "renew lease", error };
+            let held = || {
+                let mut f = in_filter(
+                    "_id",
+                    batch
+                        .pending
+                        .iter()
+                        .map(|j| Literal::stored(j.get("_id").cloned().unwrap_or(Bson::Null))),
+                );
+                f.insert("claim", batch.token);
+                f.insert("owner", eq(Bson::from(self.owner)));
+                f
+            };
+            let renewed = self
+                .queue
+                .update_many(held(), doc! { "$set": { "lease_until": plus(DateTime::now(), self.lease) } })
+                .await
+                .map_err(error)?;
+            batch.renewed = Instant::now();
+            if usize::try_from(renewed.matched_count).unwrap_or(usize::MAX) < batch.pending.len() {
+                let still: Vec<Bson> = self
+                    .queue
+                    .find(held())
+                    .projection(doc! { "_id": 1 })
+                    .await
+                    .map_err(error)?
+                    .try_collect::<Vec<Document>>()
+                    .await
+                    .map_err(error)?
+                    .into_iter()
+                    .filter_map(|j| j.get("_id").cloned())
+                    .collect();
+                batch.pending.retain(|j| j.get("_id").is_some_and(|id| still.contains(id)));
+            }
+        }
+        Ok(batch.pending.pop_front())
+    }
+}
