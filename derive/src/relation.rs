@@ -406,9 +406,17 @@ fn items(c: &Container, r: &Parsed, model: bool) -> TokenStream {
     let generic = !c.generics.params.is_empty();
     let mut out = TokenStream::new();
     if model && !generic {
-        let id = paths::stored_fields(c)
+        let id_field = paths::stored_fields(c)
             .into_iter()
-            .find(|f| f.name.as_deref() == Some("_id") && f.serde.flatten.is_none())
+            .find(|f| f.name.as_deref() == Some("_id") && f.serde.flatten.is_none());
+        // The `_id`'s size with its field's bounds (`max_length`), what a `Ref<Self>`
+        // weighs; an implicit `_id` is an ObjectId.
+        let owner = ident.to_string();
+        let id_size = match id_field {
+            Some(f) => crate::common::size::element_part(f),
+            None => quote!(__ds::sz::element_of("_id", false, __ds::Probe::<__ds::ObjectId>::PART)),
+        };
+        let id = id_field
             .map(|f| {
                 let ty = &f.recv.ty;
                 match is_option(ty) {
@@ -438,6 +446,7 @@ fn items(c: &Container, r: &Parsed, model: bool) -> TokenStream {
             #[automatically_derived]
             impl __ds::Identified for #ident {
                 type Id = #id;
+                const ID_SIZE: __ds::sz::Part = __ds::sz::id_of(#owner, &[#id_size]);
             }
             #[automatically_derived]
             impl __ds::IdOf<#ident> for #id {
