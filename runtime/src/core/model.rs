@@ -109,6 +109,10 @@ pub trait Model: Schema + Sized {
     /// and its arrays spread over several documents (`#[outlier]`, `#[bucket]`), for the
     /// design-decision table.
     const RELATIONS: &'static [Relation] = &[];
+    /// The relations inside its fields' embedded types (a reference in a sub-document
+    /// or in an array's items), listed under the field's path in the design-decision
+    /// table.
+    const NESTED: &'static [crate::core::relation::Nested] = &[];
     /// Its denormalized copies (`#[denormalized]`), filled by
     /// [`crate::relation::snapshot`] and refreshed as each one's policy says.
     const COPIES: &'static [CopySpec] = &[];
