@@ -68,7 +68,8 @@ pub(crate) fn expand(parsed: &Parsed, cx: &Context, parts: &[&Expansion]) -> (To
             const COPIES: &'static [__ds::CopySpec] = &[#(#copies),*];
         }
     });
-    let nested = (!nested.is_empty()).then(|| quote!(const NESTED: &'static [__ds::Nested] = &[#(#nested),*];));
+    let nested =
+        (!nested.is_empty()).then(|| quote!(const NESTED: &'static [__ds::Nested] = &[#(#nested),*];));
     let table = quote!(#table #nested);
     (model_impl(c, options, quote!(#(#consts)* #table)), registration(c).unwrap_or_default())
 }

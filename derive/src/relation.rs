@@ -165,16 +165,17 @@ pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> Expansion {
         return Expansion { relations, nested, items: quote!(#unbounded #items), ..Expansion::default() };
     }
     // An embedded type's rows reach the table through the models that hold it.
-    let embedded = (c.generics.params.is_empty() && (!relations.is_empty() || !nested.is_empty())).then(|| {
-        let ident = &c.ident;
-        quote! {
-            #[automatically_derived]
-            impl __ds::EmbeddedRelations for #ident {
-                const RELATIONS: &'static [__ds::Relation] = &[#(#relations),*];
-                const NESTED: &'static [__ds::Nested] = &[#(#nested),*];
+    let embedded =
+        (c.generics.params.is_empty() && (!relations.is_empty() || !nested.is_empty())).then(|| {
+            let ident = &c.ident;
+            quote! {
+                #[automatically_derived]
+                impl __ds::EmbeddedRelations for #ident {
+                    const RELATIONS: &'static [__ds::Relation] = &[#(#relations),*];
+                    const NESTED: &'static [__ds::Nested] = &[#(#nested),*];
+                }
             }
-        }
-    });
+        });
     Expansion { items: quote!(#unbounded #items #embedded), ..Expansion::default() }
 }
 
@@ -186,7 +187,9 @@ fn nested(c: &Container) -> Vec<TokenStream> {
         return Vec::new();
     }
     let fields: Vec<&Field> = match &c.body {
-        Body::Struct(darling::ast::Style::Struct, fields) => fields.iter().filter(|f| !f.serde.skip).collect(),
+        Body::Struct(darling::ast::Style::Struct, fields) => {
+            fields.iter().filter(|f| !f.serde.skip).collect()
+        }
         _ => return Vec::new(),
     };
     fields

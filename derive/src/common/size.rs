@@ -158,7 +158,7 @@ fn container_size(c: &Container) -> Size {
             if c.serde.tag.is_some() {
                 return unknown(format!("`{owner}`, written with a tag docshape does not size"));
             }
-            let parts = fields.iter().filter(|f| !f.serde.skip).map(|f| element_part(f));
+            let parts = fields.iter().filter(|f| !f.serde.skip).map(element_part);
             Size::Parts(quote!(&[#(#parts),*]))
         }
         Body::Struct(darling::ast::Style::Tuple, fields) => {
