@@ -70,7 +70,9 @@ fn cell(text: &str) -> String {
 pub fn design_decisions(models: &[(&str, &[Relation])]) -> String {
     let rows: Vec<(&str, Vec<(String, Relation)>)> = models
         .iter()
-        .map(|(collection, relations)| (*collection, relations.iter().map(|r| (r.field.to_owned(), *r)).collect()))
+        .map(|(collection, relations)| {
+            (*collection, relations.iter().map(|r| (r.field.to_owned(), *r)).collect())
+        })
         .collect();
     render(&rows)
 }
@@ -102,7 +104,8 @@ pub fn design_decisions_with_nested(models: &[(&str, &[Relation], &[Nested])]) -
     let rows: Vec<(&str, Vec<(String, Relation)>)> = models
         .iter()
         .map(|(collection, relations, nested)| {
-            let mut rows: Vec<(String, Relation)> = relations.iter().map(|r| (r.field.to_owned(), *r)).collect();
+            let mut rows: Vec<(String, Relation)> =
+                relations.iter().map(|r| (r.field.to_owned(), *r)).collect();
             walk("", nested, &mut rows);
             (*collection, rows)
         })
