@@ -202,21 +202,11 @@ fn nested(c: &Container) -> Vec<TokenStream> {
             // A flattened sub-document's fields sit beside the parent's.
             let field = if f.serde.flatten.is_some() { String::new() } else { f.name.clone()? };
             let item = respan(quote!(#item), f.recv.ty.span());
-            Some(quote! {
-                __ds::Nested {
-                    field: #field,
-                    relations: {
-                        #[allow(unused_imports)]
-                        use __ds::RelationsFallback as _;
-                        __ds::RelationsOf::<#item>::RELATIONS
-                    },
-                    nested: {
-                        #[allow(unused_imports)]
-                        use __ds::RelationsFallback as _;
-                        __ds::RelationsOf::<#item>::NESTED
-                    },
-                }
-            })
+            Some(quote!({
+                #[allow(unused_imports)]
+                use __ds::RelationsFallback as _;
+                __ds::Nested { field: #field, relations: __ds::RelationsOf::<#item>::RELATIONS, nested: __ds::RelationsOf::<#item>::NESTED }
+            }))
         })
         .collect()
 }
