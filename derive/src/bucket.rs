@@ -534,58 +534,57 @@ fn bucket(c: &Container, b: &BucketDef) -> TokenStream {
         "the bucket's `time` field can be null or missing in an item; every item needs a time to find its bucket",
     );
 
-    // The size of a full bucket.
-    let mut sizes = Vec::new();
-    let mut whys = Vec::new();
-    // Each part whose size has no bound is reported under the field that holds it.
+    // The size of a full bucket: one element per stored field.
+    let mut elements = Vec::new();
+    // Each element whose size has no bound is reported under the field that holds it,
+    // with the element that names it (the series, for an `_id` made from it).
     let mut unbounded_at = Vec::new();
     for f in paths::stored_fields(c) {
-        let mut at_field = f;
-        let name_len = f.name.as_deref().unwrap_or_default().len();
-        let (size, why) = if std::ptr::eq(f, b.items) {
-            let (item, why) = crate::common::size::probe(item_ty);
+        let key = f.name.as_deref().unwrap_or_default();
+        let (element, named, at) = if std::ptr::eq(f, b.items) {
+            let item = crate::common::size::probe_part(item_ty);
             let n = b.max as usize;
-            (quote!(__ds::sz::element(#name_len, __ds::sz::array(#n, #item))), why)
+            let e = quote!(__ds::sz::element_of(#key, true, __ds::sz::array_of(#n, #item)));
+            // The item type's own tokens: the field lacking a bound is one of its fields.
+            (e.clone(), e, item_ty.span())
         } else if b.id.is_some_and(|i| std::ptr::eq(i, f)) && string_id && f.recv.max_length.is_none() {
             // "<series>:<period label>#<seq>": the series as text (at most its string
             // size, or 24 hex digits, or 20 decimal digits), ':', a label, '#', a u32.
-            let (series_size, why) = crate::common::size::value_size(&owner, b.series);
-            at_field = b.series;
+            let series = crate::common::size::value_part(b.series);
+            let series_key = b.series.name.as_deref().unwrap_or_default();
             let extra: usize = 24 + 1 + 16 + 1 + 10;
             (
-                quote!(__ds::sz::element(#name_len, __ds::sz::add(#series_size, ::core::option::Option::Some(#extra)))),
-                why,
+                quote!(__ds::sz::element_of(#key, false, (__ds::sz::add((#series).0, ::core::option::Option::Some(#extra)), (#series).1))),
+                quote!(__ds::sz::element_of(#series_key, false, #series)),
+                b.series.span,
             )
         } else if std::ptr::eq(f, b.period)
             && classify(&f.recv.ty) == Kind::String
             && f.recv.max_length.is_none()
         {
             // A label the runtime writes: ASCII, at most `Per::MAX_LABEL_LEN` bytes.
-            (
-                quote!(__ds::sz::element(#name_len, ::core::option::Option::Some(5usize + __ds::Per::MAX_LABEL_LEN))),
-                quote!(""),
-            )
+            let e = quote!(__ds::sz::element_of(#key, false, (::core::option::Option::Some(5usize + __ds::Per::MAX_LABEL_LEN), __ds::sz::Unsized::Known)));
+            (e.clone(), e, f.span)
         } else {
-            crate::common::size::element(&owner, f)
+            let e = crate::common::size::element_part(f);
+            (e.clone(), e, f.span)
         };
-        whys.push(quote!((#size, #why)));
-        // The item type's own tokens for the items (the field lacking a bound is one of
-        // its fields), the field's name otherwise.
-        let at = if std::ptr::eq(f, b.items) { item_ty.span() } else { at_field.span };
-        unbounded_at.push((size.clone(), why, at));
-        sizes.push(size);
+        unbounded_at.push((element.clone(), named, at));
+        elements.push(element);
     }
-    let estimate = quote!(__ds::sz::document(&[#(#sizes),*]));
-    let unsized_why = quote!(__ds::sz::first_unsized(&[#(#whys),*]));
+    let estimate = quote!(__ds::sz::document_of(&[#(#elements),*]));
+    let all_sized = quote!(__ds::sz::all_sized(&[#(#elements),*]));
     let limit = b.limit as usize;
     let what = format!("`{owner}` bucket (max = {} items)", b.max);
     let fix = "lower `max`, use a shorter period, or shorten the items' field names and bound their strings";
-    let unbounded_parts = unbounded_at.into_iter().map(|(size, why, span)| {
+    let unbounded_parts = unbounded_at.into_iter().map(|(element, named, span)| {
         respan(
             quote! {
                 const _: () = {
-                    const __VERDICT: __ds::sz::ConstMessage = if #size.is_none() && !#why.is_empty() {
-                        __ds::sz::verdict("bucket_size", #what, ::core::option::Option::None, #limit, #why, #fix)
+                    const __NAMED: &[__ds::sz::Element] = &[#named];
+                    const __VERDICT: __ds::sz::ConstMessage = if #element.size.is_none() && !__NAMED[0].why.is_known() {
+                        __ds::sz::verdict("bucket_size", #what, ::core::option::Option::None, #limit,
+                            __ds::sz::Unsized::Fields { owner: #owner, elements: __NAMED }, #fix)
                     } else {
                         __ds::sz::ConstMessage::new()
                     };
@@ -602,8 +601,8 @@ fn bucket(c: &Container, b: &BucketDef) -> TokenStream {
     let assertion = respan(
         quote! {
             const _: () = {
-                const __VERDICT: __ds::sz::ConstMessage = if #unsized_why.is_empty() {
-                    __ds::sz::verdict("bucket_size", #what, #estimate, #limit, "", #fix)
+                const __VERDICT: __ds::sz::ConstMessage = if #all_sized {
+                    __ds::sz::verdict("bucket_size", #what, #estimate, #limit, __ds::sz::Unsized::Known, #fix)
                 } else {
                     __ds::sz::ConstMessage::new()
                 };

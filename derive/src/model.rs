@@ -61,12 +61,16 @@ pub(crate) fn expand(parsed: &Parsed, cx: &Context, parts: &[&Expansion]) -> (To
     let consts = parts.iter().map(|p| &p.model);
     let rows: Vec<&TokenStream> = parts.iter().flat_map(|p| &p.relations).collect();
     let copies: Vec<&TokenStream> = parts.iter().flat_map(|p| &p.copies).collect();
+    let nested: Vec<&TokenStream> = parts.iter().flat_map(|p| &p.nested).collect();
     let table = (!rows.is_empty() || !copies.is_empty()).then(|| {
         quote! {
             const RELATIONS: &'static [__ds::Relation] = &[#(#rows),*];
             const COPIES: &'static [__ds::CopySpec] = &[#(#copies),*];
         }
     });
+    let nested =
+        (!nested.is_empty()).then(|| quote!(const NESTED: &'static [__ds::Nested] = &[#(#nested),*];));
+    let table = quote!(#table #nested);
     (model_impl(c, options, quote!(#(#consts)* #table)), registration(c).unwrap_or_default())
 }
 

@@ -289,22 +289,27 @@ fn outliers(c: &Container, outliers: &[OutlierDef]) -> TokenStream {
             }
         });
         // The embedded array and each overflow document must fit in a document.
-        let (item, why) = crate::common::size::probe(item_ty);
+        let item = crate::common::size::probe_part(item_ty);
         let limit = LIMIT as usize;
         let fix = "lower `threshold` or `per_doc`, or make the items smaller";
-        let (parent, parent_why) = crate::common::size::value_size(&owner, id_field);
+        let parent = crate::common::size::value_part(id_field);
         let (threshold, per_doc) = (o.threshold as usize, o.per_doc as usize);
-        let field_len = field.len();
         // The embedded array alone (the rest of the parent is the application's); an
-        // overflow document whole: `{_id: {parent, seq}, parent, count, items}`.
-        let embedded = quote!(__ds::sz::element(#field_len, __ds::sz::array(#threshold, #item)));
+        // overflow document whole: `{_id: {parent, seq}, parent, count, items}`. Why a
+        // size is unknown starts at the model: `Model.field[]...`.
+        let embedded = quote!(__ds::sz::element_of(#field, true, __ds::sz::array_of(#threshold, #item)).size);
+        let why = quote!(__ds::sz::Unsized::Fields { owner: #owner, elements: &[__ds::sz::element_of(#field, true, #item)] });
         let overflow_doc = quote!(__ds::sz::document(&[
-            __ds::sz::element(3, __ds::sz::document(&[__ds::sz::element(6, #parent), __ds::sz::element(3, ::core::option::Option::Some(8usize))])),
-            __ds::sz::element(6, #parent),
+            __ds::sz::element(3, __ds::sz::document(&[__ds::sz::element(6, (#parent).0), __ds::sz::element(3, ::core::option::Option::Some(8usize))])),
+            __ds::sz::element(6, (#parent).0),
             __ds::sz::element(5, ::core::option::Option::Some(4usize)),
-            __ds::sz::element(5, __ds::sz::array(#per_doc, #item)),
+            __ds::sz::element(5, __ds::sz::array(#per_doc, (#item).0)),
         ]));
-        let overflow_why = quote!(__ds::sz::first_unsized(&[(#parent, #parent_why), (#item, #why)]));
+        let id_key = id_field.name.as_deref().unwrap_or("_id");
+        let overflow_why = quote!(__ds::sz::Unsized::Fields { owner: #owner, elements: &[
+            __ds::sz::element_of(#id_key, false, #parent),
+            __ds::sz::element_of(#field, true, #item),
+        ] });
         for (estimate, why, what) in [
             (
                 embedded,

@@ -160,7 +160,55 @@ fn unbounded_documents(c: &Container, r: &Parsed) -> TokenStream {
 pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> Expansion {
     let c = &cx.container;
     let (unbounded, items) = (unbounded_documents(c, parsed), items(c, parsed, cx.is_model()));
-    Expansion { relations: rows(c, parsed), items: quote!(#unbounded #items), ..Expansion::default() }
+    let (relations, nested) = (rows(c, parsed), nested(c));
+    if cx.is_model() {
+        return Expansion { relations, nested, items: quote!(#unbounded #items), ..Expansion::default() };
+    }
+    // An embedded type's rows reach the table through the models that hold it.
+    let embedded =
+        (c.generics.params.is_empty() && (!relations.is_empty() || !nested.is_empty())).then(|| {
+            let ident = &c.ident;
+            quote! {
+                #[automatically_derived]
+                impl __ds::EmbeddedRelations for #ident {
+                    const RELATIONS: &'static [__ds::Relation] = &[#(#relations),*];
+                    const NESTED: &'static [__ds::Nested] = &[#(#nested),*];
+                }
+            }
+        });
+    Expansion { items: quote!(#unbounded #items #embedded), ..Expansion::default() }
+}
+
+/// `Nested` entries: per stored field whose type may be an embedded type (not plainly
+/// a scalar, not a reference), the relations inside it, looked up through
+/// `RelationsOf` so that a type that declares none costs nothing and needs no trait.
+fn nested(c: &Container) -> Vec<TokenStream> {
+    if !c.generics.params.is_empty() {
+        return Vec::new();
+    }
+    let fields: Vec<&Field> = match &c.body {
+        Body::Struct(darling::ast::Style::Struct, fields) => {
+            fields.iter().filter(|f| !f.serde.skip).collect()
+        }
+        _ => return Vec::new(),
+    };
+    fields
+        .into_iter()
+        .filter_map(|f| {
+            let (Some(item), _) = element(&f.recv.ty) else { return None };
+            if plain_scalar(&item) || ref_target(&f.recv.ty).is_some() || f.serde.with.is_some() {
+                return None;
+            }
+            // A flattened sub-document's fields sit beside the parent's.
+            let field = if f.serde.flatten.is_some() { String::new() } else { f.name.clone()? };
+            let item = respan(quote!(#item), f.recv.ty.span());
+            Some(quote!({
+                #[allow(unused_imports)]
+                use __ds::RelationsFallback as _;
+                __ds::Nested { field: #field, relations: __ds::RelationsOf::<#item>::RELATIONS, nested: __ds::RelationsOf::<#item>::NESTED }
+            }))
+        })
+        .collect()
 }
 
 /// `#[embed(max = N)]` and `#[reference(max = N)]` bounds, applied to the validator
@@ -406,9 +454,17 @@ fn items(c: &Container, r: &Parsed, model: bool) -> TokenStream {
     let generic = !c.generics.params.is_empty();
     let mut out = TokenStream::new();
     if model && !generic {
-        let id = paths::stored_fields(c)
+        let id_field = paths::stored_fields(c)
             .into_iter()
-            .find(|f| f.name.as_deref() == Some("_id") && f.serde.flatten.is_none())
+            .find(|f| f.name.as_deref() == Some("_id") && f.serde.flatten.is_none());
+        // The `_id`'s size with its field's bounds (`max_length`), what a `Ref<Self>`
+        // weighs; an implicit `_id` is an ObjectId.
+        let owner = ident.to_string();
+        let id_size = match id_field {
+            Some(f) => crate::common::size::element_part(f),
+            None => quote!(__ds::sz::element_of("_id", false, __ds::Probe::<__ds::ObjectId>::PART)),
+        };
+        let id = id_field
             .map(|f| {
                 let ty = &f.recv.ty;
                 match is_option(ty) {
@@ -438,6 +494,7 @@ fn items(c: &Container, r: &Parsed, model: bool) -> TokenStream {
             #[automatically_derived]
             impl __ds::Identified for #ident {
                 type Id = #id;
+                const ID_SIZE: __ds::sz::Part = __ds::sz::id_of(#owner, &[#id_size]);
             }
             #[automatically_derived]
             impl __ds::IdOf<#ident> for #id {

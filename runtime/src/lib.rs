@@ -470,7 +470,9 @@ pub mod __private {
     pub use crate::core::model::{Model, ValidationAction, ValidationLevel};
     pub use crate::core::path::{Choose, FieldLookup, HasField, If, OldField, Open, StoredNames};
     pub use crate::core::registry::{RegisteredCollection, RegisteredModel};
-    pub use crate::core::relation::{Relation, RelationKind, Split};
+    pub use crate::core::relation::{
+        EmbeddedRelations, Nested, Relation, RelationKind, RelationsFallback, RelationsOf, Split,
+    };
     pub use crate::core::size as sz;
     pub use crate::core::size::{MaxBsonSize, Probe, ProbeFallback};
     pub use crate::core::validator::{

@@ -41,7 +41,7 @@ fn the_access_table_is_the_seed_format() {
                     equality filter (one bounds it when the filter names every key, the index is neither sparse nor \
                     partial, and compares as the query does), and it is not paginated, so nothing bounds how many documents one call reads\n\
                     - row 1, bytes: a document of `posts` has no size bound (`Post.title` is a String with no \
-                    `#[validate(max_length = N)]`, so its size has no bound); the server's 16 MiB per document is \
+                    `#[validate(max_length = N)]`; add it to `Post.title`); the server's 16 MiB per document is \
                     the only limit\n";
     assert_eq!(table, expected);
 }

@@ -142,5 +142,8 @@ fn only_an_index_that_compares_as_the_query_and_covers_every_document_bounds_it(
     // `String` fields without `max_length`: the size has no bound, and says which field.
     let load = Member::ACCESS_PATTERNS[0].load;
     assert_eq!(load.doc_bytes, None);
-    assert!(load.doc_unsized.contains("Member.handle"), "{}", load.doc_unsized);
+    let why = load.doc_unsized.to_string();
+    assert!(why.contains("`Member.handle` is a String with no `#[validate(max_length = N)]`"), "{why}");
+    // And the fix: the attribute, and the field it goes on.
+    assert!(why.ends_with("add it to `Member.handle`"), "{why}");
 }

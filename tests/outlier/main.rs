@@ -150,3 +150,4 @@ fn sync_all_and_check_cover_the_overflow_collection() {
 
 mod adversarial;
 mod hostile;
+mod refs;

@@ -1,9 +1,10 @@
 //! The design-decision table of models that hold every relation and pattern the
 //! derive knows: an outlier array of raw references, a bucket, a raw
-//! `#[reference(User)]` and a `Ref<T>` with no reason. Each is a row, with its bound
-//! and its reason where one is declared.
+//! `#[reference(User)]`, a `Ref<T>` with no reason, and references inside embedded
+//! types (a bucket's items, an outlier's items, a sub-document two levels down). Each
+//! is a row, with its bound and its reason where one is declared.
 
-use docshape::bson::DateTime;
+use docshape::bson::{oid::ObjectId, DateTime};
 use docshape::refs::Ref;
 use docshape::{Embedded, Model};
 use serde::{Deserialize, Serialize};
@@ -34,11 +35,45 @@ pub struct Celebrity {
     pub has_more_followers: bool,
 }
 
-/// One visit of a page.
+/// One visit of a page, by a fan (a reference inside a bucket's items).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Embedded)]
 pub struct Visit {
     pub t: DateTime,
     pub ms: i32,
+    #[reference(reason = "fans visit many pages")]
+    pub fan: Ref<Fan>,
+}
+
+/// Who last edited a comment: a raw id with `#[reference]`, two embedded levels down.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Embedded)]
+pub struct Edit {
+    pub at: DateTime,
+    #[reference(User, reason = "editors are users")]
+    #[validate(max_length = 64)]
+    pub editor_id: String,
+}
+
+/// A comment on a post: its author by `Ref`, and its last edit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Embedded)]
+pub struct Remark {
+    #[validate(max_length = 500)]
+    pub text: String,
+    #[reference(reason = "authors change their names")]
+    pub author: Ref<Fan>,
+    pub edit: Option<Edit>,
+}
+
+/// A post whose remarks stay embedded up to 20 and overflow beyond.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(collection = "fan_posts")]
+pub struct FanPost {
+    #[serde(rename = "_id")]
+    pub id: ObjectId,
+    #[outlier(threshold = 20, overflow = "fan_post_remarks", flag = has_more_remarks)]
+    pub remarks: Vec<Remark>,
+    pub has_more_remarks: bool,
+    #[embed(reason = "shown with the post")]
+    pub pinned: Option<Remark>,
 }
 
 /// A page's visits, one bucket per page per day.
@@ -69,6 +104,17 @@ fn the_design_decision_table_lists_outliers_buckets_and_every_reference() {
         "| celebrities | followers | outlier | i64 (array) | ≤ 100 embedded, then ≤ 500 per document of `celebrity_followers` | — | — |",
         // A bucket: its items, the series and period that name a bucket, its bound.
         "| page_days | visits | bucket | Visit (array), a bucket per `page` per day | ≤ 500 per bucket | — | — |",
+        // References inside embedded types, under the path of the field holding them:
+        // a bucket's items,
+        "| page_days | visits.fan | reference | fans | — | — | fans visit many pages |",
+        // an outlier's items, with their own sub-document's raw reference,
+        "| fan_posts | remarks | outlier | Remark (array) | ≤ 20 embedded, then ≤ 20 per document of `fan_post_remarks` | — | — |",
+        "| fan_posts | remarks.author | reference | fans | — | — | authors change their names |",
+        "| fan_posts | remarks.edit.editor_id | reference | users | — | — | editors are users |",
+        // and an embedded sub-document.
+        "| fan_posts | pinned | embed | Remark | — | — | shown with the post |",
+        "| fan_posts | pinned.author | reference | fans | — | — | authors change their names |",
+        "| fan_posts | pinned.edit.editor_id | reference | users | — | — | editors are users |",
         // A copy with no reason.
         "| reviews | author_name | copy | Author::name via `author_id` | — | sync (same call as the source) | no reason declared: add `reason = \"...\"` to `#[denormalized]` |",
     ] {

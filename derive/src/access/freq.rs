@@ -117,7 +117,10 @@ fn doc_size_bound(a: &Access, cx: &Context) -> (TokenStream, TokenStream) {
         // A generic model has no size of its own: it depends on its parameters.
         return (
             quote!(::core::option::Option::None),
-            quote!("a generic model's size depends on its type parameters"),
+            quote!(__ds::sz::Unsized::Value {
+                what: "of a generic model, whose size depends on its type parameters",
+                fix: false
+            }),
         );
     }
     let versioned = cx.model.as_ref().is_some_and(|m| m.version.is_some());

@@ -10,6 +10,8 @@ pub(crate) struct Expansion {
     pub model: TokenStream,
     /// Rows of `Model::RELATIONS`, the design-decision table.
     pub relations: Vec<TokenStream>,
+    /// Entries of `Model::NESTED`: the relations inside the fields' embedded types.
+    pub nested: Vec<TokenStream>,
     /// Entries of `Model::COPIES`.
     pub copies: Vec<TokenStream>,
     /// Items beside the impls: the pattern's trait impls, methods and compile-time checks.

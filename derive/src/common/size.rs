@@ -1,6 +1,9 @@
 //! `impl MaxBsonSize` (the largest BSON a value can encode to, field names
 //! included), computed at compile time from the fields' own sizes
-//! (`runtime/src/size.rs` holds the trait and the arithmetic).
+//! (`runtime/src/core/size.rs` holds the trait and the arithmetic). Why a size is
+//! unknown is an `Unsized` value that leads from the type down to the field with no
+//! bound: each document type lists its elements with their keys, and the message is
+//! rendered from that path where it is shown.
 //!
 //! Sizes of field types are looked up through `Probe`, which answers "unknown" for a
 //! type without the trait instead of failing to compile: a model that never needs
@@ -16,10 +19,9 @@ use crate::common::types::{self, classify, Kind};
 /// MongoDB's document limit: 16 MiB.
 pub(crate) const LIMIT: u64 = 16 * 1024 * 1024;
 
-/// `(Option<usize>, &'static str)` tokens: the size of `ty`'s value and, when
-/// unknown, why.
-pub(crate) fn probe(ty: &Type) -> (TokenStream, TokenStream) {
-    (quote!(__ds::Probe::<#ty>::MAX), quote!(__ds::Probe::<#ty>::UNSIZED))
+/// `(Option<usize>, Unsized)` tokens: the size of `ty`'s value and, when unknown, why.
+pub(crate) fn probe_part(ty: &Type) -> TokenStream {
+    quote!(__ds::Probe::<#ty>::PART)
 }
 
 fn is_char(ty: &Type) -> bool {
@@ -27,35 +29,29 @@ fn is_char(ty: &Type) -> bool {
     quote!(#inner).to_string() == "char"
 }
 
-/// The size of one field's value and why it is unknown, as one
-/// `(Option<usize>, &'static str)` constant expression: a type's size is looked up
-/// once (`Probe::<T>::PART`), not once for the size and again for the reason, which
-/// halves what the compiler resolves per field. `owner` names the type in messages.
-pub(crate) fn value_part(owner: &str, f: &Field) -> TokenStream {
+/// The size of one field's value and why it is unknown, as one `(Option<usize>,
+/// Unsized)` constant expression: a type's size is looked up once
+/// (`Probe::<T>::PART`), not once for the size and again for the reason, which halves
+/// what the compiler resolves per field. The reason names no field: the element that
+/// holds the value does ([`element_part`]), so that a path through embedded types is
+/// written once, where a message is rendered.
+pub(crate) fn value_part(f: &Field) -> TokenStream {
     let r = &f.recv;
     let ty = &r.ty;
-    let name = f.name.as_deref().unwrap_or("0");
-    let unknown = |why: String| quote!((::core::option::Option::<usize>::None, #why));
+    let unknown = |what: String| quote!((::core::option::Option::<usize>::None, __ds::sz::Unsized::Value { what: #what, fix: false }));
     if let Some(with) = &f.serde.with {
-        return unknown(format!(
-            "`{owner}.{name}` is written by `{}`, whose output size docshape cannot see",
-            with.value()
-        ));
+        return unknown(format!("written by `{}`, whose output size docshape cannot see", with.value()));
     }
     if r.bson_type.is_some() {
-        return unknown(format!(
-            "`{owner}.{name}` states its own `bson_type`, whose size docshape cannot see"
-        ));
+        return unknown("given its own `bson_type`, whose size docshape cannot see".to_owned());
     }
     match classify(ty) {
         Kind::String if !is_char(ty) => match &r.max_length {
             Some(n) => {
                 let n = **n as usize;
-                quote!((__ds::sz::string(#n), ""))
+                quote!((__ds::sz::string(#n), __ds::sz::Unsized::Known))
             }
-            None => unknown(format!(
-                "`{owner}.{name}` is a String with no `#[validate(max_length = N)]`, so its size has no bound"
-            )),
+            None => quote!((::core::option::Option::<usize>::None, __ds::sz::NO_MAX_LENGTH)),
         },
         Kind::Array if !matches!(peel_array(ty), Some(Type::Array(_))) => {
             let (elem, _) = types::element(ty);
@@ -64,10 +60,8 @@ pub(crate) fn value_part(owner: &str, f: &Field) -> TokenStream {
                     let n = **n as usize;
                     quote!(__ds::sz::array_of(#n, __ds::Probe::<#elem>::PART))
                 }
-                (Some(_), None) => unknown(format!("`{owner}.{name}` holds values whose size docshape cannot see")),
-                (None, _) => unknown(format!(
-                    "`{owner}.{name}` is an array with no `#[validate(max_items = N)]`, so its size has no bound"
-                )),
+                (Some(_), None) => unknown("an array of values whose size docshape cannot see".to_owned()),
+                (None, _) => quote!((::core::option::Option::<usize>::None, __ds::sz::NO_MAX_ITEMS)),
             }
         }
         _ => quote!(__ds::Probe::<#ty>::PART),
@@ -75,12 +69,14 @@ pub(crate) fn value_part(owner: &str, f: &Field) -> TokenStream {
 }
 
 /// [`value_part`] as separate `(size, reason)` tokens.
-pub(crate) fn value_size(owner: &str, f: &Field) -> (TokenStream, TokenStream) {
-    split(value_part(owner, f))
+pub(crate) fn value_size(f: &Field) -> (TokenStream, TokenStream) {
+    let part = value_part(f);
+    (quote!((#part).0), quote!((#part).1))
 }
 
-fn split(part: TokenStream) -> (TokenStream, TokenStream) {
-    (quote!((#part).0), quote!((#part).1))
+/// Whether a field's value is an array (so that a path into its items reads `key[]`).
+pub(crate) fn is_many(f: &Field) -> bool {
+    matches!(types::element(&f.recv.ty), (Some(_), true))
 }
 
 /// The type inside `Option`s, to tell a fixed-size `[T; N]` from a `Vec`.
@@ -105,66 +101,70 @@ fn peel_array(ty: &Type) -> Option<&Type> {
     }
 }
 
-/// One element of a document as a `(size, reason)` constant expression, or the
-/// merged elements of a flattened field.
-pub(crate) fn element_part(owner: &str, f: &Field) -> TokenStream {
-    let part = value_part(owner, f);
+/// One element of a document as an `Element` constant expression (its key, size and
+/// why that is unknown), or the merged elements of a flattened field.
+pub(crate) fn element_part(f: &Field) -> TokenStream {
+    let part = value_part(f);
     if f.serde.flatten.is_some() {
         return quote!(__ds::sz::flattened_of(#part));
     }
-    let key_len = f.name.as_deref().unwrap_or_default().len();
-    quote!(__ds::sz::element_of(#key_len, #part))
-}
-
-/// [`element_part`] as separate `(size, reason)` tokens.
-pub(crate) fn element(owner: &str, f: &Field) -> (TokenStream, TokenStream) {
-    split(element_part(owner, f))
+    let key = f.name.as_deref().unwrap_or_default();
+    let many = is_many(f);
+    quote!(__ds::sz::element_of(#key, #many, #part))
 }
 
 /// A document of some of `owner`'s fields (a projection's view): `(size, reason)`
 /// tokens.
 pub(crate) fn fields_size(owner: &str, fields: &[&Field]) -> (TokenStream, TokenStream) {
-    let parts: Vec<_> = fields.iter().map(|f| element_part(owner, f)).collect();
-    (quote!(__ds::sz::document_of(&[#(#parts),*])), quote!(__ds::sz::first_unsized(&[#(#parts),*])))
+    let parts: Vec<_> = fields.iter().map(|f| element_part(f)).collect();
+    (
+        quote!(__ds::sz::document_of(&[#(#parts),*])),
+        quote!(__ds::sz::Unsized::Fields { owner: #owner, elements: &[#(#parts),*] }),
+    )
 }
 
 /// The whole value's size and why it is unknown.
 enum Size {
     /// `(size, reason)` tokens.
     Pair(TokenStream, TokenStream),
-    /// A `&[(Option<usize>, &str)]` of a document's elements: the size and the
-    /// reason are both read from this one list.
+    /// A `&[Element]` of a document's elements: the size and the reason are both
+    /// read from this one list.
     Parts(TokenStream),
 }
 
 /// The whole value's size tokens.
 fn container_size(c: &Container) -> Size {
     let owner = c.ident.to_string();
-    let unknown = |why: String| Size::Pair(quote!(::core::option::Option::None), quote!(#why));
+    let unknown = |what: String| {
+        Size::Pair(
+            quote!(::core::option::Option::None),
+            quote!(__ds::sz::Unsized::Value { what: #what, fix: false }),
+        )
+    };
     if c.serde.into.is_some() {
-        return unknown(format!("`{owner}` is stored as another type (`serde(into)`)"));
+        return unknown(format!("`{owner}`, stored as another type (`serde(into)`)"));
     }
     match &c.body {
         Body::Struct(_, fields) if c.serde.transparent => {
             match fields.iter().filter(|f| !f.serde.skip).collect::<Vec<_>>().as_slice() {
                 [only] => {
-                    let (size, why) = value_size(&owner, only);
+                    let (size, why) = value_size(only);
                     Size::Pair(size, why)
                 }
-                _ => unknown(format!("`{owner}` is transparent over no single field")),
+                _ => unknown(format!("`{owner}`, transparent over no single field")),
             }
         }
         Body::Struct(darling::ast::Style::Struct, fields) => {
             if c.serde.tag.is_some() {
-                return unknown(format!("`{owner}` is written with a tag docshape does not size"));
+                return unknown(format!("`{owner}`, written with a tag docshape does not size"));
             }
-            let parts = fields.iter().filter(|f| !f.serde.skip).map(|f| element_part(&owner, f));
+            let parts = fields.iter().filter(|f| !f.serde.skip).map(element_part);
             Size::Parts(quote!(&[#(#parts),*]))
         }
         Body::Struct(darling::ast::Style::Tuple, fields) => {
             let stored: Vec<&Field> = fields.iter().filter(|f| !f.serde.skip).collect();
             if let ([only], 1) = (stored.as_slice(), fields.len()) {
-                let (size, why) = value_size(&owner, only);
+                let (size, why) = value_size(only);
                 return Size::Pair(size, why);
             }
             // A tuple is an array: keyed "0", "1", ...
@@ -172,15 +172,16 @@ fn container_size(c: &Container) -> Size {
                 .iter()
                 .enumerate()
                 .map(|(i, f)| {
-                    let part = value_part(&owner, f);
-                    let key_len = i.to_string().len();
-                    quote!(__ds::sz::element_of(#key_len, #part))
+                    let part = value_part(f);
+                    let key = i.to_string();
+                    let many = is_many(f);
+                    quote!(__ds::sz::element_of(#key, #many, #part))
                 })
                 .collect();
             Size::Parts(quote!(&[#(#parts),*]))
         }
         Body::Struct(darling::ast::Style::Unit, _) => {
-            Size::Pair(quote!(::core::option::Option::Some(0usize)), quote!(""))
+            Size::Pair(quote!(::core::option::Option::Some(0usize)), quote!(__ds::sz::Unsized::Known))
         }
         Body::Enum(variants) => {
             let plain = c.serde.tag.is_none() && c.serde.untagged.is_none();
@@ -188,9 +189,9 @@ fn container_size(c: &Container) -> Size {
             if plain && stored.iter().all(|v| v.style == darling::ast::Style::Unit && !v.serde.untagged) {
                 // A unit variant is written as its name.
                 let longest = stored.iter().map(|v| v.name.len()).max().unwrap_or(0) + 5;
-                Size::Pair(quote!(::core::option::Option::Some(#longest)), quote!(""))
+                Size::Pair(quote!(::core::option::Option::Some(#longest)), quote!(__ds::sz::Unsized::Known))
             } else {
-                unknown(format!("`{owner}` is an enum with data, whose size docshape does not estimate"))
+                unknown(format!("`{owner}`, an enum with data, whose size docshape does not estimate"))
             }
         }
     }
@@ -206,13 +207,16 @@ pub(crate) fn impl_for(c: &Container) -> TokenStream {
     let (size, why, parts) = match container_size(c) {
         Size::Pair(size, why) => (size, why, None),
         // One list of the elements, read twice: each field's size is computed once.
-        Size::Parts(parts) => (
-            quote!(__ds::sz::document_of(__DS_SIZE_PARTS)),
-            quote!(__ds::sz::first_unsized(__DS_SIZE_PARTS)),
-            Some(quote! {
-                const __DS_SIZE_PARTS: &[(::core::option::Option<usize>, &str)] = #parts;
-            }),
-        ),
+        Size::Parts(parts) => {
+            let owner = ident.to_string();
+            (
+                quote!(__ds::sz::document_of(__DS_SIZE_PARTS)),
+                quote!(__ds::sz::Unsized::Fields { owner: #owner, elements: __DS_SIZE_PARTS }),
+                Some(quote! {
+                    const __DS_SIZE_PARTS: &[__ds::sz::Element] = #parts;
+                }),
+            )
+        }
     };
     quote! {
         #[allow(unused_imports)]
@@ -221,7 +225,7 @@ pub(crate) fn impl_for(c: &Container) -> TokenStream {
         #[automatically_derived]
         impl __ds::MaxBsonSize for #ident {
             const MAX_BSON_SIZE: ::core::option::Option<usize> = #size;
-            const UNSIZED: &'static str = #why;
+            const UNSIZED: __ds::sz::Unsized = #why;
         }
     }
 }

@@ -109,6 +109,10 @@ pub trait Model: Schema + Sized {
     /// and its arrays spread over several documents (`#[outlier]`, `#[bucket]`), for the
     /// design-decision table.
     const RELATIONS: &'static [Relation] = &[];
+    /// The relations inside its fields' embedded types (a reference in a sub-document
+    /// or in an array's items), listed under the field's path in the design-decision
+    /// table.
+    const NESTED: &'static [crate::core::relation::Nested] = &[];
     /// Its denormalized copies (`#[denormalized]`), filled by
     /// [`crate::relation::snapshot`] and refreshed as each one's policy says.
     const COPIES: &'static [CopySpec] = &[];
@@ -152,6 +156,19 @@ pub trait Model: Schema + Sized {
 pub trait Identified: Model {
     /// The type of the `_id` field.
     type Id: serde::Serialize + serde::de::DeserializeOwned + Send + Sync;
+
+    /// The most BSON bytes the `_id` value takes, with its field's own bounds (a
+    /// `String` `_id` with `#[validate(max_length = N)]` is bounded, an `ObjectId` or an
+    /// integer has a fixed size), and why it is unknown: what a `Ref<Self>` weighs.
+    /// `#[derive(Model)]` computes it from the `_id` field; without it a reference to
+    /// the model has no size bound.
+    const ID_SIZE: crate::core::size::Part = (
+        None,
+        crate::core::size::Unsized::Value {
+            what: "the `_id` of a model whose `Identified` impl states no `ID_SIZE`",
+            fix: false,
+        },
+    );
 }
 
 /// A value that names one document of `S` by its `_id`: `S::Id` itself (and `str` for

@@ -23,6 +23,8 @@ pub struct RegisteredModel {
     pub access_patterns: &'static [AccessPattern],
     /// Its relations, for the design-decision table.
     pub relations: &'static [crate::core::relation::Relation],
+    /// The relations inside its embedded types.
+    pub nested: &'static [crate::core::relation::Nested],
 }
 
 impl RegisteredModel {
@@ -34,6 +36,7 @@ impl RegisteredModel {
             spec: CollectionSpec::of::<T>,
             access_patterns: T::ACCESS_PATTERNS,
             relations: T::RELATIONS,
+            nested: T::NESTED,
         }
     }
 }

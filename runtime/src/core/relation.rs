@@ -96,3 +96,49 @@ pub struct Relation {
     /// For an outlier or a bucket, where the items beyond the bound go.
     pub split: Option<Split>,
 }
+
+/// The relations held inside a field's embedded type (a sub-document, an array or an
+/// option of them): its rows and, further down, its own embedded types'. The
+/// design-decision table lists them under the field's path (`comments.author`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Nested {
+    /// The stored name of the field holding the embedded type.
+    pub field: &'static str,
+    /// The embedded type's relations (`#[embed]`, references).
+    pub relations: &'static [Relation],
+    /// The relations inside its own fields' embedded types.
+    pub nested: &'static [Nested],
+}
+
+/// The relations an `Embedded` type declares, for the design-decision table of the
+/// models that hold it. `#[derive(Embedded)]` implements it.
+pub trait EmbeddedRelations {
+    /// Its `#[embed]` and reference rows.
+    const RELATIONS: &'static [Relation] = &[];
+    /// The relations inside its fields' embedded types.
+    const NESTED: &'static [Nested] = &[];
+}
+
+/// Looks up [`EmbeddedRelations`] for a field's type that may not implement it: the
+/// inherent consts win when it does, [`RelationsFallback`]'s (none) otherwise, so that
+/// derived code can ask every field without knowing which types are embedded.
+#[doc(hidden)]
+pub struct RelationsOf<T: ?Sized>(std::marker::PhantomData<T>);
+
+impl<T: EmbeddedRelations + ?Sized> RelationsOf<T> {
+    /// `T::RELATIONS`.
+    pub const RELATIONS: &'static [Relation] = T::RELATIONS;
+    /// `T::NESTED`.
+    pub const NESTED: &'static [Nested] = T::NESTED;
+}
+
+/// See [`RelationsOf`].
+#[doc(hidden)]
+pub trait RelationsFallback {
+    /// None.
+    const RELATIONS: &'static [Relation] = &[];
+    /// None.
+    const NESTED: &'static [Nested] = &[];
+}
+
+impl<T: ?Sized> RelationsFallback for RelationsOf<T> {}

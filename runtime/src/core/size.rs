@@ -10,7 +10,11 @@
 //! `Model` structs. A `String` has no bound unless its field says
 //! `#[validate(max_length = N)]` (N code points, up to 4 bytes each), and a `Vec` none
 //! unless its field says `#[validate(max_items = N)]`; then the size is unknown
-//! (`None`) and [`MaxBsonSize::UNSIZED`] says which field is to blame.
+//! (`None`) and [`MaxBsonSize::UNSIZED`] says which field is to blame: an [`Unsized`]
+//! that leads from the type through its embedded types (and a `Ref<T>`'s model's `_id`)
+//! down to the field with no bound, and names the attribute that would bound it.
+//! A `Ref<T>` is as large as `T`'s `_id` ([`crate::refs::Identified::ID_SIZE`]): a
+//! `String` `_id` with `#[validate(max_length = N)]` bounds every reference to `T`.
 //!
 //! ```
 //! use docshape::size::MaxBsonSize;
@@ -39,9 +43,79 @@ pub trait MaxBsonSize {
     /// type byte and key), or `None` when nothing bounds it.
     const MAX_BSON_SIZE: Option<usize>;
     /// When [`MaxBsonSize::MAX_BSON_SIZE`] is `None`: which field or type leaves the
-    /// size unbounded, and how to bound it.
-    const UNSIZED: &'static str = "";
+    /// size unbounded, and how to bound it (meaningless when the size is known).
+    const UNSIZED: Unsized = Unsized::Known;
 }
+
+/// Why a size has no bound: the path from a type down to the value that leaves it
+/// open, and whether a `#[validate]` on the field holding that value would bound it.
+/// Its [`Display`](std::fmt::Display) (and [`ConstMessage::why`] at compile time)
+/// reads, for a comment whose author is a `Ref<User>` over an unbounded `String` id:
+///
+/// ```text
+/// `Comment.author` (a `Ref<User>`): `User._id` is a String with no `#[validate(max_length = N)]`; add it to `User._id`
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unsized {
+    /// Nothing to say: the size is known.
+    Known,
+    /// A value with no bound of its own.
+    Value {
+        /// What it is, after "is": "a String with no `#[validate(max_length = N)]`".
+        what: &'static str,
+        /// Whether the attribute `what` names goes on the field that holds the value
+        /// (then the message says "add it to `Owner.field`").
+        fix: bool,
+    },
+    /// A document type's fields: the first of them with no bound is to blame.
+    Fields {
+        /// The type's name, where the path starts.
+        owner: &'static str,
+        /// Its stored elements, in order.
+        elements: &'static [Element],
+    },
+    /// A `Ref<T>`: as large as `T`'s `_id`, which is `id` (a [`Unsized::Fields`] of the
+    /// model, naming it).
+    Ref {
+        /// Why the referenced model's `_id` has no bound.
+        id: &'static Unsized,
+    },
+}
+
+impl Unsized {
+    /// Whether there is nothing to say ([`Unsized::Known`]).
+    pub const fn is_known(self) -> bool {
+        matches!(self, Self::Known)
+    }
+}
+
+impl std::fmt::Display for Unsized {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(ConstMessage::new().why(*self).as_str())
+    }
+}
+
+/// One stored element of a document, as sized: its key (`""` for the merged fields of
+/// a `#[serde(flatten)]`), whether it is an array (so that a path into its items reads
+/// `key[]`), its size with the type byte and key, and why that is unknown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Element {
+    /// The stored key.
+    pub key: &'static str,
+    /// Whether the value is an array of what [`Element::why`] describes.
+    pub many: bool,
+    /// The element's bytes, or `None` when unbounded.
+    pub size: Option<usize>,
+    /// Why `size` is `None`.
+    pub why: Unsized,
+}
+
+/// A `String` with no `max_length`.
+pub const NO_MAX_LENGTH: Unsized =
+    Unsized::Value { what: "a String with no `#[validate(max_length = N)]`", fix: true };
+/// An array with no `max_items`.
+pub const NO_MAX_ITEMS: Unsized =
+    Unsized::Value { what: "an array with no `#[validate(max_items = N)]`", fix: true };
 
 macro_rules! fixed {
     ($($ty:ty => $n:expr),* $(,)?) => {$(
@@ -70,33 +144,37 @@ macro_rules! unbounded {
     ($($ty:ty => $why:expr),* $(,)?) => {$(
         impl MaxBsonSize for $ty {
             const MAX_BSON_SIZE: Option<usize> = None;
-            const UNSIZED: &'static str = $why;
+            const UNSIZED: Unsized = $why;
         }
     )*};
 }
 
+const fn opaque(what: &'static str) -> Unsized {
+    Unsized::Value { what, fix: false }
+}
+
 unbounded! {
-    String => "a `String` with no `#[validate(max_length = N)]` on its field",
-    str => "a `str` with no `#[validate(max_length = N)]` on its field",
-    bson::Binary => "a `Binary` has no length bound",
-    bson::Document => "a `Document` has no size bound",
-    bson::Bson => "a `Bson` value has no size bound",
-    bson::RawDocumentBuf => "a raw document has no size bound",
-    bson::Regex => "a `Regex` has no length bound",
-    serde_json::Value => "a JSON value has no size bound",
+    String => NO_MAX_LENGTH,
+    str => Unsized::Value { what: "a `str` with no `#[validate(max_length = N)]`", fix: true },
+    bson::Binary => opaque("a `Binary`, which has no length bound"),
+    bson::Document => opaque("a `Document`, which has no size bound"),
+    bson::Bson => opaque("a `Bson` value, which has no size bound"),
+    bson::RawDocumentBuf => opaque("a raw document, which has no size bound"),
+    bson::Regex => opaque("a `Regex`, which has no length bound"),
+    serde_json::Value => opaque("a JSON value, which has no size bound"),
 }
 
 impl<T: MaxBsonSize> MaxBsonSize for Option<T> {
     // `None` is written as null, which has no value bytes.
     const MAX_BSON_SIZE: Option<usize> = T::MAX_BSON_SIZE;
-    const UNSIZED: &'static str = T::UNSIZED;
+    const UNSIZED: Unsized = T::UNSIZED;
 }
 
 macro_rules! through {
     ($($ty:ty),*) => {$(
         impl<T: MaxBsonSize + ?Sized> MaxBsonSize for $ty {
             const MAX_BSON_SIZE: Option<usize> = T::MAX_BSON_SIZE;
-            const UNSIZED: &'static str = T::UNSIZED;
+            const UNSIZED: Unsized = T::UNSIZED;
         }
     )*};
 }
@@ -104,14 +182,14 @@ through!(Box<T>, std::rc::Rc<T>, std::sync::Arc<T>, &T);
 
 impl<T: MaxBsonSize, const N: usize> MaxBsonSize for [T; N] {
     const MAX_BSON_SIZE: Option<usize> = array(N, T::MAX_BSON_SIZE);
-    const UNSIZED: &'static str = T::UNSIZED;
+    const UNSIZED: Unsized = T::UNSIZED;
 }
 
 macro_rules! sequences {
     ($($ty:ty),*) => {$(
         impl<T> MaxBsonSize for $ty {
             const MAX_BSON_SIZE: Option<usize> = None;
-            const UNSIZED: &'static str = "an array with no `#[validate(max_items = N)]` on its field";
+            const UNSIZED: Unsized = NO_MAX_ITEMS;
         }
     )*};
 }
@@ -119,17 +197,17 @@ sequences!(Vec<T>, std::collections::VecDeque<T>, [T], std::collections::BTreeSe
 
 impl<T, S> MaxBsonSize for std::collections::HashSet<T, S> {
     const MAX_BSON_SIZE: Option<usize> = None;
-    const UNSIZED: &'static str = "an array with no `#[validate(max_items = N)]` on its field";
+    const UNSIZED: Unsized = NO_MAX_ITEMS;
 }
 
 impl<K, V, S> MaxBsonSize for std::collections::HashMap<K, V, S> {
     const MAX_BSON_SIZE: Option<usize> = None;
-    const UNSIZED: &'static str = "a map has no bound on its keys";
+    const UNSIZED: Unsized = opaque("a map, whose keys have no bound");
 }
 
 impl<K, V> MaxBsonSize for std::collections::BTreeMap<K, V> {
     const MAX_BSON_SIZE: Option<usize> = None;
-    const UNSIZED: &'static str = "a map has no bound on its keys";
+    const UNSIZED: Unsized = opaque("a map, whose keys have no bound");
 }
 
 /// Looks up [`MaxBsonSize`] for a type that may not implement it: the inherent consts
@@ -143,9 +221,9 @@ impl<T: MaxBsonSize + ?Sized> Probe<T> {
     /// `T::MAX_BSON_SIZE`.
     pub const MAX: Option<usize> = T::MAX_BSON_SIZE;
     /// `T::UNSIZED`.
-    pub const UNSIZED: &'static str = T::UNSIZED;
+    pub const UNSIZED: Unsized = T::UNSIZED;
     /// Both at once, for the `*_of` functions.
-    pub const PART: (Option<usize>, &'static str) = (T::MAX_BSON_SIZE, T::UNSIZED);
+    pub const PART: Part = (T::MAX_BSON_SIZE, T::UNSIZED);
 }
 
 /// See [`Probe`].
@@ -154,9 +232,11 @@ pub trait ProbeFallback {
     /// Unknown.
     const MAX: Option<usize> = None;
     /// Why.
-    const UNSIZED: &'static str = "a type that does not implement `docshape::size::MaxBsonSize` (derive `Embedded` on it, or implement the trait)";
+    const UNSIZED: Unsized = opaque(
+        "of a type that does not implement `docshape::size::MaxBsonSize` (derive `Embedded` on it, or implement the trait)",
+    );
     /// Both.
-    const PART: (Option<usize>, &'static str) = (None, Self::UNSIZED);
+    const PART: Part = (None, Self::UNSIZED);
 }
 
 impl<T: ?Sized> ProbeFallback for Probe<T> {}
@@ -240,30 +320,31 @@ pub const fn array(n: usize, value: Option<usize>) -> Option<usize> {
 
 /// A size and why it is unknown: what the `*_of` functions take and give, so that
 /// derived code looks each field's type up once.
-pub type Part = (Option<usize>, &'static str);
+pub type Part = (Option<usize>, Unsized);
 
-/// [`element`] of a [`Part`].
-pub const fn element_of(key_len: usize, value: Part) -> Part {
-    (element(key_len, value.0), value.1)
+/// The element `key` of a document holding `value` (`many`: an array of what
+/// `value`'s reason describes): type byte, key, NUL, value.
+pub const fn element_of(key: &'static str, many: bool, value: Part) -> Element {
+    Element { key, many, size: element(key.len(), value.0), why: value.1 }
 }
 
 /// [`array()`] of a [`Part`].
 pub const fn array_of(n: usize, value: Part) -> Part {
-    let why = if value.0.is_some() { "" } else { value.1 };
+    let why = if value.0.is_some() { Unsized::Known } else { value.1 };
     (array(n, value.0), why)
 }
 
-/// [`flattened`] of a [`Part`].
-pub const fn flattened_of(document: Part) -> Part {
-    (flattened(document.0), document.1)
+/// [`flattened`] of a [`Part`]: an element with no key of its own.
+pub const fn flattened_of(document: Part) -> Element {
+    Element { key: "", many: false, size: flattened(document.0), why: document.1 }
 }
 
-/// [`document`] of [`Part`]s.
-pub const fn document_of(elements: &[Part]) -> Option<usize> {
+/// [`document`] of [`Element`]s.
+pub const fn document_of(elements: &[Element]) -> Option<usize> {
     let mut total = 5usize;
     let mut i = 0;
     while i < elements.len() {
-        total = match add(Some(total), elements[i].0) {
+        total = match add(Some(total), elements[i].size) {
             Some(t) => t,
             None => return None,
         };
@@ -272,16 +353,27 @@ pub const fn document_of(elements: &[Part]) -> Option<usize> {
     Some(total)
 }
 
-/// The reason of the first unknown part, or `""` when all are known.
-pub const fn first_unsized(parts: &[(Option<usize>, &'static str)]) -> &'static str {
+/// Whether every element's size is known.
+pub const fn all_sized(elements: &[Element]) -> bool {
     let mut i = 0;
-    while i < parts.len() {
-        if parts[i].0.is_none() {
-            return parts[i].1;
+    while i < elements.len() {
+        if elements[i].size.is_none() {
+            return false;
         }
         i += 1;
     }
-    ""
+    true
+}
+
+/// A model's `_id` as [`crate::refs::Identified::ID_SIZE`] states it: the size of the
+/// one element's value, and why it is unknown, naming the model and the field.
+pub const fn id_of(owner: &'static str, id: &'static [Element; 1]) -> Part {
+    let size = match id[0].size {
+        // The element's type byte, key and NUL were counted; the value is what is left.
+        Some(n) => Some(n - id[0].key.len() - 2),
+        None => None,
+    };
+    (size, Unsized::Fields { owner, elements: id })
 }
 
 /// A message built at compile time, for a `const` assertion's panic.
@@ -334,6 +426,79 @@ impl ConstMessage {
         self
     }
 
+    /// Appends why a size is unknown: the path from the outermost type down to the
+    /// value with no bound (`Thread.comments[].meta.note`; a `Ref<T>` continues at
+    /// `T._id`), what that value is, and where the attribute that bounds it goes.
+    pub const fn why(mut self, mut why: Unsized) -> Self {
+        // The path being written is open (a "`" written, not yet closed).
+        let mut open = false;
+        // Where the last element was declared: where a fix goes.
+        let mut at: (&str, &str) = ("", "");
+        loop {
+            match why {
+                Unsized::Known => {
+                    if open {
+                        self = self.text("`");
+                    }
+                    return self;
+                }
+                Unsized::Value { what, fix } => {
+                    self = if open { self.text("` is ") } else { self.text("a value that is ") };
+                    self = self.text(what);
+                    if fix && !at.0.is_empty() {
+                        self = self.text("; add it to `").text(at.0);
+                        if !at.1.is_empty() {
+                            self = self.text(".").text(at.1);
+                        }
+                        self = self.text("`");
+                    }
+                    return self;
+                }
+                Unsized::Fields { owner, elements } => {
+                    let mut i = 0;
+                    while i < elements.len() && elements[i].size.is_some() {
+                        i += 1;
+                    }
+                    if i == elements.len() {
+                        // Every element is bounded: the size overflowed, nothing to name.
+                        i = 0;
+                        while i < elements.len() && elements[i].why.is_known() {
+                            i += 1;
+                        }
+                        if i == elements.len() {
+                            return if open { self.text("`") } else { self };
+                        }
+                    }
+                    let e = elements[i];
+                    if !open {
+                        self = self.text("`").text(owner);
+                        open = true;
+                    }
+                    if !e.key.is_empty() {
+                        self = self.text(".").text(e.key);
+                    }
+                    at = (owner, e.key);
+                    // Into the items of an array: `key[]`, unless the array itself is
+                    // the value with no bound.
+                    if e.many && !matches!(e.why, Unsized::Value { .. }) {
+                        self = self.text("[]");
+                    }
+                    why = e.why;
+                }
+                Unsized::Ref { id } => {
+                    let model = match *id {
+                        Unsized::Fields { owner, .. } => owner,
+                        _ => "T",
+                    };
+                    self = if open { self.text("` (a `Ref<") } else { self.text("a `Ref<") };
+                    self = self.text(model).text(">`): ");
+                    open = false;
+                    why = *id;
+                }
+            }
+        }
+    }
+
     /// Whether nothing was written.
     pub const fn is_empty(&self) -> bool {
         self.len == 0
@@ -361,14 +526,14 @@ impl Default for ConstMessage {
 /// The compile-time verdict on a bounded document: empty when `estimate` is known and
 /// within `limit`, otherwise the message a `const` assertion panics with.
 ///
-/// `what` names the document (`bucket `SensorDay` (max = 1440 items)`), `unsized_why` is
-/// [`first_unsized`] of its parts, `fix` says what to change.
+/// `what` names the document (`bucket `SensorDay` (max = 1440 items)`), `unsized_why`
+/// says which field of it has no bound, `fix` what to change when it is too large.
 pub const fn verdict(
     rule: &str,
     what: &str,
     estimate: Option<usize>,
     limit: usize,
-    unsized_why: &str,
+    unsized_why: Unsized,
     fix: &str,
 ) -> ConstMessage {
     let head = ConstMessage::new().text("docshape rule `").text(rule).text("`: ");
@@ -387,8 +552,7 @@ pub const fn verdict(
             .text("the size of a full ")
             .text(what)
             .text(" has no bound, so it could pass the 16 MB document limit: ")
-            .text(unsized_why)
-            .text("; bound every string with `#[validate(max_length = N)]` and every array with `#[validate(max_items = N)]`"),
+            .why(unsized_why),
     }
 }
 
@@ -419,9 +583,58 @@ mod tests {
     fn messages_format_numbers() {
         let m = ConstMessage::new().text("n=").number(16_777_216).text(", z=").number(0);
         assert_eq!(m.as_str(), "n=16,777,216, z=0");
-        let v = verdict("r", "x", Some(10), 5, "", "fix");
+        let v = verdict("r", "x", Some(10), 5, Unsized::Known, "fix");
         assert!(v.as_str().contains("can reach 10 bytes"), "{}", v.as_str());
-        assert!(verdict("r", "x", Some(5), 5, "", "").is_empty());
+        assert!(verdict("r", "x", Some(5), 5, Unsized::Known, "").is_empty());
+    }
+
+    #[test]
+    fn reasons_name_the_path_through_embedded_types_and_references() {
+        // `User { _id: String }`, `Meta { note: String }`,
+        // `Comment { meta: Meta, author: Ref<User> }`, `Thread { comments: Vec<Comment> }`.
+        const USER_ID: Part = id_of("User", &[element_of("_id", false, (None, NO_MAX_LENGTH))]);
+        const META: Unsized = Unsized::Fields {
+            owner: "Meta",
+            elements: &[
+                element_of("at", false, (Some(8), Unsized::Known)),
+                element_of("note", false, (None, NO_MAX_LENGTH)),
+            ],
+        };
+        const AUTHOR: Unsized = Unsized::Ref { id: &USER_ID.1 };
+        let comment = |meta: Part| Unsized::Fields {
+            owner: "Comment",
+            elements: Box::leak(Box::new([
+                element_of("meta", false, meta),
+                element_of("author", false, (None, AUTHOR)),
+            ])),
+        };
+        let thread = |comment: Unsized| Unsized::Fields {
+            owner: "Thread",
+            elements: Box::leak(Box::new([element_of("comments", true, (None, comment))])),
+        };
+        assert_eq!(
+            thread(comment((None, META))).to_string(),
+            "`Thread.comments[].meta.note` is a String with no `#[validate(max_length = N)]`; add it to `Meta.note`"
+        );
+        assert_eq!(
+            thread(comment((Some(20), Unsized::Known))).to_string(),
+            "`Thread.comments[].author` (a `Ref<User>`): `User._id` is a String with no \
+             `#[validate(max_length = N)]`; add it to `User._id`"
+        );
+        // An array that is itself unbounded is named as such, not entered.
+        const TAGS: Unsized =
+            Unsized::Fields { owner: "Post", elements: &[element_of("tags", true, (None, NO_MAX_ITEMS))] };
+        let tags = TAGS;
+        assert_eq!(
+            tags.to_string(),
+            "`Post.tags` is an array with no `#[validate(max_items = N)]`; add it to `Post.tags`"
+        );
+        // A bounded `_id` gives a bounded reference: the value's bytes, without the key.
+        const BOUNDED: Part = id_of("User", &[element_of("_id", false, (string(64), Unsized::Known))]);
+        assert_eq!(BOUNDED.0, string(64));
+        let verdict =
+            verdict("outlier_size", "`Thread.comments`", None, 10, thread(comment((None, META))), "");
+        assert!(verdict.as_str().ends_with("add it to `Meta.note`"), "{}", verdict.as_str());
     }
 
     #[test]

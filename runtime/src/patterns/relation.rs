@@ -23,7 +23,7 @@ use crate::core::hooks::GeneratedFile;
 use crate::core::model::{eq, Model};
 use crate::core::registry;
 use crate::core::relation::DESIGN_DECISIONS_FILE;
-pub use crate::core::relation::{Relation, RelationKind, Split};
+pub use crate::core::relation::{EmbeddedRelations, Nested, Relation, RelationKind, Split};
 use crate::patterns::relation::refs::RefError;
 
 fn duration_text(d: std::time::Duration) -> String {
@@ -69,6 +69,52 @@ fn cell(text: &str) -> String {
 /// assert!(table.contains("| users | followers | outlier | ObjectId (array) | ≤ 1000 embedded, then ≤ 1000 per document of `users_followers_overflow` | — | — |"));
 /// ```
 pub fn design_decisions(models: &[(&str, &[Relation])]) -> String {
+    let rows: Vec<(&str, Vec<(String, Relation)>)> = models
+        .iter()
+        .map(|(collection, relations)| {
+            (*collection, relations.iter().map(|r| (r.field.to_owned(), *r)).collect())
+        })
+        .collect();
+    render(&rows)
+}
+
+/// [`design_decisions`] of models with the relations inside their embedded types:
+/// `(collection, relations, nested)`, each nested row under its field's dotted path
+/// (`comments.author`: the `author` reference of each item of `comments`).
+///
+/// ```
+/// use docshape::relation::{design_decisions_with_nested, Nested, Relation, RelationKind};
+///
+/// const AUTHOR: Relation = Relation {
+///     field: "author", kind: RelationKind::Reference, target: "users", many: false,
+///     bound: None, refresh: None, via: None, reason: Some("users live on their own"), split: None,
+/// };
+/// let nested = [Nested { field: "comments", relations: &[AUTHOR], nested: &[] }];
+/// let table = design_decisions_with_nested(&[("questions", &[], &nested)]);
+/// assert!(table.contains("| questions | comments.author | reference | users | — | — | users live on their own |"));
+/// ```
+pub fn design_decisions_with_nested(models: &[(&str, &[Relation], &[Nested])]) -> String {
+    fn walk(prefix: &str, nested: &[Nested], out: &mut Vec<(String, Relation)>) {
+        for n in nested {
+            // A flattened sub-document (no field of its own) adds no segment.
+            let path = if n.field.is_empty() { prefix.to_owned() } else { format!("{prefix}{}.", n.field) };
+            out.extend(n.relations.iter().map(|r| (format!("{path}{}", r.field), *r)));
+            walk(&path, n.nested, out);
+        }
+    }
+    let rows: Vec<(&str, Vec<(String, Relation)>)> = models
+        .iter()
+        .map(|(collection, relations, nested)| {
+            let mut rows: Vec<(String, Relation)> =
+                relations.iter().map(|r| (r.field.to_owned(), *r)).collect();
+            walk("", nested, &mut rows);
+            (*collection, rows)
+        })
+        .collect();
+    render(&rows)
+}
+
+fn render(models: &[(&str, Vec<(String, Relation)>)]) -> String {
     let mut out = String::from(
         "# Design decisions\n\n\
          Generated from the models' `#[embed]`, reference, `#[denormalized]`, `#[outlier]` and \
@@ -82,7 +128,7 @@ pub fn design_decisions(models: &[(&str, &[Relation])]) -> String {
     );
     let mut any = false;
     for (collection, relations) in models {
-        for r in *relations {
+        for (field, r) in relations {
             any = true;
             let of = match (r.kind, r.via, r.split) {
                 (RelationKind::Copy, Some(via), _) => format!("{} via `{via}`", r.target),
@@ -118,7 +164,7 @@ pub fn design_decisions(models: &[(&str, &[Relation])]) -> String {
                 out,
                 "| {} | {} | {} | {} | {} | {} | {} |",
                 cell(collection),
-                cell(r.field),
+                cell(field),
                 r.kind.as_str(),
                 cell(&of),
                 bound,
@@ -135,13 +181,16 @@ pub fn design_decisions(models: &[(&str, &[Relation])]) -> String {
 
 inventory::submit! { GeneratedFile { file_name: DESIGN_DECISIONS_FILE, build: design_decisions_file } }
 
-/// `DESIGN_DECISIONS.md`: [`design_decisions`] of every registered model that
-/// declares relations, in registry order.
+/// `DESIGN_DECISIONS.md`: [`design_decisions_with_nested`] of every registered model
+/// that declares relations or holds embedded types that do, in registry order.
 fn design_decisions_file() -> Result<Option<String>, crate::core::error::Error> {
     let models = registry::models();
-    let relations: Vec<(&str, &[Relation])> =
-        models.iter().filter(|m| !m.relations.is_empty()).map(|m| (m.collection, m.relations)).collect();
-    Ok(Some(design_decisions(&relations)))
+    let relations: Vec<(&str, &[Relation], &[Nested])> = models
+        .iter()
+        .filter(|m| !m.relations.is_empty() || !m.nested.is_empty())
+        .map(|m| (m.collection, m.relations, m.nested))
+        .collect();
+    Ok(Some(design_decisions_with_nested(&relations)))
 }
 
 /// The value at a dotted path of a document.

@@ -65,8 +65,9 @@ pub struct Load {
     pub docs_per_call: DocsPerCall,
     /// The most BSON bytes one document read takes; `None` when the type does not bound it.
     pub doc_bytes: Option<usize>,
-    /// When `doc_bytes` is `None`: which field or type leaves it unbounded.
-    pub doc_unsized: &'static str,
+    /// When `doc_bytes` is `None`: which field leaves it unbounded (the path to it and
+    /// the attribute that bounds it).
+    pub doc_unsized: crate::core::size::Unsized,
 }
 
 impl Load {
@@ -136,7 +137,7 @@ mod tests {
             rate: Some(Rate { per_second: 500.0, kind: RateKind::Read }),
             docs_per_call: DocsPerCall::Page { page_size: 20 },
             doc_bytes: Some(1000),
-            doc_unsized: "",
+            doc_unsized: crate::core::size::Unsized::Known,
         };
         assert_eq!(load.bytes_per_call(), Some(21_000));
         assert_eq!(load.docs_per_second(), Some(Some(10_500.0)));

@@ -86,7 +86,7 @@ pub fn access_table(collection: &str, patterns: &[AccessPattern]) -> String {
 ///     load: Load {
 ///         rate: Some(Rate { per_second: 500.0, kind: RateKind::Read }),
 ///         docs_per_call: DocsPerCall::Page { page_size: 20 },
-///         doc_bytes: Some(512), doc_unsized: "",
+///         doc_bytes: Some(512), doc_unsized: docshape::size::Unsized::Known,
 ///     },
 ///     index: Some("author_id_1_created_at_-1"), waivers: &[], paginate: true,
 /// };
@@ -104,7 +104,7 @@ pub fn access_tables(collections: &[(&str, &[AccessPattern])]) -> String {
     let mut totals = Vec::new();
     let mut notes = Vec::new();
     // Why documents' sizes are unbounded, with the rows each reason concerns.
-    let mut sizes: Vec<(&str, Vec<usize>)> = Vec::new();
+    let mut sizes: Vec<(String, Vec<usize>)> = Vec::new();
     for (collection, patterns) in collections {
         let mut total = Total::default();
         for p in *patterns {
@@ -149,7 +149,9 @@ pub fn access_tables(collections: &[(&str, &[AccessPattern])]) -> String {
                 ));
             }
             if l.doc_bytes.is_none() {
-                let why = if l.doc_unsized.is_empty() { "its type has no size bound" } else { l.doc_unsized };
+                // The field that leaves the size open, and the attribute that bounds it.
+                let why = l.doc_unsized.to_string();
+                let why = if why.is_empty() { "its type has no size bound".to_owned() } else { why };
                 match sizes.iter_mut().find(|(w, _)| *w == why) {
                     Some((_, rows)) => rows.push(n),
                     None => sizes.push((why, vec![n])),
@@ -160,7 +162,7 @@ pub fn access_tables(collections: &[(&str, &[AccessPattern])]) -> String {
             notes.push(format!(
                 "- {}, bytes: a document of `{collection}` has no size bound ({}); the server's 16 MiB per document is the only limit",
                 rows_text(&rows),
-                cell(why)
+                cell(&why)
             ));
         }
         if !patterns.is_empty() {
@@ -249,6 +251,7 @@ fn cell(text: &str) -> String {
 mod tests {
     use super::*;
     use crate::core::access::{Rate, RateKind};
+    use crate::core::size::{element_of, Unsized, NO_MAX_LENGTH};
 
     const P: AccessPattern = AccessPattern {
         name: "by_id",
@@ -261,7 +264,12 @@ mod tests {
         freq: "",
         consistency: "",
         guarantee: Consistency::Unspecified,
-        load: Load { rate: None, docs_per_call: DocsPerCall::One, doc_bytes: Some(100), doc_unsized: "" },
+        load: Load {
+            rate: None,
+            docs_per_call: DocsPerCall::One,
+            doc_bytes: Some(100),
+            doc_unsized: Unsized::Known,
+        },
         index: Some("_id_"),
         waivers: &[],
         paginate: false,
@@ -284,10 +292,9 @@ mod tests {
 
     #[test]
     fn unbounded_sizes_are_explained_once_per_collection_and_reason() {
-        let unsized_doc = AccessPattern {
-            load: Load { doc_bytes: None, doc_unsized: "`T.name` is a String", ..P.load },
-            ..P
-        };
+        const NAME: Unsized =
+            Unsized::Fields { owner: "T", elements: &[element_of("name", false, (None, NO_MAX_LENGTH))] };
+        let unsized_doc = AccessPattern { load: Load { doc_bytes: None, doc_unsized: NAME, ..P.load }, ..P };
         let scan = AccessPattern {
             name: "all",
             filter: &[],
@@ -297,7 +304,7 @@ mod tests {
         let md = access_tables(&[("t", &[unsized_doc, scan])]);
         assert!(md.contains("- row 2 (`all`), documents: it has no filter, and it is not paginated"), "{md}");
         assert!(
-            md.contains("- rows 1, 2, bytes: a document of `t` has no size bound (`T.name` is a String)"),
+            md.contains("- rows 1, 2, bytes: a document of `t` has no size bound (`T.name` is a String with no `#[validate(max_length = N)]`; add it to `T.name`)"),
             "{md}"
         );
         assert_eq!(md.matches("bytes:").count(), 1, "{md}");

@@ -47,7 +47,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::core::model::{eq, Model};
-use crate::core::size::MaxBsonSize;
+use crate::core::size::{MaxBsonSize, Unsized};
 use crate::core::validator::Schema;
 
 pub use crate::core::model::{IdOf, Identified};
@@ -178,12 +178,11 @@ where
     }
 }
 
-impl<T: Identified> MaxBsonSize for Ref<T>
-where
-    T::Id: MaxBsonSize,
-{
-    const MAX_BSON_SIZE: Option<usize> = <T::Id as MaxBsonSize>::MAX_BSON_SIZE;
-    const UNSIZED: &'static str = <T::Id as MaxBsonSize>::UNSIZED;
+/// As large as `T`'s `_id`, with that field's bounds ([`Identified::ID_SIZE`]): a
+/// `Ref<User>` over a `String` `_id` with `#[validate(max_length = 64)]` is bounded.
+impl<T: Identified> MaxBsonSize for Ref<T> {
+    const MAX_BSON_SIZE: Option<usize> = T::ID_SIZE.0;
+    const UNSIZED: Unsized = Unsized::Ref { id: &T::ID_SIZE.1 };
 }
 
 /// Why references could not be loaded.

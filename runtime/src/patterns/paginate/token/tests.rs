@@ -20,7 +20,7 @@ pub(in crate::patterns::paginate) const P: AccessPattern = AccessPattern {
         rate: None,
         docs_per_call: crate::core::access::DocsPerCall::Page { page_size: super::super::DEFAULT_PAGE_SIZE },
         doc_bytes: None,
-        doc_unsized: "",
+        doc_unsized: crate::core::size::Unsized::Known,
     },
     index: Some("author_id_1_created_at_-1__id_-1"),
     waivers: &[],

@@ -1,0 +1,95 @@
+//! A Q&A site's questions whose comments each hold a `Ref<User>`: the reference is as
+//! large as `User._id` with its `max_length`, so the outlier array of comments has a
+//! size bound and compiles (on a `Ref` sized from the id's type alone, a `String` id
+//! left it unbounded and this file did not compile); pushed comments spill into the
+//! overflow and read back whole, and their authors load in one query.
+
+use docshape::bson::{doc, Document};
+use docshape::refs::{load_many, Ref};
+use docshape::size::MaxBsonSize;
+use docshape::{testkit, Embedded, Model};
+use serde::{Deserialize, Serialize};
+
+use super::runtime;
+
+/// A user, keyed by a handle of at most 64 code points.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(collection = "qa_users")]
+pub struct User {
+    #[serde(rename = "_id")]
+    #[validate(max_length = 64)]
+    pub id: String,
+    #[validate(max_length = 100)]
+    pub name: String,
+}
+
+/// A comment: its text and its author.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Embedded)]
+pub struct Comment {
+    #[validate(max_length = 500)]
+    pub text: String,
+    pub author: Ref<User>,
+}
+
+/// A question whose comments stay embedded up to 3 and overflow beyond.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(collection = "qa_questions")]
+pub struct Question {
+    #[serde(rename = "_id")]
+    pub id: i64,
+    #[outlier(threshold = 3, overflow = "qa_question_comments", flag = has_more_comments)]
+    pub comments: Vec<Comment>,
+    pub has_more_comments: bool,
+}
+
+#[test]
+fn a_reference_is_as_large_as_the_referenced_id() {
+    // A string of at most 64 code points: length, up to 4 bytes each, NUL.
+    assert_eq!(<Ref<User> as MaxBsonSize>::MAX_BSON_SIZE, Some(4 + 64 * 4 + 1));
+    // The comment: 4 + [1 + "text\0" + (4 + 2000 + 1)] + [1 + "author\0" + 261] + 1.
+    assert_eq!(Comment::MAX_BSON_SIZE, Some(4 + (1 + 5 + 2005) + (1 + 7 + 261) + 1));
+    // An ObjectId or integer `_id` is fixed-size; an unbounded one says where to bound it.
+    assert_eq!(<Ref<Question> as MaxBsonSize>::MAX_BSON_SIZE, Some(8));
+    assert_eq!(<Ref<super::Usuario> as MaxBsonSize>::MAX_BSON_SIZE, Some(8));
+}
+
+#[test]
+fn comments_with_references_spill_past_the_threshold_and_read_back_whole() {
+    let rt = runtime();
+    rt.block_on(async {
+        let db = testkit::database("outlier_refs").await.unwrap();
+        docshape::sync::<User>(&db).await.unwrap();
+        docshape::sync::<Question>(&db).await.unwrap();
+        docshape::outlier::sync::<Question>(&db).await.unwrap();
+        let users: Vec<User> =
+            ["ana", "bo", "chen"].iter().map(|h| User { id: (*h).into(), name: h.to_uppercase() }).collect();
+        User::collection(&db).insert_many(&users).await.unwrap();
+        let question = Question { id: 7, comments: vec![], has_more_comments: false };
+        Question::collection(&db).insert_one(&question).await.unwrap();
+
+        let comments: Vec<Comment> = (0..8)
+            .map(|i| Comment { text: format!("comment {i}"), author: Ref::new(users[i % 3].id.clone()) })
+            .collect();
+        for c in &comments[..2] {
+            Question::push_comments(&db, &7, std::slice::from_ref(c)).await.unwrap();
+        }
+        Question::push_comments(&db, &7, &comments[2..]).await.unwrap();
+
+        // Stored as the users' `_id`s: the two pushed singly stay embedded, and the
+        // batch of six, which does not fit whole under the threshold, overflows.
+        let stored =
+            db.collection::<Document>("qa_questions").find_one(doc! { "_id": 7_i64 }).await.unwrap().unwrap();
+        let embedded = stored.get_array("comments").unwrap();
+        assert_eq!(embedded.len(), 2);
+        assert_eq!(embedded[0].as_document().unwrap().get_str("author").unwrap(), "ana");
+        assert!(stored.get_bool("has_more_comments").unwrap());
+        let loaded = Question::load_comments(&db, &7).await.unwrap();
+        assert_eq!(loaded, comments, "every comment once, in push order");
+
+        // The authors, in one query, in the comments' order.
+        let authors: Vec<Ref<User>> = loaded.iter().map(|c| c.author.clone()).collect();
+        let found = load_many(&db, &authors).await.unwrap().all().unwrap();
+        let names: Vec<&str> = found.iter().map(|u| u.name.as_str()).collect();
+        assert_eq!(names, ["ANA", "BO", "CHEN", "ANA", "BO", "CHEN", "ANA", "BO"]);
+    });
+}
