@@ -214,3 +214,51 @@ async fn concurrent_write_rows_on_an_older_version_lose_no_write() {
         assert_eq!((stored.title.as_str(), stored.schema_version), ("v1 list", 2), "round {round}");
     }
 }
+
+/// Inside a transaction, a write row on an older document upgrades it in the
+/// transaction's session: the upgrade and the write commit together, and an aborted
+/// transaction leaves the document as the old release wrote it. (Before: the upgrade
+/// ran outside the session, the transaction's snapshot never saw it, and the row failed
+/// with `OldVersion` after every attempt.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_row_in_a_transaction_upgrades_in_its_session() {
+    let db = testkit::database("access_write_versioned_tx").await.unwrap();
+    docshape::sync::<List>(&db).await.unwrap();
+    let raw = db.collection::<bson::Document>(List::COLLECTION);
+    raw.insert_one(doc! { "_id": "old", "name": "v1 list", "entries": [] }).await.unwrap();
+    let client = db.client().clone();
+    let db = &*db;
+
+    // Aborted after the write: neither the upgrade nor the push is left.
+    let aborted = docshape::transaction(&client, |tx| {
+        Box::pin(async move {
+            List::add_entry("old", "x").session(tx).run(db).await?;
+            Err::<(), _>(UpdateError::NotFound { collection: List::COLLECTION, pattern: "abort on purpose" })
+        })
+    })
+    .await;
+    assert!(
+        matches!(aborted, Err(docshape::TransactionError::Aborted(UpdateError::NotFound { .. }))),
+        "{aborted:?}"
+    );
+    let stored = raw.find_one(doc! { "_id": "old" }).await.unwrap().unwrap();
+    assert_eq!(
+        stored,
+        doc! { "_id": "old", "name": "v1 list", "entries": [] },
+        "the abort undid the upgrade"
+    );
+
+    docshape::transaction(&client, |tx| {
+        Box::pin(async move {
+            List::add_entry("old", "y").session(tx).run(db).await?;
+            Ok::<_, UpdateError>(())
+        })
+    })
+    .await
+    .unwrap();
+    let stored = List::collection(db).find_one(doc! { "_id": "old" }).await.unwrap().unwrap();
+    assert_eq!(
+        (stored.title.as_str(), stored.entries, stored.schema_version),
+        ("v1 list", vec!["y".to_owned()], 2)
+    );
+}

@@ -255,12 +255,13 @@ pub struct Update<T, S = NoSession> {
 
 /// Upgrades the stored document with this `_id` to the current version in place, with
 /// the versioning pattern's compare-and-set (a concurrent writer's change is never
-/// overwritten: a lost race writes nothing). Generated code passes the versioning
-/// pattern's; the core only calls it.
+/// overwritten: a lost race writes nothing), in the write's session when it has one.
+/// Generated code passes the versioning pattern's; the core only calls it.
 pub type Upgrade =
     for<'a> fn(
         &'a Database,
         Bson,
+        Option<&'a mut ClientSession>,
     ) -> futures_util::future::BoxFuture<'a, Result<(), crate::core::version::VersionError>>;
 
 /// How many times a write row on a versioned model upgrades an older document and
@@ -446,7 +447,9 @@ impl<T: Model, S: SessionSlot> Update<T, S> {
                         attempt,
                         "upgrading an older document, then writing again"
                     );
-                    upgrade(db, *id).await.map_err(|e| UpdateError::Upgrade(Box::new(e)))?;
+                    upgrade(db, *id, self.session.session())
+                        .await
+                        .map_err(|e| UpdateError::Upgrade(Box::new(e)))?;
                 }
                 // Another writer changed the document between the write and the read that
                 // explains it: the write is whole or nothing, so send it again.

@@ -126,15 +126,39 @@ impl<T: Versioned> Loaded<T> {
     /// since the read survives. After a save, the value is what is stored, so it can be
     /// saved again.
     pub async fn save(&mut self, db: &Database) -> Result<(), VersionError> {
+        self.save_in(db, None).await
+    }
+
+    /// [`Loaded::save`] inside `session`: the compare-and-set is sent in it (in its
+    /// transaction when one runs), and the hooks of derived data run after the commit
+    /// when it is a [`transaction`](crate::transaction)'s.
+    pub async fn save_in_session(
+        &mut self,
+        db: &Database,
+        session: &mut mongodb::ClientSession,
+    ) -> Result<(), VersionError> {
+        self.save_in(db, Some(session)).await
+    }
+
+    async fn save_in(
+        &mut self,
+        db: &Database,
+        session: Option<&mut mongodb::ClientSession>,
+    ) -> Result<(), VersionError> {
         let span = crate::core::trace::span!("versioning.save", collection = T::COLLECTION);
-        let saved = crate::core::trace::in_span(span.clone(), self.save_inner(db)).await;
+        let saved = crate::core::trace::in_span(span.clone(), self.save_inner(db, session)).await;
         if let Err(e) = &saved {
             span.in_scope(|| crate::core::trace::event!(DEBUG, error = %e, "not saved"));
         }
         saved
     }
 
-    async fn save_inner(&mut self, db: &Database) -> Result<(), VersionError> {
+    async fn save_inner(
+        &mut self,
+        db: &Database,
+        mut session: Option<&mut mongodb::ClientSession>,
+    ) -> Result<(), VersionError> {
+        let in_session = session.is_some();
         require_id::<T>(&self.original)?;
         crate::core::hooks::before_source_write(db, T::COLLECTION)
             .map_err(|e| VersionError::Refused(Box::new(e)))?;
@@ -160,10 +184,19 @@ impl<T: Versioned> Loaded<T> {
         let matched = if !set.keys().chain(unset.keys()).all(plain) {
             let mut replacement = new.clone();
             replacement.insert("_id", self.id());
-            collection.replace_one(filter, replacement).await?.matched_count
+            let replace = collection.replace_one(filter, replacement);
+            match session.as_deref_mut() {
+                Some(s) => replace.session(s).await?,
+                None => replace.await?,
+            }
+            .matched_count
         } else if set.is_empty() && unset.is_empty() {
             // Nothing to write; still say whether the document is as it was read.
-            collection.count_documents(filter).await?
+            let count = collection.count_documents(filter);
+            match session.as_deref_mut() {
+                Some(s) => count.session(s).await?,
+                None => count.await?,
+            }
         } else {
             let mut update = Document::new();
             if !set.is_empty() {
@@ -172,7 +205,12 @@ impl<T: Versioned> Loaded<T> {
             if !unset.is_empty() {
                 update.insert("$unset", unset.clone());
             }
-            let matched = collection.update_one(filter, update.clone()).await?.matched_count;
+            let write = collection.update_one(filter, update.clone());
+            let matched = match session.as_deref_mut() {
+                Some(s) => write.session(s).await?,
+                None => write.await?,
+            }
+            .matched_count;
             written = Some(update);
             matched
         };
@@ -180,9 +218,15 @@ impl<T: Versioned> Loaded<T> {
             return Err(VersionError::Conflict { collection: T::COLLECTION, id: self.id(), attempts: 1 });
         }
         if !(set.is_empty() && unset.is_empty()) {
-            crate::core::hooks::after_source_write(db, T::COLLECTION, &self.id(), written.as_ref())
-                .await
-                .map_err(|e| VersionError::Copies(Box::new(e)))?;
+            crate::core::transaction::after_write(
+                db,
+                T::COLLECTION,
+                &self.id(),
+                written.as_ref(),
+                in_session,
+            )
+            .await
+            .map_err(|e| VersionError::Copies(Box::new(e)))?;
         }
         self.value.stamp();
         self.stored_version = T::VERSION;
@@ -327,22 +371,29 @@ async fn update_one_inner<T: Versioned + Identified>(
 /// and written back with a compare-and-set on every field as read (a concurrent change
 /// makes it write nothing, and return). A missing or already current document is left
 /// as it is. Write rows on versioned models run it before writing to an older
-/// document (`Update::upgrading`).
-pub fn upgrade_in_place<T: Versioned + Send + Sync>(
-    db: &Database,
+/// document (`Update::upgrading`), in the write's session when it has one: inside a
+/// transaction the upgrade is part of it, so the transaction's own snapshot sees it
+/// (an upgrade outside would stay invisible to it, and conflict with it on mongod).
+pub fn upgrade_in_place<'a, T: Versioned + Send + Sync>(
+    db: &'a Database,
     id: Bson,
-) -> futures_util::future::BoxFuture<'_, Result<(), VersionError>> {
+    mut session: Option<&'a mut mongodb::ClientSession>,
+) -> futures_util::future::BoxFuture<'a, Result<(), VersionError>> {
     Box::pin(async move {
-        let Some(document) =
-            db.collection::<Document>(T::COLLECTION).find_one(doc! { "_id": eq(id) }).await?
-        else {
+        let collection = db.collection::<Document>(T::COLLECTION);
+        let find = collection.find_one(doc! { "_id": eq(id) });
+        let found = match session.as_deref_mut() {
+            Some(s) => find.session(s).await?,
+            None => find.await?,
+        };
+        let Some(document) = found else {
             return Ok(());
         };
         let mut loaded = Loaded::<T>::from_document(document)?;
         if !loaded.needs_stamp() {
             return Ok(());
         }
-        match loaded.save(db).await {
+        match loaded.save_in(db, session).await {
             // Lost to another writer: the caller's write tells what the document is now.
             Ok(()) | Err(VersionError::Conflict { .. }) => Ok(()),
             Err(e) => Err(e),
