@@ -320,6 +320,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let q0 = versioning::find_one::<Question>(&db, doc! { "_id": "q_old_0" }).await?.ok_or("no q_old_0")?;
     println!("   q_old_0 stored at v{}, read as tags {:?}", q0.stored_version, q0.value.tags);
     let before = Question::hot_by_tag("rust").all(&db).await?;
+    if before.len() != 4 {
+        return Err(
+            format!("before the backfill the row saw {} questions, not the 4 at v2", before.len()).into()
+        );
+    }
     println!(
         "   hot_by_tag(\"rust\") before the backfill: {} of 7 (a row over `tags` cannot see v1 documents)",
         before.len()
