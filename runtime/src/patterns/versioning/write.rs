@@ -206,7 +206,7 @@ impl<T: Versioned> Loaded<T> {
                 update.insert("$unset", unset.clone());
             }
             let write = collection.update_one(filter, update.clone());
-            let matched = match session.as_deref_mut() {
+            let matched = match session {
                 Some(s) => write.session(s).await?,
                 None => write.await?,
             }
