@@ -55,12 +55,16 @@ fn row(b: &BucketDef) -> TokenStream {
     let item_ty = &b.item_ty;
     let target = quote!(#item_ty).to_string().replace(' ', "");
     let (series, per, max) = (b.series.name.as_deref().unwrap_or_default(), &b.per, b.max);
+    let cap = match b.cap {
+        Some(cap) => quote!(::core::option::Option::Some(#cap)),
+        None => quote!(::core::option::Option::None),
+    };
     quote! {
         __ds::Relation {
             field: #field, kind: __ds::RelationKind::Bucket, target: #target, many: true,
             bound: ::core::option::Option::Some(#max), refresh: ::core::option::Option::None,
             via: ::core::option::Option::None, reason: ::core::option::Option::None,
-            split: ::core::option::Option::Some(__ds::Split::Bucket { series: #series, per: #per }),
+            split: ::core::option::Option::Some(__ds::Split::Bucket { series: #series, per: #per, cap: #cap }),
         }
     }
 }

@@ -90,6 +90,20 @@ pub struct PageDay {
     pub visits: Vec<Visit>,
 }
 
+/// At most 120 visits a page an hour, in documents of at most 50.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(collection = "page_hours")]
+#[bucket(series = page, period = hour, per = "hour", max = 50, items = visits, time = t, cap = 120)]
+pub struct PageHour {
+    #[serde(rename = "_id")]
+    pub id: String,
+    #[validate(max_length = 64)]
+    pub page: String,
+    pub hour: String,
+    pub count: i32,
+    pub visits: Vec<Visit>,
+}
+
 #[test]
 fn the_design_decision_table_lists_outliers_buckets_and_every_reference() {
     let artifacts = docshape::artifacts::registered().unwrap();
@@ -104,6 +118,8 @@ fn the_design_decision_table_lists_outliers_buckets_and_every_reference() {
         "| celebrities | followers | outlier | i64 (array) | ≤ 100 embedded, then ≤ 500 per document of `celebrity_followers` | — | — |",
         // A bucket: its items, the series and period that name a bucket, its bound.
         "| page_days | visits | bucket | Visit (array), a bucket per `page` per day | ≤ 500 per bucket | — | — |",
+        // A capped bucket: the period's cap beside the bound.
+        "| page_hours | visits | bucket | Visit (array), a bucket per `page` per hour | ≤ 50 per bucket, ≤ 120 per hour (`cap`) | — | — |",
         // References inside embedded types, under the path of the field holding them:
         // a bucket's items,
         "| page_days | visits.fan | reference | fans | — | — | fans visit many pages |",

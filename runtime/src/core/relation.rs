@@ -68,6 +68,8 @@ pub enum Split {
         series: &'static str,
         /// `"minute"`, `"hour"`, `"day"`, `"week"` or `"month"`.
         per: &'static str,
+        /// `cap = N`: the most items one series keeps per period, across its buckets.
+        cap: Option<u64>,
     },
 }
 

@@ -132,7 +132,7 @@ fn render(models: &[(&str, Vec<(String, Relation)>)]) -> String {
             any = true;
             let of = match (r.kind, r.via, r.split) {
                 (RelationKind::Copy, Some(via), _) => format!("{} via `{via}`", r.target),
-                (_, _, Some(Split::Bucket { series, per })) => {
+                (_, _, Some(Split::Bucket { series, per, .. })) => {
                     format!("{} (array), a bucket per `{series}` per {per}", r.target)
                 }
                 (_, _, _) if r.many => format!("{} (array)", r.target),
@@ -144,7 +144,10 @@ fn render(models: &[(&str, Vec<(String, Relation)>)]) -> String {
                 (Some(b), Some(Split::Outlier { overflow, per_doc })) => {
                     format!("≤ {b} embedded, then ≤ {per_doc} per document of `{overflow}`")
                 }
-                (Some(b), Some(Split::Bucket { .. })) => format!("≤ {b} per bucket"),
+                (Some(b), Some(Split::Bucket { cap: None, .. })) => format!("≤ {b} per bucket"),
+                (Some(b), Some(Split::Bucket { cap: Some(cap), per, .. })) => {
+                    format!("≤ {b} per bucket, ≤ {cap} per {per} (`cap`)")
+                }
             };
             let refresh = match r.refresh {
                 None => "—".to_owned(),
