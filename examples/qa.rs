@@ -132,7 +132,7 @@ struct Question {
     title: String,
     #[reference(reason = "a member asks many questions and changes on their own")]
     author: Ref<User>,
-    #[validate(max_items = 5, unique_items)]
+    #[validate(max_items = 5, unique_items, items(min_length = 1, max_length = 35))]
     tags: Vec<String>,
     score: i64,
     created_at: DateTime,
@@ -234,6 +234,7 @@ struct Answer {
         max_stale = "5m",
         reason = "a renamed author may show the old name for minutes"
     )]
+    #[validate(max_length = 80)]
     author_name: String,
     #[validate(min_length = 1, max_length = 30000)]
     body: String,

@@ -294,7 +294,12 @@ pub struct Constrained {
     #[validate(exclusive_minimum = 0.0, exclusive_maximum = 1.0)]
     #[proptest(strategy = "(1..1000_u32).prop_map(|n| f64::from(n) / 1000.0)")]
     pub fraction: f64,
-    #[validate(min_items = 1, max_items = 3, unique_items)]
+    #[validate(
+        min_items = 1,
+        max_items = 3,
+        unique_items,
+        items(min_length = 1, max_length = 4, pattern = "^[a-z]+$")
+    )]
     #[proptest(
         strategy = "proptest::collection::btree_set(\"[a-z]{1,4}\", 1..=3).prop_map(|s| s.into_iter().collect())"
     )]

@@ -37,6 +37,17 @@ pub(crate) struct FieldReceiver {
     pub unique_items: Flag,
     pub allowed: Option<Allowed>,
     pub bson_type: Option<LitStr>,
+    /// `items(...)`: the string constraints every item of an array field meets.
+    pub items: Option<SpannedValue<ItemRules>>,
+}
+
+/// `#[validate(items(max_length = N, min_length = N, pattern = "..."))]`: what each
+/// string of an array holds (the array's own length is `max_items`).
+#[derive(FromMeta, Clone, Default)]
+pub(crate) struct ItemRules {
+    pub min_length: Option<SpannedValue<u64>>,
+    pub max_length: Option<SpannedValue<u64>>,
+    pub pattern: Option<LitStr>,
 }
 
 impl FieldReceiver {
@@ -56,6 +67,7 @@ impl FieldReceiver {
             self.unique_items.is_present().then(|| self.unique_items.span()),
             self.allowed.as_ref().map(|v| v.span),
             self.bson_type.as_ref().map(|v| v.span()),
+            self.items.as_ref().map(|v| v.span()),
         ];
         spans.into_iter().flatten().next()
     }

@@ -124,6 +124,21 @@ fn field_schema(f: &Field) -> TokenStream {
     if r.unique_items.is_present() {
         set("uniqueItems", quote!(__ds::Lit::Bool(true)));
     }
+    if let Some(items) = &r.items {
+        let mut each = Vec::new();
+        if let Some(v) = &items.min_length {
+            let v = count(**v);
+            each.push(quote!(__ds::Constraint::Set("minLength", #v)));
+        }
+        if let Some(v) = &items.max_length {
+            let v = count(**v);
+            each.push(quote!(__ds::Constraint::Set("maxLength", #v)));
+        }
+        if let Some(p) = &items.pattern {
+            each.push(quote!(__ds::Constraint::Set("pattern", __ds::Lit::Str(#p))));
+        }
+        constraints.push(quote!(__ds::Constraint::Items(&[#(#each),*])));
+    }
     if let Some(allowed) = &r.allowed {
         let values = allowed.values.iter().map(|v| match v {
             AllowedValue::Str(s, _) => quote!(__ds::Lit::Str(#s)),

@@ -55,7 +55,25 @@ pub(crate) fn value_part(f: &Field) -> TokenStream {
         },
         Kind::Array if !matches!(peel_array(ty), Some(Type::Array(_))) => {
             let (elem, _) = types::element(ty);
+            let string_items = elem.as_ref().is_some_and(|e| classify(e) == Kind::String && !is_char(ty));
             match (&r.max_items, elem) {
+                // Strings: as long as `items(max_length = N)` lets them be.
+                (Some(n), Some(_)) if string_items => {
+                    let n = **n as usize;
+                    match r.items.as_ref().and_then(|i| i.max_length.as_ref()) {
+                        Some(m) => {
+                            let m = **m as usize;
+                            quote!(__ds::sz::array_of(#n, (__ds::sz::string(#m), __ds::sz::Unsized::Known)))
+                        }
+                        None => quote!((
+                            ::core::option::Option::<usize>::None,
+                            __ds::sz::Unsized::Value {
+                                what: "an array of Strings with no `#[validate(items(max_length = N))]`",
+                                fix: true
+                            }
+                        )),
+                    }
+                }
                 (Some(n), Some(elem)) => {
                     let n = **n as usize;
                     quote!(__ds::sz::array_of(#n, __ds::Probe::<#elem>::PART))

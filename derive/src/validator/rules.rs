@@ -174,7 +174,7 @@ fn field(f: &Field, errors: &mut Accumulator) {
 
     // Each key applies to one kind of value; say which, and suggest the sibling.
     let wrong_kind = |key: &str, span: Span, wants: &str, errors: &mut Accumulator, hint: Option<&str>| {
-        let hint = hint.map(|h| format!("; for this type use `{h}`")).unwrap_or_default();
+        let hint = hint.map(|h| format!("; for this type use {h}")).unwrap_or_default();
         errors.push(err(
             span,
             format!("`{key}` applies to {wants}, but `{ty_name}` is not stored as one{hint}"),
@@ -189,10 +189,15 @@ fn field(f: &Field, errors: &mut Accumulator) {
     for (key, span) in string_keys {
         let Some(span) = span else { continue };
         let hint = match (&kind, key) {
-            (Kind::Array, "min_length") => Some("min_items"),
-            (Kind::Array, "max_length") => Some("max_items"),
-            (Kind::Int { .. } | Kind::Float, "min_length") => Some("minimum"),
-            (Kind::Int { .. } | Kind::Float, "max_length") => Some("maximum"),
+            (Kind::Array, "min_length") => {
+                Some("`min_items` (the array's length) or `items(min_length = N)` (each string's)")
+            }
+            (Kind::Array, "max_length") => {
+                Some("`max_items` (the array's length) or `items(max_length = N)` (each string's)")
+            }
+            (Kind::Array, "pattern") => Some("`items(pattern = \"...\")` (each string's)"),
+            (Kind::Int { .. } | Kind::Float, "min_length") => Some("`minimum`"),
+            (Kind::Int { .. } | Kind::Float, "max_length") => Some("`maximum`"),
             _ => None,
         };
         if is_number || kind == Kind::Array {
@@ -208,10 +213,10 @@ fn field(f: &Field, errors: &mut Accumulator) {
     for (key, n) in num_keys {
         let Some(n) = n else { continue };
         let hint = match (&kind, key.contains("min")) {
-            (Kind::String, true) => Some("min_length"),
-            (Kind::String, false) => Some("max_length"),
-            (Kind::Array, true) => Some("min_items"),
-            (Kind::Array, false) => Some("max_items"),
+            (Kind::String, true) => Some("`min_length`"),
+            (Kind::String, false) => Some("`max_length`"),
+            (Kind::Array, true) => Some("`min_items`"),
+            (Kind::Array, false) => Some("`max_items`"),
             _ => None,
         };
         if matches!(kind, Kind::String | Kind::Array) {
@@ -226,12 +231,43 @@ fn field(f: &Field, errors: &mut Accumulator) {
     for (key, span) in array_keys {
         let Some(span) = span else { continue };
         let hint = match (&kind, key) {
-            (Kind::String, "min_items") => Some("min_length"),
-            (Kind::String, "max_items") => Some("max_length"),
+            (Kind::String, "min_items") => Some("`min_length`"),
+            (Kind::String, "max_items") => Some("`max_length`"),
             _ => None,
         };
         if matches!(kind, Kind::String | Kind::Int { .. } | Kind::Float) {
             wrong_kind(key, span, "arrays", errors, hint);
+        }
+    }
+
+    // `items(...)`: string rules for each item of an array of strings.
+    if let Some(items) = &r.items {
+        let element = crate::common::types::element(&r.ty).0.map(|t| classify(&t));
+        if kind != Kind::Array {
+            errors.push(err(
+                items.span(),
+                format!("`items(...)` constrains each item of an array, but `{ty_name}` is not stored as one; put the keys directly in `#[validate(...)]`"),
+            ));
+        } else if !matches!(element, Some(Kind::String)) {
+            errors.push(err(
+                items.span(),
+                format!("`items(...)` takes string rules (`min_length`, `max_length`, `pattern`), but the items of `{ty_name}` are not strings; constrain the item type's own fields instead"),
+            ));
+        } else if items.min_length.is_none() && items.max_length.is_none() && items.pattern.is_none() {
+            errors.push(err(
+                items.span(),
+                "`items()` is empty: give it `max_length = N`, `min_length = N` or `pattern = \"...\"`",
+            ));
+        }
+        if let (Some(min), Some(max)) = (&items.min_length, &items.max_length) {
+            if **min > **max {
+                errors.push(err(min.span(), format!("contradictory bounds: `items(min_length = {})` is greater than `items(max_length = {})`, so no item can be stored", **min, **max)));
+            }
+        }
+        if let Some(p) = &items.pattern {
+            if let Err(e) = check_regex(&p.value()) {
+                errors.push(err(p.span(), e));
+            }
         }
     }
 

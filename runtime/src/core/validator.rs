@@ -430,6 +430,9 @@ pub enum Constraint {
         /// `exclusiveMinimum`/`exclusiveMaximum`.
         exclusive: bool,
     },
+    /// Constraints on each item of an array (`#[validate(items(...))]`), applied to its
+    /// `items` schema.
+    Items(&'static [Constraint]),
 }
 
 /// `schema` with `constraints` applied in order. Generated code calls this once per
@@ -444,6 +447,11 @@ pub fn constrained(mut schema: Document, constraints: &[Constraint]) -> Document
             }
             Constraint::Bound { lower, value, exclusive } => {
                 bound(&mut schema, lower, value.to_bson(), exclusive)
+            }
+            Constraint::Items(each) => {
+                if let Ok(items) = schema.get_document_mut("items") {
+                    *items = constrained(std::mem::take(items), each);
+                }
             }
         }
     }
