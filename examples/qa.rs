@@ -401,9 +401,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             text: format!("comment {i}"),
             at: DateTime::from_millis(1_790_000_000_000 + i),
         };
-        Answer::push_comments(&db, &"a_1".to_owned(), &[comment]).await?;
+        Answer::push_comments(&db, "a_1", &[comment]).await?;
     }
-    let all = Answer::load_comments(&db, &"a_1".to_owned()).await?;
+    let all = Answer::load_comments(&db, "a_1").await?;
     let shown = Answer::answers_to(Ref::new("q_old_1".into())).first(10, &db).await?;
     println!(
         "   a_1: {} comments loaded; the answer row says {:?} by {:?}",

@@ -239,7 +239,6 @@ fn outliers(c: &Container, outliers: &[OutlierDef]) -> TokenStream {
     else {
         return TokenStream::new();
     };
-    let id_ty = &id_field.recv.ty;
     let specs = outliers.iter().map(|o| {
         let field = o.field.name.as_deref().unwrap_or_default();
         let flag = o.flag.name.as_deref().unwrap_or_default();
@@ -274,18 +273,20 @@ fn outliers(c: &Container, outliers: &[OutlierDef]) -> TokenStream {
             #[doc = #doc_push]
             #vis async fn #push(
                 db: &__ds::Database,
-                id: &#id_ty,
+                id: &(impl __ds::IdOf<Self> + ?::core::marker::Sized),
                 items: &[#item_ty],
             ) -> ::core::result::Result<__ds::Pushed, __ds::OutlierError> {
-                __ds::ol::push(db, <Self as __ds::Model>::COLLECTION, &<Self as __ds::Outliers>::OUTLIERS[#i], id, items).await
+                let id = __ds::IdOf::<Self>::id_bson(id)?;
+                __ds::ol::push(db, <Self as __ds::Model>::COLLECTION, &<Self as __ds::Outliers>::OUTLIERS[#i], &id, items).await
             }
 
             #[doc = #doc_load]
             #vis async fn #load(
                 db: &__ds::Database,
-                id: &#id_ty,
+                id: &(impl __ds::IdOf<Self> + ?::core::marker::Sized),
             ) -> ::core::result::Result<__ds::Vec<#item_ty>, __ds::OutlierError> {
-                __ds::ol::load(db, <Self as __ds::Model>::COLLECTION, &<Self as __ds::Outliers>::OUTLIERS[#i], id).await
+                let id = __ds::IdOf::<Self>::id_bson(id)?;
+                __ds::ol::load(db, <Self as __ds::Model>::COLLECTION, &<Self as __ds::Outliers>::OUTLIERS[#i], &id).await
             }
         });
         // The embedded array and each overflow document must fit in a document.
