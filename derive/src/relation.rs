@@ -490,11 +490,19 @@ fn items(c: &Container, r: &Parsed, model: bool) -> TokenStream {
                 }
             }
         });
+        // A constrained `_id` (not an `Option`: the server may assign that one) gives
+        // `Ref<Self>` its constraints in the validators that hold one.
+        let id_schema =
+            id_field.filter(|f| f.recv.validate_span().is_some() && !is_option(&f.recv.ty)).map(|f| {
+                let schema = crate::validator::field_schema(f);
+                quote!(fn id_schema() -> __ds::Document { #schema })
+            });
         out.extend(quote! {
             #[automatically_derived]
             impl __ds::Identified for #ident {
                 type Id = #id;
                 const ID_SIZE: __ds::sz::Part = __ds::sz::id_of(#owner, &[#id_size]);
+                #id_schema
             }
             #[automatically_derived]
             impl __ds::IdOf<#ident> for #id {

@@ -52,7 +52,7 @@ fn count(n: u64) -> TokenStream {
 }
 
 /// The schema of one field's value, with its `#[validate]` constraints.
-fn field_schema(f: &Field) -> TokenStream {
+pub(crate) fn field_schema(f: &Field) -> TokenStream {
     let r = &f.recv;
     let ty = &r.ty;
     let stated = r

@@ -93,3 +93,32 @@ fn comments_with_references_spill_past_the_threshold_and_read_back_whole() {
         assert_eq!(names, ["ANA", "BO", "CHEN", "ANA", "BO", "CHEN", "ANA", "BO"]);
     });
 }
+
+/// The bound a reference's size counts on is the validator's too: a comment whose
+/// `author` is longer than any `User._id` can be is refused by the server, in the
+/// embedded array and in the overflow documents alike, and one within it is admitted.
+#[test]
+fn the_validator_holds_a_reference_to_its_ids_bound() {
+    let schema = <Comment as docshape::validator::Schema>::schema();
+    assert_eq!(
+        schema.get_document("properties").unwrap().get_document("author").unwrap().get("maxLength"),
+        Some(&docshape::bson::Bson::Int64(64)),
+        "{schema}"
+    );
+    let rt = runtime();
+    rt.block_on(async {
+        let db = testkit::database("outlier_refs_validated").await.unwrap();
+        docshape::sync::<Question>(&db).await.unwrap();
+        docshape::outlier::sync::<Question>(&db).await.unwrap();
+        let questions = db.collection::<Document>("qa_questions");
+        let long = "x".repeat(65);
+        let refused = questions
+            .insert_one(doc! { "_id": 1_i64, "comments": [{ "text": "hi", "author": &long }], "has_more_comments": false })
+            .await;
+        assert!(refused.is_err(), "an author longer than any User._id was admitted");
+        questions
+            .insert_one(doc! { "_id": 2_i64, "comments": [{ "text": "hi", "author": "x".repeat(64) }], "has_more_comments": false })
+            .await
+            .expect("an author within the bound");
+    });
+}

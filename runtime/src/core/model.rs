@@ -169,6 +169,17 @@ pub trait Identified: Model {
             fix: false,
         },
     );
+
+    /// The `_id` field's schema with that field's own constraints (`maxLength`,
+    /// `pattern`, ...): what a `Ref<Self>` stores, so that the validator of a model
+    /// holding one enforces the bound its size counts on. `#[derive(Model)]` states it
+    /// when the `_id` field has a `#[validate]`; otherwise it is the id type's schema.
+    fn id_schema() -> bson::Document
+    where
+        Self::Id: crate::core::validator::Schema,
+    {
+        <Self::Id as crate::core::validator::Schema>::schema()
+    }
 }
 
 /// A value that names one document of `S` by its `_id`: `S::Id` itself (and `str` for

@@ -170,11 +170,14 @@ impl<T: Identified> Schema for Ref<T>
 where
     T::Id: Schema,
 {
+    // The referenced model's `_id` with its field's constraints: a `Ref<User>` over a
+    // `String` id with `max_length = 64` is stored as such a string, and its size
+    // (`MaxBsonSize` below) counts on that bound, which the validator enforces.
     fn schema() -> Document {
-        T::Id::schema()
+        T::id_schema()
     }
     fn schema_some() -> Document {
-        T::Id::schema_some()
+        T::id_schema()
     }
 }
 
