@@ -15,7 +15,7 @@ use syn::{LitStr, Type};
 use crate::ast::{Container, Context, Field};
 use crate::common::bounds::Bound;
 use crate::common::expansion::Expansion;
-use crate::common::fields::{field, Name};
+use crate::common::fields::{field, Kept, Name};
 use crate::common::message::{did_you_mean, rule};
 use crate::common::paths;
 use crate::common::respan::respan;
@@ -33,19 +33,38 @@ pub(crate) fn parse<'a>(cx: &'a Context, errors: &mut Accumulator) -> Parsed<'a>
 }
 
 /// Checks that the named fields are distinct and that every other field survives an
-/// upsert.
-pub(crate) fn check(parsed: &mut Parsed, cx: &Context, errors: &mut Accumulator) {
+/// upsert. `version_field` is a versioned model's version field, which appends write.
+pub(crate) fn check(
+    parsed: &mut Parsed,
+    cx: &Context,
+    version_field: Option<&str>,
+    errors: &mut Accumulator,
+) {
     if let Some(b) = &parsed.0 {
-        fields_rule(&cx.container, b, errors);
+        fields_rule(&cx.container, b, version_field, errors);
     }
+}
+
+/// The fields appends maintain: versioning keeps them as stored across an upgrade.
+pub(crate) fn kept<'a>(parsed: &Parsed<'a>) -> Vec<Kept<'a>> {
+    let Some(b) = &parsed.0 else { return Vec::new() };
+    let mut out = vec![
+        Kept { field: b.series, what: "the bucket's series" },
+        Kept { field: b.period, what: "the bucket's period" },
+        Kept { field: b.items, what: "the bucket's items" },
+        Kept { field: b.count, what: "the bucket's count" },
+    ];
+    out.extend(b.aggregates.iter().map(|a| Kept { field: a.field, what: "a bucket aggregate" }));
+    out
 }
 
 /// `impl Bucket`, its methods and the compile-time size assertion, and the bucket's
 /// row of `Model::RELATIONS`. A bucket is sized from its fields as written: `cx` is
-/// the context the bucket was parsed from.
-pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> Expansion {
+/// the context the bucket was parsed from. `stamp` is a versioned model's version
+/// field, current version and whether it is a BSON long: a new bucket is created with it.
+pub(crate) fn expand(parsed: &Parsed, cx: &Context, stamp: Option<(&str, i64, bool)>) -> Expansion {
     let Some(b) = &parsed.0 else { return Expansion::default() };
-    Expansion { relations: vec![row(b)], ..Expansion::items(bucket(&cx.container, b)) }
+    Expansion { relations: vec![row(b)], ..Expansion::items(bucket(&cx.container, b, stamp)) }
 }
 
 /// The design-decision row, on the items field: the item type, the series and period
@@ -334,7 +353,7 @@ fn read<'a>(c: &'a Container, errors: &mut Accumulator) -> Option<BucketDef<'a>>
 
 /// The named fields are different fields, and every other field can be absent from a
 /// new bucket (the `bucket_fields` rule).
-fn fields_rule(c: &Container, def: &BucketDef, errors: &mut Accumulator) {
+fn fields_rule(c: &Container, def: &BucketDef, version_field: Option<&str>, errors: &mut Accumulator) {
     let named = [(def.series, "series"), (def.period, "period"), (def.items, "items"), (def.count, "count")];
     for (i, (a, what)) in named.iter().enumerate() {
         for (b, other) in &named[i + 1..] {
@@ -354,7 +373,8 @@ fn fields_rule(c: &Container, def: &BucketDef, errors: &mut Accumulator) {
     for f in paths::stored_fields(c) {
         let maintained = named.iter().any(|(m, _)| std::ptr::eq(*m, f))
             || def.id.is_some_and(|i| std::ptr::eq(i, f))
-            || def.aggregates.iter().any(|a| std::ptr::eq(a.field, f));
+            || def.aggregates.iter().any(|a| std::ptr::eq(a.field, f))
+            || (version_field.is_some() && f.name.as_deref() == version_field);
         if maintained || f.serde.skip_serializing_if.is_some() {
             continue;
         }
@@ -448,7 +468,7 @@ fn item_path_check(item: &Type, path: &Name, bound: TokenStream, nullable_messag
     )
 }
 
-fn bucket(c: &Container, b: &BucketDef) -> TokenStream {
+fn bucket(c: &Container, b: &BucketDef, stamp: Option<(&str, i64, bool)>) -> TokenStream {
     let ident = &c.ident;
     let owner = ident.to_string();
     let vis = &c.vis;
@@ -467,6 +487,12 @@ fn bucket(c: &Container, b: &BucketDef) -> TokenStream {
             let n = n as u32;
             quote!(::core::option::Option::Some(#n))
         }
+        None => quote!(::core::option::Option::None),
+    };
+    let version = match stamp {
+        Some((field, current, int64)) => quote!(::core::option::Option::Some(
+            __ds::VersionStamp { field: #field, version: #current, int64: #int64 }
+        )),
         None => quote!(::core::option::Option::None),
     };
     // The counter collection joins the registry, so `sync_all`, `check` and the
@@ -650,6 +676,7 @@ fn bucket(c: &Container, b: &BucketDef) -> TokenStream {
                 cap: #cap,
                 id: #id_form,
                 aggregates: &[#(#aggregates),*],
+                version: #version,
             };
             const MAX_BUCKET_BYTES: usize = match #estimate {
                 ::core::option::Option::Some(n) => n,

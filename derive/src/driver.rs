@@ -163,8 +163,9 @@ fn model_expansion(recv: ModelReceiver) -> Expanded {
     // Check every pattern.
     model::check(&mut model, &cx, &mut errors);
     validator::check(&mut validator, &cx, &mut errors);
-    versioning::check(&mut versioning, &cx, &mut errors);
-    bucket::check(&mut bucket, &cx, &mut errors);
+    let kept: Vec<_> = [outlier::kept(&outlier), bucket::kept(&bucket)].into_iter().flatten().collect();
+    versioning::check(&mut versioning, &cx, &kept, &mut errors);
+    bucket::check(&mut bucket, &cx, versioning::field(&versioning), &mut errors);
     outlier::check(&mut outlier, &cx, &mut errors);
     index::check(&mut index, &cx, &mut errors);
     denormalized::check(&mut denormalized, &cx, &index, &mut access, &mut errors);
@@ -177,12 +178,14 @@ fn model_expansion(recv: ModelReceiver) -> Expanded {
     // Expand every pattern. The bounds reach the validator as if written in
     // `#[validate]`; bucket and outlier size their documents from the fields as written.
     let bounded = bounds::bounded(&cx, &bounds);
+    let stamp = versioning::stamp(&versioning).map(|(f, v, wide)| (f.to_owned(), v, wide));
+    let stamp = stamp.as_ref().map(|(f, v, wide)| (f.as_str(), *v, *wide));
     let validator = validator::expand(&validator, &bounded);
     let versioning = versioning::expand(&versioning, &bounded);
     let relation = relation::expand(&relation, &bounded);
     let denormalized = denormalized::expand(&denormalized, &bounded);
     let index = index::expand(&index, &bounded);
-    let bucket = bucket::expand(&bucket, &cx);
+    let bucket = bucket::expand(&bucket, &cx, stamp);
     let outlier = outlier::expand(&outlier, &cx);
     let paginate = paginate::expand(&paginate, &bounded, &access);
     let (access, views) = access::expand(&access, &bounded);

@@ -17,7 +17,9 @@
 //! - the core modules `model`, `validator`, `index`, `access`, and the patterns
 //!   `paginate`, `versioning`, `bucket`, `outlier`, `relation`,
 //!   `denormalized` and `keys`, each with `parse`, `check` and `expand`; a pattern
-//!   reads the core modules' results, never another pattern's.
+//!   reads the core modules' results, never another pattern's: where two patterns
+//!   meet (a versioned bucket or outlier), the driver hands one plain facts of the
+//!   other (`common::fields::Kept`, the version stamp), and no pattern module names another.
 //!
 //! Generated code reaches the runtime only through `::docshape::__private`, inside
 //! `const _: () = { ... };`.

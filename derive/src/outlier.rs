@@ -14,7 +14,7 @@ use syn::{LitStr, Type};
 use crate::ast::{Container, Context, Field};
 use crate::common::bounds::Bound;
 use crate::common::expansion::Expansion;
-use crate::common::fields::{field, Name};
+use crate::common::fields::{field, Kept, Name};
 use crate::common::paths;
 use crate::common::respan::respan;
 use crate::common::size::LIMIT;
@@ -199,6 +199,20 @@ fn read<'a>(c: &'a Container, collection: Option<&LitStr>, errors: &mut Accumula
             flag,
             count,
         });
+    }
+    out
+}
+
+/// The fields the outlier writers maintain on the parent itself: the array, the flag
+/// and the count (the overflow documents live in a collection of their own).
+pub(crate) fn kept<'a>(parsed: &Parsed<'a>) -> Vec<Kept<'a>> {
+    let mut out = Vec::new();
+    for o in &parsed.0 {
+        out.push(Kept { field: o.field, what: "the outlier array" });
+        out.push(Kept { field: o.flag, what: "the outlier flag" });
+        if let Some(count) = o.count {
+            out.push(Kept { field: count, what: "the outlier count" });
+        }
     }
     out
 }

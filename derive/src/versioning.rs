@@ -7,55 +7,95 @@
 use darling::error::Accumulator;
 use darling::Error;
 use proc_macro2::{Span, TokenStream};
-use quote::{quote, quote_spanned};
+use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Ident, LitInt, Type};
 
 use crate::ast::{Body, Container, Context, Field};
 use crate::attr::migrate::{Migrate, Step, StepKind};
 use crate::common::expansion::Expansion;
+use crate::common::fields::Kept;
 use crate::common::types::{classify, Kind};
 
 /// A checked versioning declaration; `None` when the model is not versioned (or the
 /// declaration is malformed, with its errors pushed).
-pub(crate) struct Parsed(Option<Versioning>);
+pub(crate) struct Parsed(Option<Versioning>, Vec<KeptField>);
+
+/// A field a bucket or outlier writer maintains (see [`Kept`]), as the expansion needs it.
+struct KeptField {
+    ident: Ident,
+    name: String,
+    ty: Type,
+    what: &'static str,
+    /// Whether the stored value decodes with the field's own type (no serde `with`).
+    restore: bool,
+}
 
 /// Reads `version`, `migrate(...)` and `#[schema_version]`, and checks that the steps
 /// chain from the oldest readable version to the current one.
 pub(crate) fn parse(cx: &Context, errors: &mut Accumulator) -> Parsed {
-    let Some(m) = &cx.model else { return Parsed(None) };
-    Parsed(declaration(&cx.container, m.version.as_ref(), m.migrate.as_ref(), errors))
+    let Some(m) = &cx.model else { return Parsed(None, Vec::new()) };
+    Parsed(declaration(&cx.container, m.version.as_ref(), m.migrate.as_ref(), errors), Vec::new())
 }
 
-/// What versioning cannot be combined with.
-pub(crate) fn check(parsed: &mut Parsed, cx: &Context, errors: &mut Accumulator) {
+/// What versioning cannot be combined with, and what it must keep: `kept` are the
+/// fields bucket and outlier writers maintain on the model's documents.
+pub(crate) fn check(parsed: &mut Parsed, cx: &Context, kept: &[Kept], errors: &mut Accumulator) {
     let c = &cx.container;
     if let (Some(_), Some(param)) = (&parsed.0, c.generics.params.first()) {
         errors.push(
             Error::custom("a versioned model is one stored type; it cannot be generic").with_span(param),
         );
     }
-    // Bucket and outlier writers upsert documents of their own making, without the
-    // version field: the two do not mix (yet), and saying so beats a silent v1 document.
-    let patterned = c.attrs.iter().any(|a| a.path().is_ident("bucket"))
-        || matches!(&c.body, Body::Struct(_, fields)
-            if fields.iter().any(|f| f.recv.attrs.iter().any(|a| a.path().is_ident("outlier"))));
-    let version = cx.model.as_ref().and_then(|m| m.version.as_ref());
-    if let (Some(_), true, Some(lit)) = (&parsed.0, patterned, version) {
-        errors.push(
-            Error::custom(
-                "a versioned model cannot be a bucket or hold outlier arrays: their writers create documents without the version field; version the model that embeds them instead",
-            )
-            .with_span(lit),
-        );
+    let Some(v) = &parsed.0 else { return };
+    let Some(first) = kept.first() else { return };
+    // Bucket and outlier writers append to a stored document whatever its version, and
+    // their reads do not upgrade: each older shape must store those fields as the
+    // current one does, which only a typed step lets the derive check.
+    for step in &v.steps {
+        if let StepKind::Document(_) = &step.kind {
+            errors.push(
+                Error::custom(format!(
+                    "`v{n}` is a document step, so the derive cannot check that version {n} stores {what} `{name}` as the current version does; the pattern's writers append to documents of every version and its reads do not upgrade them: make `v{n}` a typed step (`v{n} = ShapeV{n}`, the old shape with `From` into the next)",
+                    n = step.version,
+                    what = first.what,
+                    name = first.field.name.as_deref().unwrap_or_default(),
+                ))
+                .with_span(&step.span),
+            );
+        }
     }
+    parsed.1 = kept
+        .iter()
+        .filter_map(|k| {
+            Some(KeptField {
+                ident: k.field.recv.ident.clone()?,
+                name: k.field.name.clone()?,
+                ty: k.field.recv.ty.clone(),
+                what: k.what,
+                restore: k.field.serde.with.is_none(),
+            })
+        })
+        .collect();
+}
+
+/// The stored name of a versioned model's version field.
+pub(crate) fn field(parsed: &Parsed) -> Option<&str> {
+    parsed.0.as_ref().map(|v| v.field_name.as_str())
+}
+
+/// The version field, the current version and whether the field is a BSON long, which
+/// a pattern that creates documents of its own (a bucket) writes into them.
+pub(crate) fn stamp(parsed: &Parsed) -> Option<(&str, i64, bool)> {
+    parsed.0.as_ref().map(|v| (v.field_name.as_str(), v.current, v.field_int64))
 }
 
 /// `impl Versioned`, and the validator admitting every declared version (in `impl Model`).
 pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> Expansion {
     let Some(v) = &parsed.0 else { return Expansion::default() };
-    let (versioned, validator) = versioned(&cx.container, v);
-    Expansion { model: validator, items: versioned, ..Expansion::default() }
+    let (versioned, validator) = versioned(&cx.container, v, &parsed.1);
+    let checks = kept_checks(v, &parsed.1);
+    Expansion { model: validator, items: quote!(#versioned #checks), ..Expansion::default() }
 }
 
 /// A checked versioning declaration.
@@ -63,6 +103,8 @@ struct Versioning {
     pub current: i64,
     pub field_ident: Ident,
     pub field_name: String,
+    /// Whether the field is stored as a BSON long (`i64`), not an int.
+    pub field_int64: bool,
     pub missing: i64,
     pub steps: Vec<Step>,
 }
@@ -299,13 +341,15 @@ fn declaration(
             .clone()
             .unwrap_or_else(|| Ident::new("schema_version", Span::call_site())),
         field_name: field.name.clone().unwrap_or_default(),
+        // serde writes integers wider than `i32` as BSON longs.
+        field_int64: matches!(classify(ty), Kind::Int { max, .. } if max > i128::from(i32::MAX)),
         missing,
         steps,
     })
 }
 
 /// `impl Versioned` and the `validator()` override for the `Model` impl.
-fn versioned(c: &Container, v: &Versioning) -> (TokenStream, TokenStream) {
+fn versioned(c: &Container, v: &Versioning, kept: &[KeptField]) -> (TokenStream, TokenStream) {
     let ident = &c.ident;
     let current = v.current;
     // Unsuffixed, so it fits whatever integer type the field has.
@@ -336,10 +380,31 @@ fn versioned(c: &Container, v: &Versioning) -> (TokenStream, TokenStream) {
                     from = next.clone();
                 }
                 let value = quote_spanned!(from.span()=> <Self as ::core::convert::From<#from>>::from(#value));
+                // The pattern's fields as stored, whatever the steps computed: a step
+                // that reset an outlier flag would hide the overflow items.
+                let (take, put): (Vec<_>, Vec<_>) = kept
+                    .iter()
+                    .filter(|k| k.restore)
+                    .enumerate()
+                    .map(|(i, k)| {
+                        let (var, name, ident) = (format_ident!("__kept{}", i), &k.name, &k.ident);
+                        (
+                            quote!(let #var = __doc.get(#name).cloned();),
+                            quote! {
+                                // A null is left to the step, like a missing field.
+                                if let ::core::option::Option::Some(__v) = #var.filter(|v| *v != __ds::Bson::Null) {
+                                    __new.#ident = __ds::bson_from_bson(__v).map_err(__ds::StepFailure::decode(#version))?;
+                                }
+                            },
+                        )
+                    })
+                    .unzip();
                 quote_spanned! {step.span=>
                     #version => {
+                        #(#take)*
                         let __old: #ty = __ds::bson_from_document(__doc).map_err(__ds::StepFailure::decode(#version))?;
                         let mut __new: Self = #value;
+                        #(#put)*
                         __new.#field_ident = #current_lit;
                         return ::core::result::Result::Ok(__new);
                     }
@@ -409,4 +474,46 @@ fn versioned(c: &Container, v: &Versioning) -> (TokenStream, TokenStream) {
         }
     };
     (versioned, validator)
+}
+
+/// For each field a bucket or outlier maintains and each older shape declared as a
+/// type: the shape stores the field under the same name, with the same type (an
+/// `Option` of it counts as the same), checked where the shape's fields are known.
+fn kept_checks(v: &Versioning, kept: &[KeptField]) -> TokenStream {
+    let mut out = TokenStream::new();
+    for step in &v.steps {
+        let StepKind::Typed(old) = &step.kind else { continue };
+        let shape = quote!(#old).to_string().replace(' ', "");
+        let version = step.version;
+        for k in kept {
+            let (name, ty, what) = (&k.name, &k.ty, k.what);
+            let fix = format!("the pattern's writers append to documents of every version and its reads do not upgrade them: keep `{name}` with the same name and type in every version");
+            let missing = format!("version {version} (`{shape}`) stores no field `{name}`, {what}: {fix}");
+            let other = format!(
+                "version {version} (`{shape}`) stores `{name}`, {what}, as `{{Self}}`, not `{{T}}`: {fix}"
+            );
+            out.extend(quote_spanned! {old.span()=>
+                const _: () = {
+                    const __L: __ds::OldField = __ds::OldField::find::<#old>(#name);
+                    ::core::assert!(!__L.missing(), #missing);
+                    #[diagnostic::on_unimplemented(message = #other, label = "this version stores the field as another type")]
+                    trait __SameAcrossVersions<T: ?Sized> {}
+                    impl<T: ?Sized> __SameAcrossVersions<T> for T {}
+                    impl<T> __SameAcrossVersions<T> for ::core::option::Option<T> {}
+                    impl<T> __SameAcrossVersions<::core::option::Option<T>> for T {}
+                    fn __same<A: ?Sized + __SameAcrossVersions<B>, B: ?Sized>() {}
+                    fn __check() {
+                        __same::<
+                            <__ds::If<{ __L.compare() }> as __ds::Choose<
+                                <#old as __ds::HasField<{ __L.index() }>>::Stored,
+                                #ty,
+                            >>::Out,
+                            #ty,
+                        >();
+                    }
+                };
+            });
+        }
+    }
+    out
 }

@@ -459,6 +459,7 @@ pub mod __private {
         AccessPattern, Consistency, DocsPerCall, Find, FindError, Load, Projection, PushBound, Rate,
         RateKind, Update, Upsert,
     };
+    pub use crate::core::bson_compat::from_bson as bson_from_bson;
     pub use crate::core::bson_compat::from_document as bson_from_document;
     // Every generated parameter is written by the literal encoder: a map shaped as
     // extended JSON stays a document.
@@ -484,7 +485,7 @@ pub mod __private {
     pub use crate::patterns::bucket as bk;
     pub use crate::patterns::bucket::{
         Aggregate, AggregateField, AggregateOp, AggregateType, Bucket, BucketError, BucketSpec, IdForm, Per,
-        PeriodField, SumField, TimeField,
+        PeriodField, SumField, TimeField, VersionStamp,
     };
     #[cfg(feature = "redis")]
     pub use crate::patterns::keys::cache::{

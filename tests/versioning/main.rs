@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 mod adversarial;
 mod finish;
 mod hardening;
+mod patterns;
 
 // ---- patterns-en: v1 `{name}` -> v2 `{full_name}`, typed --------------------------------
 

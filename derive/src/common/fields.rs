@@ -63,3 +63,14 @@ pub(crate) fn field<'a>(c: &'a Container, name: &Name, what: &str) -> Result<&'a
     Err(Error::custom(format!("no stored field `{}` in `{}` for the {what}{hint}", name.value, c.ident))
         .with_span(&name.span))
 }
+
+/// A field a pattern's writers maintain on the stored documents themselves (an
+/// outlier's array, flag and count; a bucket's series, period, items, count and
+/// aggregates). Those writers append to a document whatever its schema version, so a
+/// versioned model must store such a field the same way in every version, and its
+/// upgrade keeps the stored value rather than what a step computes.
+pub(crate) struct Kept<'a> {
+    pub field: &'a Field,
+    /// What the field is to its pattern, for messages: "the outlier array".
+    pub what: &'static str,
+}

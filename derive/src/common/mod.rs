@@ -4,7 +4,8 @@
 //! - [`message`]: "did you mean" suggestions and design-rule messages;
 //! - [`types`]: what a field's type is stored as, from its spelling;
 //! - [`respan`]: generated tokens placed under the user's tokens;
-//! - [`fields`]: stored field names written in attributes, and their lookup;
+//! - [`fields`]: stored field names written in attributes, their lookup, and the
+//!   fields a pattern maintains ([`fields::Kept`]);
 //! - [`paths`]: stored paths (`address.city`) and the `HasField` impls;
 //! - [`size`]: compile-time BSON size bounds;
 //! - [`bounds`]: bounds a pattern adds to a field's validator;

@@ -13,4 +13,6 @@ pub use cap::{cap_collection_name, cap_collection_spec, cap_validator};
 pub use error::{BucketError, Incomplete};
 pub use period::{Per, PeriodField, PeriodKind, TimeField};
 pub use read::{buckets_in, range_filter, read_range};
-pub use spec::{Aggregate, AggregateField, AggregateOp, AggregateType, Bucket, BucketSpec, IdForm, SumField};
+pub use spec::{
+    Aggregate, AggregateField, AggregateOp, AggregateType, Bucket, BucketSpec, IdForm, SumField, VersionStamp,
+};

@@ -271,7 +271,11 @@ async fn append_refs<B: Bucket>(
         let start = *start;
         let base = id_for::<B>(&series_bson, start, 0)?;
         // Built before any place is reserved, so an error here leaves none behind.
-        let on_insert = doc! { spec.series: series_bson.clone(), spec.period: period_value(spec, start)? };
+        let mut on_insert =
+            doc! { spec.series: series_bson.clone(), spec.period: period_value(spec, start)? };
+        if let Some(stamp) = spec.version {
+            on_insert.insert(stamp.field, stamp.value());
+        }
         // With a cap, the items' places are reserved first; only those granted are
         // appended, and the rest of the period's items are refused.
         let counter = spec.cap.map(|cap| Counter {
@@ -459,6 +463,7 @@ mod tests {
             cap: None,
             id: IdForm::String,
             aggregates: AGGS,
+            version: None,
         };
         let items = vec![
             Bson::Document(doc! { "t": DateTime::from_millis(5), "v": 2_i32, "n": 1_i32 }),

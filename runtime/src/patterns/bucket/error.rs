@@ -81,6 +81,9 @@ pub enum BucketError {
     /// doubt and what was never sent (see [`Incomplete`]). Pass the same items to
     /// [`resume`](super::resume) to store exactly the missing ones.
     Incomplete(Box<Incomplete>),
+    /// A stored bucket of a versioned model could not be read at its version (see
+    /// [`VersionError`](crate::versioning::VersionError)).
+    Version(Box<crate::core::version::VersionError>),
 }
 
 /// What an interrupted `append_many` stored, by index into the items it was given.
@@ -146,6 +149,7 @@ impl fmt::Display for BucketError {
                 i.unsent.len(),
                 i.cause
             ),
+            Self::Version(e) => write!(f, "{e}"),
         }
     }
 }
@@ -157,6 +161,7 @@ impl std::error::Error for BucketError {
             Self::Serialize(e) => Some(e),
             Self::Decode(e) => Some(e),
             Self::Incomplete(i) => Some(&i.cause),
+            Self::Version(e) => Some(e.as_ref()),
             Self::SeqField { source: Some(e), .. } => Some(e.as_ref()),
             _ => None,
         }

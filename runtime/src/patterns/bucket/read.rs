@@ -81,7 +81,11 @@ pub async fn buckets_in<B: Bucket>(
     docs.into_iter()
         .map(|d| {
             bucket_items(&d, spec)?;
-            bson_compat::from_document(d).map_err(BucketError::from)
+            // A versioned model's older buckets are upgraded as any read of it would.
+            match B::DECODE_STORED {
+                Some(decode) => decode(d).map_err(|e| BucketError::Version(Box::new(e))),
+                None => bson_compat::from_document(d).map_err(BucketError::from),
+            }
         })
         .collect()
 }

@@ -117,6 +117,32 @@ pub struct BucketSpec {
     pub id: IdForm,
     /// The aggregates.
     pub aggregates: &'static [Aggregate],
+    /// A versioned model's version field and current version: a bucket the appends
+    /// create is written at the current version, as a document without the field
+    /// would be read as an older one.
+    pub version: Option<VersionStamp>,
+}
+
+/// The version a versioned bucket model's new buckets are written at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VersionStamp {
+    /// The stored name of the version field.
+    pub field: &'static str,
+    /// The current version.
+    pub version: i64,
+    /// Whether the field is stored as a BSON long (an `i64` field) rather than an int,
+    /// as serde writes it and the validator wants it.
+    pub int64: bool,
+}
+
+impl VersionStamp {
+    /// The version as the field's own type stores it.
+    pub fn value(&self) -> bson::Bson {
+        match i32::try_from(self.version) {
+            Ok(v) if !self.int64 => bson::Bson::Int32(v),
+            _ => bson::Bson::Int64(self.version),
+        }
+    }
 }
 
 /// A bucket model: implemented by `#[derive(Model)]` with `#[bucket(...)]`.
