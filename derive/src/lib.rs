@@ -34,6 +34,7 @@ mod keys;
 mod model;
 mod outlier;
 mod paginate;
+mod polymorphic;
 mod relation;
 mod validator;
 mod versioning;

@@ -1,0 +1,68 @@
+//! A row on a variant reads that variant's documents, into that variant's type: its
+//! command carries the discriminator's `$eq`. A row on the enum reads every variant.
+
+use docshape::bson::doc;
+use docshape::testkit;
+use docshape::Model;
+
+use super::{events, ClicksOfUserView, Event, PurchaseByOrderView};
+
+/// The single `find` the call sent.
+fn one_find(log: &testkit::CommandLog) -> docshape::bson::Document {
+    let commands = log.take();
+    let names: Vec<&str> = commands.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["find"], "one command per call");
+    commands.into_iter().next().unwrap().1
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_variant_finder_carries_the_discriminator() {
+    let (db, log) = testkit::monitored("poly_finders").await.unwrap();
+    docshape::sync::<Event>(&db).await.unwrap();
+    Event::collection(&db).insert_many(events("u1", "o1")).await.unwrap();
+    Event::collection(&db).insert_many(events("u2", "o2")).await.unwrap();
+    log.clear();
+
+    let clicks: Vec<ClicksOfUserView> = Event::clicks_of_user("u1").all(&db).await.unwrap();
+    assert_eq!(clicks.len(), 1);
+    assert_eq!((clicks[0].user.as_str(), clicks[0].target.as_str()), ("u1", "buy-button"));
+    let find = one_find(&log);
+    assert_eq!(
+        find.get_document("filter").unwrap(),
+        &doc! { "user": { "$eq": "u1" }, "kind": { "$eq": "click" } }
+    );
+
+    let purchase: PurchaseByOrderView = Event::purchase_by_order("o2").one(&db).await.unwrap().expect("o2");
+    assert_eq!((purchase.user.as_str(), purchase.amount_cents), ("u2", 4999));
+    let find = one_find(&log);
+    assert_eq!(
+        find.get_document("filter").unwrap(),
+        &doc! { "order_id": { "$eq": "o2" }, "kind": { "$eq": "buy" } }
+    );
+
+    let big = Event::big_purchases("u1", 1000..).all(&db).await.unwrap();
+    assert_eq!(big.len(), 1);
+    assert_eq!(big[0].order_id, "o1");
+    let find = one_find(&log);
+    let filter = find.get_document("filter").unwrap();
+    assert_eq!(filter.get_document("kind").unwrap(), &doc! { "$eq": "buy" });
+
+    // A hostile value is compared literally, and the tag still holds.
+    assert!(Event::purchase_by_order("{\"$ne\": null}").one(&db).await.unwrap().is_none());
+    one_find(&log);
+
+    // The enum's own row reads every variant, with no discriminator.
+    let all: Vec<Event> = Event::events_of_user("u1").all(&db).await.unwrap();
+    assert_eq!(all.len(), 3);
+    let find = one_find(&log);
+    assert_eq!(find.get_document("filter").unwrap(), &doc! { "user": { "$eq": "u1" } });
+}
+
+#[test]
+fn rows_name_the_index_that_holds_their_variant() {
+    let index = |name: &str| Event::ACCESS_PATTERNS.iter().find(|p| p.name == name).unwrap().index;
+    assert_eq!(index("events_of_user"), Some("user_1_at_-1"));
+    assert_eq!(index("clicks_of_user"), Some("user_1_at_-1"));
+    assert_eq!(index("purchase_by_order"), Some("order_id_1_buy"));
+    assert_eq!(index("big_purchases"), Some("user_1_amount_cents_1_buy"));
+}
