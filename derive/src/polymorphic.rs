@@ -93,8 +93,9 @@ pub(crate) fn shape(input: &DeriveInput, data: &syn::DataEnum) -> darling::Resul
     }
     match (&serde.tag, &serde.content) {
         (None, _) => {
+            let example = data.variants.first().map_or_else(|| "Variant".to_owned(), |v| v.ident.to_string());
             return Err(Error::custom(format!(
-                "an externally tagged enum stores each document under a key named after its variant (`{{\"Click\": {{...}}}}`), with no discriminator field to validate or index by; {fix}"
+                "an externally tagged enum stores each document under a key named after its variant (`{{\"{example}\": {{...}}}}`), with no discriminator field to validate or index by; {fix}"
             ))
             .with_span(&data.enum_token.span))
         }
