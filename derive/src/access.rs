@@ -106,7 +106,15 @@ pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> (Expansion, TokenStream) 
     };
     let nested = &parsed.nested;
     let items = quote!(#nested #finders #writes);
-    (Expansion { model: quote!(#patterns #shard), items, ..Expansion::default() }, outer)
+    let rows = parsed.patterns.iter().filter_map(|a| {
+        let (tag, value) = a.discriminator.as_ref()?;
+        let name = &a.name;
+        Some(quote!((#name, #tag, #value)))
+    });
+    let polymorphic = cx.polymorphic.as_ref().map(|_| {
+        quote!(const POLYMORPHIC_ROWS: &'static [(&'static str, &'static str, &'static str)] = &[#(#rows),*];)
+    });
+    (Expansion { model: quote!(#patterns #shard #polymorphic), items, ..Expansion::default() }, outer)
 }
 
 /// The access-pattern parameter type and name rules, and the type a read row returns,
