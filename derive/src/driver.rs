@@ -235,7 +235,7 @@ fn polymorphic_expansion(
     let mut access = access::parse(&cx, &mut errors);
 
     // Check every pattern.
-    polymorphic::check(&cx.container, p, &mut errors);
+    polymorphic::check(&cx, p, &mut errors);
     model::check(&mut model, &cx, &mut errors);
     validator::check(&mut validator, &cx, &mut errors);
     index::check(&mut index, &cx, &mut errors);

@@ -18,6 +18,7 @@ use darling::error::Accumulator;
 use darling::{Error, FromField};
 use proc_macro2::Span;
 use quote::quote;
+use syn::spanned::Spanned;
 use syn::{DeriveInput, Ident};
 
 use crate::ast::{Body, Container, Field, FieldReceiver};
@@ -188,8 +189,15 @@ pub(crate) fn read(c: &Container) -> Option<Polymorphic> {
 /// The rules of the enum's shape: one `_id` of one type in every variant, discriminator
 /// values that tell the variants apart, no field named like the tag, and the patterns
 /// that do not yet know variants refused with one error each.
-pub(crate) fn check(c: &Container, p: &Polymorphic, errors: &mut Accumulator) {
+pub(crate) fn check(cx: &crate::ast::Context, p: &Polymorphic, errors: &mut Accumulator) {
+    let c = &cx.container;
     let Body::Enum(variants) = &c.body else { return };
+    if let Some(m) = &cx.model {
+        let version = m.version.as_ref().map(Spanned::span);
+        if let Some(span) = version.or_else(|| m.migrate.as_ref().and_then(|m| m.span)) {
+            errors.push(Error::custom("schema versions are not supported on a polymorphic model yet: each variant would need its own migrations; version a struct model, or drop `version` and `migrate`").with_span(&span));
+        }
+    }
     let mut seen: Vec<(&str, &Ident)> = Vec::new();
     let mut id: Option<(String, &Ident)> = None;
     for v in variants.iter().filter(|v| !v.serde.skip) {

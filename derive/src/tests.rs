@@ -874,6 +874,16 @@ fn a_polymorphic_row_that_writes_is_one_error() {
 }
 
 #[test]
+fn a_versioned_polymorphic_model_is_one_error() {
+    let src = EVENTS
+        .replace("{}", "")
+        .replace(r#"#[model(collection = "events")]"#, r#"#[model(collection = "events", version = 2)]"#);
+    let text = expand_model(tokens(&src)).to_string();
+    assert_eq!(text.matches("compile_error").count(), 1, "{text}");
+    assert!(text.contains("schema versions are not supported on a polymorphic model yet"), "{text}");
+}
+
+#[test]
 fn a_variant_partial_filter_keeps_the_users_keys() {
     use crate::polymorphic::partial_filter;
     assert_eq!(partial_filter("kind", "buy", None).unwrap(), r#"{"kind":{"$eq":"buy"}}"#);

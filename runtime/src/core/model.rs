@@ -71,7 +71,9 @@ impl fmt::Display for ValidationAction {
 /// A type stored in its own collection, with a validator the server enforces.
 ///
 /// Derive it: `#[derive(Model)]` with `#[model(collection = "...")]` on a struct with
-/// named fields that also derives serde's `Serialize` and `Deserialize`.
+/// named fields that also derives serde's `Serialize` and `Deserialize`, or on an
+/// internally tagged enum (`#[serde(tag = "kind")]`) for a polymorphic collection (see
+/// [`Model::POLYMORPHIC_ROWS`]).
 ///
 /// ```
 /// use docshape::{Model, validator::Schema};
