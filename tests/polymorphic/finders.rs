@@ -108,3 +108,10 @@ async fn explain_finds_each_row_served_by_its_index() {
     let plan = plan.get_document("queryPlanner").unwrap().get_document("winningPlan").unwrap();
     assert_eq!(plan.get_str("stage"), Ok("COLLSCAN"), "{plan}");
 }
+
+#[test]
+fn a_unique_index_of_the_variant_bounds_its_row_to_one_document() {
+    let load = |name: &str| Event::ACCESS_PATTERNS.iter().find(|p| p.name == name).unwrap().load;
+    assert_eq!(load("purchase_by_order").docs_per_call, docshape::access::DocsPerCall::One);
+    assert_ne!(load("clicks_of_user").docs_per_call, docshape::access::DocsPerCall::One);
+}
