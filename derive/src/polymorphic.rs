@@ -297,6 +297,15 @@ pub(crate) fn variant_only(p: &Polymorphic, path: &str, what: &str, span: Span) 
     let holders = p.holders(first);
     let names: Vec<String> = holders.iter().map(|v| format!("`{}`", v.ident)).collect();
     let example = holders.first()?;
+    if holders.len() == p.variants.len() {
+        return Some(
+            Error::custom(format!(
+                "`{first}` is stored by every variant of `{}`, but not with one type, and {what} on the enum reads every variant as one; give `{first}` one type in every variant, or name the variant, like `variant = {}`",
+                p.common.ident, example.ident
+            ))
+            .with_span(&span),
+        );
+    }
     Some(
         Error::custom(format!(
             "`{first}` is stored only by variant{} {} of `{}`, and {what} on the enum reads every variant; name the variant, like `variant = {}`",

@@ -884,6 +884,17 @@ fn a_versioned_polymorphic_model_is_one_error() {
 }
 
 #[test]
+fn a_row_on_a_field_of_two_types_names_the_type() {
+    let out = expand_model(tokens(
+        r#"#[serde(tag = "kind")] #[model(collection = "e")] #[access(name = "by_n", filter(n))]
+        enum E { A { #[serde(rename = "_id")] id: i64, n: i32 }, B { #[serde(rename = "_id")] id: i64, n: String } }"#,
+    ));
+    let text = out.to_string();
+    assert_eq!(text.matches("compile_error").count(), 1, "{text}");
+    assert!(text.contains("but not with one type"), "{text}");
+}
+
+#[test]
 fn a_variant_partial_filter_keeps_the_users_keys() {
     use crate::polymorphic::partial_filter;
     assert_eq!(partial_filter("kind", "buy", None).unwrap(), r#"{"kind":{"$eq":"buy"}}"#);

@@ -91,3 +91,40 @@ async fn check_reports_a_partial_index_that_lost_its_filter() {
         report.drift
     );
 }
+
+/// Two variants each with a unique `code`: two indexes of one key pattern, told apart
+/// by their partial filters and names (mongod accepts these from 5.0 on).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, Model)]
+#[serde(tag = "t")]
+#[model(collection = "codes")]
+enum Code {
+    #[serde(rename = "coupon")]
+    Coupon {
+        #[serde(rename = "_id")]
+        id: i64,
+        #[index(unique)]
+        code: String,
+    },
+    #[serde(rename = "gift")]
+    Gift {
+        #[serde(rename = "_id")]
+        id: i64,
+        #[index(unique)]
+        code: String,
+    },
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_variants_index_one_field_each_for_itself() {
+    let db = docshape::testkit::database("poly_codes").await.unwrap();
+    docshape::sync::<Code>(&db).await.unwrap();
+    assert!(docshape::check::<Code>(&db).await.unwrap().is_clean());
+    let codes = Code::collection(&db);
+    codes.insert_one(Code::Coupon { id: 1, code: "X".into() }).await.unwrap();
+    // The same code as a gift: unique among gifts, not across variants.
+    codes.insert_one(Code::Gift { id: 2, code: "X".into() }).await.unwrap();
+    let e = codes.insert_one(Code::Gift { id: 3, code: "X".into() }).await.unwrap_err();
+    assert!(is_duplicate(&e), "{e}");
+    let e = codes.insert_one(Code::Coupon { id: 4, code: "X".into() }).await.unwrap_err();
+    assert!(is_duplicate(&e), "{e}");
+}
