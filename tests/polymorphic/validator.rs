@@ -24,12 +24,16 @@ fn one_branch_per_discriminator_value() {
         let value = kind.get_array("enum").unwrap();
         assert_eq!(value.len(), 1);
         values.push(value[0].as_str().unwrap().to_owned());
-        assert_eq!(branch.get_bool("additionalProperties"), Ok(false), "strict applies to every variant");
+        assert_eq!(
+            branch.get_bool("additionalProperties").ok(),
+            Some(false),
+            "strict applies to every variant"
+        );
         assert!(branch.get_document("properties").unwrap().contains_key("_id"));
     }
     assert_eq!(values, ["click", "view", "buy"]);
     let buy = branches[2].as_document().unwrap().get_document("properties").unwrap();
-    assert_eq!(buy.get_document("amount_cents").unwrap().get_i32("minimum"), Ok(0));
+    assert_eq!(buy.get_document("amount_cents").unwrap().get_i32("minimum").ok(), Some(0));
     let view = branches[1].as_document().unwrap().get_document("properties").unwrap();
     assert!(view.contains_key("ms"), "fields are named as serde stores them");
 }
