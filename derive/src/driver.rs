@@ -224,13 +224,10 @@ fn polymorphic_expansion(
     p: &polymorphic::Polymorphic,
     mut errors: darling::error::Accumulator,
 ) -> Expanded {
-    // The id and the relations of the fields every variant shares.
-    let common = Context { container: p.common.clone(), model: cx.model.clone(), polymorphic: None };
-
     // Parse every pattern a polymorphic model can hold.
     let mut model = model::parse(&cx, &mut errors);
     let mut validator = validator::parse(&cx, &mut errors);
-    let mut relation = relation::parse(&common, &mut errors);
+    let mut relation = relation::parse(&cx, &mut errors);
     let mut index = index::parse(&cx, &mut errors);
     let mut access = access::parse(&cx, &mut errors);
 
@@ -240,12 +237,12 @@ fn polymorphic_expansion(
     validator::check(&mut validator, &cx, &mut errors);
     index::check(&mut index, &cx, &mut errors);
     access::check(&mut access, &cx, &index, &mut errors);
-    relation::check(&mut relation, &common, &[], &mut errors);
+    relation::check(&mut relation, &cx, &[], &mut errors);
     let errors = errors.finish().err();
 
     // Expand every pattern, errors or not, as for a struct.
     let validator = validator::expand(&validator, &cx);
-    let relation = relation::expand(&relation, &common);
+    let relation = relation::expand(&relation, &cx);
     let index = index::expand(&index, &cx);
     let (access, views) = access::expand(&access, &cx);
     let (model, registration) = model::expand(&model, &cx, &[&index, &access, &relation]);

@@ -247,7 +247,8 @@ pub(crate) fn check(cx: &crate::ast::Context, p: &Polymorphic, errors: &mut Accu
         }
     }
     // Patterns that read a struct's fields and do not yet know variants.
-    let refused = ["bucket", "outlier", "schema_version", "denormalized", "embed", "reference"];
+    // (`#[embed]` and `#[reference]` on a variant's field are the relation pattern's to refuse.)
+    let refused = ["bucket", "outlier", "schema_version", "denormalized"];
     let on_fields = variants.iter().flat_map(|v| v.fields.iter().flat_map(|f| f.recv.attrs.iter()));
     for attr in c.attrs.iter().chain(variants.iter().flat_map(|v| &v.attrs)).chain(on_fields) {
         if let Some(name) = refused.iter().find(|n| attr.path().is_ident(n)) {

@@ -895,6 +895,19 @@ fn a_row_on_a_field_of_two_types_names_the_type() {
 }
 
 #[test]
+fn a_variant_holds_the_rules_of_a_struct_for_its_arrays() {
+    let src = EVENTS
+        .replace("{}", "")
+        .replace("user: String },", "user: String, items: Vec<Line> },")
+        .replace("ObjectId", "u32");
+    let text = expand_model(tokens(&src)).to_string();
+    assert!(!text.contains("compile_error"), "{text}");
+    assert!(text.contains("`items` is an array of sub-documents with no bound"), "{text}");
+    // The `_id` every variant declares is the model's id.
+    assert!(text.contains("type Id = u32"), "{text}");
+}
+
+#[test]
 fn a_variant_partial_filter_keeps_the_users_keys() {
     use crate::polymorphic::partial_filter;
     assert_eq!(partial_filter("kind", "buy", None).unwrap(), r#"{"kind":{"$eq":"buy"}}"#);
