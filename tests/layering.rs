@@ -9,7 +9,7 @@
 //!
 //! derive: the driver (`driver.rs`) names every pattern; the shared layer (`common`),
 //! the parsed model (`ast`, `attr`) and the core rules (`model`, `validator`, `index`,
-//! `access`) import no pattern; a pattern imports those, never another pattern.
+//! `access`, `polymorphic`) import no pattern; a pattern imports those, never another pattern.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -409,6 +409,7 @@ fn derive() -> Crate {
         ("validator", Core),
         ("index", Core),
         ("access", Core),
+        ("polymorphic", Core),
         ("paginate", Pattern("paginate")),
         ("versioning", Pattern("versioning")),
         ("bucket", Pattern("bucket")),

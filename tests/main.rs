@@ -14,6 +14,7 @@ mod index;
 mod keys;
 mod layering;
 mod paginate;
+mod polymorphic;
 mod spans;
 mod tls;
 mod validator;

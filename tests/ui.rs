@@ -37,6 +37,7 @@ fn ui() {
         "ui/fail_relation",
         "ui/fail_denormalized",
         "ui/fail_denormalized/bson2",
+        "ui/fail_polymorphic",
     ] {
         t.cases(dir);
     }

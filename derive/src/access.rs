@@ -51,9 +51,19 @@ pub(crate) fn check(
 ) {
     let Some(m) = &cx.model else { return };
     let c = &cx.container;
-    let (shard_key, shard) = shard_key(c, &m.shard_key, errors);
+    let (shard_key, shard) = shard_key(cx.container_for(None), &m.shard_key, errors);
     parsed.shard = shard;
-    parsed.nested = rules(c, &mut parsed.patterns, &index.indexes, &shard_key, errors);
+    parsed.nested = match &cx.polymorphic {
+        Some(p) => polymorphic(p, &mut parsed.patterns, &index.indexes, &shard_key, errors),
+        None => {
+            for a in &parsed.patterns {
+                if let Some(v) = &a.variant {
+                    errors.push(Error::custom(format!("`variant = {v}` names a variant of a polymorphic model, and `{}` is a struct; drop it", c.ident)).with_span(v));
+                }
+            }
+            rules(c, &mut parsed.patterns, &index.indexes, &shard_key, errors)
+        }
+    };
     if m.version.is_some() {
         // The version field itself differs by design (older documents may lack it).
         let version_field = paths::stored_fields(c)
@@ -77,11 +87,34 @@ pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> (Expansion, TokenStream) 
     let (patterns, shard) = (patterns_const(&parsed.patterns, cx), &parsed.shard);
     let c = &cx.container;
     let versioned = cx.model.as_ref().is_some_and(|m| m.version.is_some());
-    let (outer, finders) = find::expand(c, &parsed.patterns, versioned);
-    let writes = write::expand(c, &parsed.patterns, versioned);
+    let (outer, finders, writes) = match &cx.polymorphic {
+        // Each row's parameters are typed by the fields of the variant it reads.
+        Some(p) => {
+            let (mut outer, mut finders) = (TokenStream::new(), TokenStream::new());
+            for (i, a) in parsed.patterns.iter().enumerate() {
+                let variant = a.discriminator.as_ref().map(|(_, v)| v.as_str());
+                let (o, f) = find::expand(p.container(variant), &parsed.patterns, false, Some(i));
+                outer.extend(o);
+                finders.extend(f);
+            }
+            (outer, finders, TokenStream::new())
+        }
+        None => {
+            let (outer, finders) = find::expand(c, &parsed.patterns, versioned, None);
+            (outer, finders, write::expand(c, &parsed.patterns, versioned))
+        }
+    };
     let nested = &parsed.nested;
     let items = quote!(#nested #finders #writes);
-    (Expansion { model: quote!(#patterns #shard), items, ..Expansion::default() }, outer)
+    let rows = parsed.patterns.iter().filter_map(|a| {
+        let (tag, value) = a.discriminator.as_ref()?;
+        let name = &a.name;
+        Some(quote!((#name, #tag, #value)))
+    });
+    let polymorphic = cx.polymorphic.as_ref().map(|_| {
+        quote!(const POLYMORPHIC_ROWS: &'static [(&'static str, &'static str, &'static str)] = &[#(#rows),*];)
+    });
+    (Expansion { model: quote!(#patterns #shard #polymorphic), items, ..Expansion::default() }, outer)
 }
 
 /// The access-pattern parameter type and name rules, and the type a read row returns,
@@ -104,6 +137,7 @@ struct AccessOpts {
     upsert: Option<darling::util::SpannedValue<write::UpsertOpts>>,
     view: Option<ViewOpts>,
     cache: Option<syn::Path>,
+    variant: Option<syn::Ident>,
 }
 
 /// `view(name = OrderPage, derive(Debug, Clone))`: the generated view type's name and
@@ -151,6 +185,11 @@ pub(crate) struct Access {
     pub view: ViewOpts,
     /// `cache = Family`: the string key family the row reads through.
     pub cache: Option<syn::Path>,
+    /// `variant = Click`: on a polymorphic model, the variant the row reads.
+    pub variant: Option<syn::Ident>,
+    /// The discriminator equality the row's commands carry (`kind`, `"click"`), set by
+    /// [`check`] from `variant`.
+    pub discriminator: Option<(String, String)>,
 }
 
 /// Every key of `#[access(...)]`.
@@ -169,6 +208,7 @@ const KEYS: &[&str] = &[
     "upsert",
     "view",
     "cache",
+    "variant",
 ];
 
 /// The keys a row can lose without changing its method or the other checks: its
@@ -360,6 +400,8 @@ fn read(attrs: &[Attribute], errors: &mut Accumulator) -> Vec<Access> {
             index: None,
             paginate,
             foreign: Vec::new(),
+            variant: opts.variant.clone(),
+            discriminator: None,
         });
     }
     out
@@ -476,6 +518,79 @@ fn describe(a: &Access) -> String {
     }
 }
 
+/// A polymorphic model's rows: each names its variant (or reads what every variant
+/// stores), is checked against that variant's fields, and is served only by an index
+/// that holds its variant's documents. The patterns that write or walk documents do
+/// not know variants yet and are refused.
+fn polymorphic(
+    p: &crate::polymorphic::Polymorphic,
+    patterns: &mut [Access],
+    indexes: &[IndexDef],
+    shard_key: &[Key],
+    errors: &mut Accumulator,
+) -> TokenStream {
+    let mut nested = TokenStream::new();
+    for a in patterns.iter_mut() {
+        let refused = [
+            ("update(...)", a.update.as_ref().map(|u| u.span)),
+            ("upsert", a.upsert.as_ref().map(|u| u.span)),
+            ("paginate", a.paginate),
+            ("cache = ...", a.cache.as_ref().map(syn::spanned::Spanned::span)),
+        ];
+        if let Some((what, span)) = refused.iter().find_map(|(w, s)| s.map(|s| (w, s))) {
+            errors.push(Error::custom(format!("`{what}` is not supported on a row of a polymorphic model yet; keep the row a read (`filter`, `sort`, `range`, `fields`), and write documents with `Model::collection(db)`")).with_span(&span));
+            a.method = None;
+            continue;
+        }
+        match &a.variant {
+            Some(v) => match p.variant(v) {
+                Some(m) => {
+                    a.discriminator = Some((p.tag.clone(), m.value.clone()));
+                    // The row returns the variant's own type: a view of every field it
+                    // stores, unless `fields(...)` names fewer.
+                    if a.fields.is_empty() {
+                        a.fields = paths::stored_fields(&m.container)
+                            .into_iter()
+                            .filter_map(|f| f.name.clone())
+                            .filter(|n| *n != p.tag)
+                            .map(|n| (n, v.span()))
+                            .collect();
+                    }
+                }
+                None => {
+                    let names: Vec<String> = p.variants.iter().map(|m| m.ident.to_string()).collect();
+                    errors.push(
+                        Error::custom(format!(
+                            "no variant `{v}` in `{}`; the variants are {}",
+                            p.common.ident,
+                            names.join(", ")
+                        ))
+                        .with_span(v),
+                    );
+                    a.method = None;
+                    continue;
+                }
+            },
+            None => {
+                let paths = a.filter.iter().chain(&a.range).chain(&a.fields).map(|(p, s)| (p, *s));
+                let misplaced: Vec<Error> = paths
+                    .chain(a.sort.iter().map(|k| (&k.path, k.span)))
+                    .filter_map(|(path, span)| crate::polymorphic::variant_only(p, path, "a row", span))
+                    .collect();
+                if !misplaced.is_empty() {
+                    errors.extend(misplaced);
+                    a.method = None;
+                    continue;
+                }
+            }
+        }
+        let variant = a.discriminator.as_ref().map(|(_, v)| v.clone());
+        let c = p.container(variant.as_deref());
+        nested.extend(rules(c, std::slice::from_mut(a), indexes, shard_key, errors));
+    }
+    nested
+}
+
 /// Serves every pattern or explains why not; checks paths and the shard key. Returns
 /// the nested path checks to emit.
 fn rules(
@@ -526,7 +641,10 @@ fn rules(
         let mut wrong_order = None;
         let mut collation = None;
         let mut direction = None;
-        for index in indexes {
+        let variant = a.discriminator.as_ref().map(|(_, v)| v.as_str());
+        // A variant's partial index holds none of another variant's documents.
+        let elsewhere = indexes.iter().find(|i| !i.holds(variant) && matches!(fit(a, i), Fit::Serves));
+        for index in indexes.iter().filter(|i| i.holds(variant)) {
             if a.index.is_some() {
                 break;
             }
@@ -564,6 +682,16 @@ fn rules(
                 errors.push(Error::custom(rule("collation_mismatch", format!(
                     "access pattern `{}` ({}) is {what}, but index `{}` has another collation, and a query uses an index only under the same collation; {fix}, or waive with `allow(collation_mismatch, reason = \"...\")`",
                     a.name, describe(a), index.name
+                ))).with_span(&a.span));
+            } else if let (Some(index), false) = (elsewhere, a.allow.waives("unserved")) {
+                let (tag, other) = index.partial_of();
+                let reads = match &a.variant {
+                    Some(v) => format!("reads variant `{v}`"),
+                    None => "reads every variant".to_owned(),
+                };
+                errors.push(Error::custom(rule("unserved", format!(
+                    "access pattern `{}` ({}) {reads}, but index `{}` is partial to another variant (`{tag}: \"{other}\"`) and holds none of its documents, so it cannot serve it; declare {} on the variant the row reads (or on the enum, for every variant), or waive with `allow(unserved, reason = \"...\")`",
+                    a.name, describe(a), index.name, proposal(a)
                 ))).with_span(&a.span));
             } else if !a.allow.waives("unserved") && !a.allow.waives("collation_mismatch") {
                 errors.push(Error::custom(rule("unserved", format!(

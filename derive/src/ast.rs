@@ -145,6 +145,7 @@ pub(crate) struct Field {
 /// A variant as it is stored.
 #[derive(Clone)]
 pub(crate) struct Variant {
+    pub ident: Ident,
     pub name: String,
     pub serde: SerdeVariant,
     pub style: Style,
@@ -242,6 +243,7 @@ pub(crate) fn container(
                     let rule = vserde.rename_all.or(serde.rename_all_fields);
                     let style = v.fields.style;
                     Variant {
+                        ident: v.ident,
                         name,
                         style,
                         fields: fields(v.fields.fields, rule, errors),
@@ -273,6 +275,8 @@ pub(crate) struct Context {
     pub container: Container,
     /// `#[model(...)]`; `None` under `#[derive(Embedded)]`.
     pub model: Option<ModelAttrs>,
+    /// The variants read as structs, for a Model that is an internally tagged enum.
+    pub polymorphic: Option<crate::polymorphic::Polymorphic>,
 }
 
 impl Context {
@@ -290,14 +294,25 @@ impl Context {
             migrate: recv.migrate,
         };
         let container = container(recv.ident, recv.vis, recv.generics, recv.data, recv.attrs, strict, errors);
-        Self { container, model: Some(model) }
+        let polymorphic = crate::polymorphic::read(&container);
+        Self { container, model: Some(model), polymorphic }
     }
 
     /// `#[derive(Embedded)]`'s context; serde's attribute problems are pushed.
     pub(crate) fn embedded(recv: EmbeddedReceiver, errors: &mut darling::error::Accumulator) -> Self {
         let strict = recv.strict.is_present();
         let container = container(recv.ident, recv.vis, recv.generics, recv.data, recv.attrs, strict, errors);
-        Self { container, model: None }
+        Self { container, model: None, polymorphic: None }
+    }
+
+    /// The container an index or a row is checked against: the model's own for a
+    /// struct; for a polymorphic model, the variant stored as `variant`, or the fields
+    /// every variant shares.
+    pub(crate) fn container_for(&self, variant: Option<&str>) -> &Container {
+        match &self.polymorphic {
+            Some(p) => p.container(variant),
+            None => &self.container,
+        }
     }
 
     /// Whether the type is a `Model` (stored in a collection of its own).

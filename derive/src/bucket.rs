@@ -419,6 +419,7 @@ pub(crate) fn add_index(parsed: &Parsed, index: &mut crate::index::Parsed) {
         partial: None,
         allow: Default::default(),
         span: b.series.span,
+        variant: None,
     });
 }
 

@@ -28,7 +28,10 @@ use crate::ast::{Context, EmbeddedReceiver, ModelReceiver};
 use crate::common::bounds;
 use crate::common::dummy::dummy;
 use crate::common::fallback;
-use crate::{access, bucket, denormalized, index, model, outlier, paginate, relation, validator, versioning};
+use crate::{
+    access, bucket, denormalized, index, model, outlier, paginate, polymorphic, relation, validator,
+    versioning,
+};
 
 /// `#[derive(Model)]` on a token stream: the generated code, with the errors the checks
 /// found, or, when the type cannot be read, the errors with stub impls. Never panics,
@@ -66,10 +69,8 @@ fn model_shape(input: &DeriveInput) -> darling::Result<()> {
         Data::Union(u) => {
             Err(unsupported(u.union_token.span, "a Model is a document with named fields; a union has no stored shape"))
         }
-        Data::Enum(e) => Err(unsupported(
-            e.enum_token.span,
-            "a Model is a document with named fields; store an enum inside a struct, and derive `Embedded` on the enum",
-        )),
+        // A polymorphic collection: one document shape per variant.
+        Data::Enum(e) => crate::polymorphic::shape(input, e),
         Data::Struct(s) if !matches!(s.fields, syn::Fields::Named(_)) => Err(unsupported(
             s.fields.span().join(input.ident.span()).unwrap_or_else(|| input.ident.span()),
             "a Model needs named fields: a collection stores documents, whose keys are the field names; use `struct Name { field: Type }`",
@@ -140,6 +141,10 @@ fn model_derive(input: &DeriveInput) -> darling::Result<TokenStream> {
 fn model_expansion(recv: ModelReceiver) -> Expanded {
     let mut errors = darling::Error::accumulator();
     let cx = Context::model(recv, &mut errors);
+    if let Some(p) = &cx.polymorphic {
+        let p = p.clone();
+        return polymorphic_expansion(cx, &p, errors);
+    }
 
     // Parse every pattern.
     let mut model = model::parse(&cx, &mut errors);
@@ -210,6 +215,49 @@ fn model_expansion(recv: ModelReceiver) -> Expanded {
         #size
         #bucket
         #outlier
+    };
+    Expanded { errors, views, items }
+}
+
+/// A polymorphic model: the core modules (model, validator, indexes, read rows) with
+/// each variant read as a struct; the patterns that read a struct's fields refuse it
+/// in [`polymorphic::check`].
+fn polymorphic_expansion(
+    cx: Context,
+    p: &polymorphic::Polymorphic,
+    mut errors: darling::error::Accumulator,
+) -> Expanded {
+    // Parse every pattern a polymorphic model can hold.
+    let mut model = model::parse(&cx, &mut errors);
+    let mut validator = validator::parse(&cx, &mut errors);
+    let mut relation = relation::parse(&cx, &mut errors);
+    let mut index = index::parse(&cx, &mut errors);
+    let mut access = access::parse(&cx, &mut errors);
+
+    // Check every pattern.
+    polymorphic::check(&cx, p, &mut errors);
+    model::check(&mut model, &cx, &mut errors);
+    validator::check(&mut validator, &cx, &mut errors);
+    index::check(&mut index, &cx, &mut errors);
+    access::check(&mut access, &cx, &index, &mut errors);
+    relation::check(&mut relation, &cx, &[], &mut errors);
+    let errors = errors.finish().err();
+
+    // Expand every pattern, errors or not, as for a struct.
+    let validator = validator::expand(&validator, &cx);
+    let relation = relation::expand(&relation, &cx);
+    let index = index::expand(&index, &cx);
+    let (access, views) = access::expand(&access, &cx);
+    let (model, registration) = model::expand(&model, &cx, &[&index, &access, &relation]);
+    let size = crate::common::size::impl_for(&cx.container);
+    let items = quote! {
+        #validator
+        #relation
+        #model
+        #registration
+        #index
+        #access
+        #size
     };
     Expanded { errors, views, items }
 }

@@ -26,11 +26,58 @@ pub(crate) struct Parsed {
     nested: TokenStream,
 }
 
-/// Reads every `#[index]` on the struct and its fields.
+/// Reads every `#[index]` on the struct and its fields; on a polymorphic model, those
+/// on the enum (for every variant) and on each variant and its fields (partial to it).
 pub(crate) fn parse(cx: &Context, errors: &mut Accumulator) -> Parsed {
     let c = &cx.container;
-    let indexes = if cx.is_model() { read(c, &c.attrs, errors) } else { Vec::new() };
+    let indexes = match &cx.polymorphic {
+        _ if !cx.is_model() => Vec::new(),
+        Some(p) => polymorphic(p, errors),
+        None => read(c, &c.attrs, errors),
+    };
     Parsed { indexes, nested: TokenStream::new() }
+}
+
+/// A polymorphic model's indexes: the enum's own hold every variant; a variant's are
+/// partial to it, so `unique` there is unique among that variant's documents only (a
+/// document of another variant, which lacks the field, is no duplicate of it).
+fn polymorphic(p: &crate::polymorphic::Polymorphic, errors: &mut Accumulator) -> Vec<IndexDef> {
+    let mut out: Vec<IndexDef> = read(&p.common, &p.common.attrs, errors)
+        .into_iter()
+        .filter(|def| {
+            let misplaced: Vec<Error> = def
+                .keys
+                .iter()
+                .filter_map(|k| crate::polymorphic::variant_only(p, &k.path, "an `#[index]`", k.span))
+                .collect();
+            let keep = misplaced.is_empty();
+            errors.extend(misplaced);
+            keep
+        })
+        .collect();
+    for v in &p.variants {
+        for mut def in read(&v.container, &v.container.attrs, errors) {
+            match crate::polymorphic::partial_filter(&p.tag, &v.value, def.partial.as_deref()) {
+                Ok(filter) => def.partial = Some(filter),
+                Err(problem) => {
+                    errors.push(Error::custom(problem).with_span(&def.span));
+                    continue;
+                }
+            }
+            // Two variants may index one field: the names tell their indexes apart.
+            if def.name == default_name(&def.keys) {
+                def.name = format!("{}_{}", def.name, v.value);
+            }
+            def.variant = Some(v.value.clone());
+            out.push(def);
+        }
+    }
+    out
+}
+
+/// The name MongoDB gives an index of these keys: `author_id_1_created_at_-1`.
+fn default_name(keys: &[Key]) -> String {
+    keys.iter().map(|k| format!("{}_{}", k.path, k.kind.name_part())).collect::<Vec<_>>().join("_")
 }
 
 /// The rules that concern indexes alone: paths, TTL, duplicates, prefixes, the budget,
@@ -39,7 +86,7 @@ pub(crate) fn check(parsed: &mut Parsed, cx: &Context, errors: &mut Accumulator)
     let Some(m) = &cx.model else { return };
     let budget = m.max_indexes.as_ref().map_or((10, None), |n| (**n, Some(n.span())));
     let waived = m.allow.as_ref().is_some_and(|a| a.waives("index_budget"));
-    parsed.nested = rules(&cx.container, &parsed.indexes, budget, waived, errors);
+    parsed.nested = rules(cx, &parsed.indexes, budget, waived, errors);
 }
 
 /// `Model::INDEXES`, and the nested path checks.
@@ -147,9 +194,29 @@ pub(crate) struct IndexDef {
     pub partial: Option<String>,
     pub allow: Allow,
     pub span: Span,
+    /// On a polymorphic model, the discriminator value of the variant the index is
+    /// partial to; `None` for an index on every document.
+    pub variant: Option<String>,
 }
 
 impl IndexDef {
+    /// Whether the index holds the documents a row on `variant` reads: an index on
+    /// every document does; a variant's partial index holds only its own.
+    pub(crate) fn holds(&self, variant: Option<&str>) -> bool {
+        self.variant.is_none() || self.variant.as_deref() == variant
+    }
+
+    /// The tag and value of a variant's partial index, as its error names them.
+    pub(crate) fn partial_of(&self) -> (String, String) {
+        let tag = self
+            .partial
+            .as_deref()
+            .and_then(|p| serde_json::from_str::<serde_json::Value>(p).ok())
+            .and_then(|v| v.as_object().and_then(|m| m.keys().next().cloned()))
+            .unwrap_or_default();
+        (tag, self.variant.clone().unwrap_or_default())
+    }
+
     /// Options that make an index more than its keys: a prefix with them is not redundant.
     fn has_options(&self) -> bool {
         self.unique.is_some() || self.sparse || self.ttl.is_some() || self.partial.is_some()
@@ -239,9 +306,7 @@ fn finish(keys: Vec<Key>, opts: &IndexOpts, span: Span, errors: &mut Accumulator
             return None;
         }
         Some(n) => n.value(),
-        None => {
-            keys.iter().map(|k| format!("{}_{}", k.path, k.kind.name_part())).collect::<Vec<_>>().join("_")
-        }
+        None => default_name(&keys),
     };
     let ttl = opts.expire_after.as_ref().and_then(|lit| errors.handle(parse_duration(lit)));
     if let (Some(lit), true) = (&opts.expire_after, keys.len() > 1) {
@@ -285,12 +350,13 @@ fn finish(keys: Vec<Key>, opts: &IndexOpts, span: Span, errors: &mut Accumulator
         partial,
         allow: opts.allow.clone().unwrap_or_default(),
         span,
+        variant: None,
     })
 }
 
 /// The rules that concern indexes alone; returns the nested path checks to emit.
 fn rules(
-    c: &Container,
+    cx: &Context,
     indexes: &[IndexDef],
     budget: (usize, Option<Span>),
     budget_waived: bool,
@@ -298,6 +364,7 @@ fn rules(
 ) -> TokenStream {
     let mut nested = TokenStream::new();
     for index in indexes {
+        let c = cx.container_for(index.variant.as_deref());
         for key in &index.keys {
             let Some(resolved) = errors.handle(paths::resolve(c, &key.path, key.span)) else { continue };
             let unique_waived = index.allow.waives("unique_in_array");
@@ -338,7 +405,7 @@ fn rules(
                     ))
                     .with_span(&a.span),
                 );
-            } else if same_keys(&a.keys, &b.keys) && a.locale == b.locale {
+            } else if same_keys(&a.keys, &b.keys) && a.locale == b.locale && a.variant == b.variant {
                 errors.push(Error::custom(rule("redundant_index", format!(
                     "this index has the same keys as `{}`; MongoDB refuses two indexes with one key pattern: merge their options into one",
                     b.name
@@ -349,7 +416,8 @@ fn rules(
             let prefix = a.keys.len() < b.keys.len()
                 && same_keys(&a.keys, &b.keys[..a.keys.len()])
                 && !a.has_options()
-                && a.locale == b.locale;
+                && a.locale == b.locale
+                && a.variant == b.variant;
             if prefix && !a.allow.waives("redundant_index") {
                 errors.push(Error::custom(rule("redundant_index", format!(
                     "index `{}` is a prefix of `{}`, which serves every query it serves; remove it, or waive with `allow(redundant_index, reason = \"...\")`",

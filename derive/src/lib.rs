@@ -14,7 +14,8 @@
 //!   than one module reads;
 //! - `common`: helpers every pattern may use (suggestions, rule messages, type
 //!   classifiers, respanning, bounds, sizes, paths, fallback stubs); it imports no pattern;
-//! - the core modules `model`, `validator`, `index`, `access`, and the patterns
+//! - the core modules `model`, `validator`, `index`, `access`, `polymorphic` (an enum
+//!   model's variants read as structs, for the other core modules), and the patterns
 //!   `paginate`, `versioning`, `bucket`, `outlier`, `relation`,
 //!   `denormalized` and `keys`, each with `parse`, `check` and `expand`; a pattern
 //!   reads the core modules' results, never another pattern's: where two patterns
@@ -36,12 +37,15 @@ mod keys;
 mod model;
 mod outlier;
 mod paginate;
+mod polymorphic;
 mod relation;
 mod validator;
 mod versioning;
 
 /// Derives `docshape::Model` (and `docshape::validator::Schema`) for a struct with
-/// named fields stored in a collection. See the `docshape` crate for the attributes.
+/// named fields stored in a collection, or for an internally tagged enum
+/// (`#[serde(tag = "kind")]`) whose variants are the shapes of a polymorphic collection.
+/// See the `docshape` crate for the attributes.
 #[proc_macro_derive(
     Model,
     attributes(

@@ -159,7 +159,9 @@ fn unbounded_documents(c: &Container, r: &Parsed) -> TokenStream {
 /// rows of `Model::RELATIONS`.
 pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> Expansion {
     let c = &cx.container;
-    let (unbounded, items) = (unbounded_documents(c, parsed), items(c, parsed, cx.is_model()));
+    // A polymorphic model's `_id` is the one its variants share.
+    let id_source = cx.container_for(None);
+    let (unbounded, items) = (unbounded_documents(c, parsed), items(id_source, parsed, cx.is_model()));
     let (relations, nested) = (rows(c, parsed), nested(c));
     if cx.is_model() {
         return Expansion { relations, nested, items: quote!(#unbounded #items), ..Expansion::default() };

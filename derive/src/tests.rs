@@ -840,3 +840,85 @@ fn ten_thousand_garbled_inputs_never_panic() {
     // Most garbled inputs are errors; a run where none were would test nothing.
     assert!(errors > cases / 2, "only {errors} error results");
 }
+
+/// An event store: two variants, a row on each, an index partial to one.
+const EVENTS: &str = r#"#[serde(tag = "kind")]
+    #[model(collection = "events")]
+    #[index(keys(user))]
+    #[access(name = "clicks_of_user", variant = Click, filter(user){})]
+    enum Event {
+        Click { #[serde(rename = "_id")] id: ObjectId, user: String },
+        #[index(keys(order_id), unique)]
+        Purchase { #[serde(rename = "_id")] id: ObjectId, user: String, order_id: String },
+    }"#;
+
+#[test]
+fn a_polymorphic_model_expands_its_variants() {
+    let out = expand_model(tokens(&EVENTS.replace("{}", "")));
+    assert!(!is_error(&out), "{out}");
+    let text = out.to_string();
+    // The view type of the variant's row, the discriminator in its filter, and the
+    // index partial to its variant.
+    assert!(text.contains("struct ClicksOfUserView"), "{text}");
+    assert!(text.contains(r#"__f . equal ("kind" , __ds :: Bson :: String"#), "{text}");
+    assert!(text.contains(r#"order_id_1_Purchase"#), "{text}");
+    assert!(text.contains(r#"{\"kind\":{\"$eq\":\"Purchase\"}}"#), "{text}");
+}
+
+#[test]
+fn a_polymorphic_row_that_writes_is_one_error() {
+    let out = expand_model(tokens(&EVENTS.replace("{}", ", update(set(user))")));
+    let text = out.to_string();
+    assert_eq!(text.matches("compile_error").count(), 1, "{text}");
+    assert!(text.contains("not supported on a row of a polymorphic model yet"), "{text}");
+}
+
+#[test]
+fn a_versioned_polymorphic_model_is_one_error() {
+    let src = EVENTS
+        .replace("{}", "")
+        .replace(r#"#[model(collection = "events")]"#, r#"#[model(collection = "events", version = 2)]"#);
+    let text = expand_model(tokens(&src)).to_string();
+    assert_eq!(text.matches("compile_error").count(), 1, "{text}");
+    assert!(text.contains("schema versions are not supported on a polymorphic model yet"), "{text}");
+}
+
+#[test]
+fn a_row_on_a_field_of_two_types_names_the_type() {
+    let out = expand_model(tokens(
+        r#"#[serde(tag = "kind")] #[model(collection = "e")] #[access(name = "by_n", filter(n))]
+        enum E { A { #[serde(rename = "_id")] id: i64, n: i32 }, B { #[serde(rename = "_id")] id: i64, n: String } }"#,
+    ));
+    let text = out.to_string();
+    assert_eq!(text.matches("compile_error").count(), 1, "{text}");
+    assert!(text.contains("but not with one type"), "{text}");
+}
+
+#[test]
+fn a_variant_holds_the_rules_of_a_struct_for_its_arrays() {
+    let src = EVENTS
+        .replace("{}", "")
+        .replace("user: String },", "user: String, items: Vec<Line> },")
+        .replace("ObjectId", "u32");
+    let text = expand_model(tokens(&src)).to_string();
+    assert!(!text.contains("compile_error"), "{text}");
+    assert!(text.contains("`items` is an array of sub-documents with no bound"), "{text}");
+    // The `_id` every variant declares is the model's id.
+    assert!(text.contains("type Id = u32"), "{text}");
+}
+
+#[test]
+fn a_variant_partial_filter_keeps_the_users_keys() {
+    use crate::polymorphic::partial_filter;
+    assert_eq!(partial_filter("kind", "buy", None).unwrap(), r#"{"kind":{"$eq":"buy"}}"#);
+    assert_eq!(
+        partial_filter("kind", "buy", Some(r#" {"amount": {"$gt": 0}, "ok": true} "#)).unwrap(),
+        r#"{"kind":{"$eq":"buy"},"amount": {"$gt": 0}, "ok": true}"#
+    );
+    assert_eq!(partial_filter("kind", "buy", Some("{}")).unwrap(), r#"{"kind":{"$eq":"buy"}}"#);
+    assert!(partial_filter("kind", "buy", Some(r#"{"kind": "view"}"#)).unwrap_err().contains("drop `kind`"));
+    // A value with quotes is escaped as JSON, never spliced.
+    let text = partial_filter("kind", "a\"b", None).unwrap();
+    let parsed: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(parsed["kind"]["$eq"], "a\"b");
+}

@@ -81,6 +81,12 @@ pub(crate) fn equality(
             __f.equal(#path, __ds::to_bson(&::core::convert::Into::<#ty>::into(#param))?);
         });
     }
+    // A row on one variant of a polymorphic model reads only its documents.
+    if let Some((tag, value)) = &a.discriminator {
+        inserts.push(quote! {
+            __f.equal(#tag, __ds::Bson::String(::std::string::String::from(#value)));
+        });
+    }
     (params, inserts)
 }
 
@@ -108,12 +114,21 @@ pub(crate) fn ranges(
 }
 
 /// The finder methods, and the view types (outside the generated `const _`, so the
-/// application can name them).
-pub(crate) fn expand(c: &Container, patterns: &[Access], versioned: bool) -> (TokenStream, TokenStream) {
+/// application can name them); of the row at `only` alone when it is set (a
+/// polymorphic model's rows each read their variant's fields).
+pub(crate) fn expand(
+    c: &Container,
+    patterns: &[Access],
+    versioned: bool,
+    only: Option<usize>,
+) -> (TokenStream, TokenStream) {
     let mut views = TokenStream::new();
     let mut items = TokenStream::new();
     let mut methods = Vec::new();
     for (i, a) in patterns.iter().enumerate() {
+        if only.is_some_and(|o| o != i) {
+            continue;
+        }
         let Some(method) = &a.method else { continue };
         if a.update.is_some() {
             continue;

@@ -87,13 +87,22 @@ fn read(text: &str) -> Result<Rate, String> {
 /// equality, unless it is partial or sparse (documents outside it may repeat a value,
 /// and a null matches every document missing the field), or it compares exactly while
 /// the pattern ignores case ("A" and "a" are two values to the index and one to the
-/// query).
+/// query). A variant's index, partial to its discriminator alone, holds every document
+/// a row on that variant reads, so it bounds that row as a full index would.
 pub(crate) fn docs_per_call(a: &Access, indexes: &[IndexDef]) -> Reads {
     let equal = |path: &str| a.filter.iter().any(|(p, _)| p == path);
     let by_id = equal("_id") && !a.case_insensitive;
+    let whole = |index: &IndexDef| match (&index.partial, &a.discriminator) {
+        (None, _) => true,
+        (Some(partial), Some((tag, value))) => {
+            index.variant.as_ref() == Some(value)
+                && crate::polymorphic::partial_filter(tag, value, None).is_ok_and(|p| p == *partial)
+        }
+        (Some(_), None) => false,
+    };
     let by_unique = indexes.iter().any(|index| {
         index.unique.is_some()
-            && index.partial.is_none()
+            && whole(index)
             && !index.sparse
             && (index.locale.is_some() || !a.case_insensitive)
             && index.keys.iter().all(|k| k.kind.is_ordered() && equal(&k.path))

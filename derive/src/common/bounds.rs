@@ -45,5 +45,5 @@ fn apply(c: &mut Container, bounds: &[Bound]) {
 pub(crate) fn bounded(cx: &Context, bounds: &[Bound]) -> Context {
     let mut container = cx.container.clone();
     apply(&mut container, bounds);
-    Context { container, model: cx.model.clone() }
+    Context { container, model: cx.model.clone(), polymorphic: cx.polymorphic.clone() }
 }

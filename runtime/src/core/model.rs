@@ -71,7 +71,9 @@ impl fmt::Display for ValidationAction {
 /// A type stored in its own collection, with a validator the server enforces.
 ///
 /// Derive it: `#[derive(Model)]` with `#[model(collection = "...")]` on a struct with
-/// named fields that also derives serde's `Serialize` and `Deserialize`.
+/// named fields that also derives serde's `Serialize` and `Deserialize`, or on an
+/// internally tagged enum (`#[serde(tag = "kind")]`) for a polymorphic collection (see
+/// [`Model::POLYMORPHIC_ROWS`]).
 ///
 /// ```
 /// use docshape::{Model, validator::Schema};
@@ -113,6 +115,28 @@ pub trait Model: Schema + Sized {
     /// or in an array's items), listed under the field's path in the design-decision
     /// table.
     const NESTED: &'static [crate::core::relation::Nested] = &[];
+    /// On a polymorphic model (`#[derive(Model)]` on a `#[serde(tag = "kind")]` enum),
+    /// the access patterns that read one variant, as `(pattern, tag, value)`: each of
+    /// their commands carries `{tag: {"$eq": value}}`, which is also what lets the
+    /// server use an index partial to that variant. Empty for a struct.
+    ///
+    /// ```
+    /// use docshape::bson::oid::ObjectId;
+    /// use docshape::Model;
+    /// use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Serialize, Deserialize, Model)]
+    /// #[serde(tag = "kind", rename_all = "snake_case")]
+    /// #[model(collection = "events")]
+    /// #[access(name = "clicks_of", variant = Click, filter(user), allow(unserved, reason = "a sketch"))]
+    /// enum Event {
+    ///     Click { #[serde(rename = "_id")] id: ObjectId, user: String },
+    ///     View { #[serde(rename = "_id")] id: ObjectId, user: String, page: String },
+    /// }
+    ///
+    /// assert_eq!(Event::POLYMORPHIC_ROWS, &[("clicks_of", "kind", "click")]);
+    /// ```
+    const POLYMORPHIC_ROWS: &'static [(&'static str, &'static str, &'static str)] = &[];
     /// Its denormalized copies (`#[denormalized]`), filled by
     /// [`crate::relation::snapshot`] and refreshed as each one's policy says.
     const COPIES: &'static [CopySpec] = &[];

@@ -57,7 +57,14 @@ impl std::fmt::Display for ExplainOutcome {
 pub async fn explain_access_patterns<T: Model>(db: &mongodb::Database) -> Result<Vec<ExplainOutcome>> {
     let mut out = Vec::new();
     for pattern in T::ACCESS_PATTERNS {
-        let find = pattern.sample_find(T::COLLECTION);
+        let mut find = pattern.sample_find(T::COLLECTION);
+        // A row on one variant of a polymorphic model reads that variant only: its
+        // discriminator is what makes an index partial to the variant usable.
+        if let Some((_, tag, value)) = T::POLYMORPHIC_ROWS.iter().find(|(row, _, _)| *row == pattern.name) {
+            if let Ok(filter) = find.get_document_mut("filter") {
+                filter.insert(*tag, doc! { "$eq": *value });
+            }
+        }
         let reply = db.run_command(doc! { "explain": find, "verbosity": "queryPlanner" }).await?;
         let plan =
             reply.get_document("queryPlanner").and_then(|q| q.get_document("winningPlan")).map_err(|_| {

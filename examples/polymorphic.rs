@@ -1,0 +1,102 @@
+//! A polymorphic collection: an event store keeping clicks, page views and purchases in
+//! one collection, as the variants of one internally tagged enum.
+//!
+//! The validator has one branch per event type, keyed by `kind`; the purchase's
+//! `order_id` is unique among purchases only (a partial index), so clicks and views,
+//! which have no `order_id`, never collide on it; each row names the event type it
+//! reads, returns that type's fields, and its query carries `kind`'s `$eq`.
+//!
+//! Run: `cargo run --example polymorphic`
+
+use docshape::bson::oid::ObjectId;
+use docshape::bson::{doc, DateTime, Document};
+use docshape::Model;
+use docshape_examples::fresh_database;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[model(collection = "events", strict)]
+#[index(keys(user, at = -1))]
+#[access(name = "timeline", filter(user), sort(at = -1), freq = "50 r/s")]
+#[access(name = "clicks_of", variant = Click, filter(user), sort(at = -1), freq = "5 r/s")]
+#[access(name = "purchase_of_order", variant = Purchase, filter(order_id), freq = "20 r/s")]
+pub enum Event {
+    Click {
+        #[serde(rename = "_id")]
+        id: ObjectId,
+        user: String,
+        at: DateTime,
+        target: String,
+    },
+    PageView {
+        #[serde(rename = "_id")]
+        id: ObjectId,
+        user: String,
+        at: DateTime,
+        path: String,
+    },
+    Purchase {
+        #[serde(rename = "_id")]
+        id: ObjectId,
+        user: String,
+        at: DateTime,
+        #[index(unique)]
+        order_id: String,
+        #[validate(minimum = 0)]
+        amount_cents: i64,
+    },
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    println!("== the validator: one branch per event type\n{}", Event::validator_json());
+    for index in Event::INDEXES {
+        println!("index {}: partial filter {:?}", index.name, index.partial_filter);
+    }
+
+    let db = fresh_database("docshape_events").await?;
+    println!("\n== sync\n{}", docshape::sync::<Event>(&db).await?);
+    let at = DateTime::now();
+    let events = Event::collection(&db);
+    events
+        .insert_many([
+            Event::Click { id: ObjectId::new(), user: "ana".into(), at, target: "buy".into() },
+            Event::PageView { id: ObjectId::new(), user: "ana".into(), at, path: "/cart".into() },
+            Event::Click { id: ObjectId::new(), user: "bo".into(), at, target: "home".into() },
+            Event::Purchase {
+                id: ObjectId::new(),
+                user: "ana".into(),
+                at,
+                order_id: "o-1".into(),
+                amount_cents: 4999,
+            },
+        ])
+        .await?;
+    println!("two clicks without an order_id are no duplicates: the unique index holds purchases only");
+
+    let again = Event::Purchase {
+        id: ObjectId::new(),
+        user: "bo".into(),
+        at,
+        order_id: "o-1".into(),
+        amount_cents: 100,
+    };
+    let refused = events.insert_one(again).await.is_err();
+    println!("a second purchase of order o-1 is refused: {refused}");
+    let mixed = doc! { "_id": ObjectId::new(), "kind": "click", "user": "x", "at": at, "target": "t", "amount_cents": 1 };
+    let refused = db.collection::<Document>("events").insert_one(mixed).await.is_err();
+    println!("a click carrying a purchase's field is refused by the validator: {refused}");
+
+    println!("\n== rows");
+    for event in Event::timeline("ana").all(&db).await? {
+        println!("timeline: {event:?}");
+    }
+    for click in Event::clicks_of("ana").all(&db).await? {
+        println!("click of ana on {} (a ClicksOfView, the click's own fields)", click.target);
+    }
+    let purchase = Event::purchase_of_order("o-1").one(&db).await?.expect("stored above");
+    println!("order o-1: {} cents by {}", purchase.amount_cents, purchase.user);
+    println!("\n{}", Event::access_table());
+    Ok(())
+}
