@@ -1,0 +1,246 @@
+//! `docshape infer` on a real server: a database seeded by a plain driver client with
+//! messy data is sampled, and the generated models and report say what was planted.
+//!
+//! The generated source must compile: it is compared, byte for byte, with
+//! `inferred.rs` beside this file, which the `ui` test binary compiles as one of its
+//! pass cases (`ui/pass/mod.rs`) and whose types read documents shaped like the seed's.
+//! Checking it with a crate of its own (or with rustc against the libraries of another
+//! cargo selection) rebuilt the driver's tree on every run, about 90 s; the fixture
+//! costs nothing. After a deliberate change to the generator, `DOCSHAPE_INFER=overwrite`
+//! rewrites the fixture (review the diff; the `ui` binary then checks it compiles).
+
+use docshape::bson::{doc, Bson, DateTime, Document};
+use docshape::infer::{infer, InferOptions};
+use docshape::testkit;
+use mongodb::options::IndexOptions;
+use mongodb::IndexModel;
+
+const YEAR: u64 = 365 * 24 * 3600;
+
+/// Customers: a non-identifier name, mixed int/double, a nullable date, a field missing
+/// from some documents, a field of mixed types, a sub-document, an array of
+/// sub-documents, a long repeated name; a TTL, a partial unique and a compound index.
+async fn seed_customers(db: &mongodb::Database) {
+    let customers = db.collection::<Document>("customers");
+    let now = DateTime::now();
+    let levels = ["gold", "silver", "bronze"];
+    let cities = ["Lyon", "Oslo", "Lima"];
+    let docs: Vec<Document> = (0..300)
+        .map(|i| {
+            let mut d = doc! {
+                "first-name": format!("name{i}"),
+                "email": format!("c{i}@example.com"),
+                "age": if i % 7 == 0 { Bson::Double(30.5) } else { Bson::Int32(20 + i % 50) },
+                "active": i % 3 != 0,
+                "last_login": if i % 4 == 0 { Bson::Null } else { Bson::DateTime(now) },
+                "score": if i % 5 == 0 { Bson::String("n/a".into()) } else { Bson::Int32(i) },
+                "address": { "city": cities[i as usize % 3], "zip": format!("{:05}", i) },
+                "orders": (0..(i % 6)).map(|n| Bson::Document(doc! {
+                    "sku": format!("S-{n}"),
+                    "qty": n + 1,
+                    "tags": ["a", "b"],
+                })).collect::<Vec<_>>(),
+                "customer_loyalty_program_membership_level": levels[i as usize % 3],
+                "created_at": now,
+                "type": "person",
+            };
+            if i % 2 == 0 {
+                d.insert("nickname", format!("nick{i}"));
+            }
+            d
+        })
+        .collect();
+    customers.insert_many(docs).await.unwrap();
+    let indexes = vec![
+        IndexModel::builder()
+            .keys(doc! { "email": 1 })
+            .options(
+                IndexOptions::builder()
+                    .unique(true)
+                    .partial_filter_expression(doc! { "active": true })
+                    .build(),
+            )
+            .build(),
+        IndexModel::builder()
+            .keys(doc! { "created_at": 1 })
+            .options(IndexOptions::builder().expire_after(std::time::Duration::from_secs(YEAR)).build())
+            .build(),
+        IndexModel::builder().keys(doc! { "address.city": 1, "age": -1 }).build(),
+    ];
+    customers.create_indexes(indexes).await.unwrap();
+}
+
+/// Feeds: one document with a 5,000-element array of sub-documents and one over 2 MB.
+async fn seed_feeds(db: &mongodb::Database) {
+    let feeds = db.collection::<Document>("feeds");
+    let now = DateTime::now();
+    let big: Vec<Bson> =
+        (0..5_000).map(|i| Bson::Document(doc! { "at": now, "kind": format!("k{}", i % 4) })).collect();
+    feeds
+        .insert_many(vec![
+            doc! { "_id": 1, "items": big },
+            doc! { "_id": 2, "items": [{ "at": now, "kind": "k0" }], "blob": "x".repeat(2_200_000) },
+            doc! { "_id": 3, "items": [] },
+        ])
+        .await
+        .unwrap();
+}
+
+/// Wide: 31 indexes besides `_id_`, past the report's 30 and docshape's default budget.
+async fn seed_wide(db: &mongodb::Database) {
+    let wide = db.collection::<Document>("wide");
+    let mut d = Document::new();
+    for f in 0..31 {
+        d.insert(format!("f{f}"), f);
+    }
+    wide.insert_one(d).await.unwrap();
+    let models: Vec<IndexModel> =
+        (0..31).map(|f| IndexModel::builder().keys(doc! { format!("f{f}"): 1 }).build()).collect();
+    wide.create_indexes(models).await.unwrap();
+}
+
+fn struct_body<'a>(source: &'a str, name: &str) -> &'a str {
+    let start = source
+        .find(&format!("pub struct {name} {{"))
+        .unwrap_or_else(|| panic!("no struct {name}:\n{source}"));
+    let end = source[start..].find("\n}\n").unwrap() + start;
+    &source[start..end]
+}
+
+/// The lines just above `pub <field>:` in a struct body, and that line.
+fn field_block<'a>(body: &'a str, field: &str) -> &'a str {
+    let at = body.find(&format!("    pub {field}: ")).unwrap_or_else(|| panic!("no field {field}:\n{body}"));
+    let start = body[..at].rfind(": in ").and_then(|p| body[..p].rfind("\n")).unwrap_or(0);
+    let end = body[at..].find('\n').map_or(body.len(), |e| at + e);
+    &body[start..end]
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn infer_writes_models_that_compile_and_a_report_naming_every_anti_pattern() {
+    let db = testkit::database("infer").await.unwrap();
+    seed_customers(&db).await;
+    seed_feeds(&db).await;
+    seed_wide(&db).await;
+
+    let inferred = infer(&db, &InferOptions::default()).await.unwrap();
+    let names: Vec<&str> = inferred.collections.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["customers", "feeds", "wide"]);
+    // Smaller than the sample: read whole.
+    assert_eq!(inferred.collections[0].sampled, 300);
+    let source = inferred.source();
+
+    let customer = struct_body(&source, "Customer");
+    assert!(
+        source.contains(
+            "#[derive(Debug, Clone, Serialize, Deserialize, Model)]\n#[model(collection = \"customers\")]"
+        ),
+        "{source}"
+    );
+    assert!(customer.contains("    #[serde(rename = \"_id\")]\n    pub id: ObjectId,"), "{customer}");
+    assert!(
+        customer.contains("    #[serde(rename = \"first-name\")]\n    pub first_name: String,"),
+        "{customer}"
+    );
+    assert!(customer.contains("    #[serde(rename = \"type\")]\n    pub type_: String,"), "{customer}");
+    let age = field_block(customer, "age");
+    assert!(age.contains("integers and doubles mixed") && age.ends_with("pub age: f64,"), "{age}");
+    assert!(age.contains("minimum = 20, maximum = 69") || age.contains("minimum = 20.0"), "{age}");
+    // Nullable, never missing: an Option serde writes as null.
+    let login = field_block(customer, "last_login");
+    assert!(
+        login.ends_with("pub last_login: Option<DateTime>,") && !login.contains("skip_serializing_if"),
+        "{login}"
+    );
+    // Missing from half the documents: left out when None.
+    let nick = field_block(customer, "nickname");
+    assert!(nick.contains("in 150 of 300 (50%)"), "{nick}");
+    assert!(
+        nick.contains(
+            "#[serde(default, skip_serializing_if = \"Option::is_none\")]\n    pub nickname: Option<String>,"
+        ),
+        "{nick}"
+    );
+    let score = field_block(customer, "score");
+    assert!(
+        score.contains("mixed types: int 240 (80%), string 60 (20%)") && score.ends_with("pub score: Bson,"),
+        "{score}"
+    );
+    assert!(customer.contains("pub address: CustomerAddress,"), "{customer}");
+    assert!(struct_body(&source, "CustomerAddress").contains("pub city: String,"), "{source}");
+    let orders = field_block(customer, "orders");
+    assert!(orders.contains("#[embed(max = 5, reason = \"TODO: "), "{orders}");
+    assert!(orders.ends_with("pub orders: Vec<CustomerOrder>,"), "{orders}");
+    assert!(struct_body(&source, "CustomerOrder").contains("pub tags: Vec<String>,"), "{source}");
+    // Proposals are comments, never attributes.
+    let level = field_block(customer, "customer_loyalty_program_membership_level");
+    assert!(level.contains("// proposed (observed, not enforced): #[validate(max_length = 6, allowed = [\"bronze\", \"gold\", \"silver\"])]"), "{level}");
+    assert!(!source.contains("\n    #[validate("), "{source}");
+    // The indexes, in docshape's syntax.
+    assert!(source.contains("#[index(keys(email), unique, partial_filter = r#\"{\"active\":"), "{source}");
+    assert!(source.contains(&format!("#[index(keys(created_at), expire_after = \"{YEAR}s\")]")), "{source}");
+    assert!(source.contains("#[index(keys(\"address.city\", age = -1))]"), "{source}");
+
+    let feed = struct_body(&source, "Feed");
+    assert!(feed.contains("pub id: i32,"), "{feed}");
+    assert!(feed.contains("#[embed(max = 5000, reason = \"TODO: "), "{feed}");
+    assert!(feed.contains("1 array(s) past 1000 elements"), "{feed}");
+    assert!(
+        feed.contains(
+            "#[serde(default, skip_serializing_if = \"Option::is_none\")]\n    pub blob: Option<String>,"
+        ),
+        "{feed}"
+    );
+    assert!(source.contains("#[model(collection = \"wide\", max_indexes = 31)]"), "{source}");
+
+    let report = inferred.report();
+    for planted in [
+        "**unbounded array** `items`: up to 5,000 elements, 1 sampled value(s) past 1,000",
+        "**large documents**: 1 sampled document(s) over 2 MB",
+        "**too many indexes**: 32 (with `_id_`), more than 30",
+        "**long field name** `customer_loyalty_program_membership_level` (41 bytes) at `customer_loyalty_program_membership_level`, 300 times in 300 sampled documents: a 2-byte name would save about 39 bytes per document",
+        "| `first-name` | 100% (300 of 300) | string 300 (100%) |",
+        "| `nickname` | 50% (150 of 300) | string 150 (100%) |",
+        "| `last_login` | 100% (300 of 300) | date 225 (75%), null 75 (25%) |",
+        "| `orders.sku` |",
+    ] {
+        assert!(report.contains(planted), "{planted:?} not in:\n{report}");
+    }
+    assert_eq!(inferred.collections[0].anti_patterns().len(), 1, "customers: only the long name");
+
+    let dir = std::env::temp_dir().join(format!("docshape-infer-{}", std::process::id()));
+    let written = inferred.write(&dir).unwrap();
+    assert_eq!(written, [dir.join("models.rs"), dir.join("INFERRED.md")]);
+    assert_eq!(std::fs::read_to_string(&written[0]).unwrap(), source);
+    assert_eq!(std::fs::read_to_string(&written[1]).unwrap(), report);
+    let _ = std::fs::remove_dir_all(&dir);
+
+    // The source, with the test database's name as the fixture writes it, is the
+    // fixture the `ui` binary compiles.
+    let source = source.replace(db.name(), "shop");
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("infer/inferred.rs");
+    if std::env::var("DOCSHAPE_INFER").is_ok_and(|v| v == "overwrite") {
+        std::fs::write(&fixture, &source).unwrap();
+    }
+    let expected = std::fs::read_to_string(&fixture).unwrap().replace("\r\n", "\n");
+    assert!(
+        expected == source,
+        "the generated source differs from {} (DOCSHAPE_INFER=overwrite rewrites it):\n{source}",
+        fixture.display()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn infer_samples_at_most_the_sample_size_and_only_the_named_collections() {
+    let db = testkit::database("infer_sample").await.unwrap();
+    seed_customers(&db).await;
+    seed_wide(&db).await;
+    let options = InferOptions { sample: 40, collections: vec!["customers".into(), "missing".into()] };
+    let inferred = infer(&db, &options).await.unwrap();
+    let names: Vec<&str> = inferred.collections.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["customers", "missing"]);
+    assert_eq!(inferred.collections[0].sampled, 40);
+    assert_eq!(inferred.collections[0].estimated_count, 300);
+    assert_eq!(inferred.collections[1].sampled, 0);
+    // An empty collection still gives a model that compiles: its `_id` is a Bson.
+    assert!(inferred.source().contains("pub struct Missing {"), "{}", inferred.source());
+}
