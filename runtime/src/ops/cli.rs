@@ -562,7 +562,9 @@ mod tests {
     #[test]
     fn help_names_every_command_option_default_and_exit_status() {
         let help = Tool::command().render_long_help().to_string();
-        for text in ["export", "verify", "check", "sync", "Exit status: 0 when all is well, 1 on drift, 2"] {
+        for text in
+            ["export", "verify", "check", "sync", "infer", "Exit status: 0 when all is well, 1 on drift, 2"]
+        {
             assert!(help.contains(text), "{text:?} in {help}");
         }
         let mut tool = Tool::command();
@@ -582,6 +584,18 @@ mod tests {
         let export = tool.find_subcommand_mut("export").unwrap().render_long_help().to_string();
         assert!(export.contains("[default: schema]"), "{export}");
         assert!(!export.contains("--uri"), "export reads no database: {export}");
+        let infer = tool.find_subcommand_mut("infer").unwrap().render_long_help().to_string();
+        for text in [
+            "--uri <URI>",
+            "--db <NAME>",
+            "--collection <NAME>",
+            "--sample <N>",
+            "[default: 1000]",
+            "--out <DIR>",
+            "[default: inferred]",
+        ] {
+            assert!(infer.contains(text), "{text:?} in {infer}");
+        }
     }
 
     #[test]
@@ -626,6 +640,25 @@ mod tests {
                 ..Connection::default()
             }))
         );
+        assert_eq!(
+            parse(args("infer --db shop --collection users --collection orders --sample 50 --out models")),
+            Ok(Command::Infer(
+                Connection { uri: None, db: Some("shop".into()), timeout: None },
+                crate::ops::infer::InferOptions {
+                    sample: 50,
+                    collections: vec!["users".into(), "orders".into()]
+                },
+                PathBuf::from("models")
+            ))
+        );
+        assert_eq!(
+            parse(args("infer")),
+            Ok(Command::Infer(
+                Connection::default(),
+                crate::ops::infer::InferOptions::default(),
+                PathBuf::from("inferred")
+            ))
+        );
         assert!(parse(vec!["sync".into(), "--db".into(), String::new()]).is_err(), "an empty name");
         assert!(parse(vec!["sync".into(), "--db=".into()]).is_err(), "an empty name");
         for bad in [
@@ -640,6 +673,10 @@ mod tests {
             "check --timeout x",
             "check --db a.b",
             "export --timeout 1",
+            "infer --sample 0",
+            "infer --sample x",
+            "infer --dry-run",
+            "infer extra",
         ] {
             assert!(parse(args(bad)).is_err(), "{bad:?} should be refused");
         }
