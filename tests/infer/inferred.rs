@@ -3,7 +3,7 @@
 
 use docshape::{Embedded, Model};
 #[allow(unused_imports)]
-use docshape::bson::{Bson, DateTime, oid::ObjectId};
+use docshape::bson::{Binary, Bson, DateTime, Decimal128, Document, oid::ObjectId};
 use serde::{Deserialize, Serialize};
 
 /// A sub-document, seen 300 times.
@@ -110,6 +110,121 @@ pub struct Feed {
     // proposed (observed, not enforced): #[validate(max_length = 2200000)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blob: Option<String>,
+}
+
+/// A sub-document, seen 2 times.
+#[derive(Debug, Clone, Serialize, Deserialize, Embedded)]
+pub struct OddThingId {
+    // "tenant": in 2 of 2 (100%); string 2 (100%)
+    // proposed (observed, not enforced): #[validate(max_length = 2)]
+    pub tenant: String,
+    // "n": in 2 of 2 (100%); int 2 (100%)
+    // proposed (observed, not enforced): #[validate(minimum = 1, maximum = 2)]
+    pub n: i32,
+}
+
+/// A sub-document, seen 1 times.
+#[derive(Debug, Clone, Serialize, Deserialize, Embedded)]
+pub struct OddThingMaybe {
+    // "x": in 1 of 1 (100%); int 1 (100%)
+    // proposed (observed, not enforced): #[validate(minimum = 1, maximum = 1)]
+    pub x: i32,
+}
+
+/// A sub-document, seen 1 times.
+#[derive(Debug, Clone, Serialize, Deserialize, Embedded)]
+pub struct OddThingLine {
+    // "sku": in 1 of 1 (100%); string 1 (100%)
+    // proposed (observed, not enforced): #[validate(max_length = 1)]
+    pub sku: String,
+    // "codes": in 1 of 1 (100%); array 1 (100%)
+    // arrays of up to 1 elements
+    // proposed (observed, not enforced): #[validate(max_items = 1)]
+    pub codes: Vec<String>,
+}
+
+/// The collection "odd-things": 2 of about 2 documents sampled.
+// index "missing_field_1" not declared (`missing_field` is not a field of the inferred types): "{\"key\":{\"missing_field\":1},\"name\":\"missing_field_1\",\"v\":2}"
+// index "mixed_obj.k_1" not declared (`mixed_obj.k` is not a field of the inferred types): "{\"key\":{\"mixed_obj.k\":1},\"name\":\"mixed_obj.k_1\",\"v\":2}"
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "odd-things")]
+#[index(keys(firstName), allow(redundant_index, reason = "TODO: on the server already (inferred); a prefix of another index, drop one?"))]
+#[index(keys(firstName, first_name = -1))]
+#[index(keys("lines.sku"), unique, allow(unique_in_array, reason = "TODO: on the server already (inferred); say why it is right"))]
+#[index(keys(note), partial_filter = r##"{"note":{"$eq":"a\"#b"}}"##)]
+pub struct OddThing {
+    // "_id": in 2 of 2 (100%); object 2 (100%)
+    #[serde(rename = "_id")]
+    pub id: OddThingId,
+    // "firstName": in 2 of 2 (100%); string 2 (100%)
+    // proposed (observed, not enforced): #[validate(max_length = 1)]
+    #[serde(rename = "firstName")]
+    pub first_name: String,
+    // "first_name": in 2 of 2 (100%); string 2 (100%)
+    // proposed (observed, not enforced): #[validate(max_length = 1)]
+    #[serde(rename = "first_name")]
+    pub first_name_2: String,
+    // "line\n// injected\nfn evil() {}": in 1 of 2 (50%); int 1 (100%)
+    // proposed (observed, not enforced): #[validate(minimum = 1, maximum = 1)]
+    #[serde(rename = "line\n// injected\nfn evil() {}")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line_injected_fn_evil: Option<i32>,
+    // "Self": in 1 of 2 (50%); string 1 (100%)
+    // proposed (observed, not enforced): #[validate(max_length = 1)]
+    #[serde(rename = "Self")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub self_: Option<String>,
+    // "é": in 1 of 2 (50%); int 1 (100%)
+    // proposed (observed, not enforced): #[validate(minimum = 1, maximum = 1)]
+    #[serde(rename = "é")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<i32>,
+    // "2fa": in 1 of 2 (50%); bool 1 (100%)
+    #[serde(rename = "2fa")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub f_2fa: Option<bool>,
+    // "grid": in 1 of 2 (50%); array 1 (100%)
+    // elements: arrays of up to 2 elements
+    // arrays of up to 2 elements
+    // proposed (observed, not enforced): #[validate(max_items = 2)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grid: Option<Vec<Vec<i32>>>,
+    // "maybe": in 1 of 2 (50%); array 1 (100%)
+    // arrays of up to 2 elements
+    // proposed (observed, not enforced): #[validate(max_items = 2)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[embed(max = 2, reason = "TODO: the longest array sampled; say why it stays this small, or move the elements out")]
+    pub maybe: Option<Vec<Option<OddThingMaybe>>>,
+    // "mixed_obj": in 2 of 2 (100%); object 1 (50%), string 1 (50%)
+    // mixed types: object 1 (50%), string 1 (50%)
+    pub mixed_obj: Bson,
+    // "empty": in 2 of 2 (100%); array 2 (100%)
+    // only empty arrays seen: the elements' type is unknown
+    pub empty: Vec<Bson>,
+    // "nothing": in 2 of 2 (100%); null 2 (100%)
+    // only null seen: the type is unknown
+    pub nothing: Option<Bson>,
+    // "price": in 1 of 2 (50%); decimal 1 (100%)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price: Option<Decimal128>,
+    // "raw": in 1 of 2 (50%); binData 1 (100%)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw: Option<Binary>,
+    // "counts": in 1 of 2 (50%); object 1 (100%)
+    // a plain Document: more than 200 distinct names (a map keyed by data) or nested deeper than 16
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counts: Option<Document>,
+    // "lines": in 2 of 2 (100%); array 2 (100%)
+    // arrays of up to 1 elements
+    // proposed (observed, not enforced): #[validate(max_items = 1)]
+    #[embed(max = 1, reason = "TODO: the longest array sampled; say why it stays this small, or move the elements out")]
+    pub lines: Vec<OddThingLine>,
+    // "note": in 2 of 2 (100%); string 2 (100%)
+    // proposed (observed, not enforced): #[validate(max_length = 4)]
+    pub note: String,
+    // left out: the field "a.b" (1 values), a name MongoDB cannot query (`.`, a leading `$`, or empty); serde ignores it on read
+    // left out: the field "$x" (1 values), a name MongoDB cannot query (`.`, a leading `$`, or empty); serde ignores it on read
+    // left out: the field "" (1 values), a name MongoDB cannot query (`.`, a leading `$`, or empty); serde ignores it on read
 }
 
 /// The collection "wide": 1 of about 1 documents sampled.

@@ -99,6 +99,75 @@ async fn seed_wide(db: &mongodb::Database) {
     wide.create_indexes(models).await.unwrap();
 }
 
+/// Odd things: names that are no Rust identifiers (one that would end a comment's line),
+/// names that collide once made identifiers, names MongoDB cannot query, a compound
+/// `_id`, a map keyed by data, arrays of arrays and of nullable sub-documents, only
+/// empty arrays, only nulls, decimals and binaries, and indexes docshape must waive
+/// (a prefix, `unique` inside an array) or cannot declare (on no field, on a field of
+/// mixed types, text), a partial filter holding `"#`.
+async fn seed_odd(db: &mongodb::Database) {
+    use docshape::bson::spec::BinarySubtype;
+    use docshape::bson::{Binary, Decimal128};
+    let odd = db.collection::<Document>("odd-things");
+    let mut counts = Document::new();
+    for k in 0..250 {
+        counts.insert(format!("user{k}"), k);
+    }
+    let first = doc! {
+        "_id": { "tenant": "t1", "n": 1 },
+        "firstName": "a",
+        "first_name": "b",
+        "line\n// injected\nfn evil() {}": 1,
+        "Self": "s",
+        "é": 1,
+        "2fa": true,
+        "grid": [[1, 2], [3]],
+        "maybe": [{ "x": 1 }, Bson::Null],
+        "mixed_obj": { "k": 1 },
+        "empty": [],
+        "nothing": Bson::Null,
+        "price": Decimal128::from_bytes([0; 16]),
+        "raw": Binary { subtype: BinarySubtype::Generic, bytes: vec![1, 2] },
+        "counts": counts,
+        "lines": [{ "sku": "a", "codes": ["x"] }],
+        "note": "a\"#b",
+    };
+    let second = doc! {
+        "_id": { "tenant": "t1", "n": 2 },
+        "firstName": "c",
+        "first_name": "d",
+        "mixed_obj": "text",
+        "empty": [],
+        "nothing": Bson::Null,
+        "lines": [],
+        "note": "n",
+        "a.b": 1,
+        "$x": 2,
+        "": 3,
+    };
+    odd.insert_many(vec![first, second]).await.unwrap();
+    let index = |keys: Document, options: Option<IndexOptions>| {
+        IndexModel::builder().keys(keys).options(options).build()
+    };
+    odd.create_indexes(vec![
+        index(doc! { "lines.sku": 1 }, Some(IndexOptions::builder().unique(true).build())),
+        index(doc! { "firstName": 1 }, None),
+        index(doc! { "firstName": 1, "first_name": -1 }, None),
+        index(
+            doc! { "note": 1 },
+            Some(
+                IndexOptions::builder()
+                    .partial_filter_expression(doc! { "note": { "$eq": "a\"#b" } })
+                    .build(),
+            ),
+        ),
+        index(doc! { "missing_field": 1 }, None),
+        index(doc! { "mixed_obj.k": 1 }, None),
+    ])
+    .await
+    .unwrap();
+}
+
 fn struct_body<'a>(source: &'a str, name: &str) -> &'a str {
     let start = source
         .find(&format!("pub struct {name} {{"))
@@ -121,10 +190,11 @@ async fn infer_writes_models_that_compile_and_a_report_naming_every_anti_pattern
     seed_customers(&db).await;
     seed_feeds(&db).await;
     seed_wide(&db).await;
+    seed_odd(&db).await;
 
     let inferred = infer(&db, &InferOptions::default()).await.unwrap();
     let names: Vec<&str> = inferred.collections.iter().map(|c| c.name.as_str()).collect();
-    assert_eq!(names, ["customers", "feeds", "wide"]);
+    assert_eq!(names, ["customers", "feeds", "odd-things", "wide"]);
     // Smaller than the sample: read whole.
     assert_eq!(inferred.collections[0].sampled, 300);
     let source = inferred.source();
@@ -191,6 +261,45 @@ async fn infer_writes_models_that_compile_and_a_report_naming_every_anti_pattern
         "{feed}"
     );
     assert!(source.contains("#[model(collection = \"wide\", max_indexes = 31)]"), "{source}");
+
+    let odd = struct_body(&source, "OddThing");
+    // A stored name never reaches the source unescaped: no line of it starts the
+    // injected function.
+    assert!(!source.lines().any(|l| l.trim_start().starts_with("fn evil")), "{source}");
+    assert!(odd.contains("    #[serde(rename = \"line\\n// injected\\nfn evil() {}\")]"), "{odd}");
+    for (name, ident) in
+        [("firstName", "first_name"), ("first_name", "first_name_2"), ("Self", "self_"), ("2fa", "f_2fa")]
+    {
+        assert!(odd.contains(&format!("#[serde(rename = \"{name}\")]")), "{name} in {odd}");
+        assert!(odd.contains(&format!("pub {ident}: ")), "{ident} in {odd}");
+    }
+    assert!(odd.contains("pub id: OddThingId,"), "{odd}");
+    assert!(odd.contains("pub grid: Option<Vec<Vec<i32>>>,"), "{odd}");
+    assert!(odd.contains("#[embed(max = 2, reason = \"TODO: "), "{odd}");
+    assert!(odd.contains("pub maybe: Option<Vec<Option<OddThingMaybe>>>,"), "{odd}");
+    assert!(odd.contains("pub counts: Option<Document>,"), "{odd}");
+    assert!(odd.contains("pub empty: Vec<Bson>,") && odd.contains("pub nothing: Option<Bson>,"), "{odd}");
+    assert!(
+        odd.contains("pub price: Option<Decimal128>,") && odd.contains("pub raw: Option<Binary>,"),
+        "{odd}"
+    );
+    for left_out in ["\"a.b\"", "\"$x\"", "\"\""] {
+        assert!(
+            odd.contains(&format!("// left out: the field {left_out} (1 values)")),
+            "{left_out} in {odd}"
+        );
+    }
+    assert!(source.contains("#[index(keys(firstName), allow(redundant_index, reason = \"TODO: "), "{source}");
+    assert!(
+        source.contains("#[index(keys(\"lines.sku\"), unique, allow(unique_in_array, reason = \"TODO: "),
+        "{source}"
+    );
+    assert!(
+        source.contains(r###"#[index(keys(note), partial_filter = r##"{"note":{"$eq":"a\"#b"}}"##)]"###),
+        "{source}"
+    );
+    assert!(source.contains("// index \"missing_field_1\" not declared (`missing_field` is not a field of the inferred types)"), "{source}");
+    assert!(source.contains("// index \"mixed_obj.k_1\" not declared"), "{source}");
 
     let report = inferred.report();
     for planted in [

@@ -11,7 +11,7 @@ use docshape::Model;
 #[path = "../../infer/inferred.rs"]
 mod models;
 
-use models::{Customer, Feed, Wide};
+use models::{Customer, Feed, OddThing, Wide};
 
 pub fn main() {
     let now = DateTime::now();
@@ -46,4 +46,17 @@ pub fn main() {
     assert!(feed.items.is_empty() && feed.blob.is_none());
     assert!(Feed::validator_json().contains("\"maxItems\": 5000"));
     assert_eq!(Customer::COLLECTION, "customers");
+    // The odd collection's second document: names MongoDB cannot query are ignored on
+    // read; a string where the first held a sub-document is a `Bson`.
+    let odd: OddThing = docshape::bson_compat::from_document(doc! {
+        "_id": { "tenant": "t1", "n": 2 }, "firstName": "c", "first_name": "d", "mixed_obj": "text",
+        "empty": [], "nothing": Bson::Null, "lines": [], "note": "n", "a.b": 1, "$x": 2, "": 3,
+    })
+    .unwrap();
+    assert_eq!((odd.first_name.as_str(), odd.first_name_2.as_str()), ("c", "d"));
+    assert_eq!(odd.mixed_obj, Bson::String("text".into()));
+    let written = docshape::bson_compat::to_document(&odd).unwrap();
+    assert!(written.contains_key("firstName") && !written.contains_key("a.b"));
+    let json = OddThing::validator_json();
+    assert!(json.contains("line\\n// injected"), "{json}");
 }
