@@ -353,3 +353,65 @@ async fn infer_samples_at_most_the_sample_size_and_only_the_named_collections() 
     // An empty collection still gives a model that compiles: its `_id` is a Bson.
     assert!(inferred.source().contains("pub struct Missing {"), "{}", inferred.source());
 }
+
+// The fixture's models, in this binary too: they sync, and read what was seeded.
+#[rustfmt::skip]
+#[allow(dead_code)]
+#[path = "inferred.rs"]
+mod inferred;
+
+/// Every document of `T`'s collection in `from` reads into `T` and is accepted by the
+/// validator and indexes `T` puts on the same collection in `to`.
+async fn copy_through<T>(from: &mongodb::Database, to: &mongodb::Database) -> usize
+where
+    T: docshape::Model + serde::Serialize + serde::de::DeserializeOwned + Send + Sync,
+{
+    use futures_util::TryStreamExt;
+    docshape::sync::<T>(to).await.unwrap();
+    let all: Vec<T> = T::collection(from).find(doc! {}).await.unwrap().try_collect().await.unwrap();
+    if !all.is_empty() {
+        T::collection(to).insert_many(&all).await.unwrap_or_else(|e| panic!("{}: {e}", T::COLLECTION));
+    }
+    let report = docshape::check::<T>(to).await.unwrap();
+    assert!(report.is_clean(), "{report}");
+    all.len()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn inferred_models_read_every_document_sync_and_match_the_original_indexes() {
+    use docshape::check::Drift;
+    use inferred::{Customer, Feed, OddThing, Wide};
+    let db = testkit::database("infer_round").await.unwrap();
+    seed_customers(&db).await;
+    seed_feeds(&db).await;
+    seed_wide(&db).await;
+    seed_odd(&db).await;
+    let fresh = testkit::database("infer_fresh").await.unwrap();
+    assert_eq!(copy_through::<Customer>(&db, &fresh).await, 300);
+    assert_eq!(copy_through::<Feed>(&db, &fresh).await, 3);
+    assert_eq!(copy_through::<Wide>(&db, &fresh).await, 1);
+    assert_eq!(copy_through::<OddThing>(&db, &fresh).await, 2);
+
+    // The original has no validator, and every index the models declare, as declared:
+    // the only other drift is the two indexes the source left as comments.
+    let index_drift = |report: &docshape::CheckReport| -> Vec<String> {
+        report
+            .drift
+            .iter()
+            .filter(|d| !matches!(d, Drift::MissingValidator))
+            .map(|d| match d {
+                Drift::ExtraIndex { name, .. } => format!("extra {name}"),
+                other => format!("{other}"),
+            })
+            .collect()
+    };
+    for report in [
+        docshape::check::<Customer>(&db).await.unwrap(),
+        docshape::check::<Feed>(&db).await.unwrap(),
+        docshape::check::<Wide>(&db).await.unwrap(),
+    ] {
+        assert_eq!(index_drift(&report), Vec::<String>::new(), "{report}");
+    }
+    let odd = docshape::check::<OddThing>(&db).await.unwrap();
+    assert_eq!(index_drift(&odd), ["extra missing_field_1", "extra mixed_obj.k_1"], "{odd}");
+}
