@@ -63,6 +63,9 @@ pub const MANY_INDEXES: usize = 30;
 /// the report with what a short name would save.
 pub const LONG_NAME: usize = 12;
 
+/// Documents per batch of the sampling cursor.
+const BATCH: u32 = 500;
+
 /// The distinct values kept per field for an `allowed = [...]` proposal.
 const DISTINCT: usize = 5;
 
@@ -285,8 +288,11 @@ async fn sample(db: &Database, name: &str, size: u64) -> Result<CollectionShape>
     let collection = db.collection::<RawDocumentBuf>(name);
     let estimated_count = collection.estimated_document_count().await?;
     let size = i64::try_from(size).unwrap_or(i64::MAX);
+    // A batch size of our own: the driver holds a whole batch, which a server may make
+    // as large as the sample (mongod stops at 16 MB).
     let mut cursor = collection
         .aggregate(vec![doc! { "$sample": { "size": size } }])
+        .batch_size(BATCH)
         .with_type::<RawDocumentBuf>()
         .await?;
     let mut shape = CollectionShape {
