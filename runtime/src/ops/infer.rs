@@ -6,7 +6,7 @@
 //! seen: coverage and types per field, and the anti-patterns in the sample.
 //!
 //! ```no_run
-//! # async fn run(db: &docshape::mongodb::Database) -> docshape::Result<()> {
+//! # async fn run(db: &docshape::mongodb::Database) -> Result<(), Box<dyn std::error::Error>> {
 //! let inferred = docshape::infer::infer(db, &docshape::infer::InferOptions::default()).await?;
 //! inferred.write(std::path::Path::new("inferred"))?; // models.rs and INFERRED.md
 //! # Ok(()) }
