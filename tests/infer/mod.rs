@@ -343,7 +343,8 @@ async fn infer_samples_at_most_the_sample_size_and_only_the_named_collections() 
     let db = testkit::database("infer_sample").await.unwrap();
     seed_customers(&db).await;
     seed_wide(&db).await;
-    let options = InferOptions { sample: 40, collections: vec!["customers".into(), "missing".into()] };
+    let options =
+        InferOptions { sample: 40, collections: vec!["customers".into(), "missing".into()], workload: false };
     let inferred = infer(&db, &options).await.unwrap();
     let names: Vec<&str> = inferred.collections.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["customers", "missing"]);
@@ -414,4 +415,55 @@ async fn inferred_models_read_every_document_sync_and_match_the_original_indexes
     }
     let odd = docshape::check::<OddThing>(&db).await.unwrap();
     assert_eq!(index_drift(&odd), ["extra missing_field_1", "extra mixed_obj.k_1"], "{odd}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn infer_proposes_access_rows_from_the_profiler() {
+    let db = testkit::database("infer_workload").await.unwrap();
+    seed_customers(&db).await;
+    let customers = db.collection::<Document>("customers");
+    db.run_command(doc! { "profile": 2 }).await.unwrap();
+    for i in 0..6 {
+        customers.find_one(doc! { "first-name": format!("name{i}") }).await.unwrap();
+    }
+    for _ in 0..3 {
+        let mut cursor = customers
+            .find(doc! { "address.city": "Oslo", "age": { "$gte": 30 } })
+            .sort(doc! { "age": -1 })
+            .await
+            .unwrap();
+        while cursor.advance().await.unwrap() {}
+    }
+    customers
+        .update_one(doc! { "email": "c1@example.com" }, doc! { "$set": { "active": true } })
+        .await
+        .unwrap();
+    customers.find_one(doc! { "$or": [{ "age": 20 }, { "type": "x" }] }).await.unwrap();
+    customers.insert_one(doc! { "email": "new@example.com" }).await.unwrap();
+    db.run_command(doc! { "profile": 0 }).await.unwrap();
+
+    let options =
+        InferOptions { workload: true, collections: vec!["customers".into()], ..InferOptions::default() };
+    let inferred = infer(&db, &options).await.unwrap();
+    let workload = inferred.collections[0].workload.as_ref().unwrap();
+    let counts: Vec<u64> = workload.shapes.iter().map(|s| s.count).collect();
+    assert_eq!(counts, [6, 3, 1, 1], "{workload:?}");
+    let source = inferred.source();
+    for row in [
+        "// #[access(name = \"by_first_name\", filter(\"first-name\"), freq = ",
+        "// 6 calls; served by no index: it would not compile (rule `unserved`) until one is added",
+        "// #[access(name = \"by_address_city_age\", filter(\"address.city\"), sort(age = -1), range(age), freq = ",
+        "// 3 calls; served by \"address.city_1_age_-1\"",
+        "// #[access(name = \"write_by_email\", filter(email), freq = \"1 w/s\")] // 1 calls; served by \"email_1 (partial or sparse: only for queries that imply its filter)\"; a write: add its update(...)",
+        "// 1 calls; not expressible as a row: \"$or\"",
+    ] {
+        assert!(source.contains(row), "{row:?} not in:\n{source}");
+    }
+    let report = inferred.report();
+    assert!(report.contains("### Workload (`system.profile`)"), "{report}");
+    assert!(report.contains("| 3 | "), "{report}");
+    assert!(
+        report.contains("| read | address.city | age desc | age |  | `address.city_1_age_-1` |"),
+        "{report}"
+    );
 }

@@ -48,6 +48,7 @@
 //!                  (INFERRED.md) into --out DIR (default: inferred)
 //!       --collection NAME           only this collection (repeatable)
 //!       --sample N                  documents sampled per collection (default 1000)
+//!       --workload                  propose access rows from system.profile
 //!
 //!   check, sync and infer connect with --uri URI (default: $MONGODB_URI) to the database
 //!   --db NAME (default: the URI's database), giving up after --timeout SECONDS
@@ -143,6 +144,9 @@ pub enum Commands {
         /// The directory for models.rs and INFERRED.md (created if missing).
         #[arg(long, value_name = "DIR", default_value = "inferred")]
         out: PathBuf,
+        /// Also propose access-pattern rows from the profiler's entries (system.profile).
+        #[arg(long)]
+        workload: bool,
     },
 }
 
@@ -278,9 +282,9 @@ impl From<Commands> for Command {
                 SyncOptions { drop_extra_indexes, rebuild_changed_indexes, allow_older_schema },
                 dry_run,
             ),
-            Commands::Infer { connection, collection, sample, out } => Command::Infer(
+            Commands::Infer { connection, collection, sample, out, workload } => Command::Infer(
                 connection,
-                crate::ops::infer::InferOptions { sample, collections: collection },
+                crate::ops::infer::InferOptions { sample, collections: collection, workload },
                 out,
             ),
         }
@@ -646,16 +650,17 @@ mod tests {
                 Connection { uri: None, db: Some("shop".into()), timeout: None },
                 crate::ops::infer::InferOptions {
                     sample: 50,
-                    collections: vec!["users".into(), "orders".into()]
+                    collections: vec!["users".into(), "orders".into()],
+                    workload: false,
                 },
                 PathBuf::from("models")
             ))
         );
         assert_eq!(
-            parse(args("infer")),
+            parse(args("infer --workload")),
             Ok(Command::Infer(
                 Connection::default(),
-                crate::ops::infer::InferOptions::default(),
+                crate::ops::infer::InferOptions { workload: true, ..Default::default() },
                 PathBuf::from("inferred")
             ))
         );

@@ -43,6 +43,9 @@ use mongodb::Database;
 
 use crate::core::error::Result;
 
+mod workload;
+pub use workload::{QueryShape, Workload};
+
 /// How many distinct field names one document level may have before it is read as a
 /// map (a `Document`): beyond it, the names are data, not a schema.
 pub const MAX_FIELDS: usize = 200;
@@ -78,11 +81,17 @@ pub struct InferOptions {
     /// The collections to read; empty: every collection of the database (not views,
     /// not `system.*`).
     pub collections: Vec<String>,
+    /// Also read the profiler's entries of each collection (`system.profile`) and
+    /// propose `#[access(...)]` rows from their query shapes. The profiler must have
+    /// been on (`db.setProfilingLevel(2)` or `1`) while the application ran; on mongod
+    /// `system.profile` is a capped collection (1 MB by default), so it holds the latest
+    /// entries only.
+    pub workload: bool,
 }
 
 impl Default for InferOptions {
     fn default() -> Self {
-        InferOptions { sample: 1_000, collections: Vec::new() }
+        InferOptions { sample: 1_000, collections: Vec::new(), workload: false }
     }
 }
 
@@ -114,6 +123,8 @@ pub struct CollectionShape {
     pub root: Node,
     /// The collection's indexes as `listIndexes` returns them, `_id_` left out.
     pub indexes: Vec<Document>,
+    /// The profiler's query shapes, when [`InferOptions::workload`] asked for them.
+    pub workload: Option<Workload>,
 }
 
 /// The statistics of the values seen at one path.
@@ -279,7 +290,11 @@ pub async fn infer(db: &Database, options: &InferOptions) -> Result<Inferred> {
     };
     let mut collections = Vec::new();
     for name in names {
-        collections.push(sample(db, &name, options.sample.max(1)).await?);
+        let mut shape = sample(db, &name, options.sample.max(1)).await?;
+        if options.workload {
+            shape.workload = Some(workload::read(db, &name).await?);
+        }
+        collections.push(shape);
     }
     Ok(Inferred { database: db.name().to_owned(), collections })
 }
@@ -303,6 +318,7 @@ async fn sample(db: &Database, name: &str, size: u64) -> Result<CollectionShape>
         large_documents: 0,
         root: Node::default(),
         indexes: Vec::new(),
+        workload: None,
     };
     while let Some(raw) = cursor.try_next().await? {
         let bytes = raw.as_bytes().len();
@@ -501,6 +517,9 @@ fn report_collection(out: &mut String, c: &CollectionShape) {
     if !c.indexes.is_empty() {
         let _ = writeln!(out);
     }
+    if let Some(w) = &c.workload {
+        report_workload(out, c, w);
+    }
     let found = c.anti_patterns();
     let _ = writeln!(out, "### Anti-patterns\n");
     if found.is_empty() {
@@ -673,6 +692,9 @@ impl Gen {
             None => {
                 let _ = writeln!(head, "#[model(collection = {})]", escaped(&c.name));
             }
+        }
+        for row in access_rows(c) {
+            let _ = writeln!(head, "// {row}");
         }
         for attr in &index_attrs {
             let _ = writeln!(head, "{attr}");
@@ -1224,4 +1246,120 @@ mod tests {
         assert_eq!(t.ty, "Bson");
         assert!(t.notes[0].starts_with("mixed types: "), "{:?}", t.notes);
     }
+}
+
+/// The server's indexes as (name, keys with directions), `_id_` included; keys that are
+/// not ordered (text, hashed) end the list, as they serve no sort.
+fn ordered_indexes(c: &CollectionShape) -> Vec<(String, Vec<(String, i32)>)> {
+    let mut out = vec![("_id_".to_owned(), vec![("_id".to_owned(), 1)])];
+    for index in &c.indexes {
+        let (Ok(name), Ok(key)) = (index.get_str("name"), index.get_document("key")) else { continue };
+        let keys = key
+            .iter()
+            .map_while(|(path, direction)| match direction {
+                Bson::Int32(d) => Some((path.clone(), (*d).signum())),
+                Bson::Int64(d) => Some((path.clone(), d.signum() as i32)),
+                Bson::Double(d) => Some((path.clone(), if *d < 0.0 { -1 } else { 1 })),
+                _ => None,
+            })
+            .collect();
+        // A partial or sparse index leaves documents out: it serves only the queries
+        // that imply its filter, which the shape alone cannot tell.
+        let name =
+            if index.contains_key("partialFilterExpression") || index.get_bool("sparse").unwrap_or(false) {
+                format!("{name} (partial or sparse: only for queries that imply its filter)")
+            } else {
+                name.to_owned()
+            };
+        out.push((name, keys));
+    }
+    out
+}
+
+/// The proposed `#[access(...)]` rows of a collection's workload, each with its count
+/// and the index that serves it: comments, since a row no index serves does not
+/// compile.
+fn access_rows(c: &CollectionShape) -> Vec<String> {
+    let Some(w) = &c.workload else { return Vec::new() };
+    let indexes = ordered_indexes(c);
+    let mut names = BTreeSet::new();
+    let mut rows = vec![format!(
+        "workload ({} system.profile entries), proposed rows: uncomment those you keep",
+        w.entries
+    )];
+    for shape in &w.shapes {
+        let fields: Vec<String> = shape.equality.iter().chain(&shape.range).map(|f| rust_ident(f)).collect();
+        let base = format!(
+            "{}{}",
+            if shape.write { "write_" } else { "" },
+            if fields.is_empty() { "all".to_owned() } else { format!("by_{}", fields.join("_")) }
+        );
+        let mut name = base.clone();
+        let mut n = 2;
+        while !names.insert(name.clone()) {
+            name = format!("{base}_{n}");
+            n += 1;
+        }
+        let mut parts = vec![format!("name = {}", escaped(&name))];
+        let list = |fields: &[String]| fields.iter().map(|f| key_path(f)).collect::<Vec<_>>().join(", ");
+        if !shape.equality.is_empty() {
+            parts.push(format!("filter({})", list(&shape.equality)));
+        }
+        if !shape.sort.is_empty() {
+            let sort: Vec<String> = shape
+                .sort
+                .iter()
+                .map(|(p, d)| if *d < 0 { format!("{} = -1", key_path(p)) } else { key_path(p) })
+                .collect();
+            parts.push(format!("sort({})", sort.join(", ")));
+        }
+        if !shape.range.is_empty() {
+            parts.push(format!("range({})", list(&shape.range)));
+        }
+        parts.push(format!("freq = \"{}\"", shape.freq()));
+        let served = match shape.served_by(&indexes) {
+            Some(index) => format!("served by {}", escaped(index)),
+            None if !shape.other.is_empty() => format!(
+                "not expressible as a row: {}",
+                shape.other.iter().map(|o| escaped(o)).collect::<Vec<_>>().join(", ")
+            ),
+            None => {
+                "served by no index: it would not compile (rule `unserved`) until one is added".to_owned()
+            }
+        };
+        let write = if shape.write { "; a write: add its update(...)" } else { "" };
+        rows.push(format!("#[access({})] // {} calls; {served}{write}", parts.join(", "), shape.count));
+    }
+    if w.unshaped > 0 {
+        rows.push(format!("{} more entries of other shapes, not grouped", w.unshaped));
+    }
+    rows
+}
+
+fn report_workload(out: &mut String, c: &CollectionShape, w: &Workload) {
+    let _ = writeln!(out, "### Workload (`system.profile`)\n");
+    let _ = writeln!(out, "{} profiler entries read.\n", w.entries);
+    if w.shapes.is_empty() {
+        return;
+    }
+    let indexes = ordered_indexes(c);
+    let _ = writeln!(out, "| calls | rate | kind | equality | sort | range | other | served by |\n|---|---|---|---|---|---|---|---|");
+    let join = |v: &[String]| md(&v.join(", "));
+    for s in &w.shapes {
+        let sort: Vec<String> =
+            s.sort.iter().map(|(p, d)| format!("{p} {}", if *d < 0 { "desc" } else { "asc" })).collect();
+        let served = s.served_by(&indexes).map_or_else(|| "**none**".to_owned(), |i| format!("`{}`", md(i)));
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {served} |",
+            s.count,
+            s.freq(),
+            if s.write { "write" } else { "read" },
+            join(&s.equality),
+            md(&sort.join(", ")),
+            join(&s.range),
+            join(&s.other),
+        );
+    }
+    let _ = writeln!(out);
 }
