@@ -12,6 +12,10 @@ use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
 use mongodb::Database;
 
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use super::{escaped, key_path, md, rust_ident, CollectionShape};
 use crate::core::error::Result;
 
 /// Profiler entries read per collection at most.
@@ -237,6 +241,122 @@ impl QueryShape {
             })
             .map(|(name, _)| name.as_str())
     }
+}
+
+/// The server's indexes as (name, keys with directions), `_id_` included; keys that are
+/// not ordered (text, hashed) end the list, as they serve no sort.
+fn ordered_indexes(c: &CollectionShape) -> Vec<(String, Vec<(String, i32)>)> {
+    let mut out = vec![("_id_".to_owned(), vec![("_id".to_owned(), 1)])];
+    for index in &c.indexes {
+        let (Ok(name), Ok(key)) = (index.get_str("name"), index.get_document("key")) else { continue };
+        let keys = key
+            .iter()
+            .map_while(|(path, direction)| match direction {
+                Bson::Int32(d) => Some((path.clone(), (*d).signum())),
+                Bson::Int64(d) => Some((path.clone(), d.signum() as i32)),
+                Bson::Double(d) => Some((path.clone(), if *d < 0.0 { -1 } else { 1 })),
+                _ => None,
+            })
+            .collect();
+        // A partial or sparse index leaves documents out: it serves only the queries
+        // that imply its filter, which the shape alone cannot tell.
+        let name =
+            if index.contains_key("partialFilterExpression") || index.get_bool("sparse").unwrap_or(false) {
+                format!("{name} (partial or sparse: only for queries that imply its filter)")
+            } else {
+                name.to_owned()
+            };
+        out.push((name, keys));
+    }
+    out
+}
+
+/// The proposed `#[access(...)]` rows of a collection's workload, each with its count
+/// and the index that serves it: comments, since a row no index serves does not
+/// compile.
+pub(super) fn access_rows(c: &CollectionShape) -> Vec<String> {
+    let Some(w) = &c.workload else { return Vec::new() };
+    let indexes = ordered_indexes(c);
+    let mut names = BTreeSet::new();
+    let mut rows = vec![format!(
+        "workload ({} system.profile entries), proposed rows: uncomment those you keep",
+        w.entries
+    )];
+    for shape in &w.shapes {
+        let fields: Vec<String> = shape.equality.iter().chain(&shape.range).map(|f| rust_ident(f)).collect();
+        let base = format!(
+            "{}{}",
+            if shape.write { "write_" } else { "" },
+            if fields.is_empty() { "all".to_owned() } else { format!("by_{}", fields.join("_")) }
+        );
+        let mut name = base.clone();
+        let mut n = 2;
+        while !names.insert(name.clone()) {
+            name = format!("{base}_{n}");
+            n += 1;
+        }
+        let mut parts = vec![format!("name = {}", escaped(&name))];
+        let list = |fields: &[String]| fields.iter().map(|f| key_path(f)).collect::<Vec<_>>().join(", ");
+        if !shape.equality.is_empty() {
+            parts.push(format!("filter({})", list(&shape.equality)));
+        }
+        if !shape.sort.is_empty() {
+            let sort: Vec<String> = shape
+                .sort
+                .iter()
+                .map(|(p, d)| if *d < 0 { format!("{} = -1", key_path(p)) } else { key_path(p) })
+                .collect();
+            parts.push(format!("sort({})", sort.join(", ")));
+        }
+        if !shape.range.is_empty() {
+            parts.push(format!("range({})", list(&shape.range)));
+        }
+        parts.push(format!("freq = \"{}\"", shape.freq()));
+        let served = match shape.served_by(&indexes) {
+            Some(index) => format!("served by {}", escaped(index)),
+            None if !shape.other.is_empty() => format!(
+                "not expressible as a row: {}",
+                shape.other.iter().map(|o| escaped(o)).collect::<Vec<_>>().join(", ")
+            ),
+            None => {
+                "served by no index: it would not compile (rule `unserved`) until one is added".to_owned()
+            }
+        };
+        let write = if shape.write { "; a write: add its update(...)" } else { "" };
+        rows.push(format!("#[access({})] // {} calls; {served}{write}", parts.join(", "), shape.count));
+    }
+    if w.unshaped > 0 {
+        rows.push(format!("{} more entries of other shapes, not grouped", w.unshaped));
+    }
+    rows
+}
+
+pub(super) fn report_workload(out: &mut String, c: &CollectionShape, w: &Workload) {
+    let _ = writeln!(out, "### Workload (`system.profile`)\n");
+    let _ = writeln!(out, "{} profiler entries read.\n", w.entries);
+    if w.shapes.is_empty() {
+        return;
+    }
+    let indexes = ordered_indexes(c);
+    let _ = writeln!(out, "| calls | rate | kind | equality | sort | range | other | served by |\n|---|---|---|---|---|---|---|---|");
+    let join = |v: &[String]| md(&v.join(", "));
+    for s in &w.shapes {
+        let sort: Vec<String> =
+            s.sort.iter().map(|(p, d)| format!("{p} {}", if *d < 0 { "desc" } else { "asc" })).collect();
+        let served = s.served_by(&indexes).map_or_else(|| "**none**".to_owned(), |i| format!("`{}`", md(i)));
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {served} |",
+            s.count,
+            s.freq(),
+            if s.write { "write" } else { "read" },
+            join(&s.equality),
+            md(&sort.join(", ")),
+            join(&s.range),
+            join(&s.other),
+        );
+    }
+    let _ = writeln!(out);
 }
 
 #[cfg(test)]
