@@ -19,7 +19,7 @@ use super::{escaped, key_path, md, rust_ident, CollectionShape};
 use crate::core::error::Result;
 
 /// Profiler entries read per collection at most.
-pub const MAX_ENTRIES: i64 = 100_000;
+const MAX_ENTRIES: i64 = 100_000;
 
 /// Distinct shapes kept per collection; entries of further shapes are only counted.
 const MAX_SHAPES: usize = 200;
@@ -51,7 +51,7 @@ pub struct Workload {
     pub shapes: Vec<QueryShape>,
     /// Entries read.
     pub entries: u64,
-    /// Entries whose shape was past [`MAX_SHAPES`] distinct ones.
+    /// Entries whose shape was past the 200 distinct ones kept.
     pub unshaped: u64,
 }
 
