@@ -112,6 +112,33 @@ pub struct Feed {
     pub blob: Option<String>,
 }
 
+/// The collection "members": 3 of about 3 documents sampled.
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "members")]
+pub struct Member {
+    // "_id": in 3 of 3 (100%); objectId 3 (100%)
+    #[serde(rename = "_id")]
+    pub id: ObjectId,
+    // "name": in 3 of 3 (100%); string 3 (100%)
+    // proposed (observed, not enforced): #[validate(max_length = 3)]
+    // enforced by the server's $jsonSchema validator already
+    #[validate(min_length = 2, max_length = 40)]
+    pub name: String,
+    // "level": in 3 of 3 (100%); string 3 (100%)
+    // proposed (observed, not enforced): #[validate(max_length = 1)]
+    // enforced by the server's $jsonSchema validator already
+    #[validate(allowed = ["a", "b"])]
+    pub level: String,
+    // "score": in 3 of 3 (100%); int 3 (100%)
+    // proposed (observed, not enforced): #[validate(minimum = 0, maximum = 100)]
+    // enforced by the server's $jsonSchema validator already
+    #[validate(minimum = 0, maximum = 100)]
+    pub score: i32,
+    // "ratio": in 3 of 3 (100%); double 3 (100%)
+    // proposed (observed, not enforced): #[validate(minimum = 0.0, maximum = 0.5)]
+    pub ratio: f64,
+}
+
 /// A sub-document, seen 2 times.
 #[derive(Debug, Clone, Serialize, Deserialize, Embedded)]
 pub struct OddThingId {

@@ -168,6 +168,30 @@ async fn seed_odd(db: &mongodb::Database) {
     .unwrap();
 }
 
+/// Members: a collection with a `$jsonSchema` validator, read back where it maps simply.
+async fn seed_members(db: &mongodb::Database) {
+    let schema = doc! {
+        "bsonType": "object",
+        "required": ["name"],
+        "properties": {
+            "name": { "bsonType": "string", "minLength": 2, "maxLength": 40 },
+            "level": { "enum": ["a", "b"] },
+            "score": { "bsonType": "int", "minimum": 0, "maximum": 100 },
+            "ratio": { "bsonType": "double", "minimum": 0, "maximum": 1, "exclusiveMaximum": true },
+        },
+    };
+    db.create_collection("members").validator(doc! { "$jsonSchema": schema }).await.unwrap();
+    let members = db.collection::<Document>("members");
+    members
+        .insert_many(vec![
+            doc! { "name": "Ada", "level": "a", "score": 10, "ratio": 0.5 },
+            doc! { "name": "Bo", "level": "b", "score": 100, "ratio": 0.25 },
+            doc! { "name": "Cy", "level": "a", "score": 0, "ratio": 0.0 },
+        ])
+        .await
+        .unwrap();
+}
+
 fn struct_body<'a>(source: &'a str, name: &str) -> &'a str {
     let start = source
         .find(&format!("pub struct {name} {{"))
@@ -191,10 +215,11 @@ async fn infer_writes_models_that_compile_and_a_report_naming_every_anti_pattern
     seed_feeds(&db).await;
     seed_wide(&db).await;
     seed_odd(&db).await;
+    seed_members(&db).await;
 
     let inferred = infer(&db, &InferOptions::default()).await.unwrap();
     let names: Vec<&str> = inferred.collections.iter().map(|c| c.name.as_str()).collect();
-    assert_eq!(names, ["customers", "feeds", "odd-things", "wide"]);
+    assert_eq!(names, ["customers", "feeds", "members", "odd-things", "wide"]);
     // Smaller than the sample: read whole.
     assert_eq!(inferred.collections[0].sampled, 300);
     let source = inferred.source();
@@ -244,7 +269,6 @@ async fn infer_writes_models_that_compile_and_a_report_naming_every_anti_pattern
     // Proposals are comments, never attributes.
     let level = field_block(customer, "customer_loyalty_program_membership_level");
     assert!(level.contains("// proposed (observed, not enforced): #[validate(max_length = 6, allowed = [\"bronze\", \"gold\", \"silver\"])]"), "{level}");
-    assert!(!source.contains("\n    #[validate("), "{source}");
     // The indexes, in docshape's syntax.
     assert!(source.contains("#[index(keys(email), unique, partial_filter = r#\"{\"active\":"), "{source}");
     assert!(source.contains(&format!("#[index(keys(created_at), expire_after = \"{YEAR}s\")]")), "{source}");
@@ -300,6 +324,30 @@ async fn infer_writes_models_that_compile_and_a_report_naming_every_anti_pattern
     );
     assert!(source.contains("// index \"missing_field_1\" not declared (`missing_field` is not a field of the inferred types)"), "{source}");
     assert!(source.contains("// index \"mixed_obj.k_1\" not declared"), "{source}");
+
+    // The server's validator, read back where it maps onto the field's type; not the
+    // exclusive bound.
+    let member = struct_body(&source, "Member");
+    let enforced = "    // enforced by the server's $jsonSchema validator already\n";
+    assert!(
+        member.contains(&format!(
+            "{enforced}    #[validate(min_length = 2, max_length = 40)]\n    pub name: String,"
+        )),
+        "{member}"
+    );
+    assert!(
+        member.contains(&format!(
+            "{enforced}    #[validate(allowed = [\"a\", \"b\"])]\n    pub level: String,"
+        )),
+        "{member}"
+    );
+    assert!(
+        member
+            .contains(&format!("{enforced}    #[validate(minimum = 0, maximum = 100)]\n    pub score: i32,")),
+        "{member}"
+    );
+    assert!(!field_block(member, "ratio").contains("\n    #[validate("), "{member}");
+    assert_eq!(source.matches("\n    #[validate(").count(), 3, "only the validator's: {source}");
 
     let report = inferred.report();
     for planted in [
@@ -381,17 +429,19 @@ where
 #[tokio::test(flavor = "multi_thread")]
 async fn inferred_models_read_every_document_sync_and_match_the_original_indexes() {
     use docshape::check::Drift;
-    use inferred::{Customer, Feed, OddThing, Wide};
+    use inferred::{Customer, Feed, Member, OddThing, Wide};
     let db = testkit::database("infer_round").await.unwrap();
     seed_customers(&db).await;
     seed_feeds(&db).await;
     seed_wide(&db).await;
     seed_odd(&db).await;
+    seed_members(&db).await;
     let fresh = testkit::database("infer_fresh").await.unwrap();
     assert_eq!(copy_through::<Customer>(&db, &fresh).await, 300);
     assert_eq!(copy_through::<Feed>(&db, &fresh).await, 3);
     assert_eq!(copy_through::<Wide>(&db, &fresh).await, 1);
     assert_eq!(copy_through::<OddThing>(&db, &fresh).await, 2);
+    assert_eq!(copy_through::<Member>(&db, &fresh).await, 3);
 
     // The original has no validator, and every index the models declare, as declared:
     // the only other drift is the two indexes the source left as comments.

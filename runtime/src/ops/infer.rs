@@ -126,6 +126,9 @@ pub struct CollectionShape {
     pub root: Node,
     /// The collection's indexes as `listIndexes` returns them, `_id_` left out.
     pub indexes: Vec<Document>,
+    /// The collection's validator (`listCollections`), if it has one: its
+    /// `$jsonSchema` bounds that map onto a field's type become `#[validate]`s.
+    pub validator: Option<Document>,
     /// The profiler's query shapes, when [`InferOptions::workload`] asked for them.
     pub workload: Option<Workload>,
 }
@@ -321,6 +324,7 @@ async fn sample(db: &Database, name: &str, size: u64) -> Result<CollectionShape>
         large_documents: 0,
         root: Node::default(),
         indexes: Vec::new(),
+        validator: None,
         workload: None,
     };
     while let Some(raw) = cursor.try_next().await? {
@@ -352,6 +356,10 @@ async fn sample(db: &Database, name: &str, size: u64) -> Result<CollectionShape>
                 shape.indexes.push(raw);
             }
         }
+    }
+    let mut specs = db.list_collections().filter(doc! { "name": { "$eq": name } }).await?;
+    while let Some(spec) = specs.try_next().await? {
+        shape.validator = spec.options.validator;
     }
     // By name: mongod lists them in creation order, other servers otherwise, and the
     // generated source should not depend on which.

@@ -11,7 +11,7 @@ use docshape::Model;
 #[path = "../../infer/inferred.rs"]
 mod models;
 
-use models::{Customer, Feed, OddThing, Wide};
+use models::{Customer, Feed, Member, OddThing, Wide};
 
 pub fn main() {
     let now = DateTime::now();
@@ -59,4 +59,7 @@ pub fn main() {
     assert!(written.contains_key("firstName") && !written.contains_key("a.b"));
     let json = OddThing::validator_json();
     assert!(json.contains("line\\n// injected"), "{json}");
+    // The server's validator read back: its bounds are the model's again.
+    let json = Member::validator_json();
+    assert!(json.contains("\"maxLength\": 40") && json.contains("\"maximum\": 100"), "{json}");
 }

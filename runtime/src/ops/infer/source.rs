@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use bson::Bson;
+use bson::{Bson, Document};
 
 use super::workload::access_rows;
 use super::{distribution, escaped, CollectionShape, Node, LONG_ARRAY, MAX_DEPTH, MAX_FIELDS};
@@ -101,12 +101,25 @@ impl Gen {
         for attr in &index_attrs {
             let _ = writeln!(head, "{attr}");
         }
-        self.structure(&name, head, &c.root, c.sampled, true);
+        let schema = c.validator.as_ref().and_then(|v| v.get_document("$jsonSchema").ok());
+        let properties = schema.and_then(|s| s.get_document("properties").ok());
+        self.structure(&name, head, &c.root, c.sampled, Some(properties));
     }
 
     /// Writes the struct `name` for the fields of `node`, whose values were seen as
     /// sub-documents `parent` times, after `head` (its attributes).
-    fn structure(&mut self, name: &str, head: String, node: &Node, parent: u64, model: bool) {
+    /// `model`: for a model, the `properties` of the server's `$jsonSchema`, if any
+    /// (`None` for an embedded type).
+    fn structure(
+        &mut self,
+        name: &str,
+        head: String,
+        node: &Node,
+        parent: u64,
+        model: Option<Option<&Document>>,
+    ) {
+        let properties = model.flatten();
+        let model = model.is_some();
         let mut body = head;
         let _ = writeln!(body, "pub struct {name} {{");
         let mut idents = BTreeSet::new();
@@ -156,6 +169,11 @@ impl Gen {
             }
             if let Some(proposal) = proposal(child) {
                 let _ = writeln!(body, "    // proposed (observed, not enforced): #[validate({proposal})]");
+            }
+            let declared = properties.and_then(|p| p.get_document(field).ok());
+            if let Some(parts) = declared.and_then(|schema| from_validator(schema, &typed.ty)) {
+                let _ = writeln!(body, "    // enforced by the server's $jsonSchema validator already");
+                let _ = writeln!(body, "    #[validate({parts})]");
             }
             if *field != ident {
                 let _ = writeln!(body, "    #[serde(rename = {})]", escaped(field));
@@ -252,7 +270,7 @@ impl Gen {
             let mut head = String::new();
             let _ = writeln!(head, "/// A sub-document, seen {} times.", node.kinds["object"]);
             let _ = writeln!(head, "#[derive(Debug, Clone, Serialize, Deserialize, Embedded)]");
-            self.structure(&name, head, node, node.kinds["object"], false);
+            self.structure(&name, head, node, node.kinds["object"], None);
             return Typed { ty: name, document: true, notes: Vec::new() };
         }
         if only("array") {
@@ -595,4 +613,61 @@ pub(super) fn indexes(c: &CollectionShape) -> (Vec<String>, Vec<String>, Option<
     }
     let budget = (attrs.len() > 10).then_some(attrs.len());
     (attrs, notes, budget)
+}
+
+/// A `#[validate(...)]` from a property of the server's `$jsonSchema`, where it maps
+/// onto the field's type simply: string lengths and `enum` on a `String`, integral
+/// bounds on an integer, bounds on an `f64` (none when `exclusive*` is there).
+fn from_validator(schema: &Document, ty: &str) -> Option<String> {
+    let int = |key: &str| match schema.get(key) {
+        Some(Bson::Int32(n)) => Some(i64::from(*n)),
+        Some(Bson::Int64(n)) => Some(*n),
+        Some(Bson::Double(d)) if d.fract() == 0.0 && d.abs() < 9e15 => Some(*d as i64),
+        _ => None,
+    };
+    let number = |key: &str| match schema.get(key) {
+        Some(Bson::Int32(n)) => Some(f64::from(*n)),
+        Some(Bson::Int64(n)) => Some(*n as f64),
+        Some(Bson::Double(d)) if d.is_finite() => Some(*d),
+        _ => None,
+    };
+    let mut parts = Vec::new();
+    match ty {
+        "String" => {
+            let (min, max) = (int("minLength").filter(|n| *n >= 0), int("maxLength").filter(|n| *n >= 0));
+            if min.zip(max).is_none_or(|(a, b)| a <= b) {
+                parts.extend(min.map(|n| format!("min_length = {n}")));
+                parts.extend(max.map(|n| format!("max_length = {n}")));
+            }
+            if let Ok(values) = schema.get_array("enum") {
+                let strings: Vec<String> = values.iter().filter_map(|v| v.as_str().map(escaped)).collect();
+                if !strings.is_empty() && strings.len() == values.len() {
+                    parts.push(format!("allowed = [{}]", strings.join(", ")));
+                }
+            }
+        }
+        "i32" | "i64" | "f64"
+            if !schema.contains_key("exclusiveMinimum") && !schema.contains_key("exclusiveMaximum") =>
+        {
+            let (min, max) = if ty == "f64" {
+                (number("minimum").map(|n| format!("{n:?}")), number("maximum").map(|n| format!("{n:?}")))
+            } else {
+                let fits = |n: &i64| ty == "i64" || i32::try_from(*n).is_ok();
+                (
+                    int("minimum").filter(fits).map(|n| n.to_string()),
+                    int("maximum").filter(fits).map(|n| n.to_string()),
+                )
+            };
+            let ordered = match (number("minimum"), number("maximum")) {
+                (Some(a), Some(b)) => a <= b,
+                _ => true,
+            };
+            if ordered {
+                parts.extend(min.map(|n| format!("minimum = {n}")));
+                parts.extend(max.map(|n| format!("maximum = {n}")));
+            }
+        }
+        _ => {}
+    }
+    (!parts.is_empty()).then(|| parts.join(", "))
 }
