@@ -21,7 +21,10 @@
 //! distinct values) are `#[validate(...)]` proposals in comments, never enforced: a
 //! sample is not a rule. An array of sub-documents is bounded by the longest one seen
 //! (`#[embed(max = N, reason = "TODO: ...")]`), as docshape requires, with a reason for
-//! the reader to write.
+//! the reader to write. Bounds the collection's own `$jsonSchema` validator enforces
+//! (string lengths and `enum`, number bounds) are `#[validate(...)]` attributes, and
+//! with [`InferOptions::workload`] the profiler's query shapes become proposed
+//! `#[access(...)]` rows ([`Workload`]).
 //!
 //! Memory stays bounded whatever the collection holds: documents are read one at a time
 //! from a cursor and folded into per-field statistics (counts, types, lengths, a
