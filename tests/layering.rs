@@ -380,6 +380,9 @@ fn runtime() -> Crate {
         ("check", Ops),
         ("artifacts", Ops),
         ("cli", Ops),
+        ("infer", Ops),
+        // The `docshape` binary: a user of the crate, through its public paths.
+        ("bin", Free),
         ("patterns", Free),
         ("paginate", Pattern("paginate")),
         ("versioning", Pattern("versioning")),

@@ -11,6 +11,7 @@ mod access;
 mod bucket;
 mod denormalized;
 mod index;
+mod infer;
 mod keys;
 mod layering;
 mod paginate;

@@ -253,7 +253,7 @@ pub use crate::core::{access, index, size, validator};
 // ops
 #[cfg(feature = "cli")]
 pub use crate::ops::cli;
-pub use crate::ops::{artifacts, check, sync};
+pub use crate::ops::{artifacts, check, infer, sync};
 // patterns
 pub use crate::patterns::denormalized;
 /// The denormalized pattern under its first name, kept for code written against it:

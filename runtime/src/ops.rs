@@ -2,8 +2,9 @@
 //! directory, for every model at once.
 //!
 //! [`sync`] makes collections match the models, [`check`] reports how they differ,
-//! [`artifacts`] writes validators, indexes and tables as files, and [`cli`] turns
-//! them into a deploy tool's `main`.
+//! [`artifacts`] writes validators, indexes and tables as files, [`infer`] writes
+//! models from a sample of live data, and [`cli`] turns them into a deploy tool's
+//! `main`.
 //!
 //! **Rule:** operations import the core only. What a pattern adds to them (an
 //! outlier's overflow collection, the key catalog, the design-decision table) reaches
@@ -14,4 +15,5 @@ pub mod artifacts;
 pub mod check;
 #[cfg(feature = "cli")]
 pub mod cli;
+pub mod infer;
 pub mod sync;

@@ -1,6 +1,8 @@
 //! A deploy tool in one call: `fn main() -> ExitCode { docshape::cli::main() }` in a
 //! binary that links the models gives `export`, `verify`, `check` and `sync` for every
-//! registered model (feature `cli`). The arguments are parsed by clap, and the commands
+//! registered model (feature `cli`), and `infer`, which writes models from a sample of
+//! a live database (the `docshape` binary of this crate: `cargo run -p docshape
+//! --features cli --bin docshape -- infer --uri ... --db ...`). The arguments are parsed by clap, and the commands
 //! are a [`clap::Subcommand`], [`Commands`], so they can also be one subcommand of a
 //! tool of your own, run with [`run_command`]:
 //!
@@ -42,8 +44,13 @@
 //!                                   when anything would change
 //!       --drop-extra-indexes        drop indexes the code does not declare
 //!       --rebuild-changed-indexes   rebuild indexes whose keys or options changed
+//!   infer          write models inferred from live data (models.rs) and a report
+//!                  (INFERRED.md) into --out DIR (default: inferred)
+//!       --collection NAME           only this collection (repeatable)
+//!       --sample N                  documents sampled per collection (default 1000)
+//!       --workload                  propose access rows from system.profile
 //!
-//!   check and sync connect with --uri URI (default: $MONGODB_URI) to the database
+//!   check, sync and infer connect with --uri URI (default: $MONGODB_URI) to the database
 //!   --db NAME (default: the URI's database), giving up after --timeout SECONDS
 //!   (default 5, or the URI's serverSelectionTimeoutMS) when no server answers.
 //! ```
@@ -73,7 +80,8 @@ type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 /// at once that nothing answers, not after the driver's 30 s.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 
-const AFTER_HELP: &str = "check and sync connect with --uri URI (default: $MONGODB_URI) to the database \
+const AFTER_HELP: &str =
+    "check, sync and infer connect with --uri URI (default: $MONGODB_URI) to the database \
 --db NAME (default: the URI's database), giving up after --timeout SECONDS (default 5, or the \
 URI's serverSelectionTimeoutMS) when no server answers.
 
@@ -121,9 +129,28 @@ pub enum Commands {
         #[arg(long)]
         allow_older_schema: bool,
     },
+    /// Write models inferred from a sample of each collection (Rust source) and a
+    /// report of what was seen (Markdown) into DIR.
+    Infer {
+        /// Where to connect.
+        #[command(flatten)]
+        connection: Connection,
+        /// Read only this collection (repeatable; default: every collection).
+        #[arg(long, value_name = "NAME")]
+        collection: Vec<String>,
+        /// Documents sampled per collection (a smaller collection is read whole).
+        #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+        sample: u64,
+        /// The directory for models.rs and INFERRED.md (created if missing).
+        #[arg(long, value_name = "DIR", default_value = "inferred")]
+        out: PathBuf,
+        /// Also propose access-pattern rows from the profiler's entries (system.profile).
+        #[arg(long)]
+        workload: bool,
+    },
 }
 
-/// Where `check` and `sync` connect.
+/// Where `check`, `sync` and `infer` connect.
 #[derive(Debug, Clone, Default, PartialEq, clap::Args)]
 pub struct Connection {
     /// The server's URI, `mongodb://` or `mongodb+srv://`.
@@ -142,7 +169,7 @@ pub struct Connection {
 /// The tool [`main`] and [`run`] parse: docshape's commands at the top.
 #[derive(Debug, clap::Parser)]
 #[command(
-    about = "export, verify, check and sync the schema of every model this program links",
+    about = "export, verify, check and sync the schema of every model this program links; infer models from a database",
     after_help = AFTER_HELP,
     disable_version_flag = true
 )]
@@ -235,6 +262,7 @@ enum Command {
     Verify(PathBuf),
     Check(Connection),
     Sync(Connection, SyncOptions, bool),
+    Infer(Connection, crate::ops::infer::InferOptions, PathBuf),
 }
 
 impl From<Commands> for Command {
@@ -253,6 +281,11 @@ impl From<Commands> for Command {
                 connection,
                 SyncOptions { drop_extra_indexes, rebuild_changed_indexes, allow_older_schema },
                 dry_run,
+            ),
+            Commands::Infer { connection, collection, sample, out, workload } => Command::Infer(
+                connection,
+                crate::ops::infer::InferOptions { sample, collections: collection, workload },
+                out,
             ),
         }
     }
@@ -338,6 +371,26 @@ fn execute(command: Command) -> Result<bool> {
                 }
             }
             Ok(unchanged)
+        }),
+        Command::Infer(connection, options, out) => block_on(async {
+            let db = connect(&connection).await?;
+            let inferred = crate::ops::infer::infer(&db, &options).await?;
+            let written =
+                inferred.write(&out).map_err(|e| format!("cannot write into {}: {e}", out.display()))?;
+            for c in &inferred.collections {
+                let found = c.anti_patterns().len();
+                println!(
+                    "{}: {} of about {} documents sampled, {} indexes, {found} anti-pattern(s)",
+                    c.name,
+                    c.sampled,
+                    c.estimated_count,
+                    c.indexes.len() + 1
+                );
+            }
+            for path in written {
+                println!("  wrote {}", path.display());
+            }
+            Ok(true)
         }),
     }
 }
@@ -430,7 +483,8 @@ mod tests {
     fn parse(args: Vec<String>) -> std::result::Result<Command, String> {
         let tool = Tool::command()
             .mut_subcommand("check", |c| c.mut_arg("uri", |a| a.env(None)))
-            .mut_subcommand("sync", |c| c.mut_arg("uri", |a| a.env(None)));
+            .mut_subcommand("sync", |c| c.mut_arg("uri", |a| a.env(None)))
+            .mut_subcommand("infer", |c| c.mut_arg("uri", |a| a.env(None)));
         let matches = tool
             .try_get_matches_from(std::iter::once("docshape".to_owned()).chain(args))
             .map_err(|e| e.to_string())?;
@@ -512,7 +566,9 @@ mod tests {
     #[test]
     fn help_names_every_command_option_default_and_exit_status() {
         let help = Tool::command().render_long_help().to_string();
-        for text in ["export", "verify", "check", "sync", "Exit status: 0 when all is well, 1 on drift, 2"] {
+        for text in
+            ["export", "verify", "check", "sync", "infer", "Exit status: 0 when all is well, 1 on drift, 2"]
+        {
             assert!(help.contains(text), "{text:?} in {help}");
         }
         let mut tool = Tool::command();
@@ -532,6 +588,18 @@ mod tests {
         let export = tool.find_subcommand_mut("export").unwrap().render_long_help().to_string();
         assert!(export.contains("[default: schema]"), "{export}");
         assert!(!export.contains("--uri"), "export reads no database: {export}");
+        let infer = tool.find_subcommand_mut("infer").unwrap().render_long_help().to_string();
+        for text in [
+            "--uri <URI>",
+            "--db <NAME>",
+            "--collection <NAME>",
+            "--sample <N>",
+            "[default: 1000]",
+            "--out <DIR>",
+            "[default: inferred]",
+        ] {
+            assert!(infer.contains(text), "{text:?} in {infer}");
+        }
     }
 
     #[test]
@@ -576,6 +644,26 @@ mod tests {
                 ..Connection::default()
             }))
         );
+        assert_eq!(
+            parse(args("infer --db shop --collection users --collection orders --sample 50 --out models")),
+            Ok(Command::Infer(
+                Connection { uri: None, db: Some("shop".into()), timeout: None },
+                crate::ops::infer::InferOptions {
+                    sample: 50,
+                    collections: vec!["users".into(), "orders".into()],
+                    workload: false,
+                },
+                PathBuf::from("models")
+            ))
+        );
+        assert_eq!(
+            parse(args("infer --workload")),
+            Ok(Command::Infer(
+                Connection::default(),
+                crate::ops::infer::InferOptions { workload: true, ..Default::default() },
+                PathBuf::from("inferred")
+            ))
+        );
         assert!(parse(vec!["sync".into(), "--db".into(), String::new()]).is_err(), "an empty name");
         assert!(parse(vec!["sync".into(), "--db=".into()]).is_err(), "an empty name");
         for bad in [
@@ -590,6 +678,10 @@ mod tests {
             "check --timeout x",
             "check --db a.b",
             "export --timeout 1",
+            "infer --sample 0",
+            "infer --sample x",
+            "infer --dry-run",
+            "infer extra",
         ] {
             assert!(parse(args(bad)).is_err(), "{bad:?} should be refused");
         }

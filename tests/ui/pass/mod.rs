@@ -7,6 +7,7 @@ mod bucket;
 mod full_model;
 mod generics_and_hygiene;
 mod indexes_and_waivers;
+mod inferred;
 mod keys;
 mod paginate;
 mod public_model_private_parts;
@@ -31,6 +32,11 @@ fn generics_and_hygiene() {
 #[test]
 fn indexes_and_waivers() {
     indexes_and_waivers::main();
+}
+
+#[test]
+fn inferred() {
+    inferred::main();
 }
 
 #[test]

@@ -1,0 +1,677 @@
+//! Models from live data: [`infer`] samples each collection of a database (`$sample`,
+//! 1,000 documents by default, all of them in a smaller collection), reads its indexes
+//! (`listIndexes`), and writes Rust source that compiles under docshape's rules (a
+//! `#[derive(Model)]` struct per collection, `#[derive(Embedded)]` types for
+//! sub-documents, the indexes as `#[index(...)]`) and a Markdown report of what was
+//! seen: coverage and types per field, and the anti-patterns in the sample.
+//!
+//! ```no_run
+//! # async fn run(db: &docshape::mongodb::Database) -> Result<(), Box<dyn std::error::Error>> {
+//! let inferred = docshape::infer::infer(db, &docshape::infer::InferOptions::default()).await?;
+//! inferred.write(std::path::Path::new("inferred"))?; // models.rs and INFERRED.md
+//! # Ok(()) }
+//! ```
+//!
+//! What the sample shows becomes the type; what it suggests stays a comment. The most
+//! common shape does not win over the others: a field missing from some documents is
+//! an `Option` that serde leaves out when `None`, a field holding `null` is an
+//! `Option`, an int/double mix is an `f64`, and any other mix of types is a `Bson` with
+//! the observed distribution in a comment, so that every sampled document reads into
+//! the type. Bounds seen in the data (the longest string, the range of numbers, a few
+//! distinct values) are `#[validate(...)]` proposals in comments, never enforced: a
+//! sample is not a rule. An array of sub-documents is bounded by the longest one seen
+//! (`#[embed(max = N, reason = "TODO: ...")]`), as docshape requires, with a reason for
+//! the reader to write. Bounds the collection's own `$jsonSchema` validator enforces
+//! (string lengths and `enum`, number bounds) are `#[validate(...)]` attributes, and
+//! with [`InferOptions::workload`] the profiler's query shapes become proposed
+//! `#[access(...)]` rows ([`Workload`]).
+//!
+//! Memory stays bounded whatever the collection holds: documents are read one at a time
+//! from a cursor and folded into per-field statistics (counts, types, lengths, a
+//! handful of distinct values), then dropped. A document level with more than
+//! [`MAX_FIELDS`] distinct names (a map keyed by data) or deeper than [`MAX_DEPTH`]
+//! becomes a plain `Document`.
+//!
+//! On mongod, `$sample` reads a random sample without scanning the collection when
+//! the sample is under 5% of it, and may then return a document twice; the statistics
+//! count what the cursor returns.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use bson::{doc, Bson, Document, RawDocumentBuf};
+use futures_util::TryStreamExt;
+use mongodb::Database;
+
+use crate::core::error::Result;
+
+mod source;
+mod workload;
+use source::{key_path, rust_ident, Gen};
+use workload::report_workload;
+pub use workload::{QueryShape, Workload};
+
+/// How many distinct field names one document level may have before it is read as a
+/// map (a `Document`): beyond it, the names are data, not a schema.
+pub const MAX_FIELDS: usize = 200;
+
+/// How deep sub-documents are followed; deeper ones are plain `Document`s.
+pub const MAX_DEPTH: usize = 16;
+
+/// Arrays longer than this are named in the report (the "unbounded array" anti-pattern).
+pub const LONG_ARRAY: usize = 1_000;
+
+/// Documents larger than this are named in the report (bytes).
+pub const LARGE_DOCUMENT: usize = 2 * 1024 * 1024;
+
+/// More indexes than this on one collection are named in the report.
+pub const MANY_INDEXES: usize = 30;
+
+/// Field names at least this long (bytes), repeated in most documents, are named in
+/// the report with what a short name would save.
+pub const LONG_NAME: usize = 12;
+
+/// Documents per batch of the sampling cursor.
+const BATCH: u32 = 500;
+
+/// The distinct values kept per field for an `allowed = [...]` proposal.
+const DISTINCT: usize = 5;
+
+/// What [`infer`] reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InferOptions {
+    /// Documents sampled per collection (`$sample`'s size); a smaller collection is
+    /// read whole. Default 1,000.
+    pub sample: u64,
+    /// The collections to read; empty: every collection of the database (not views,
+    /// not `system.*`).
+    pub collections: Vec<String>,
+    /// Also read the profiler's entries of each collection (`system.profile`) and
+    /// propose `#[access(...)]` rows from their query shapes. The profiler must have
+    /// been on (`db.setProfilingLevel(2)` or `1`) while the application ran; on mongod
+    /// `system.profile` is a capped collection (1 MB by default), so it holds the latest
+    /// entries only.
+    pub workload: bool,
+}
+
+impl Default for InferOptions {
+    fn default() -> Self {
+        InferOptions { sample: 1_000, collections: Vec::new(), workload: false }
+    }
+}
+
+/// What [`infer`] found: per collection, the statistics of its sample and its indexes.
+/// [`Inferred::source`] renders the Rust models, [`Inferred::report`] the Markdown
+/// report.
+#[derive(Debug, Clone)]
+pub struct Inferred {
+    /// The database's name.
+    pub database: String,
+    /// Each collection read, by name.
+    pub collections: Vec<CollectionShape>,
+}
+
+/// One collection's sample, folded into statistics.
+#[derive(Debug, Clone)]
+pub struct CollectionShape {
+    /// The collection's name.
+    pub name: String,
+    /// How many documents the server estimates the collection holds.
+    pub estimated_count: u64,
+    /// How many documents the sample held.
+    pub sampled: u64,
+    /// The largest sampled document, in bytes.
+    pub largest_bytes: usize,
+    /// How many sampled documents were over [`LARGE_DOCUMENT`].
+    pub large_documents: u64,
+    /// Every sampled document, as one node: its fields' statistics.
+    pub root: Node,
+    /// The collection's indexes as `listIndexes` returns them, `_id_` left out.
+    pub indexes: Vec<Document>,
+    /// The collection's validator (`listCollections`), if it has one: its
+    /// `$jsonSchema` bounds that map onto a field's type become `#[validate]`s.
+    pub validator: Option<Document>,
+    /// The profiler's query shapes, when [`InferOptions::workload`] asked for them.
+    pub workload: Option<Workload>,
+}
+
+/// The statistics of the values seen at one path.
+#[derive(Debug, Clone, Default)]
+pub struct Node {
+    /// How many values were seen (null included).
+    pub seen: u64,
+    /// How many of each BSON type (`$type`'s names: `string`, `int`, `object`, ...).
+    pub kinds: BTreeMap<&'static str, u64>,
+    /// The longest string, in code points (what `maxLength` counts).
+    pub max_chars: usize,
+    /// The smallest and largest number.
+    pub range: Option<(f64, f64)>,
+    /// The distinct strings seen, while there are at most a handful.
+    pub distinct: Option<BTreeSet<String>>,
+    /// The sub-document's fields, in the order first seen.
+    pub fields: Vec<(String, Node)>,
+    /// The sub-document level had more than [`MAX_FIELDS`] names, or was past
+    /// [`MAX_DEPTH`]: its fields were not followed.
+    pub opaque: bool,
+    /// The longest array.
+    pub max_len: usize,
+    /// How many arrays were longer than [`LONG_ARRAY`].
+    pub long_arrays: u64,
+    /// Every array element, folded together.
+    pub items: Option<Box<Node>>,
+}
+
+impl Node {
+    fn fold_document(&mut self, document: &Document, depth: usize) {
+        if depth >= MAX_DEPTH {
+            self.opaque = true;
+        }
+        if self.opaque {
+            return;
+        }
+        for (key, value) in document {
+            let at = match self.fields.iter().position(|(k, _)| k == key) {
+                Some(at) => at,
+                None if self.fields.len() >= MAX_FIELDS => {
+                    // A map keyed by data: forget the names, keep the memory bound.
+                    self.opaque = true;
+                    self.fields.clear();
+                    return;
+                }
+                None => {
+                    self.fields.push((key.clone(), Node::default()));
+                    self.fields.len() - 1
+                }
+            };
+            self.fields[at].1.fold(value, depth + 1);
+        }
+    }
+
+    fn fold(&mut self, value: &Bson, depth: usize) {
+        self.seen += 1;
+        *self.kinds.entry(kind(value)).or_default() += 1;
+        match value {
+            Bson::String(s) => {
+                self.max_chars = self.max_chars.max(s.chars().count());
+                let first = self.seen == 1;
+                if first {
+                    self.distinct = Some(BTreeSet::new());
+                }
+                if let Some(set) = &mut self.distinct {
+                    if s.len() <= 40 {
+                        set.insert(s.clone());
+                    }
+                    if s.len() > 40 || set.len() > DISTINCT {
+                        self.distinct = None;
+                    }
+                }
+            }
+            Bson::Int32(i) => self.number(f64::from(*i)),
+            Bson::Int64(i) => self.number(*i as f64),
+            Bson::Double(d) if d.is_finite() => self.number(*d),
+            Bson::Document(d) => self.fold_document(d, depth),
+            Bson::Array(items) => {
+                self.max_len = self.max_len.max(items.len());
+                if items.len() > LONG_ARRAY {
+                    self.long_arrays += 1;
+                }
+                if depth >= MAX_DEPTH {
+                    return;
+                }
+                for item in items {
+                    self.items.get_or_insert_with(Box::default).fold(item, depth + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn number(&mut self, n: f64) {
+        self.range = Some(match self.range {
+            Some((lo, hi)) => (lo.min(n), hi.max(n)),
+            None => (n, n),
+        });
+    }
+
+    /// The kinds seen besides `null`.
+    fn non_null(&self) -> BTreeMap<&'static str, u64> {
+        self.kinds.iter().filter(|(k, _)| **k != "null").map(|(k, n)| (*k, *n)).collect()
+    }
+
+    /// Whether the values are sub-documents only (nulls aside), followed field by field.
+    fn is_struct(&self) -> bool {
+        let kinds = self.non_null();
+        kinds.len() == 1 && kinds.contains_key("object") && !self.opaque
+    }
+
+    fn field(&self, name: &str) -> Option<&Node> {
+        self.fields.iter().find(|(k, _)| k == name).map(|(_, n)| n)
+    }
+}
+
+/// `$type`'s name of a value.
+fn kind(value: &Bson) -> &'static str {
+    match value {
+        Bson::Double(_) => "double",
+        Bson::String(_) => "string",
+        Bson::Document(_) => "object",
+        Bson::Array(_) => "array",
+        Bson::Binary(_) => "binData",
+        Bson::ObjectId(_) => "objectId",
+        Bson::Boolean(_) => "bool",
+        Bson::DateTime(_) => "date",
+        Bson::Null => "null",
+        Bson::RegularExpression(_) => "regex",
+        Bson::Int32(_) => "int",
+        Bson::Int64(_) => "long",
+        Bson::Decimal128(_) => "decimal",
+        Bson::Timestamp(_) => "timestamp",
+        Bson::Undefined => "undefined",
+        Bson::MinKey => "minKey",
+        Bson::MaxKey => "maxKey",
+        Bson::Symbol(_) => "symbol",
+        Bson::JavaScriptCode(_) => "javascript",
+        Bson::JavaScriptCodeWithScope(_) => "javascriptWithScope",
+        Bson::DbPointer(_) => "dbPointer",
+    }
+}
+
+/// Samples every collection `options` names (all of them when it names none) and
+/// reads their indexes.
+///
+/// Each collection is one `$sample` aggregation read through a cursor, and one
+/// `listIndexes`; nothing is written. A collection named in `options` that does not
+/// exist is sampled as an empty one.
+pub async fn infer(db: &Database, options: &InferOptions) -> Result<Inferred> {
+    let names = if options.collections.is_empty() {
+        let mut names = Vec::new();
+        let mut cursor = db.list_collections().filter(doc! { "type": "collection" }).await?;
+        while let Some(spec) = cursor.try_next().await? {
+            if !spec.name.starts_with("system.") {
+                names.push(spec.name);
+            }
+        }
+        names.sort();
+        names
+    } else {
+        options.collections.clone()
+    };
+    let mut collections = Vec::new();
+    for name in names {
+        let mut shape = sample(db, &name, options.sample.max(1)).await?;
+        if options.workload {
+            shape.workload = Some(workload::read(db, &name).await?);
+        }
+        collections.push(shape);
+    }
+    Ok(Inferred { database: db.name().to_owned(), collections })
+}
+
+async fn sample(db: &Database, name: &str, size: u64) -> Result<CollectionShape> {
+    let collection = db.collection::<RawDocumentBuf>(name);
+    let estimated_count = collection.estimated_document_count().await?;
+    let size = i64::try_from(size).unwrap_or(i64::MAX);
+    // A batch size of our own: the driver holds a whole batch, which a server may make
+    // as large as the sample (mongod stops at 16 MB).
+    let mut cursor = collection
+        .aggregate(vec![doc! { "$sample": { "size": size } }])
+        .batch_size(BATCH)
+        .with_type::<RawDocumentBuf>()
+        .await?;
+    let mut shape = CollectionShape {
+        name: name.to_owned(),
+        estimated_count,
+        sampled: 0,
+        largest_bytes: 0,
+        large_documents: 0,
+        root: Node::default(),
+        indexes: Vec::new(),
+        validator: None,
+        workload: None,
+    };
+    while let Some(raw) = cursor.try_next().await? {
+        let bytes = raw.as_bytes().len();
+        shape.largest_bytes = shape.largest_bytes.max(bytes);
+        if bytes > LARGE_DOCUMENT {
+            shape.large_documents += 1;
+        }
+        let document: Document = crate::core::bson_compat::from_slice(raw.as_bytes()).map_err(|e| {
+            crate::core::error::Error::UnexpectedReply {
+                command: "aggregate",
+                detail: format!("a sampled document of `{name}` does not decode: {e}"),
+            }
+        })?;
+        shape.sampled += 1;
+        shape.root.seen += 1;
+        *shape.root.kinds.entry("object").or_default() += 1;
+        shape.root.fold_document(&document, 0);
+    }
+    let mut indexes = collection.list_indexes().await.map(Some).or_else(|e| match e.kind.as_ref() {
+        // A collection that does not exist has no indexes (mongod: NamespaceNotFound).
+        mongodb::error::ErrorKind::Command(c) if c.code == 26 => Ok(None),
+        _ => Err(e),
+    })?;
+    if let Some(cursor) = &mut indexes {
+        while let Some(index) = cursor.try_next().await? {
+            let Ok(raw) = crate::core::bson_compat::to_document(&index) else { continue };
+            if raw.get_str("name").ok() != Some("_id_") {
+                shape.indexes.push(raw);
+            }
+        }
+    }
+    let mut specs = db.list_collections().filter(doc! { "name": { "$eq": name } }).await?;
+    while let Some(spec) = specs.try_next().await? {
+        shape.validator = spec.options.validator;
+    }
+    // By name: mongod lists them in creation order, other servers otherwise, and the
+    // generated source should not depend on which.
+    shape.indexes.sort_by(|a, b| a.get_str("name").unwrap_or("").cmp(b.get_str("name").unwrap_or("")));
+    Ok(shape)
+}
+
+impl Inferred {
+    /// The Rust source of every collection's model and its embedded types: one file
+    /// that compiles against `docshape` and `serde`.
+    pub fn source(&self) -> String {
+        let mut g = Gen::default();
+        for c in &self.collections {
+            g.model(c);
+        }
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "//! Models inferred by `docshape infer` from the database {}: review every\n//! comment, bound and `TODO` before relying on them (see INFERRED.md).\n",
+            escaped(&self.database)
+        );
+        let _ = writeln!(out, "use docshape::{{Embedded, Model}};");
+        let bson: Vec<&str> = g.imports.iter().copied().collect();
+        if !bson.is_empty() {
+            let _ = writeln!(out, "#[allow(unused_imports)]\nuse docshape::bson::{{{}}};", bson.join(", "));
+        }
+        let _ = writeln!(out, "use serde::{{Deserialize, Serialize}};");
+        for item in &g.items {
+            out.push('\n');
+            out.push_str(item);
+        }
+        out
+    }
+
+    /// The Markdown report: per collection, the sample, each field's coverage and
+    /// types, the indexes, and the anti-patterns seen.
+    pub fn report(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "# Inferred from `{}`\n", md(&self.database));
+        let _ = writeln!(
+            out,
+            "What `docshape infer` saw in a sample of each collection; the models are in `models.rs`. \
+             Proposed bounds there are comments: a sample is not a rule.\n"
+        );
+        for c in &self.collections {
+            report_collection(&mut out, c);
+        }
+        out
+    }
+
+    /// Writes `models.rs` and `INFERRED.md` into `dir` (created if missing) and
+    /// returns their paths.
+    pub fn write(&self, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+        std::fs::create_dir_all(dir)?;
+        let source = dir.join("models.rs");
+        let report = dir.join("INFERRED.md");
+        std::fs::write(&source, self.source())?;
+        std::fs::write(&report, self.report())?;
+        Ok(vec![source, report])
+    }
+}
+
+impl CollectionShape {
+    /// The anti-patterns seen in the sample, one sentence each.
+    pub fn anti_patterns(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut arrays = Vec::new();
+        walk(&self.root, "", &mut |path, node| {
+            if node.long_arrays > 0 {
+                arrays.push((path.to_owned(), node.max_len, node.long_arrays));
+            }
+        });
+        for (path, max, count) in arrays {
+            out.push(format!(
+                "**unbounded array** `{}`: up to {} elements, {} sampled value(s) past {}: a few huge lists \
+                 are an `#[outlier]` array; lists that grow with the data belong in a collection of their \
+                 own, each element holding a reference to this document",
+                md(&path),
+                thousands(max as u64),
+                count,
+                thousands(LONG_ARRAY as u64)
+            ));
+        }
+        if self.large_documents > 0 {
+            out.push(format!(
+                "**large documents**: {} sampled document(s) over 2 MB (the largest {} bytes): every read \
+                 of one moves it whole; split what is read apart (the subset pattern) or bound what grows",
+                self.large_documents,
+                thousands(self.largest_bytes as u64)
+            ));
+        }
+        if self.indexes.len() + 1 > MANY_INDEXES {
+            out.push(format!(
+                "**too many indexes**: {} (with `_id_`), more than {}: each costs memory and slows every write; \
+                 drop those no access pattern needs",
+                self.indexes.len() + 1,
+                MANY_INDEXES
+            ));
+        }
+        for (path, name, occurrences) in self.long_names() {
+            let saved = (name.len() - 2) as u64 * occurrences;
+            let per_document = saved as f64 / self.sampled.max(1) as f64;
+            out.push(format!(
+                "**long field name** `{}` ({} bytes) at `{}`, {} times in {} sampled documents: a 2-byte name \
+                 would save about {:.0} bytes per document, about {} over the estimated {} documents",
+                md(&name),
+                name.len(),
+                md(&path),
+                thousands(occurrences),
+                thousands(self.sampled),
+                per_document,
+                bytes((per_document * self.estimated_count as f64) as u64),
+                thousands(self.estimated_count)
+            ));
+        }
+        out
+    }
+
+    /// Names of at least [`LONG_NAME`] bytes stored at least once per sampled document
+    /// on average: (path, name, occurrences).
+    fn long_names(&self) -> Vec<(String, String, u64)> {
+        let mut found = Vec::new();
+        let sampled = self.sampled;
+        walk(&self.root, "", &mut |path, node| {
+            let name = path.rsplit('.').next().unwrap_or(path);
+            if name.len() >= LONG_NAME && node.seen * 2 >= sampled && sampled > 0 {
+                found.push((path.to_owned(), name.to_owned(), node.seen));
+            }
+        });
+        found.sort_by_key(|(_, name, n)| std::cmp::Reverse((name.len() - 2) as u64 * n));
+        found.truncate(10);
+        found
+    }
+}
+
+/// Visits every field under `node` with its dotted path (array elements' fields under
+/// the array's path, as MongoDB's queries name them).
+fn walk(node: &Node, prefix: &str, f: &mut dyn FnMut(&str, &Node)) {
+    for (name, child) in &node.fields {
+        let path = if prefix.is_empty() { name.clone() } else { format!("{prefix}.{name}") };
+        f(&path, child);
+        walk(child, &path, f);
+        if let Some(items) = &child.items {
+            walk(items, &path, f);
+        }
+    }
+}
+
+fn report_collection(out: &mut String, c: &CollectionShape) {
+    let _ = writeln!(out, "## `{}`\n", md(&c.name));
+    let _ = writeln!(
+        out,
+        "Sampled {} of about {} documents (`$sample`); the largest was {} bytes.\n",
+        thousands(c.sampled),
+        thousands(c.estimated_count),
+        thousands(c.largest_bytes as u64)
+    );
+    let _ = writeln!(out, "| field | coverage | types |\n|---|---|---|");
+    rows(out, &c.root, "", c.sampled);
+    let _ = writeln!(out);
+    let _ = writeln!(out, "Indexes besides `_id_`: {}.\n", c.indexes.len());
+    for index in &c.indexes {
+        let _ =
+            writeln!(out, "- `{}`", md(&Bson::Document(index.clone()).into_relaxed_extjson().to_string()));
+    }
+    if !c.indexes.is_empty() {
+        let _ = writeln!(out);
+    }
+    if let Some(w) = &c.workload {
+        report_workload(out, c, w);
+    }
+    let found = c.anti_patterns();
+    let _ = writeln!(out, "### Anti-patterns\n");
+    if found.is_empty() {
+        let _ = writeln!(out, "None seen in the sample.\n");
+    }
+    for line in found {
+        let _ = writeln!(out, "- {line}");
+    }
+    let _ = writeln!(out);
+}
+
+fn rows(out: &mut String, node: &Node, prefix: &str, parent: u64) {
+    for (name, child) in &node.fields {
+        let path = if prefix.is_empty() { name.clone() } else { format!("{prefix}.{name}") };
+        let share = if parent == 0 { 0.0 } else { child.seen as f64 * 100.0 / parent as f64 };
+        let mut types = distribution(&child.kinds);
+        if let Some(items) = &child.items {
+            types.push_str(&format!("; elements: {}", distribution(&items.kinds)));
+        }
+        if child.opaque {
+            types.push_str("; not followed (too many names or too deep)");
+        }
+        let _ = writeln!(
+            out,
+            "| `{}` | {:.0}% ({} of {}) | {} |",
+            md(&path),
+            share,
+            child.seen,
+            parent,
+            md(&types)
+        );
+        rows(out, child, &path, child.kinds.get("object").copied().unwrap_or(0));
+        if let Some(items) = &child.items {
+            rows(out, items, &path, items.kinds.get("object").copied().unwrap_or(0));
+        }
+    }
+}
+
+/// `int 3 (60%), string 2 (40%)`.
+fn distribution(kinds: &BTreeMap<&'static str, u64>) -> String {
+    let total: u64 = kinds.values().sum();
+    let mut sorted: Vec<_> = kinds.iter().collect();
+    sorted.sort_by_key(|(k, n)| (std::cmp::Reverse(**n), **k));
+    sorted
+        .iter()
+        .map(|(k, n)| format!("{k} {n} ({:.0}%)", **n as f64 * 100.0 / total.max(1) as f64))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Text safe inside a Markdown table cell or code span: on one line, no pipe or backtick.
+fn md(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '|' => '¦',
+            '`' => '\'',
+            c if c.is_control() => ' ',
+            c => c,
+        })
+        .collect()
+}
+
+/// A name as a Rust string literal: quoted and escaped, so that nothing in it can end a
+/// comment's line or a literal.
+fn escaped(text: &str) -> String {
+    format!("{text:?}")
+}
+
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn bytes(n: u64) -> String {
+    match n {
+        n if n >= 10 * 1024 * 1024 => format!("{} MB", thousands(n / (1024 * 1024))),
+        n if n >= 10 * 1024 => format!("{} kB", thousands(n / 1024)),
+        n => format!("{} bytes", thousands(n)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::source::{pascal, raw_string, singular};
+    use super::*;
+
+    #[test]
+    fn names_become_identifiers_and_types() {
+        assert_eq!(rust_ident("first-name"), "first_name");
+        assert_eq!(rust_ident("firstName"), "first_name");
+        assert_eq!(rust_ident("type"), "type_");
+        assert_eq!(rust_ident("2fa"), "f_2fa");
+        assert_eq!(rust_ident("ünï"), "n");
+        assert_eq!(rust_ident("\n// x"), "x");
+        assert_eq!(pascal("order-items"), "OrderItems");
+        assert_eq!(pascal("2024_logs"), "C2024Logs");
+        assert_eq!(singular("Users"), "User");
+        assert_eq!(singular("Addresses"), "Address");
+        assert_eq!(singular("Categories"), "Category");
+        assert_eq!(singular("Status"), "Status");
+        assert_eq!(key_path("a.b"), "\"a.b\"");
+        assert_eq!(key_path("email"), "email");
+        assert_eq!(raw_string(r##"{"a": "#"}"##), r###"r##"{"a": "#"}"##"###);
+        assert_eq!(thousands(1234567), "1,234,567");
+    }
+
+    #[test]
+    fn a_map_keyed_by_data_stops_at_the_bound() {
+        let mut root = Node::default();
+        for i in 0..(MAX_FIELDS + 50) {
+            let mut d = Document::new();
+            d.insert(format!("k{i}"), 1);
+            root.fold_document(&d, 0);
+        }
+        assert!(root.opaque);
+        assert!(root.fields.is_empty());
+    }
+
+    #[test]
+    fn mixed_numbers_and_types() {
+        let mut node = Node::default();
+        for v in [Bson::Int32(1), Bson::Double(2.5), Bson::Null] {
+            node.fold(&v, 0);
+        }
+        let mut g = Gen::default();
+        let t = g.field_type(&node, "X");
+        assert_eq!(t.ty, "f64");
+        assert!(t.notes[0].contains("integers and doubles"), "{:?}", t.notes);
+        node.fold(&Bson::String("x".into()), 0);
+        let t = g.field_type(&node, "X");
+        assert_eq!(t.ty, "Bson");
+        assert!(t.notes[0].starts_with("mixed types: "), "{:?}", t.notes);
+    }
+}

@@ -1,0 +1,673 @@
+//! The Rust source: a `#[derive(Model)]` struct per collection, `#[derive(Embedded)]`
+//! types for its sub-documents, its indexes as `#[index(...)]`, every name from the
+//! database escaped.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use bson::{Bson, Document};
+
+use super::workload::access_rows;
+use super::{distribution, escaped, CollectionShape, Node, LONG_ARRAY, MAX_DEPTH, MAX_FIELDS};
+
+/// The source being written: finished items, the names taken, the bson types used.
+#[derive(Default)]
+pub(super) struct Gen {
+    pub(super) items: Vec<String>,
+    taken: BTreeSet<String>,
+    pub(super) imports: BTreeSet<&'static str>,
+}
+
+/// Type names the generated file imports or the prelude holds: never a model's name.
+pub(super) const RESERVED_TYPES: &[&str] = &[
+    "Bson",
+    "Document",
+    "DateTime",
+    "ObjectId",
+    "Binary",
+    "Timestamp",
+    "Decimal128",
+    "Serialize",
+    "Deserialize",
+    "Model",
+    "Embedded",
+    "Option",
+    "Vec",
+    "String",
+    "Box",
+    "Result",
+    "Some",
+    "None",
+    "Ok",
+    "Err",
+    "Self",
+];
+
+pub(super) const KEYWORDS: &[&str] = &[
+    "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern", "false",
+    "fn", "for", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return",
+    "self", "static", "struct", "super", "trait", "true", "type", "unsafe", "use", "where", "while",
+    "abstract", "become", "box", "do", "final", "macro", "override", "priv", "typeof", "unsized", "virtual",
+    "yield", "try", "gen", "union",
+];
+
+/// A field's type as written, and what the reader should know about it.
+pub(super) struct Typed {
+    pub(super) ty: String,
+    /// Holds sub-documents (an embedded type or `Document`): an array of it needs a bound.
+    document: bool,
+    pub(super) notes: Vec<String>,
+}
+
+impl Gen {
+    fn type_name(&mut self, wanted: &str) -> String {
+        let base = if wanted.is_empty() { "Inferred".to_owned() } else { wanted.to_owned() };
+        let mut name = base.clone();
+        let mut n = 2;
+        while self.taken.contains(&name) || RESERVED_TYPES.contains(&name.as_str()) {
+            name = format!("{base}{n}");
+            n += 1;
+        }
+        self.taken.insert(name.clone());
+        name
+    }
+
+    pub(super) fn model(&mut self, c: &CollectionShape) {
+        let name = self.type_name(&singular(&pascal(&c.name)));
+        let (index_attrs, index_notes, budget) = indexes(c);
+        let mut head = String::new();
+        let _ = writeln!(
+            head,
+            "/// The collection {}: {} of about {} documents sampled.",
+            escaped(&c.name),
+            c.sampled,
+            c.estimated_count
+        );
+        for note in &index_notes {
+            let _ = writeln!(head, "// {note}");
+        }
+        let _ = writeln!(head, "#[derive(Debug, Clone, Serialize, Deserialize, Model)]");
+        match budget {
+            Some(n) => {
+                let _ = writeln!(head, "#[model(collection = {}, max_indexes = {n})]", escaped(&c.name));
+            }
+            None => {
+                let _ = writeln!(head, "#[model(collection = {})]", escaped(&c.name));
+            }
+        }
+        for row in access_rows(c) {
+            let _ = writeln!(head, "// {row}");
+        }
+        for attr in &index_attrs {
+            let _ = writeln!(head, "{attr}");
+        }
+        let schema = c.validator.as_ref().and_then(|v| v.get_document("$jsonSchema").ok());
+        let properties = schema.and_then(|s| s.get_document("properties").ok());
+        self.structure(&name, head, &c.root, c.sampled, Some(properties));
+    }
+
+    /// Writes the struct `name` for the fields of `node`, whose values were seen as
+    /// sub-documents `parent` times, after `head` (its attributes).
+    /// `model`: for a model, the `properties` of the server's `$jsonSchema`, if any
+    /// (`None` for an embedded type).
+    fn structure(
+        &mut self,
+        name: &str,
+        head: String,
+        node: &Node,
+        parent: u64,
+        model: Option<Option<&Document>>,
+    ) {
+        let properties = model.flatten();
+        let model = model.is_some();
+        let mut body = head;
+        let _ = writeln!(body, "pub struct {name} {{");
+        let mut idents = BTreeSet::new();
+        if model {
+            idents.insert("id".to_owned());
+        }
+        let mut has_id = false;
+        for (field, child) in &node.fields {
+            if !storable(field) {
+                let _ = writeln!(
+                    body,
+                    "    // left out: the field {} ({} values), a name MongoDB cannot query (`.`, a leading `$`, or empty); serde ignores it on read",
+                    escaped(field),
+                    child.seen
+                );
+                continue;
+            }
+            let ident = if model && field == "_id" {
+                has_id = true;
+                "id".to_owned()
+            } else {
+                let mut ident = rust_ident(field);
+                let base = ident.clone();
+                let mut n = 2;
+                while idents.contains(&ident) {
+                    ident = format!("{base}_{n}");
+                    n += 1;
+                }
+                ident
+            };
+            idents.insert(ident.clone());
+            let hint = format!("{name}{}", pascal(field));
+            let typed = self.field_type(child, &hint);
+            let missing = child.seen < parent;
+            let nullable = child.kinds.contains_key("null");
+            let share = if parent == 0 { 0.0 } else { child.seen as f64 * 100.0 / parent as f64 };
+            let _ = writeln!(
+                body,
+                "    // {}: in {} of {} ({share:.0}%); {}",
+                escaped(field),
+                child.seen,
+                parent,
+                distribution(&child.kinds)
+            );
+            for note in &typed.notes {
+                let _ = writeln!(body, "    // {note}");
+            }
+            if let Some(proposal) = proposal(child) {
+                let _ = writeln!(body, "    // proposed (observed, not enforced): #[validate({proposal})]");
+            }
+            let declared = properties.and_then(|p| p.get_document(field).ok());
+            if let Some(parts) = declared.and_then(|schema| from_validator(schema, &typed.ty)) {
+                let _ = writeln!(body, "    // enforced by the server's $jsonSchema validator already");
+                let _ = writeln!(body, "    #[validate({parts})]");
+            }
+            if *field != ident {
+                let _ = writeln!(body, "    #[serde(rename = {})]", escaped(field));
+            }
+            if missing {
+                let _ = writeln!(body, "    #[serde(default, skip_serializing_if = \"Option::is_none\")]");
+            }
+            let only_arrays = child.non_null().keys().eq(["array"].iter());
+            if let (true, Some(items)) = (only_arrays, &child.items) {
+                // docshape refuses an array of sub-documents without a bound.
+                if self.element_is_document(items) {
+                    let _ = writeln!(
+                        body,
+                        "    #[embed(max = {}, reason = \"TODO: the longest array sampled; say why it stays this small, or move the elements out\")]",
+                        child.max_len.max(1)
+                    );
+                }
+            }
+            let ty = if missing || nullable { format!("Option<{}>", typed.ty) } else { typed.ty };
+            let _ = writeln!(body, "    pub {ident}: {ty},");
+        }
+        if model && !has_id {
+            // Every stored document has one; an empty sample shows none.
+            self.imports.insert("Bson");
+            let _ = writeln!(body, "    // no document sampled: the `_id`'s type is unknown");
+            let _ = writeln!(body, "    #[serde(rename = \"_id\")]\n    pub id: Bson,");
+        }
+        body.push_str("}\n");
+        self.items.push(body);
+    }
+
+    fn element_is_document(&self, items: &Node) -> bool {
+        let kinds = items.non_null();
+        kinds.len() == 1 && kinds.contains_key("object")
+    }
+
+    /// The type of the values of `node` (null aside: the caller makes it an `Option`).
+    pub(super) fn field_type(&mut self, node: &Node, hint: &str) -> Typed {
+        let kinds = node.non_null();
+        let plain = |s: &str| Typed { ty: s.to_owned(), document: false, notes: Vec::new() };
+        let only = |k: &str| kinds.len() == 1 && kinds.contains_key(k);
+        if kinds.is_empty() {
+            self.imports.insert("Bson");
+            return Typed {
+                ty: "Bson".into(),
+                document: false,
+                notes: vec!["only null seen: the type is unknown".into()],
+            };
+        }
+        if kinds.keys().all(|k| ["int", "long", "double"].contains(k)) {
+            return match (kinds.contains_key("double"), kinds.contains_key("long")) {
+                (false, false) => plain("i32"),
+                (false, true) => plain("i64"),
+                (true, _) if kinds.len() == 1 => plain("f64"),
+                (true, _) => Typed {
+                    ty: "f64".into(),
+                    document: false,
+                    notes: vec![format!(
+                        "integers and doubles mixed ({}): read as f64, written back as doubles",
+                        distribution(&node.kinds)
+                    )],
+                },
+            };
+        }
+        let simple = [
+            ("string", "String", None),
+            ("bool", "bool", None),
+            ("objectId", "ObjectId", Some("oid::ObjectId")),
+            ("date", "DateTime", Some("DateTime")),
+            ("decimal", "Decimal128", Some("Decimal128")),
+            ("binData", "Binary", Some("Binary")),
+            ("timestamp", "Timestamp", Some("Timestamp")),
+        ];
+        for (kind, ty, import) in simple {
+            if only(kind) {
+                if let Some(import) = import {
+                    self.imports.insert(import);
+                }
+                return plain(ty);
+            }
+        }
+        if only("object") {
+            if node.opaque {
+                self.imports.insert("Document");
+                return Typed {
+                    ty: "Document".into(),
+                    document: true,
+                    notes: vec![format!(
+                        "a plain Document: more than {MAX_FIELDS} distinct names (a map keyed by data) or nested deeper than {MAX_DEPTH}"
+                    )],
+                };
+            }
+            let name = self.type_name(hint);
+            let mut head = String::new();
+            let _ = writeln!(head, "/// A sub-document, seen {} times.", node.kinds["object"]);
+            let _ = writeln!(head, "#[derive(Debug, Clone, Serialize, Deserialize, Embedded)]");
+            self.structure(&name, head, node, node.kinds["object"], None);
+            return Typed { ty: name, document: true, notes: Vec::new() };
+        }
+        if only("array") {
+            let Some(items) = &node.items else {
+                self.imports.insert("Bson");
+                return Typed {
+                    ty: "Vec<Bson>".into(),
+                    document: false,
+                    notes: vec!["only empty arrays seen: the elements' type is unknown".into()],
+                };
+            };
+            let element = self.field_type(items, &singular(hint));
+            let ty = if items.kinds.contains_key("null") {
+                format!("Vec<Option<{}>>", element.ty)
+            } else {
+                format!("Vec<{}>", element.ty)
+            };
+            let mut notes: Vec<String> =
+                element.notes.into_iter().map(|n| format!("elements: {n}")).collect();
+            notes.push(format!("arrays of up to {} elements", node.max_len));
+            if node.long_arrays > 0 {
+                notes.push(format!(
+                    "{} array(s) past {LONG_ARRAY} elements: see INFERRED.md (an outlier array, or the elements in a collection of their own)",
+                    node.long_arrays
+                ));
+            }
+            if element.document && !items.is_struct() {
+                notes.push("elements are plain Documents".into());
+            }
+            return Typed { ty, document: false, notes };
+        }
+        self.imports.insert("Bson");
+        Typed {
+            ty: "Bson".into(),
+            document: false,
+            notes: vec![format!("mixed types: {}", distribution(&node.kinds))],
+        }
+    }
+}
+
+/// A `#[validate(...)]` proposal from what was seen, or `None`.
+pub(super) fn proposal(node: &Node) -> Option<String> {
+    let kinds = node.non_null();
+    if kinds.len() == 1 && kinds.contains_key("string") {
+        let mut parts = vec![format!("max_length = {}", node.max_chars)];
+        if let Some(set) = node.distinct.as_ref().filter(|s| !s.is_empty() && node.seen >= 10) {
+            let values: Vec<String> = set.iter().map(|v| escaped(v)).collect();
+            parts.push(format!("allowed = [{}]", values.join(", ")));
+        }
+        return Some(parts.join(", "));
+    }
+    let numeric = !kinds.is_empty() && kinds.keys().all(|k| ["int", "long", "double"].contains(k));
+    if let (true, Some((lo, hi))) = (numeric, node.range) {
+        let show =
+            |x: f64| if kinds.contains_key("double") { format!("{x:?}") } else { format!("{}", x as i64) };
+        return Some(format!("minimum = {}, maximum = {}", show(lo), show(hi)));
+    }
+    if kinds.len() == 1 && kinds.contains_key("array") && node.items.is_some() {
+        return Some(format!("max_items = {}", node.max_len));
+    }
+    None
+}
+
+/// A name MongoDB can query and docshape accepts as a field.
+pub(super) fn storable(name: &str) -> bool {
+    !name.is_empty() && !name.contains('.') && !name.starts_with('$') && !name.contains('\0')
+}
+
+/// A snake_case Rust identifier for a stored name: the name itself when it is one.
+pub(super) fn rust_ident(name: &str) -> String {
+    let mut out = String::new();
+    let mut previous_lower = false;
+    for c in name.chars() {
+        if c.is_ascii_uppercase() {
+            if previous_lower && !out.ends_with('_') {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+            previous_lower = false;
+        } else if c.is_ascii_alphanumeric() {
+            out.push(c);
+            previous_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        } else {
+            if !out.is_empty() && !out.ends_with('_') {
+                out.push('_');
+            }
+            previous_lower = false;
+        }
+    }
+    let trimmed = out.trim_matches('_');
+    let mut ident = if trimmed.is_empty() { "field".to_owned() } else { trimmed.to_owned() };
+    if ident.starts_with(|c: char| c.is_ascii_digit()) {
+        ident = format!("f_{ident}");
+    }
+    if KEYWORDS.contains(&ident.as_str()) {
+        ident.push('_');
+    }
+    ident
+}
+
+/// `order_items`, `order-items`, `orderItems` → `OrderItems`.
+pub(super) fn pascal(name: &str) -> String {
+    let mut out = String::new();
+    let mut upper = true;
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() {
+            if upper {
+                out.push(c.to_ascii_uppercase());
+            } else {
+                out.push(c);
+            }
+            upper = false;
+        } else {
+            upper = true;
+        }
+    }
+    if out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert(0, 'C');
+    }
+    out
+}
+
+/// `Users` → `User`, `Addresses` → `Address`: the type of one element or document.
+pub(super) fn singular(name: &str) -> String {
+    if let Some(stem) = name.strip_suffix("sses") {
+        return format!("{stem}ss");
+    }
+    if let Some(stem) = name.strip_suffix("ies").filter(|s| s.len() > 1) {
+        return format!("{stem}y");
+    }
+    match name.strip_suffix('s') {
+        Some(stem) if stem.len() > 1 && !stem.ends_with('s') && !stem.ends_with('u') => stem.to_owned(),
+        _ => name.to_owned(),
+    }
+}
+
+/// A key's path in `keys(...)`: a bare identifier when it is one, else a string.
+pub(super) fn key_path(path: &str) -> String {
+    let plain = path.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && path.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !KEYWORDS.contains(&path);
+    if plain {
+        path.to_owned()
+    } else {
+        escaped(path)
+    }
+}
+
+/// A raw string literal holding `text`, with enough `#`s.
+pub(super) fn raw_string(text: &str) -> String {
+    let mut hashes = 1;
+    while text.contains(&format!("\"{}", "#".repeat(hashes))) {
+        hashes += 1;
+    }
+    let h = "#".repeat(hashes);
+    format!("r{h}\"{text}\"{h}")
+}
+
+/// What an index key resolves to in the inferred shape.
+pub(super) struct Resolved {
+    date: bool,
+    in_array: bool,
+}
+
+/// Follows a dotted path through the fields the generated types will have.
+pub(super) fn resolve(root: &Node, path: &str) -> Option<Resolved> {
+    let mut node = root;
+    let mut in_array = false;
+    let segments: Vec<&str> = path.split('.').collect();
+    for (i, segment) in segments.iter().enumerate() {
+        if !storable(segment) || !node.is_struct() && i > 0 {
+            return None;
+        }
+        let child = node.field(segment)?;
+        if i + 1 == segments.len() {
+            let kinds = child.non_null();
+            return Some(Resolved { date: kinds.len() == 1 && kinds.contains_key("date"), in_array });
+        }
+        let kinds = child.non_null();
+        node = if kinds.len() == 1 && kinds.contains_key("array") {
+            in_array = true;
+            child.items.as_deref()?
+        } else {
+            child
+        };
+        if !node.is_struct() {
+            return None;
+        }
+    }
+    None
+}
+
+/// The `#[index(...)]` attributes of a collection, notes on the indexes that cannot be
+/// declared, and the `max_indexes` its count needs past the default budget of 10.
+pub(super) fn indexes(c: &CollectionShape) -> (Vec<String>, Vec<String>, Option<usize>) {
+    struct Declared {
+        keys: Vec<(String, String)>,
+        options: bool,
+        parts: Vec<String>,
+    }
+    let mut declared: Vec<Declared> = Vec::new();
+    let mut notes = Vec::new();
+    for index in &c.indexes {
+        let name = index.get_str("name").unwrap_or("").to_owned();
+        let shown = Bson::Document(index.clone()).into_relaxed_extjson().to_string();
+        let Ok(key) = index.get_document("key") else { continue };
+        let mut keys = Vec::new();
+        let mut why_not = None;
+        for (path, direction) in key {
+            let kind = match direction {
+                Bson::Int32(1) | Bson::Int64(1) => "1".to_owned(),
+                Bson::Double(d) if *d == 1.0 => "1".to_owned(),
+                Bson::Int32(-1) | Bson::Int64(-1) => "-1".to_owned(),
+                Bson::Double(d) if *d == -1.0 => "-1".to_owned(),
+                Bson::String(s) if s == "hashed" || s == "2dsphere" => s.clone(),
+                other => {
+                    why_not = Some(format!("key `{path}: {other}` is not a kind docshape declares"));
+                    break;
+                }
+            };
+            if path.contains("$**") || path.starts_with("_fts") {
+                why_not = Some("wildcard and text indexes are declared by hand".to_owned());
+                break;
+            }
+            match resolve(&c.root, path) {
+                None => {
+                    why_not = Some(format!("`{path}` is not a field of the inferred types"));
+                    break;
+                }
+                Some(r) => keys.push((path.clone(), kind, r)),
+            }
+        }
+        let unique = index.get_bool("unique").unwrap_or(false);
+        let sparse = index.get_bool("sparse").unwrap_or(false);
+        let ttl = match index.get("expireAfterSeconds") {
+            Some(Bson::Int32(s)) => Some(i64::from(*s)),
+            Some(Bson::Int64(s)) => Some(*s),
+            Some(Bson::Double(s)) => Some(*s as i64),
+            _ => None,
+        };
+        if why_not.is_none() && ttl.is_some() && (keys.len() != 1 || !keys[0].2.date) {
+            why_not = Some("a TTL index needs one key on a field stored only as a date".to_owned());
+        }
+        if why_not.is_none() && ttl.is_some_and(|s| s < 0) {
+            why_not = Some("a negative expireAfterSeconds".to_owned());
+        }
+        let collation = index.get_document("collation").ok();
+        let case_insensitive = collation.and_then(|c| {
+            let strength = match c.get("strength") {
+                Some(Bson::Int32(s)) => i64::from(*s),
+                Some(Bson::Int64(s)) => *s,
+                _ => 3,
+            };
+            (strength <= 2).then(|| c.get_str("locale").unwrap_or("en").to_owned())
+        });
+        if why_not.is_none() && collation.is_some() && case_insensitive.is_none() {
+            why_not = Some("a collation other than a case-insensitive one".to_owned());
+        }
+        if let Some(why) = why_not {
+            notes.push(format!("index {} not declared ({why}): {}", escaped(&name), escaped(&shown)));
+            continue;
+        }
+        let mut parts = Vec::new();
+        let list: Vec<String> = keys
+            .iter()
+            .map(|(path, kind, _)| match kind.as_str() {
+                "1" => key_path(path),
+                "-1" => format!("{} = -1", key_path(path)),
+                other => format!("{} = {}", key_path(path), escaped(other)),
+            })
+            .collect();
+        parts.push(format!("keys({})", list.join(", ")));
+        if unique {
+            parts.push("unique".into());
+        }
+        if sparse {
+            parts.push("sparse".into());
+        }
+        let default_name: String =
+            keys.iter().map(|(p, k, _)| format!("{p}_{k}")).collect::<Vec<_>>().join("_");
+        if name != default_name {
+            parts.push(format!("name = {}", escaped(&name)));
+        }
+        if let Some(seconds) = ttl {
+            parts.push(format!("expire_after = \"{seconds}s\""));
+        }
+        if let Some(locale) = &case_insensitive {
+            parts.push(format!("case_insensitive, locale = {}", escaped(locale)));
+        }
+        if let Ok(filter) = index.get_document("partialFilterExpression") {
+            let json = serde_json::to_string(&Bson::Document(filter.clone()).into_relaxed_extjson())
+                .unwrap_or_else(|_| "{}".into());
+            parts.push(format!("partial_filter = {}", raw_string(&json)));
+        }
+        let mut waived = Vec::new();
+        if unique && keys.iter().any(|k| k.2.in_array) {
+            waived.push("unique_in_array");
+        }
+        let options = unique || sparse || ttl.is_some() || index.contains_key("partialFilterExpression");
+        let same = declared
+            .iter()
+            .any(|d| d.keys == keys.iter().map(|(p, k, _)| (p.clone(), k.clone())).collect::<Vec<_>>());
+        if same {
+            notes.push(format!(
+                "index {} not declared: another index has the same keys, which docshape declares once: {}",
+                escaped(&name),
+                escaped(&shown)
+            ));
+            continue;
+        }
+        declared.push(Declared { keys: keys.into_iter().map(|(p, k, _)| (p, k)).collect(), options, parts });
+        if !waived.is_empty() {
+            let last = declared.last_mut().expect("just pushed");
+            last.parts.push(format!(
+                "allow({}, reason = \"TODO: on the server already (inferred); say why it is right\")",
+                waived.join(", ")
+            ));
+        }
+    }
+    // An index that is a plain prefix of another is refused unless waived: the server
+    // has both, so the inferred model says so and asks why.
+    let prefixes: Vec<bool> = declared
+        .iter()
+        .map(|a| {
+            !a.options
+                && declared
+                    .iter()
+                    .any(|b| a.keys.len() < b.keys.len() && b.keys[..a.keys.len()] == a.keys[..])
+        })
+        .collect();
+    let mut attrs = Vec::new();
+    for (mut d, prefix) in declared.into_iter().zip(prefixes) {
+        if prefix {
+            d.parts.push(
+                "allow(redundant_index, reason = \"TODO: on the server already (inferred); a prefix of another index, drop one?\")"
+                    .into(),
+            );
+        }
+        attrs.push(format!("#[index({})]", d.parts.join(", ")));
+    }
+    let budget = (attrs.len() > 10).then_some(attrs.len());
+    (attrs, notes, budget)
+}
+
+/// A `#[validate(...)]` from a property of the server's `$jsonSchema`, where it maps
+/// onto the field's type simply: string lengths and `enum` on a `String`, integral
+/// bounds on an integer, bounds on an `f64` (none when `exclusive*` is there).
+fn from_validator(schema: &Document, ty: &str) -> Option<String> {
+    let int = |key: &str| match schema.get(key) {
+        Some(Bson::Int32(n)) => Some(i64::from(*n)),
+        Some(Bson::Int64(n)) => Some(*n),
+        Some(Bson::Double(d)) if d.fract() == 0.0 && d.abs() < 9e15 => Some(*d as i64),
+        _ => None,
+    };
+    let number = |key: &str| match schema.get(key) {
+        Some(Bson::Int32(n)) => Some(f64::from(*n)),
+        Some(Bson::Int64(n)) => Some(*n as f64),
+        Some(Bson::Double(d)) if d.is_finite() => Some(*d),
+        _ => None,
+    };
+    let mut parts = Vec::new();
+    match ty {
+        "String" => {
+            let (min, max) = (int("minLength").filter(|n| *n >= 0), int("maxLength").filter(|n| *n >= 0));
+            if min.zip(max).is_none_or(|(a, b)| a <= b) {
+                parts.extend(min.map(|n| format!("min_length = {n}")));
+                parts.extend(max.map(|n| format!("max_length = {n}")));
+            }
+            if let Ok(values) = schema.get_array("enum") {
+                let strings: Vec<String> = values.iter().filter_map(|v| v.as_str().map(escaped)).collect();
+                if !strings.is_empty() && strings.len() == values.len() {
+                    parts.push(format!("allowed = [{}]", strings.join(", ")));
+                }
+            }
+        }
+        "i32" | "i64" | "f64"
+            if !schema.contains_key("exclusiveMinimum") && !schema.contains_key("exclusiveMaximum") =>
+        {
+            let (min, max) = if ty == "f64" {
+                (number("minimum").map(|n| format!("{n:?}")), number("maximum").map(|n| format!("{n:?}")))
+            } else {
+                let fits = |n: &i64| ty == "i64" || i32::try_from(*n).is_ok();
+                (
+                    int("minimum").filter(fits).map(|n| n.to_string()),
+                    int("maximum").filter(fits).map(|n| n.to_string()),
+                )
+            };
+            let ordered = match (number("minimum"), number("maximum")) {
+                (Some(a), Some(b)) => a <= b,
+                _ => true,
+            };
+            if ordered {
+                parts.extend(min.map(|n| format!("minimum = {n}")));
+                parts.extend(max.map(|n| format!("maximum = {n}")));
+            }
+        }
+        _ => {}
+    }
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
