@@ -15,6 +15,7 @@ use crate::ast::{Body, Container, Context, Field};
 use crate::attr::migrate::{Migrate, Step, StepKind};
 use crate::common::expansion::Expansion;
 use crate::common::fields::Kept;
+use crate::common::old_field;
 use crate::common::types::{classify, Kind};
 
 /// A checked versioning declaration; `None` when the model is not versioned (or the
@@ -492,27 +493,12 @@ fn kept_checks(v: &Versioning, kept: &[KeptField]) -> TokenStream {
             let other = format!(
                 "version {version} (`{shape}`) stores `{name}`, {what}, as `{{Self}}`, not `{{T}}`: {fix}"
             );
-            out.extend(quote_spanned! {old.span()=>
-                const _: () = {
-                    const __L: __ds::OldField = __ds::OldField::find::<#old>(#name);
-                    ::core::assert!(!__L.missing(), #missing);
-                    #[diagnostic::on_unimplemented(message = #other, label = "this version stores the field as another type")]
-                    trait __SameAcrossVersions<T: ?Sized> {}
-                    impl<T: ?Sized> __SameAcrossVersions<T> for T {}
-                    impl<T> __SameAcrossVersions<T> for ::core::option::Option<T> {}
-                    impl<T> __SameAcrossVersions<::core::option::Option<T>> for T {}
-                    fn __same<A: ?Sized + __SameAcrossVersions<B>, B: ?Sized>() {}
-                    fn __check() {
-                        __same::<
-                            <__ds::If<{ __L.compare() }> as __ds::Choose<
-                                <#old as __ds::HasField<{ __L.index() }>>::Stored,
-                                #ty,
-                            >>::Out,
-                            #ty,
-                        >();
-                    }
-                };
-            });
+            let says = old_field::Messages {
+                missing: &missing,
+                other: &other,
+                label: "this version stores the field as another type",
+            };
+            out.extend(old_field::check(old, name, Some(ty), &says, old.span()));
         }
     }
     out

@@ -9,12 +9,12 @@
 //! error names the row, the path, the version and the fixes.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{quote, quote_spanned};
+use quote::quote;
 
 use super::Access;
 use crate::ast::Container;
 use crate::attr::migrate::{Migrate, StepKind};
-use crate::common::paths;
+use crate::common::{old_field, paths};
 
 /// What the fixes are, at the end of every message of the rule.
 const FIXES: &str = "lazy migration upgrades a document only when it is written, so until then this row does not see it; run `versioning::backfill` before the row is relied on and waive with `allow(old_version_field, reason = \"backfilled before release ...\")`, or keep the field's name and type across versions";
@@ -85,33 +85,13 @@ fn check(
     let missing = format!(
         "docshape rule `old_version_field`: access pattern `{row}` {verb} `{path}`, but version {version} (`{shape}`) stores no field `{first}`: {FIXES}"
     );
-    let types = current.map(|current| {
-        let message = format!(
-            "docshape rule `old_version_field`: access pattern `{row}` {verb} `{path}`, which version {version} (`{shape}`) stores as `{{Self}}`, not `{{T}}`: {FIXES}"
-        );
-        quote_spanned! {span=>
-            #[diagnostic::on_unimplemented(message = #message, label = "an older version stores this field as another type")]
-            trait __SameAcrossVersions<T: ?Sized> {}
-            impl<T: ?Sized> __SameAcrossVersions<T> for T {}
-            impl<T> __SameAcrossVersions<T> for ::core::option::Option<T> {}
-            impl<T> __SameAcrossVersions<::core::option::Option<T>> for T {}
-            fn __same<A: ?Sized + __SameAcrossVersions<B>, B: ?Sized>() {}
-            fn __check() {
-                __same::<
-                    <__ds::If<{ __L.compare() }> as __ds::Choose<
-                        <#old as __ds::HasField<{ __L.index() }>>::Stored,
-                        #current,
-                    >>::Out,
-                    #current,
-                >();
-            }
-        }
-    });
-    quote_spanned! {span=>
-        const _: () = {
-            const __L: __ds::OldField = __ds::OldField::find::<#old>(#first);
-            ::core::assert!(!__L.missing(), #missing);
-            #types
-        };
-    }
+    let other = format!(
+        "docshape rule `old_version_field`: access pattern `{row}` {verb} `{path}`, which version {version} (`{shape}`) stores as `{{Self}}`, not `{{T}}`: {FIXES}"
+    );
+    let says = old_field::Messages {
+        missing: &missing,
+        other: &other,
+        label: "an older version stores this field as another type",
+    };
+    old_field::check(old, first, current, &says, span)
 }

@@ -6,6 +6,8 @@
 //! - [`respan`]: generated tokens placed under the user's tokens;
 //! - [`fields`]: stored field names written in attributes, their lookup, and the
 //!   fields a pattern maintains ([`fields::Kept`]);
+//! - [`old_field`]: whether an older version's shape stores a field as the current
+//!   type does;
 //! - [`paths`]: stored paths (`address.city`) and the `HasField` impls;
 //! - [`size`]: compile-time BSON size bounds;
 //! - [`bounds`]: bounds a pattern adds to a field's validator;
@@ -21,6 +23,7 @@ pub(crate) mod expansion;
 pub(crate) mod fallback;
 pub(crate) mod fields;
 pub(crate) mod message;
+pub(crate) mod old_field;
 pub(crate) mod paths;
 pub(crate) mod respan;
 pub(crate) mod size;
