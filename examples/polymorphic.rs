@@ -82,20 +82,34 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         order_id: "o-1".into(),
         amount_cents: 100,
     };
-    let refused = events.insert_one(again).await.is_err();
-    println!("a second purchase of order o-1 is refused: {refused}");
+    if events.insert_one(again).await.is_ok() {
+        return Err("a second purchase of order o-1 was admitted".into());
+    }
+    println!("a second purchase of order o-1 is refused");
     let mixed = doc! { "_id": ObjectId::new(), "kind": "click", "user": "x", "at": at, "target": "t", "amount_cents": 1 };
-    let refused = db.collection::<Document>("events").insert_one(mixed).await.is_err();
-    println!("a click carrying a purchase's field is refused by the validator: {refused}");
+    if db.collection::<Document>("events").insert_one(mixed).await.is_ok() {
+        return Err("a click carrying a purchase's field was admitted".into());
+    }
+    println!("a click carrying a purchase's field is refused by the validator");
 
     println!("\n== rows");
-    for event in Event::timeline("ana").all(&db).await? {
+    let timeline = Event::timeline("ana").all(&db).await?;
+    for event in &timeline {
         println!("timeline: {event:?}");
     }
-    for click in Event::clicks_of("ana").all(&db).await? {
+    let clicks = Event::clicks_of("ana").all(&db).await?;
+    for click in &clicks {
         println!("click of ana on {} (a ClicksOfView, the click's own fields)", click.target);
     }
-    let purchase = Event::purchase_of_order("o-1").one(&db).await?.expect("stored above");
+    if (timeline.len(), clicks.len()) != (3, 1) {
+        return Err(format!(
+            "ana has 3 events and 1 click, the rows read {} and {}",
+            timeline.len(),
+            clicks.len()
+        )
+        .into());
+    }
+    let purchase = Event::purchase_of_order("o-1").one(&db).await?.ok_or("the purchase of o-1 is missing")?;
     println!("order o-1: {} cents by {}", purchase.amount_cents, purchase.user);
     println!("\n{}", Event::access_table());
     Ok(())
