@@ -360,7 +360,10 @@ async fn sample(db: &Database, name: &str, size: u64) -> Result<CollectionShape>
             }
         }
     }
-    let mut specs = db.list_collections().filter(doc! { "name": { "$eq": name } }).await?;
+    let mut specs = db
+        .list_collections()
+        .filter(doc! { "name": crate::core::model::eq(Bson::String(name.to_owned())) })
+        .await?;
     while let Some(spec) = specs.try_next().await? {
         shape.validator = spec.options.validator;
     }

@@ -62,7 +62,7 @@ pub async fn explain_access_patterns<T: Model>(db: &mongodb::Database) -> Result
         // discriminator is what makes an index partial to the variant usable.
         if let Some((_, tag, value)) = T::POLYMORPHIC_ROWS.iter().find(|(row, _, _)| *row == pattern.name) {
             if let Ok(filter) = find.get_document_mut("filter") {
-                filter.insert(*tag, doc! { "$eq": *value });
+                filter.insert(*tag, crate::core::model::eq(bson::Bson::String((*value).to_owned())));
             }
         }
         let reply = db.run_command(doc! { "explain": find, "verbosity": "queryPlanner" }).await?;

@@ -60,7 +60,7 @@ pub(super) async fn read(db: &Database, collection: &str) -> Result<Workload> {
     let ns = format!("{}.{collection}", db.name());
     let mut cursor = db
         .collection::<Document>("system.profile")
-        .find(doc! { "ns": { "$eq": ns } })
+        .find(doc! { "ns": crate::core::model::eq(bson::Bson::String(ns)) })
         .limit(MAX_ENTRIES)
         .batch_size(500)
         .await?;
