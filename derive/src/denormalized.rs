@@ -76,28 +76,27 @@ struct CopyDef {
     pub unset_null: bool,
 }
 
-/// The model's checked copies.
+/// The model's (or embedded type's) checked copies.
 pub(crate) struct Parsed {
     copies: Vec<CopyDef>,
+    /// An embedded type's copies: registered by the models that hold it, under their
+    /// collection and the field's path.
+    embedded: bool,
+    /// The first key of each full index of the model: a refreshed copy inside an
+    /// embedded type needs one that is its `via`'s path.
+    leading_keys: Vec<String>,
 }
 
 /// Reads `#[denormalized]` on the struct's fields: the source, the `via` reference
 /// and the refresh policy.
 pub(crate) fn parse(cx: &Context, errors: &mut Accumulator) -> Parsed {
     let c = &cx.container;
-    let mut out = Parsed { copies: Vec::new() };
+    let mut out = Parsed { copies: Vec::new(), embedded: !cx.is_model(), leading_keys: Vec::new() };
     match &c.body {
         Body::Struct(_, fields) => {
             for f in fields {
                 let Some(name) = f.name.clone() else { continue };
                 for attr in attrs(f, "denormalized") {
-                    if !cx.is_model() {
-                        errors.push(
-                            Error::custom("`#[denormalized]` goes on a Model's fields")
-                                .with_span(attr.path()),
-                        );
-                        continue;
-                    }
                     if let Some(def) = copy(c, f, &name, attr, errors) {
                         if out.copies.iter().any(|d| d.field == def.field) {
                             errors.push(
@@ -140,18 +139,61 @@ pub(crate) fn check(
     }
     check_via_indexes(c, parsed, &index.indexes, errors);
     resolve_lookups(parsed, &mut access.patterns, errors);
+    parsed.leading_keys = index
+        .indexes
+        .iter()
+        .filter(|i| i.partial.is_none())
+        .filter_map(|i| i.keys.first().map(|k| k.path.clone()))
+        .collect();
+}
+
+/// An embedded type's copies: one stored type, as a model's. Their `via` indexes are
+/// the models' to check, which know their paths.
+pub(crate) fn check_embedded(parsed: &mut Parsed, cx: &Context, errors: &mut Accumulator) {
+    if let (false, Some(param)) = (parsed.copies.is_empty(), cx.container.generics.params.first()) {
+        errors.push(
+            Error::custom("an embedded type with denormalized copies is one stored type; it cannot be generic")
+                .with_span(param),
+        );
+    }
 }
 
 /// The copies' rows of `Model::RELATIONS`, `Model::COPIES`, their type checks and
 /// registry entries.
 pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> Expansion {
     let c = &cx.container;
+    let nested = (!parsed.embedded).then(|| nested_via_checks(c, parsed)).unwrap_or_default();
+    let items = items(c, parsed);
     Expansion {
         relations: rows(parsed),
-        copies: parsed.copies.iter().map(|d| copy_spec(&c.ident, d)).collect(),
-        items: items(c, parsed),
+        copies: parsed.copies.iter().map(|d| copy_spec(&c.ident, d, parsed.embedded)).collect(),
+        items: quote!(#items #nested),
         ..Expansion::default()
     }
+}
+
+/// The `unindexed_via` rule for the copies inside the model's embedded types: per field
+/// that may hold one, a constant that walks the embedded type's copies (and those of
+/// its own embedded types) and asks for a full index leading with each refreshed
+/// copy's `via` path.
+fn nested_via_checks(c: &Container, parsed: &Parsed) -> TokenStream {
+    let ident = &c.ident;
+    let keys = &parsed.leading_keys;
+    let mut out = TokenStream::new();
+    for (field, span, entry) in crate::relation::nested_entries(c) {
+        let shown = if field.is_empty() { "a flattened field".to_owned() } else { format!("`{field}`") };
+        let at = if field.is_empty() { String::new() } else { format!("{field}.") };
+        let message = rule(
+            "unindexed_via",
+            format!(
+                "{shown} holds refreshed `#[denormalized]` copies, each rewritten by an `update_many` on its `via` path (`{at}<via>`); no index of `{ident}` starts with that path, so each refresh scans the collection: add `#[index(keys({at}<via>))]` for the copy's `via` field"
+            ),
+        );
+        out.extend(quote::quote_spanned! {span=>
+            const _: () = ::core::assert!(__ds::nested_vias_indexed(&#entry, &[#(#keys),*]), #message);
+        });
+    }
+    out
 }
 
 fn attrs<'a>(f: &'a Field, name: &'a str) -> impl Iterator<Item = &'a Attribute> + 'a {
@@ -454,7 +496,7 @@ fn opt_str(s: &Option<String>) -> TokenStream {
 }
 
 /// A copy's `CopySpec`, as a constant expression.
-fn copy_spec(ident: &syn::Ident, d: &CopyDef) -> TokenStream {
+fn copy_spec(ident: &syn::Ident, d: &CopyDef, embedded: bool) -> TokenStream {
     let (field, via, path) = (&d.field, &d.via, &d.source_path);
     let source = &d.source;
     let source = respan(quote!(#source), d.from_span);
@@ -462,11 +504,15 @@ fn copy_spec(ident: &syn::Ident, d: &CopyDef) -> TokenStream {
     let reason = opt_str(&d.reason);
     let on_delete = on_delete_tokens(&d.on_delete);
     let null = if d.unset_null { quote!(__ds::Cleared::Unset) } else { quote!(__ds::Cleared::Null) };
+    // An embedded type's copy has no collection of its own: the models holding it
+    // register it under theirs.
+    let collection = if embedded { quote!("") } else { quote!(<#ident as __ds::Model>::COLLECTION) };
     quote! {
         __ds::CopySpec {
-            collection: <#ident as __ds::Model>::COLLECTION, field: #field, via: #via,
+            collection: #collection, field: #field, via: #via,
             source: <#source as __ds::Model>::COLLECTION, source_field: #path,
             refresh: #refresh, reason: #reason, on_delete: #on_delete, null: #null,
+            arrays: &[],
         }
     }
 }
@@ -524,12 +570,13 @@ fn items(c: &Container, r: &Parsed) -> TokenStream {
             bound_check("assert_via", t, quote!(__ds::ViaSource), Some(source.clone()), d.via_span)
         });
         let model_check = bound_check("assert_model", source.clone(), quote!(__ds::Model), None, d.from_span);
-        // Registered, so the source's update API finds every copy that follows it.
-        let spec = copy_spec(ident, d);
-        out.extend(quote! {
-            const _: () = { #lookups #model_check #same #via };
-            __ds::inventory::submit! { #spec }
-        });
+        out.extend(quote!(const _: () = { #lookups #model_check #same #via };));
+        // Registered, so the source's update API finds every copy that follows it; an
+        // embedded type's, through the models that hold it.
+        if !r.embedded {
+            let spec = copy_spec(ident, d, false);
+            out.extend(quote!(__ds::inventory::submit! { #spec }));
+        }
     }
     out
 }

@@ -291,20 +291,27 @@ fn embedded_expansion(recv: EmbeddedReceiver) -> Expanded {
     // Parse every pattern an embedded type can hold.
     let mut validator = validator::parse(&cx, &mut errors);
     let mut relation = relation::parse(&cx, &mut errors);
-    // A copy belongs to a Model: parsing refuses it here, so there is nothing to check.
-    let _denormalized = denormalized::parse(&cx, &mut errors);
+    let mut denormalized = denormalized::parse(&cx, &mut errors);
     let bounds = relation::bounds(&relation);
 
     // Check every pattern.
     validator::check(&mut validator, &cx, &mut errors);
     relation::check(&mut relation, &cx, &bounds, &mut errors);
+    denormalized::check_embedded(&mut denormalized, &cx, &mut errors);
     let errors = errors.finish().err();
 
     // Expand every pattern, errors or not, as for a model.
     let bounded = bounds::bounded(&cx, &bounds);
     let validator = validator::expand(&validator, &bounded);
     let relation = relation::expand(&relation, &bounded);
+    let denormalized = denormalized::expand(&denormalized, &bounded);
     let c = &bounded.container;
+    // Its relations and copies reach the models that hold it.
+    let embedded = relation::embedded_relations(c, &[&relation, &denormalized]);
     let (paths, size) = (crate::common::paths::has_field_impls(c), crate::common::size::impl_for(c));
-    Expanded { errors, views: TokenStream::new(), items: quote!(#validator #paths #size #relation) }
+    Expanded {
+        errors,
+        views: TokenStream::new(),
+        items: quote!(#validator #paths #size #relation #denormalized #embedded),
+    }
 }

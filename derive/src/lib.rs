@@ -67,7 +67,7 @@ pub fn derive_model(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
 
 /// Derives `docshape::validator::Schema` for a sub-document type (struct or enum) that
 /// has no collection of its own. See the `docshape` crate for the attributes.
-#[proc_macro_derive(Embedded, attributes(embedded, validate, embed, reference))]
+#[proc_macro_derive(Embedded, attributes(embedded, validate, embed, reference, denormalized))]
 pub fn derive_embedded(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
     driver::expand_embedded(input.into()).into()
 }

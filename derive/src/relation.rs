@@ -163,28 +163,42 @@ pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> Expansion {
     let id_source = cx.container_for(None);
     let (unbounded, items) = (unbounded_documents(c, parsed), items(id_source, parsed, cx.is_model()));
     let (relations, nested) = (rows(c, parsed), nested(c));
-    if cx.is_model() {
-        return Expansion { relations, nested, items: quote!(#unbounded #items), ..Expansion::default() };
+    // A model's rows go into `impl Model`, an embedded type's into
+    // `impl EmbeddedRelations` ([`embedded_relations`]).
+    Expansion { relations, nested, items: quote!(#unbounded #items), ..Expansion::default() }
+}
+
+/// An embedded type's rows, copies and nested relations, gathered from `parts`: they
+/// reach the design-decision table and the copies' registry through the models that
+/// hold it. Nothing when it declares none, or is generic (no one set of rows).
+pub(crate) fn embedded_relations(c: &Container, parts: &[&Expansion]) -> TokenStream {
+    let relations: Vec<&TokenStream> = parts.iter().flat_map(|p| &p.relations).collect();
+    let nested: Vec<&TokenStream> = parts.iter().flat_map(|p| &p.nested).collect();
+    let copies: Vec<&TokenStream> = parts.iter().flat_map(|p| &p.copies).collect();
+    if !c.generics.params.is_empty() || (relations.is_empty() && nested.is_empty() && copies.is_empty()) {
+        return TokenStream::new();
     }
-    // An embedded type's rows reach the table through the models that hold it.
-    let embedded =
-        (c.generics.params.is_empty() && (!relations.is_empty() || !nested.is_empty())).then(|| {
-            let ident = &c.ident;
-            quote! {
-                #[automatically_derived]
-                impl __ds::EmbeddedRelations for #ident {
-                    const RELATIONS: &'static [__ds::Relation] = &[#(#relations),*];
-                    const NESTED: &'static [__ds::Nested] = &[#(#nested),*];
-                }
-            }
-        });
-    Expansion { items: quote!(#unbounded #items #embedded), ..Expansion::default() }
+    let ident = &c.ident;
+    quote! {
+        #[automatically_derived]
+        impl __ds::EmbeddedRelations for #ident {
+            const RELATIONS: &'static [__ds::Relation] = &[#(#relations),*];
+            const NESTED: &'static [__ds::Nested] = &[#(#nested),*];
+            const COPIES: &'static [__ds::CopySpec] = &[#(#copies),*];
+        }
+    }
 }
 
 /// `Nested` entries: per stored field whose type may be an embedded type (not plainly
 /// a scalar, not a reference), the relations inside it, looked up through
 /// `RelationsOf` so that a type that declares none costs nothing and needs no trait.
 fn nested(c: &Container) -> Vec<TokenStream> {
+    nested_entries(c).into_iter().map(|(_, _, entry)| entry).collect()
+}
+
+/// [`nested`]'s entries, each with its stored field name (empty for a flattened one)
+/// and the span of its type.
+pub(crate) fn nested_entries(c: &Container) -> Vec<(String, proc_macro2::Span, TokenStream)> {
     if !c.generics.params.is_empty() {
         return Vec::new();
     }
@@ -197,18 +211,24 @@ fn nested(c: &Container) -> Vec<TokenStream> {
     fields
         .into_iter()
         .filter_map(|f| {
-            let (Some(item), _) = element(&f.recv.ty) else { return None };
+            let (Some(item), many) = element(&f.recv.ty) else { return None };
             if plain_scalar(&item) || ref_target(&f.recv.ty).is_some() || f.serde.with.is_some() {
                 return None;
             }
             // A flattened sub-document's fields sit beside the parent's.
             let field = if f.serde.flatten.is_some() { String::new() } else { f.name.clone()? };
             let item = respan(quote!(#item), f.recv.ty.span());
-            Some(quote!({
+            let shown = field.clone();
+            Some((shown, f.recv.ty.span(), quote!({
                 #[allow(unused_imports)]
                 use __ds::RelationsFallback as _;
-                __ds::Nested { field: #field, relations: __ds::RelationsOf::<#item>::RELATIONS, nested: __ds::RelationsOf::<#item>::NESTED }
-            }))
+                __ds::Nested {
+                    field: #field, many: #many,
+                    relations: __ds::RelationsOf::<#item>::RELATIONS,
+                    copies: __ds::RelationsOf::<#item>::COPIES,
+                    nested: __ds::RelationsOf::<#item>::NESTED,
+                }
+            })))
         })
         .collect()
 }

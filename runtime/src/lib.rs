@@ -465,7 +465,7 @@ pub mod __private {
     // extended JSON stays a document.
     pub use crate::core::access::literal::literal as to_bson;
     pub use crate::core::bson_compat::SerError as BsonSerError;
-    pub use crate::core::denormalized::{Cleared, CopySpec, OnDelete, Refresh};
+    pub use crate::core::denormalized::{nested_vias_indexed, Cleared, CopySpec, OnDelete, Refresh};
     pub use crate::core::index::{Index, IndexKey};
     pub use crate::core::model::eq as eq_filter;
     pub use crate::core::model::{Model, ValidationAction, ValidationLevel};

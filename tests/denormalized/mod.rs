@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 mod adversarial;
 mod claims;
+mod embedded;
 mod hardening;
 mod injection;
 mod refresh;

@@ -63,11 +63,18 @@ pub enum Cleared {
 pub struct CopySpec {
     /// The collection holding the copy (`"posts"`).
     pub collection: &'static str,
-    /// The copy's stored field name (`"author_name"`).
+    /// The copy's stored path (`"author_name"`; `"comments.author_name"` for a copy
+    /// inside the embedded documents of `comments`).
     pub field: &'static str,
-    /// The stored name of the field that references the source document
-    /// (`"author_id"`): it holds the source's `_id`.
+    /// The stored path of the field that references the source document
+    /// (`"author_id"`, `"comments.author_id"`): it holds the source's `_id`. It sits in
+    /// the same (sub-)document as the copy.
     pub via: &'static str,
+    /// The stored paths of the arrays that hold the copy's sub-documents, outermost
+    /// first (`["comments"]`; empty for a copy at the top level or in sub-documents
+    /// only): each document's elements that reference the source are the ones
+    /// written, through array filters.
+    pub arrays: &'static [&'static str],
     /// The source's collection (`"users"`).
     pub source: &'static str,
     /// The stored path of the copied field in the source (`"name"`).
@@ -88,6 +95,132 @@ impl CopySpec {
     /// `"posts.author_name"`: the copy's name in the refresh queue and in reports.
     pub fn key(&self) -> String {
         format!("{}.{}", self.collection, self.field)
+    }
+}
+
+/// Whether every refreshed copy inside `nested` (and inside its own embedded types)
+/// has its `via` path (`comments.author_id`) among `leading_keys`, the first keys of
+/// its model's full indexes: the `unindexed_via` rule, evaluated at compile time for
+/// copies the model only knows through its fields' types. Nesting deeper than eight
+/// levels is not checked.
+#[doc(hidden)]
+pub const fn nested_vias_indexed(nested: &crate::core::relation::Nested, leading_keys: &[&str]) -> bool {
+    let mut parts: [&str; 10] = [""; 10];
+    walk_vias(nested, &mut parts, 0, leading_keys)
+}
+
+const fn walk_vias(
+    n: &crate::core::relation::Nested,
+    parts: &mut [&str; 10],
+    depth: usize,
+    keys: &[&str],
+) -> bool {
+    if depth + 2 > parts.len() {
+        return true;
+    }
+    parts[depth] = n.field;
+    let mut i = 0;
+    while i < n.copies.len() {
+        let c = &n.copies[i];
+        if !matches!(c.refresh, Refresh::Never) {
+            parts[depth + 1] = c.via;
+            let mut found = false;
+            let mut k = 0;
+            while k < keys.len() {
+                found |= joined_eq(parts, depth + 2, keys[k]);
+                k += 1;
+            }
+            if !found {
+                return false;
+            }
+        }
+        i += 1;
+    }
+    let mut j = 0;
+    while j < n.nested.len() {
+        if !walk_vias(&n.nested[j], parts, depth + 1, keys) {
+            return false;
+        }
+        j += 1;
+    }
+    true
+}
+
+/// Whether the first `n` of `parts`, joined by dots (empty ones left out, as a
+/// flattened field is), spell `full`.
+const fn joined_eq(parts: &[&str; 10], n: usize, full: &str) -> bool {
+    let f = full.as_bytes();
+    let (mut pos, mut i, mut first) = (0, 0, true);
+    while i < n {
+        let p = parts[i].as_bytes();
+        if !p.is_empty() {
+            if !first {
+                if pos >= f.len() || f[pos] != b'.' {
+                    return false;
+                }
+                pos += 1;
+            }
+            first = false;
+            let mut j = 0;
+            while j < p.len() {
+                if pos >= f.len() || f[pos] != p[j] {
+                    return false;
+                }
+                pos += 1;
+                j += 1;
+            }
+        }
+        i += 1;
+    }
+    pos == f.len()
+}
+
+/// The copies held inside the embedded types of every registered model, each with
+/// its model's collection and its full stored paths (`comments.author_name`), in a
+/// stable order. Built once: the registry does not change while a program runs.
+pub(crate) fn nested_copies() -> &'static [&'static CopySpec] {
+    static ALL: std::sync::OnceLock<Vec<&'static CopySpec>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut all = Vec::new();
+        for model in crate::core::registry::models() {
+            walk(model.collection, "", &[], model.nested, &mut all);
+        }
+        // Leaked once for the program's life, like the derive's own `&'static` specs.
+        all.into_iter().map(|c| &*Box::leak(Box::new(c))).collect()
+    })
+}
+
+/// The copies inside `nested` (under `prefix`, inside the arrays `arrays`).
+fn walk(
+    collection: &'static str,
+    prefix: &str,
+    arrays: &[&'static str],
+    nested: &'static [crate::core::relation::Nested],
+    out: &mut Vec<CopySpec>,
+) {
+    let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+    for n in nested {
+        // A flattened type's fields sit beside the parent's.
+        let path = match (prefix.is_empty(), n.field.is_empty()) {
+            (_, true) => prefix.to_owned(),
+            (true, false) => n.field.to_owned(),
+            (false, false) => format!("{prefix}.{}", n.field),
+        };
+        let mut arrays = arrays.to_vec();
+        if n.many && !path.is_empty() {
+            arrays.push(leak(path.clone()));
+        }
+        let at = |name: &str| if path.is_empty() { name.to_owned() } else { format!("{path}.{name}") };
+        for c in n.copies {
+            out.push(CopySpec {
+                collection,
+                field: leak(at(c.field)),
+                via: leak(at(c.via)),
+                arrays: Box::leak(arrays.clone().into_boxed_slice()),
+                ..*c
+            });
+        }
+        walk(collection, &path, &arrays, n.nested, out);
     }
 }
 

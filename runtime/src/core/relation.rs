@@ -3,7 +3,7 @@
 //! it (the design-decision table, filling copies) is the relation pattern's
 //! ([`crate::relation`]).
 
-use crate::core::denormalized::Refresh;
+use crate::core::denormalized::{CopySpec, Refresh};
 
 /// The design-decision table's file name, among the artifacts.
 pub const DESIGN_DECISIONS_FILE: &str = "DESIGN_DECISIONS.md";
@@ -104,10 +104,17 @@ pub struct Relation {
 /// design-decision table lists them under the field's path (`comments.author`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Nested {
-    /// The stored name of the field holding the embedded type.
+    /// The stored name of the field holding the embedded type (empty for a flattened
+    /// one, whose fields sit beside the parent's).
     pub field: &'static str,
-    /// The embedded type's relations (`#[embed]`, references).
+    /// Whether the field is an array of them.
+    pub many: bool,
+    /// The embedded type's relations (`#[embed]`, references, copies).
     pub relations: &'static [Relation],
+    /// The embedded type's denormalized copies, their paths relative to it and their
+    /// collection empty: the model that holds them registers them under its own
+    /// collection and this field's path.
+    pub copies: &'static [CopySpec],
     /// The relations inside its own fields' embedded types.
     pub nested: &'static [Nested],
 }
@@ -119,6 +126,8 @@ pub trait EmbeddedRelations {
     const RELATIONS: &'static [Relation] = &[];
     /// The relations inside its fields' embedded types.
     const NESTED: &'static [Nested] = &[];
+    /// Its `#[denormalized]` copies, relative to it (see [`Nested::copies`]).
+    const COPIES: &'static [CopySpec] = &[];
 }
 
 /// Looks up [`EmbeddedRelations`] for a field's type that may not implement it: the
@@ -132,6 +141,8 @@ impl<T: EmbeddedRelations + ?Sized> RelationsOf<T> {
     pub const RELATIONS: &'static [Relation] = T::RELATIONS;
     /// `T::NESTED`.
     pub const NESTED: &'static [Nested] = T::NESTED;
+    /// `T::COPIES`.
+    pub const COPIES: &'static [CopySpec] = T::COPIES;
 }
 
 /// See [`RelationsOf`].
@@ -141,6 +152,8 @@ pub trait RelationsFallback {
     const RELATIONS: &'static [Relation] = &[];
     /// None.
     const NESTED: &'static [Nested] = &[];
+    /// None.
+    const COPIES: &'static [CopySpec] = &[];
 }
 
 impl<T: ?Sized> RelationsFallback for RelationsOf<T> {}

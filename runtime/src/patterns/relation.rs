@@ -17,8 +17,8 @@ use mongodb::Database;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::core::denormalized::refresh::refresh;
-use crate::core::denormalized::{CopyError, CopySpec, Refresh};
+use crate::core::denormalized::refresh::{fill, instances, projection, refresh, value_at};
+use crate::core::denormalized::{nested_copies, CopyError, CopySpec, Refresh};
 use crate::core::hooks::GeneratedFile;
 use crate::core::model::{eq, Model};
 use crate::core::registry;
@@ -89,7 +89,7 @@ pub fn design_decisions(models: &[(&str, &[Relation])]) -> String {
 ///     field: "author", kind: RelationKind::Reference, target: "users", many: false,
 ///     bound: None, refresh: None, via: None, reason: Some("users live on their own"), split: None,
 /// };
-/// let nested = [Nested { field: "comments", relations: &[AUTHOR], nested: &[] }];
+/// let nested = [Nested { field: "comments", many: true, relations: &[AUTHOR], copies: &[], nested: &[] }];
 /// let table = design_decisions_with_nested(&[("questions", &[], &nested)]);
 /// assert!(table.contains("| questions | comments.author | reference | users | — | — | users live on their own |"));
 /// ```
@@ -197,53 +197,59 @@ fn design_decisions_file() -> Result<Option<String>, crate::core::error::Error> 
 }
 
 /// The value at a dotted path of a document.
-fn at_path<'a>(doc: &'a Document, path: &str) -> Option<&'a Bson> {
-    let mut segments = path.split('.');
-    let mut value = doc.get(segments.next()?)?;
-    for segment in segments {
-        value = value.as_document()?.get(segment)?;
-    }
-    Some(value)
+/// The copies a document of `T` holds: its own, and those inside its embedded types.
+fn copies_of<T: Model>() -> Vec<&'static CopySpec> {
+    let nested = nested_copies().iter().copied().filter(|c| c.collection == T::COLLECTION);
+    T::COPIES.iter().chain(nested).collect()
 }
 
-/// Reads each source document the copies of `T` need (one query per source document,
-/// asking only for the copied fields) and returns `(copy field, value)` pairs; a
-/// source field that is missing gives `Null`. `None` for copies whose reference is
-/// null or missing.
-async fn source_values<T: Model>(
-    db: &Database,
-    stored: &Document,
-    copies: &[&CopySpec],
-) -> Result<Vec<(&'static str, Bson)>, RefError> {
-    // One query per (source collection, referenced id).
-    type Group<'a> = (Bson, Vec<&'a CopySpec>);
-    let mut groups: BTreeMap<(&str, Vec<u8>), Group> = BTreeMap::new();
-    for c in copies {
-        let Some(id) = stored.get(c.via).filter(|v| !matches!(v, Bson::Null)) else { continue };
-        let key = bson_compat::to_vec(&doc! { "k": id.clone() }).unwrap_or_default();
-        groups.entry((c.source, key)).or_insert_with(|| (id.clone(), Vec::new())).1.push(c);
-    }
-    let mut out = Vec::new();
-    for ((source, _), (id, specs)) in groups {
-        let mut projection = Document::new();
-        for s in &specs {
-            projection.insert(s.source_field, 1);
+/// A key under which two equal BSON values are equal bytes.
+fn key(value: &Bson) -> Vec<u8> {
+    bson_compat::to_vec(&doc! { "k": value.clone() }).unwrap_or_default()
+}
+
+/// Each (source collection, referenced id) that `copies` of `stored` follow, once, with
+/// the copies that follow it; a null or missing reference follows none.
+fn groups<'c>(stored: &Document, copies: &[&'c CopySpec]) -> BTreeMap<(&'static str, Vec<u8>), (Bson, Vec<&'c CopySpec>)> {
+    let mut groups: BTreeMap<(&'static str, Vec<u8>), (Bson, Vec<&'c CopySpec>)> = BTreeMap::new();
+    for &c in copies {
+        for (via, _) in instances(c, stored) {
+            let Some(id) = via.filter(|v| !matches!(v, Bson::Null)) else { continue };
+            let group = groups.entry((c.source, key(&id))).or_insert_with(|| (id, Vec::new()));
+            if !group.1.iter().any(|g| std::ptr::eq(*g, c)) {
+                group.1.push(c);
+            }
         }
+    }
+    groups
+}
+
+/// Reads each source document the copies in `stored` need (one query per source
+/// document, asking only for the copied fields) and writes their values into every
+/// copy that follows it, as each copy's type stores them (inside arrays, into each
+/// element that references it).
+async fn fill_copies<T: Model>(db: &Database, stored: &mut Document, copies: &[&CopySpec]) -> Result<(), RefError> {
+    let mut found_sources: BTreeMap<(&'static str, Vec<u8>), Document> = BTreeMap::new();
+    for ((source, k), (id, specs)) in groups(stored, copies) {
         let found = db
             .collection::<Document>(source)
             .find_one(doc! { "_id": eq(id.clone()) })
-            .projection(projection)
+            .projection(projection(specs.iter().map(|s| s.source_field)))
             .await
             .map_err(|e| RefError::Mongo { collection: T::COLLECTION, source: Box::new(e) })?;
         let Some(found) = found else {
             // The collection name is only known at run time here; report the ids.
             return Err(RefError::Missing { collection: T::COLLECTION, ids: vec![id] });
         };
-        for s in specs {
-            out.push((s.field, at_path(&found, s.source_field).cloned().unwrap_or(Bson::Null)));
-        }
+        found_sources.insert((source, k), found);
     }
-    Ok(out)
+    for &c in copies {
+        fill(c, stored, &mut |via| {
+            let source = found_sources.get(&(c.source, key(via)))?;
+            Some(value_at(source, c.source_field))
+        });
+    }
+    Ok(())
 }
 
 fn to_document<T: Model + Serialize>(value: &T) -> Result<Document, RefError> {
@@ -262,14 +268,12 @@ pub async fn snapshot<T>(db: &Database, value: &mut T) -> Result<(), RefError>
 where
     T: Model + Serialize + DeserializeOwned,
 {
-    let copies: Vec<&CopySpec> = T::COPIES.iter().collect();
+    let copies = copies_of::<T>();
     if copies.is_empty() {
         return Ok(());
     }
     let mut stored = to_document(value)?;
-    for (field, v) in source_values::<T>(db, &stored, &copies).await? {
-        stored.insert(field, v);
-    }
+    fill_copies::<T>(db, &mut stored, &copies).await?;
     *value = bson_compat::from_document(stored).map_err(|e| RefError::Decode {
         collection: T::COLLECTION,
         id: Box::new(Bson::Null),
@@ -298,16 +302,12 @@ where
     let collection = db.collection::<Document>(T::COLLECTION);
     let mongo = |source| RefError::Mongo { collection: T::COLLECTION, source: Box::new(source) };
     let id = collection.insert_one(&stored).await.map_err(mongo)?.inserted_id;
-    // One refresh per source document, with its refreshed copies.
-    type Group = (Bson, Vec<&'static CopySpec>);
-    let mut groups: BTreeMap<(&str, Vec<u8>), Group> = BTreeMap::new();
-    for c in T::COPIES.iter().filter(|c| c.refresh != Refresh::Never) {
-        let Some(via) = stored.get(c.via).filter(|v| !matches!(v, Bson::Null)) else { continue };
-        let key = bson_compat::to_vec(&doc! { "k": via.clone() }).unwrap_or_default();
-        groups.entry((c.source, key)).or_insert_with(|| (via.clone(), Vec::new())).1.push(c);
-    }
+    // One refresh per source document, with its refreshed copies (inside arrays, of
+    // every element that references it).
+    let refreshed: Vec<&'static CopySpec> =
+        copies_of::<T>().into_iter().filter(|c| c.refresh != Refresh::Never).collect();
     let copies = |source| RefError::Copies { collection: T::COLLECTION, source: Box::new(source) };
-    for ((source, _), (via, specs)) in groups {
+    for ((source, _), (via, specs)) in groups(&stored, &refreshed) {
         let refreshed = refresh(db, source, &via, &specs, None, Some(&id)).await.map_err(copies)?;
         if !refreshed.found {
             return Err(RefError::Missing { collection: T::COLLECTION, ids: vec![via] });

@@ -98,24 +98,97 @@ pub(crate) fn cleared(how: Cleared) -> Option<Bson> {
     }
 }
 
-/// The filter of the copies of `spec` that reference source `id`: the reference
-/// compared literally, and never an array that merely contains `id` (the server's `$eq`
-/// matches an array by its elements; such a reference names no one source, and
-/// reconcile reports it as such).
-pub(crate) fn via_filter(spec: &CopySpec, id: &Bson) -> Document {
-    doc! { spec.via: { "$eq": id.clone(), "$not": { "$type": "array" } } }
+/// Where a copy sits: the arrays on its way, each as a path relative to the element
+/// of the array before it (the document itself for the first), and the path from the
+/// innermost array's element (or the document) to the sub-document holding the copy
+/// and its `via`.
+struct Layout {
+    /// `["answers", "comments"]` for a copy in `answers.comments.author_name` when
+    /// both are arrays.
+    hops: Vec<String>,
+    /// The path from the innermost element to the copy's sub-document, with a
+    /// trailing dot (`"meta."`), or empty.
+    tail: String,
 }
 
-/// The update that makes a copy hold `value` as the copy's type stores it ([`stored`]):
-/// `$set`, or `$unset`.
-pub(crate) fn change(spec: &CopySpec, value: Option<&Bson>) -> Document {
-    match stored(spec, value) {
-        Some(v) => doc! { "$set": { spec.field: v.clone() } },
-        None => doc! { "$unset": { spec.field: "" } },
+/// The copy's own name and its `via`'s inside the sub-document holding them.
+fn leaf(path: &str) -> &str {
+    path.rsplit_once('.').map_or(path, |(_, l)| l)
+}
+
+impl Layout {
+    fn of(spec: &CopySpec) -> Self {
+        let container = spec.field.rsplit_once('.').map_or("", |(c, _)| c);
+        let mut hops = Vec::new();
+        let mut from = 0;
+        for array in spec.arrays {
+            // `arrays` are prefixes of the copy's path, outermost first (the derive
+            // writes them so); a malformed one is left out rather than misplaced.
+            let Some(rest) = array.get(from..).filter(|_| container.starts_with(array)) else { continue };
+            hops.push(rest.trim_start_matches('.').to_owned());
+            from = array.len();
+        }
+        let tail = container.get(from..).unwrap_or("").trim_start_matches('.');
+        let tail = if tail.is_empty() { String::new() } else { format!("{tail}.") };
+        Layout { hops, tail }
+    }
+
+    /// `condition` (keys relative to the copy's sub-document) as a filter relative to
+    /// the element of array `from` (`None`: the document): each array further in is
+    /// an `$elemMatch`, so that the conditions hold of one element, not of any.
+    fn wrap(&self, from: Option<usize>, condition: Document) -> Document {
+        let mut out: Document = condition.into_iter().map(|(k, v)| (format!("{}{k}", self.tail), v)).collect();
+        let first = from.map_or(0, |i| i + 1);
+        for hop in self.hops[first.min(self.hops.len())..].iter().rev() {
+            out = doc! { hop.as_str(): { "$elemMatch": out } };
+        }
+        out
+    }
+
+    /// The copy's update path: `answers.$[d0].comments.$[d1].author_name`.
+    fn update_path(&self, spec: &CopySpec) -> String {
+        let mut path = String::new();
+        for (i, hop) in self.hops.iter().enumerate() {
+            path.push_str(&format!("{hop}.$[d{i}]."));
+        }
+        format!("{path}{}{}", self.tail, leaf(spec.field))
     }
 }
 
-/// The filter of a copy's documents that differ from `value` as the copy stores it.
+/// The reference's condition: `id` compared literally, and never an array that merely
+/// contains it (the server's `$eq` matches an array by its elements; such a reference
+/// names no one source, and reconcile reports it as such).
+fn via_condition(id: &Bson) -> Document {
+    doc! { "$eq": id.clone(), "$not": { "$type": "array" } }
+}
+
+/// The filter of the documents holding copies of `spec` that reference source `id`
+/// (for a copy inside arrays, the documents with at least one such element).
+pub(crate) fn via_filter(spec: &CopySpec, id: &Bson) -> Document {
+    Layout::of(spec).wrap(None, doc! { leaf(spec.via): via_condition(id) })
+}
+
+/// The update that makes a copy hold `value` as the copy's type stores it ([`stored`]):
+/// `$set`, or `$unset`, and its array filters: inside arrays, the elements written are
+/// those whose `via` is `id` ([`via_condition`]), every other element is left alone.
+pub(crate) fn change(spec: &CopySpec, id: &Bson, value: Option<&Bson>) -> (Document, Vec<Document>) {
+    let layout = Layout::of(spec);
+    let path = layout.update_path(spec);
+    let update = match stored(spec, value) {
+        Some(v) => doc! { "$set": { path: v.clone() } },
+        None => doc! { "$unset": { path: "" } },
+    };
+    let filters = (0..layout.hops.len())
+        .map(|i| {
+            let inner = layout.wrap(Some(i), doc! { leaf(spec.via): via_condition(id) });
+            inner.into_iter().map(|(k, v)| (format!("d{i}.{k}"), v)).collect()
+        })
+        .collect();
+    (update, filters)
+}
+
+/// The filter of the documents holding a copy that differs from `value` as the copy
+/// stores it (inside arrays: an element that references `id` and differs).
 pub(crate) fn stale_filter(spec: &CopySpec, id: &Bson, value: Option<&Bson>) -> Document {
     let condition = match stored(spec, value) {
         // `$ne: null` would leave out a document without the field (the server's null
@@ -125,9 +198,101 @@ pub(crate) fn stale_filter(spec: &CopySpec, id: &Bson, value: Option<&Bson>) -> 
         Some(v) => Literal::stored(v.clone()).ne(),
         None => doc! { "$exists": true },
     };
-    let mut filter = via_filter(spec, id);
-    filter.insert(spec.field, condition);
-    filter
+    Layout::of(spec).wrap(None, doc! { leaf(spec.via): via_condition(id), leaf(spec.field): condition })
+}
+
+/// Each place a copy of `spec` sits in `document`: its reference and its value (`None`
+/// when absent), one per array element on the way; none when a sub-document or an
+/// array on the way is absent or not one.
+pub(crate) fn instances(spec: &CopySpec, document: &Document) -> Vec<(Option<Bson>, Option<Bson>)> {
+    let layout = Layout::of(spec);
+    let mut level: Vec<&Document> = vec![document];
+    for hop in &layout.hops {
+        level = level
+            .into_iter()
+            .filter_map(|d| value_ref(d, hop))
+            .filter_map(Bson::as_array)
+            .flatten()
+            .filter_map(Bson::as_document)
+            .collect();
+    }
+    level
+        .into_iter()
+        .map(|d| {
+            let at = |name: &str| value_at(d, &format!("{}{name}", layout.tail));
+            (at(leaf(spec.via)), at(leaf(spec.field)))
+        })
+        // A sub-document path that is absent holds no copy.
+        .filter(|(via, value)| layout.tail.is_empty() || via.is_some() || value.is_some())
+        .collect()
+}
+
+/// Gives each copy of `spec` in `document` (a document about to be written) the value
+/// `value_of` returns for its reference, as the copy's type stores it.
+pub(crate) fn fill(spec: &CopySpec, document: &mut Document, value_of: &mut dyn FnMut(&Bson) -> Option<Option<Bson>>) {
+    fn walk(
+        spec: &CopySpec,
+        hops: &[String],
+        tail: &str,
+        d: &mut Document,
+        value_of: &mut dyn FnMut(&Bson) -> Option<Option<Bson>>,
+    ) {
+        if let Some((hop, rest)) = hops.split_first() {
+            if let Some(Bson::Array(items)) = value_mut(d, hop) {
+                for item in items.iter_mut().filter_map(|i| match i {
+                    Bson::Document(d) => Some(d),
+                    _ => None,
+                }) {
+                    walk(spec, rest, tail, item, value_of);
+                }
+            }
+            return;
+        }
+        let holder = if tail.is_empty() {
+            Some(d)
+        } else {
+            match value_mut(d, tail.trim_end_matches('.')) {
+                Some(Bson::Document(h)) => Some(h),
+                _ => None,
+            }
+        };
+        let Some(holder) = holder else { return };
+        let Some(via) = holder.get(leaf(spec.via)).cloned() else { return };
+        let Some(value) = value_of(&via) else { return };
+        match stored(spec, value.as_ref()) {
+            Some(v) => {
+                holder.insert(leaf(spec.field), v.clone());
+            }
+            None => {
+                holder.remove(leaf(spec.field));
+            }
+        }
+    }
+    let layout = Layout::of(spec);
+    walk(spec, &layout.hops, &layout.tail, document, value_of);
+}
+
+/// The value at a dotted path, borrowed.
+fn value_ref<'d>(document: &'d Document, path: &str) -> Option<&'d Bson> {
+    let (first, rest) = path.split_once('.').map_or((path, None), |(f, r)| (f, Some(r)));
+    let value = document.get(first)?;
+    match rest {
+        None => Some(value),
+        Some(rest) => value_ref(value.as_document()?, rest),
+    }
+}
+
+/// The value at a dotted path, mutably.
+fn value_mut<'d>(document: &'d mut Document, path: &str) -> Option<&'d mut Bson> {
+    let (first, rest) = path.split_once('.').map_or((path, None), |(f, r)| (f, Some(r)));
+    let value = document.get_mut(first)?;
+    match rest {
+        None => Some(value),
+        Some(rest) => match value {
+            Bson::Document(d) => value_mut(d, rest),
+            _ => None,
+        },
+    }
 }
 
 /// Whether the server refused this one statement for what it was sent (a validator, a
@@ -139,6 +304,15 @@ pub(crate) fn is_refusal(e: &mongodb::error::Error) -> bool {
         return false;
     }
     matches!(e.kind.as_ref(), ErrorKind::Write(WriteFailure::WriteError(_)) | ErrorKind::Command(_))
+}
+
+/// The options of a copy's update: its array filters, when it sits inside arrays.
+pub(crate) fn options(array_filters: &[Document]) -> mongodb::options::UpdateOptions {
+    let mut options = mongodb::options::UpdateOptions::default();
+    if !array_filters.is_empty() {
+        options.array_filters = Some(array_filters.to_vec());
+    }
+    options
 }
 
 /// One copy of one source document, and the value it should hold.
@@ -164,11 +338,12 @@ impl CopyWrite<'_> {
         filter
     }
 
-    /// The one statement that writes every copy document at once: `(filter, update)`
-    /// for an `update_many`. What a transaction sends, and a whole-copy write's first
-    /// attempt.
-    pub(crate) fn statement(&self) -> (Document, Document) {
-        (self.scope(), change(self.spec, self.value))
+    /// The one statement that writes every copy document at once: `(filter, update,
+    /// array filters)` for an `update_many` ([`options`]). What a transaction sends,
+    /// and a whole-copy write's first attempt.
+    pub(crate) fn statement(&self) -> (Document, Document, Vec<Document>) {
+        let (update, filters) = change(self.spec, self.source, self.value);
+        (self.scope(), update, filters)
     }
 
     /// The copy documents that differ from the value, leaving out `refused`.
@@ -263,8 +438,8 @@ pub(crate) async fn write_copy(
 ) -> Result<Written, WriteError> {
     let (size, guard) = match batching {
         Batching::Whole => {
-            let (filter, update) = write.statement();
-            match target.update_many(filter, update).await {
+            let (filter, update, filters) = write.statement();
+            match target.update_many(filter, update).with_options(options(&filters)).await {
                 Ok(done) => {
                     return Ok(Written {
                         matched: done.matched_count,
@@ -278,7 +453,7 @@ pub(crate) async fn write_copy(
         }
         Batching::Batches { size, guard } => (size.max(1), guard),
     };
-    let update = change(write.spec, write.value);
+    let update = change(write.spec, write.source, write.value);
     let mut written = Written::default();
     // A second pass makes sure nothing was left (it finds nothing unless the copies
     // were written to meanwhile); refused documents are left out of it.
@@ -324,7 +499,7 @@ pub(crate) async fn write_copy(
 async fn write_batch(
     target: &Collection<Document>,
     write: &CopyWrite<'_>,
-    update: &Document,
+    (update, filters): &(Document, Vec<Document>),
     ids: Vec<Bson>,
     written: &mut Written,
 ) -> Result<(), WriteError> {
@@ -332,7 +507,7 @@ async fn write_batch(
     // this source's value. The ids are matched literally.
     let mut filter = via_filter(write.spec, write.source);
     filter.extend(in_filter("_id", ids.iter().cloned().map(Literal::stored)));
-    match target.update_many(filter, update.clone()).await {
+    match target.update_many(filter, update.clone()).with_options(options(filters)).await {
         Ok(done) => {
             written.modified += done.modified_count;
             trace::event!(
@@ -350,7 +525,7 @@ async fn write_batch(
     for id in ids {
         let mut filter = via_filter(write.spec, write.source);
         filter.insert("_id", eq(id.clone()));
-        match target.update_one(filter, update.clone()).await {
+        match target.update_one(filter, update.clone()).with_options(options(filters)).await {
             Ok(done) => written.modified += done.modified_count,
             Err(e) if is_refusal(&e) => {
                 trace::event!(DEBUG, copy = write.spec.key().as_str(), "refused");
@@ -467,6 +642,7 @@ mod tests {
             reason: None,
             on_delete: OnDelete::Keep,
             null,
+            arrays: &[],
         }
     }
 
@@ -475,11 +651,11 @@ mod tests {
         let (unset, null) = (spec(Cleared::Unset), spec(Cleared::Null));
         let v = Bson::from("Ada");
         for s in [&unset, &null] {
-            assert_eq!(change(s, Some(&v)), doc! { "$set": { "author_name": "Ada" } });
+            assert_eq!(change(s, &v, Some(&v)), (doc! { "$set": { "author_name": "Ada" } }, vec![]));
         }
         for value in [None, Some(&Bson::Null)] {
-            assert_eq!(change(&unset, value), doc! { "$unset": { "author_name": "" } });
-            assert_eq!(change(&null, value), doc! { "$set": { "author_name": null } });
+            assert_eq!(change(&unset, &v, value).0, doc! { "$unset": { "author_name": "" } });
+            assert_eq!(change(&null, &v, value).0, doc! { "$set": { "author_name": null } });
         }
         assert_eq!(
             stale_filter(&unset, &v, None).get_document("author_name").unwrap(),

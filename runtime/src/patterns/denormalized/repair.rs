@@ -9,7 +9,8 @@ use super::apply::enqueue_many;
 use super::spec::dependents;
 use crate::core::access::literal::{in_filter, Literal};
 use crate::core::denormalized::refresh::{
-    cleared, is_refusal, projection, refresh, stored, value_at, write_copy, Batching, CopyWrite, WriteError,
+    cleared, instances, is_refusal, projection, refresh, stored, value_at, write_copy, Batching, CopyWrite,
+    WriteError,
 };
 use crate::core::denormalized::{CopyError, CopySpec, OnDelete, Refresh};
 use crate::core::error::server_message;
@@ -223,8 +224,10 @@ async fn reconcile_chunk(
     let target = db.collection::<Document>(spec.collection);
     let named = |v: &&Bson| names_one(v);
     let document_id = |d: &Document| d.get("_id").cloned().unwrap_or(Bson::Null);
-    for document in chunk {
-        if document.get(spec.via).is_some_and(|v| !names_one(v)) {
+    // Each document's copies: one at the top level, one per element inside arrays.
+    let held: Vec<Vec<(Option<Bson>, Option<Bson>)>> = chunk.iter().map(|d| instances(spec, d)).collect();
+    for (document, copies) in chunk.iter().zip(&held) {
+        if copies.iter().any(|(via, _)| via.as_ref().is_some_and(|v| !names_one(v))) {
             report.skipped.push(Skipped { id: document_id(document), reason: SkipReason::Reference });
         }
     }
@@ -234,7 +237,7 @@ async fn reconcile_chunk(
     let mut scalars: Vec<Bson> = Vec::new();
     let mut documents: Vec<Bson> = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    for via in chunk.iter().filter_map(|d| d.get(spec.via)).filter(named) {
+    for via in held.iter().flatten().filter_map(|(via, _)| via.as_ref()).filter(named) {
         if seen.insert(key(via)) {
             match via {
                 Bson::Document(_) => documents.push(via.clone()),
@@ -270,7 +273,10 @@ async fn reconcile_chunk(
             Ok(None) => {}
             Err(e) if is_refusal(&e) => {
                 let reason = server_message(&e);
-                for document in chunk.iter().filter(|d| d.get(spec.via) == Some(&via)) {
+                let holds = |copies: &&Vec<(Option<Bson>, Option<Bson>)>| {
+                    copies.iter().any(|(v, _)| v.as_ref() == Some(&via))
+                };
+                for (document, _) in chunk.iter().zip(&held).filter(|(_, c)| holds(c)) {
                     report.skipped.push(Skipped {
                         id: document_id(document),
                         reason: SkipReason::Lookup(reason.clone()),
@@ -283,8 +289,8 @@ async fn reconcile_chunk(
     }
     let mut stale: Vec<(Bson, Option<Bson>)> = Vec::new();
     let mut reported: Vec<(&CopySpec, Bson)> = Vec::new();
-    for document in chunk {
-        let Some(via) = document.get(spec.via).filter(named) else { continue };
+    for (via, value) in held.iter().flatten() {
+        let Some(via) = via.as_ref().filter(named) else { continue };
         let k = key(via);
         if unusable.contains(&k) {
             continue;
@@ -298,7 +304,7 @@ async fn reconcile_chunk(
             },
         };
         let fresh = match &wanted {
-            Wanted::Value(value) => value_at(document, spec.field) == *value,
+            Wanted::Value(wanted) => value == wanted,
             Wanted::Keep | Wanted::Report => false,
         };
         if fresh || !handled.insert(k) {

@@ -8,9 +8,12 @@ use crate::core::denormalized::CopySpec;
 
 inventory::collect!(CopySpec);
 
-/// Every registered copy, in a stable order (by collection, then field).
+/// Every registered copy, in a stable order (by collection, then field): the models'
+/// own, and those inside their embedded types (`comments.author_name`), each under
+/// the collection of the model that holds it.
 pub fn copies() -> Vec<&'static CopySpec> {
     let mut all: Vec<&'static CopySpec> = inventory::iter::<CopySpec>.into_iter().collect();
+    all.extend(crate::core::denormalized::nested_copies());
     all.sort_by(|a, b| (a.collection, a.field).cmp(&(b.collection, b.field)));
     all.dedup_by(|a, b| a == b);
     all

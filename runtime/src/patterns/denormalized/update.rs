@@ -9,7 +9,7 @@ use mongodb::{ClientSession, Database};
 use super::apply::enqueue;
 use super::refresh::after_write;
 use super::spec::{dependents, touches};
-use crate::core::denormalized::refresh::{projection, value_at, CopyWrite};
+use crate::core::denormalized::refresh::{options, projection, value_at, CopyWrite};
 use crate::core::denormalized::{CopyError, CopySpec, Refresh};
 use crate::core::model::{eq, IdOf, Identified};
 // The transaction rules every docshape transaction follows (`docshape::transaction` too).
@@ -257,10 +257,11 @@ impl<'a> SourceWrite<'a> {
                 Refresh::Sync => {
                     let value = after.as_ref().and_then(|a| value_at(a, spec.source_field));
                     let write = CopyWrite { spec, source: &self.id, value: value.as_ref(), only: None };
-                    let (filter, update) = write.statement();
+                    let (filter, update, filters) = write.statement();
                     let target = self.db.collection::<Document>(spec.collection);
                     let done = target
                         .update_many(filter, update)
+                        .with_options(options(&filters))
                         .session(&mut *session)
                         .await
                         .map_err(|e| (Stage::Copy(spec), e))?;

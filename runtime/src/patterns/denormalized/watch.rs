@@ -600,6 +600,7 @@ mod tests {
             reason: None,
             on_delete,
             null: Cleared::Null,
+            arrays: &[],
         }
     }
 
