@@ -504,6 +504,7 @@ fn bucket(c: &Container, b: &BucketDef, stamp: Option<(&str, i64, bool)>) -> Tok
                 __ds::RegisteredCollection {
                     owner: ::core::any::type_name::<#ident>,
                     spec: __ds::bk::cap_collection_spec::<#ident>,
+                    nested: &[],
                 }
             }
         }

@@ -186,7 +186,7 @@ fn nested_via_checks(c: &Container, parsed: &Parsed) -> TokenStream {
         let message = rule(
             "unindexed_via",
             format!(
-                "{shown} holds refreshed `#[denormalized]` copies, each rewritten by an `update_many` on its `via` path (`{at}<via>`); no index of `{ident}` starts with that path, so each refresh scans the collection: add `#[index(keys({at}<via>))]` for the copy's `via` field"
+                "{shown} holds refreshed `#[denormalized]` copies, each rewritten by an `update_many` on its `via` path (`{at}<via>`); no index of `{ident}` starts with that path, so each refresh scans the collection: add `#[index(keys(\"{at}<via>\"))]` for the copy's `via` field"
             ),
         );
         out.extend(quote::quote_spanned! {span=>

@@ -19,6 +19,7 @@ use super::*;
 #[model(collection = "members")]
 pub struct Member {
     #[serde(rename = "_id")]
+    #[validate(max_length = 64)]
     pub id: String,
     pub name: String,
     pub visits: i64,
@@ -35,7 +36,9 @@ pub struct Reply {
         max_stale = "5m",
         reason = "a thread shows its replies' authors without a lookup"
     )]
+    #[validate(max_length = 80)]
     pub author_name: String,
+    #[validate(max_length = 200)]
     pub text: String,
 }
 
@@ -59,7 +62,22 @@ pub struct Thread {
     pub replies: Vec<Reply>,
 }
 
+/// A board keeps two replies embedded, the rest in `board_replies`: the copies in
+/// both are refreshed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(collection = "boards")]
+#[index(keys("replies.author_id"))]
+pub struct Board {
+    #[serde(rename = "_id")]
+    pub id: i64,
+    #[outlier(threshold = 2, overflow = "board_replies", flag = more, per_doc = 2)]
+    pub replies: Vec<Reply>,
+    pub more: bool,
+}
+
 const REPLIES: &str = "threads.replies.author_name";
+const BOARD_REPLIES: &str = "boards.replies.author_name";
+const OVERFLOW_REPLIES: &str = "board_replies.items.author_name";
 const BYLINES: &str = "threads.byline.member_name";
 
 async fn setup(hint: &str) -> testkit::TestDb {
@@ -133,7 +151,7 @@ fn expected(ann: &str) -> Vec<(i64, String, Vec<(String, String, String)>)> {
 fn the_registry_holds_copies_inside_embedded_types_under_their_paths() {
     let copies = denormalized::dependents("members");
     let keys: Vec<String> = copies.iter().map(|c| c.key()).collect();
-    assert_eq!(keys, [BYLINES, REPLIES]);
+    assert_eq!(keys, [OVERFLOW_REPLIES, BOARD_REPLIES, BYLINES, REPLIES]);
     let replies = copies.iter().find(|c| c.key() == REPLIES).unwrap();
     assert_eq!((replies.via, replies.arrays), ("replies.author_id", &["replies"][..]));
     let byline = copies.iter().find(|c| c.key() == BYLINES).unwrap();
@@ -229,4 +247,31 @@ async fn renames_by_another_program_reach_the_replies_through_the_watcher() {
     let now = stored(&db).await;
     assert_eq!(now[0].2[1], ("bob".into(), "Bob 2".into(), "second".into()));
     assert_eq!(now[2].2[1].1, "Eve", "a reference that names no one source is left alone");
+}
+
+/// An outlier array of replies: a rename reaches the replies kept embedded and those in
+/// overflow documents, whose collection is indexed by the copy's `via`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rename_reaches_replies_in_overflow_documents() {
+    let db = setup("embedded_outlier").await;
+    docshape::sync::<Board>(&db).await.unwrap();
+    docshape::outlier::sync::<Board>(&db).await.unwrap();
+    let indexes = db.collection::<Document>("board_replies").list_index_names().await.unwrap();
+    assert!(indexes.contains(&"items.author_id_1".to_owned()), "{indexes:?}");
+    let board = Board { id: 1, replies: vec![], more: false };
+    db.collection::<Board>("boards").insert_one(&board).await.unwrap();
+    for i in 0..7 {
+        let (author, name) = if i % 2 == 0 { ("ann", "Ann") } else { ("bob", "Bob") };
+        let r = Reply { author_id: Ref::new(author.to_owned()), author_name: name.to_owned(), text: format!("r{i}") };
+        Board::push_replies(&db, &1, &[r]).await.unwrap();
+    }
+    denormalized::update_one::<Member>(&db, "ann", rename("Ann Lee")).await.unwrap();
+    let done = Worker::new(&db).only([BOARD_REPLIES, OVERFLOW_REPLIES]).run_until_empty().await.unwrap();
+    assert_eq!(done.jobs, 2, "{done:?}");
+    let all = Board::load_replies(&db, &1).await.unwrap();
+    let shown: Vec<(String, &str)> = all.iter().map(|r| (r.text.clone(), r.author_name.as_str())).collect();
+    let want: Vec<(String, &str)> =
+        (0..7).map(|i| (format!("r{i}"), if i % 2 == 0 { "Ann Lee" } else { "Bob" })).collect();
+    assert_eq!(shown, want);
+    assert!(count(&db, "board_replies", doc! {}).await >= 2, "the replies past two are in overflow documents");
 }

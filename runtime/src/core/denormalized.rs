@@ -177,51 +177,81 @@ const fn joined_eq(parts: &[&str; 10], n: usize, full: &str) -> bool {
 
 /// The copies held inside the embedded types of every registered model, each with
 /// its model's collection and its full stored paths (`comments.author_name`), in a
-/// stable order. Built once: the registry does not change while a program runs.
+/// stable order; an outlier's overflow collection holds its items' copies too. Built
+/// once: the registry does not change while a program runs.
 pub(crate) fn nested_copies() -> &'static [&'static CopySpec] {
     static ALL: std::sync::OnceLock<Vec<&'static CopySpec>> = std::sync::OnceLock::new();
     ALL.get_or_init(|| {
-        let mut all = Vec::new();
+        let mut found: Vec<(&'static str, Placed)> = Vec::new();
         for model in crate::core::registry::models() {
-            walk(model.collection, "", &[], model.nested, &mut all);
+            found.extend(placed(model.nested).into_iter().map(|p| (model.collection, p)));
+        }
+        let mut extra: Vec<_> = inventory::iter::<crate::core::registry::RegisteredCollection>
+            .into_iter()
+            .filter(|c| !c.nested.is_empty())
+            .map(|c| ((c.spec)().name, c.nested))
+            .collect();
+        extra.sort_by(|a, b| a.0.cmp(&b.0));
+        for (name, nested) in extra {
+            let name: &'static str = Box::leak(name.into_boxed_str());
+            found.extend(placed(nested).into_iter().map(|p| (name, p)));
         }
         // Leaked once for the program's life, like the derive's own `&'static` specs.
-        all.into_iter().map(|c| &*Box::leak(Box::new(c))).collect()
+        let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+        found
+            .into_iter()
+            .map(|(collection, p)| {
+                let arrays: Vec<&'static str> = p.arrays.into_iter().map(leak).collect();
+                let spec = CopySpec {
+                    collection,
+                    field: leak(p.field),
+                    via: leak(p.via),
+                    arrays: Box::leak(arrays.into_boxed_slice()),
+                    ..*p.copy
+                };
+                &*Box::leak(Box::new(spec))
+            })
+            .collect()
     })
 }
 
-/// The copies inside `nested` (under `prefix`, inside the arrays `arrays`).
-fn walk(
-    collection: &'static str,
-    prefix: &str,
-    arrays: &[&'static str],
-    nested: &'static [crate::core::relation::Nested],
-    out: &mut Vec<CopySpec>,
-) {
-    let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
-    for n in nested {
-        // A flattened type's fields sit beside the parent's.
-        let path = match (prefix.is_empty(), n.field.is_empty()) {
-            (_, true) => prefix.to_owned(),
-            (true, false) => n.field.to_owned(),
-            (false, false) => format!("{prefix}.{}", n.field),
-        };
-        let mut arrays = arrays.to_vec();
-        if n.many && !path.is_empty() {
-            arrays.push(leak(path.clone()));
+/// A copy inside embedded types, placed: its full stored paths and the arrays on its
+/// way.
+pub(crate) struct Placed {
+    /// The copy as its embedded type declares it.
+    pub(crate) copy: &'static CopySpec,
+    /// `comments.author_name`.
+    pub(crate) field: String,
+    /// `comments.author_id`.
+    pub(crate) via: String,
+    /// `["comments"]`.
+    pub(crate) arrays: Vec<String>,
+}
+
+/// Every copy inside `nested` (and further down), placed.
+pub(crate) fn placed(nested: &'static [crate::core::relation::Nested]) -> Vec<Placed> {
+    fn walk(prefix: &str, arrays: &[String], nested: &'static [crate::core::relation::Nested], out: &mut Vec<Placed>) {
+        for n in nested {
+            // A flattened type's fields sit beside the parent's.
+            let path = match (prefix.is_empty(), n.field.is_empty()) {
+                (_, true) => prefix.to_owned(),
+                (true, false) => n.field.to_owned(),
+                (false, false) => format!("{prefix}.{}", n.field),
+            };
+            let mut arrays = arrays.to_vec();
+            if n.many && !path.is_empty() {
+                arrays.push(path.clone());
+            }
+            let at = |name: &str| if path.is_empty() { name.to_owned() } else { format!("{path}.{name}") };
+            for copy in n.copies {
+                out.push(Placed { copy, field: at(copy.field), via: at(copy.via), arrays: arrays.clone() });
+            }
+            walk(&path, &arrays, n.nested, out);
         }
-        let at = |name: &str| if path.is_empty() { name.to_owned() } else { format!("{path}.{name}") };
-        for c in n.copies {
-            out.push(CopySpec {
-                collection,
-                field: leak(at(c.field)),
-                via: leak(at(c.via)),
-                arrays: Box::leak(arrays.clone().into_boxed_slice()),
-                ..*c
-            });
-        }
-        walk(collection, &path, &arrays, n.nested, out);
     }
+    let mut out = Vec::new();
+    walk("", &[], nested, &mut out);
+    out
 }
 
 /// The refresh queue: reserved for the denormalized pattern (see [`crate::denormalized`]).

@@ -60,6 +60,9 @@ pub struct RegisteredCollection {
     pub owner: fn() -> &'static str,
     /// The collection's spec.
     pub spec: fn() -> CollectionSpec,
+    /// The embedded types its documents hold, whose copies are registered under this
+    /// collection (an outlier's overflow documents hold the items in `items`).
+    pub nested: &'static [crate::core::relation::Nested],
 }
 
 impl fmt::Debug for RegisteredCollection {

@@ -30,6 +30,9 @@ pub struct OutlierSpec {
     pub count: Option<&'static str>,
     /// The most items one overflow document holds.
     pub per_doc: u32,
+    /// The item type's relations and copies, as overflow documents hold them (at
+    /// `items`): a refreshed copy inside the items is indexed there by its `via`.
+    pub items: crate::core::relation::Nested,
 }
 
 /// A model with `#[outlier(...)]` fields.
@@ -166,14 +169,27 @@ pub fn overflow_collection_spec<T: Outliers, const I: usize>() -> CollectionSpec
     overflow_spec(&T::OUTLIERS[I], schema)
 }
 
-/// An overflow collection: its validator and its `{parent: 1, "_id.seq": 1}` index.
-fn overflow_spec(spec: &OutlierSpec, item_schema: Document) -> CollectionSpec {
+/// An overflow collection: its validator, its `{parent: 1, "_id.seq": 1}` index, and
+/// one index per refreshed copy inside its items (`items.author_id`), which a rename
+/// rewrites by that path.
+fn overflow_spec(spec: &'static OutlierSpec, item_schema: Document) -> CollectionSpec {
+    let mut indexes = vec![doc! { "key": { "parent": 1, "_id.seq": 1 }, "name": "parent_1__id.seq_1" }];
+    let mut vias: Vec<String> = crate::core::denormalized::placed(std::slice::from_ref(&spec.items))
+        .into_iter()
+        .filter(|p| p.copy.refresh != crate::core::denormalized::Refresh::Never)
+        .map(|p| p.via)
+        .collect();
+    vias.sort();
+    vias.dedup();
+    for via in vias {
+        indexes.push(doc! { "key": { via.as_str(): 1 }, "name": format!("{via}_1") });
+    }
     CollectionSpec {
         name: spec.overflow.to_owned(),
         validator: overflow_validator(spec, item_schema),
         validation_level: crate::core::model::ValidationLevel::Strict,
         validation_action: crate::core::model::ValidationAction::Error,
-        indexes: vec![doc! { "key": { "parent": 1, "_id.seq": 1 }, "name": "parent_1__id.seq_1" }],
+        indexes,
         shard_key: None,
     }
 }
