@@ -75,7 +75,26 @@ pub struct Board {
     pub more: bool,
 }
 
+/// A topic of a forum, with its replies: copies two arrays deep.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Embedded)]
+pub struct Topic {
+    pub title: String,
+    #[embed(max = 20, reason = "a topic shows its replies")]
+    pub replies: Vec<Reply>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(collection = "forums")]
+#[index(keys("topics.replies.author_id"))]
+pub struct Forum {
+    #[serde(rename = "_id")]
+    pub id: i64,
+    #[embed(max = 20, reason = "a forum shows its topics")]
+    pub topics: Vec<Topic>,
+}
+
 const REPLIES: &str = "threads.replies.author_name";
+const FORUM_REPLIES: &str = "forums.topics.replies.author_name";
 const BOARD_REPLIES: &str = "boards.replies.author_name";
 const OVERFLOW_REPLIES: &str = "board_replies.items.author_name";
 const BYLINES: &str = "threads.byline.member_name";
@@ -151,7 +170,7 @@ fn expected(ann: &str) -> Vec<(i64, String, Vec<(String, String, String)>)> {
 fn the_registry_holds_copies_inside_embedded_types_under_their_paths() {
     let copies = denormalized::dependents("members");
     let keys: Vec<String> = copies.iter().map(|c| c.key()).collect();
-    assert_eq!(keys, [OVERFLOW_REPLIES, BOARD_REPLIES, BYLINES, REPLIES]);
+    assert_eq!(keys, [OVERFLOW_REPLIES, BOARD_REPLIES, FORUM_REPLIES, BYLINES, REPLIES]);
     let replies = copies.iter().find(|c| c.key() == REPLIES).unwrap();
     assert_eq!((replies.via, replies.arrays), ("replies.author_id", &["replies"][..]));
     let byline = copies.iter().find(|c| c.key() == BYLINES).unwrap();
@@ -274,4 +293,30 @@ async fn a_rename_reaches_replies_in_overflow_documents() {
         (0..7).map(|i| (format!("r{i}"), if i % 2 == 0 { "Ann Lee" } else { "Bob" })).collect();
     assert_eq!(shown, want);
     assert!(count(&db, "board_replies", doc! {}).await >= 2, "the replies past two are in overflow documents");
+}
+
+/// Two arrays deep: only the replies of the renamed author are written, in every
+/// topic, and a topic with no replies is no obstacle.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rename_reaches_replies_two_arrays_deep() {
+    let db = setup("embedded_two_deep").await;
+    docshape::sync::<Forum>(&db).await.unwrap();
+    let topic = |title: &str, authors: &[&str]| Topic {
+        title: title.to_owned(),
+        replies: authors.iter().enumerate().map(|(i, a)| reply(a, &format!("{title}{i}"))).collect(),
+    };
+    let mut forum = Forum {
+        id: 1,
+        topics: vec![topic("a", &["ann", "bob"]), topic("b", &[]), topic("c", &["bob", "ann", "ann"])],
+    };
+    relation::insert_one(&db, &mut forum).await.unwrap();
+    let names = |f: &Forum| -> Vec<Vec<String>> {
+        f.topics.iter().map(|t| t.replies.iter().map(|r| r.author_name.clone()).collect()).collect()
+    };
+    assert_eq!(names(&forum), [vec!["Ann", "Bob"], vec![], vec!["Bob", "Ann", "Ann"]]);
+    denormalized::update_one::<Member>(&db, "ann", rename("Ann Lee")).await.unwrap();
+    Worker::new(&db).only([FORUM_REPLIES]).run_until_empty().await.unwrap();
+    let stored = db.collection::<Forum>("forums").find_one(doc! { "_id": 1 }).await.unwrap().unwrap();
+    assert_eq!(names(&stored), [vec!["Ann Lee", "Bob"], vec![], vec!["Bob", "Ann Lee", "Ann Lee"]]);
+    assert_eq!(stored.topics[2].replies[1].text, "c1", "every other field is left alone");
 }

@@ -668,6 +668,59 @@ mod tests {
     }
 
     #[test]
+    fn a_copy_inside_arrays_is_written_by_array_filters_on_its_elements() {
+        let nested = CopySpec {
+            field: "topics.replies.meta.author_name",
+            via: "topics.replies.meta.author_id",
+            arrays: &["topics", "topics.replies"],
+            ..spec(Cleared::Null)
+        };
+        let id = Bson::from("ann");
+        let via = doc! { "$eq": "ann", "$not": { "$type": "array" } };
+        let (update, filters) = change(&nested, &id, Some(&Bson::from("Ann")));
+        assert_eq!(update, doc! { "$set": { "topics.$[d0].replies.$[d1].meta.author_name": "Ann" } });
+        assert_eq!(
+            filters,
+            vec![
+                doc! { "d0.replies": { "$elemMatch": { "meta.author_id": via.clone() } } },
+                doc! { "d1.meta.author_id": via.clone() },
+            ]
+        );
+        assert_eq!(
+            via_filter(&nested, &id),
+            doc! { "topics": { "$elemMatch": { "replies": { "$elemMatch": { "meta.author_id": via.clone() } } } } }
+        );
+        // One element must both reference the source and differ.
+        assert_eq!(
+            stale_filter(&nested, &id, Some(&Bson::from("Ann"))),
+            doc! { "topics": { "$elemMatch": { "replies": { "$elemMatch": {
+                "meta.author_id": via.clone(), "meta.author_name": { "$not": { "$eq": "Ann" } },
+            } } } } }
+        );
+        let d = doc! { "topics": [
+            { "replies": [
+                { "meta": { "author_id": "ann", "author_name": "A" } },
+                { "meta": { "author_id": "bob" } },
+                "not a document",
+            ] },
+            { "replies": "not an array" },
+        ] };
+        assert_eq!(
+            instances(&nested, &d),
+            vec![(Some(Bson::from("ann")), Some(Bson::from("A"))), (Some(Bson::from("bob")), None)]
+        );
+        let mut filled = d.clone();
+        fill(&nested, &mut filled, &mut |v| (v == &Bson::from("ann")).then(|| Some(Bson::from("Ann"))));
+        assert_eq!(instances(&nested, &filled)[0].1, Some(Bson::from("Ann")));
+        assert_eq!(instances(&nested, &filled)[1].1, None, "a source not given is left alone");
+
+        // In sub-documents only: a dotted path, no array filter.
+        let sub = CopySpec { field: "byline.name", via: "byline.user_id", arrays: &[], ..spec(Cleared::Unset) };
+        assert_eq!(change(&sub, &id, None), (doc! { "$unset": { "byline.name": "" } }, vec![]));
+        assert_eq!(via_filter(&sub, &id), doc! { "byline.user_id": via });
+    }
+
+    #[test]
     fn values_at_paths_and_projections_without_collisions() {
         let d = doc! { "name": "Ada", "profile": { "city": "London", "n": null }, "tags": ["a"] };
         assert_eq!(value_at(&d, "name"), Some(Bson::String("Ada".into())));
