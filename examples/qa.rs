@@ -13,8 +13,9 @@
 //!   the question's score and the author's reputation are written in one transaction.
 //! - **Answers** embed their comments up to 50 (the outlier pattern: the few answers
 //!   with thousands of comments keep the rest in an overflow collection), each with a
-//!   reference to its author; an answer keeps a copy of its author's name, refreshed by
-//!   a worker after a rename.
+//!   reference to its author and a copy of the author's name; an answer keeps a copy of
+//!   its author's name too. A rename reaches every copy (the answer's, and each comment
+//!   of that author, embedded or in the overflow collection) through a worker.
 //! - **Notifications**: one bucket document per user per day, at most 500 a day.
 //! - **Sessions and rate limits** live in Redis, each key family with its TTL decision.
 //!
@@ -199,6 +200,15 @@ struct Vote {
 struct Comment {
     #[reference(reason = "members change on their own")]
     author: Ref<User>,
+    #[denormalized(
+        from = "User::name",
+        via = "author",
+        refresh = "async",
+        max_stale = "5m",
+        reason = "a comment shows its author's name; a rename may take minutes to reach it"
+    )]
+    #[validate(max_length = 80)]
+    author_name: String,
     #[validate(min_length = 1, max_length = 600)]
     text: String,
     at: DateTime,
@@ -210,6 +220,7 @@ struct Comment {
 #[model(collection = "answers")]
 #[index(keys(question, score = -1))]
 #[index(keys(author))]
+#[index(keys("comments.author"))]
 #[access(
     name = "answers_to",
     operation = "A question's answers, best first",
@@ -396,8 +407,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Fills the copy of the author's name from the user, then inserts.
     docshape::relation::insert_one(&db, &mut answer).await?;
     for i in 0..120 {
+        let (author, name) = if i % 2 == 0 { ("u_ann", "Ann") } else { ("u_bob", "Bob") };
         let comment = Comment {
-            author: Ref::new(if i % 2 == 0 { "u_ann" } else { "u_bob" }.into()),
+            author: Ref::new(author.into()),
+            author_name: name.into(),
             text: format!("comment {i}"),
             at: DateTime::from_millis(1_790_000_000_000 + i),
         };
@@ -432,12 +445,28 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let worker = Worker::new(&db).run_until_empty().await?;
     let shown = Answer::answers_to(Ref::new("q_old_1".into())).first(1, &db).await?;
     println!(
-        "   the worker rewrote {} answer(s): a_1 now by {:?}",
+        "   the worker ran {} job(s) (the answers' copy, the embedded comments', the overflow comments') and rewrote {} document(s): a_1 now by {:?}",
+        worker.jobs,
         worker.documents_updated,
         shown.first().map(|a| &a.author_name)
     );
     if card.name != "Robert" || shown.first().map(|a| a.author_name.as_str()) != Some("Robert") {
         return Err("the rename did not reach the card and the copies".into());
+    }
+    // Bob's comments, embedded and in `answer_comments`, show the new name; Ann's
+    // are left alone.
+    let comments = Answer::load_comments(&db, "a_1").await?;
+    let names = |who: &str| -> std::collections::BTreeSet<&str> {
+        comments.iter().filter(|c| c.author.id() == who).map(|c| c.author_name.as_str()).collect()
+    };
+    println!(
+        "   the {} comments by u_bob now show {:?}, those by u_ann {:?}",
+        comments.iter().filter(|c| c.author.id() == "u_bob").count(),
+        names("u_bob"),
+        names("u_ann")
+    );
+    if names("u_bob") != ["Robert"].into() || names("u_ann") != ["Ann"].into() || comments.len() != 120 {
+        return Err("the rename did not reach exactly the renamed author's comments".into());
     }
 
     println!("\n== notifications: one bucket per member per day, at most 500 a day");
