@@ -152,8 +152,10 @@ pub(crate) fn check(
 pub(crate) fn check_embedded(parsed: &mut Parsed, cx: &Context, errors: &mut Accumulator) {
     if let (false, Some(param)) = (parsed.copies.is_empty(), cx.container.generics.params.first()) {
         errors.push(
-            Error::custom("an embedded type with denormalized copies is one stored type; it cannot be generic")
-                .with_span(param),
+            Error::custom(
+                "an embedded type with denormalized copies is one stored type; it cannot be generic",
+            )
+            .with_span(param),
         );
     }
 }
@@ -162,7 +164,7 @@ pub(crate) fn check_embedded(parsed: &mut Parsed, cx: &Context, errors: &mut Acc
 /// registry entries.
 pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> Expansion {
     let c = &cx.container;
-    let nested = (!parsed.embedded).then(|| nested_via_checks(c, parsed)).unwrap_or_default();
+    let nested = if parsed.embedded { TokenStream::new() } else { nested_via_checks(c, parsed) };
     let items = items(c, parsed);
     Expansion {
         relations: rows(parsed),

@@ -219,16 +219,20 @@ pub(crate) fn nested_entries(c: &Container) -> Vec<(String, proc_macro2::Span, T
             let field = if f.serde.flatten.is_some() { String::new() } else { f.name.clone()? };
             let item = respan(quote!(#item), f.recv.ty.span());
             let shown = field.clone();
-            Some((shown, f.recv.ty.span(), quote!({
-                #[allow(unused_imports)]
-                use __ds::RelationsFallback as _;
-                __ds::Nested {
-                    field: #field, many: #many,
-                    relations: __ds::RelationsOf::<#item>::RELATIONS,
-                    copies: __ds::RelationsOf::<#item>::COPIES,
-                    nested: __ds::RelationsOf::<#item>::NESTED,
-                }
-            })))
+            Some((
+                shown,
+                f.recv.ty.span(),
+                quote!({
+                    #[allow(unused_imports)]
+                    use __ds::RelationsFallback as _;
+                    __ds::Nested {
+                        field: #field, many: #many,
+                        relations: __ds::RelationsOf::<#item>::RELATIONS,
+                        copies: __ds::RelationsOf::<#item>::COPIES,
+                        nested: __ds::RelationsOf::<#item>::NESTED,
+                    }
+                }),
+            ))
         })
         .collect()
 }

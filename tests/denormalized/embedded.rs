@@ -135,10 +135,21 @@ async fn threads(db: &Database) {
     }
 }
 
+/// A thread as the tests compare it: its `_id`, its byline's name, and per reply the
+/// author, the copied name and the text.
+type Shown = Vec<(i64, String, Vec<(String, String, String)>)>;
+
 /// Each thread's (author, copied name, text) per reply, and its byline's name.
-async fn stored(db: &Database) -> Vec<(i64, String, Vec<(String, String, String)>)> {
-    let all: Vec<Document> =
-        db.collection::<Document>("threads").find(doc! {}).sort(doc! { "_id": 1 }).await.unwrap().try_collect().await.unwrap();
+async fn stored(db: &Database) -> Shown {
+    let all: Vec<Document> = db
+        .collection::<Document>("threads")
+        .find(doc! {})
+        .sort(doc! { "_id": 1 })
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
     all.iter()
         .map(|t| {
             let replies = t
@@ -157,7 +168,7 @@ async fn stored(db: &Database) -> Vec<(i64, String, Vec<(String, String, String)
         .collect()
 }
 
-fn expected(ann: &str) -> Vec<(i64, String, Vec<(String, String, String)>)> {
+fn expected(ann: &str) -> Shown {
     let r = |a: &str, n: &str, t: &str| (a.to_owned(), n.to_owned(), t.to_owned());
     vec![
         (1, "Bob".into(), vec![r("ann", ann, "first"), r("bob", "Bob", "second"), r("ann", ann, "third")]),
@@ -200,9 +211,12 @@ async fn a_rename_reaches_every_reply_of_its_author_through_the_worker() {
     assert_eq!(done.jobs, 1);
     assert_eq!(stored(&db).await, expected("Ann Lee"));
     // Nothing is left stale: a second run finds nothing to do.
-    let reconciled = denormalized::reconcile(&db, denormalized::copies().into_iter().find(|c| c.key() == REPLIES).unwrap())
-        .await
-        .unwrap();
+    let reconciled = denormalized::reconcile(
+        &db,
+        denormalized::copies().into_iter().find(|c| c.key() == REPLIES).unwrap(),
+    )
+    .await
+    .unwrap();
     assert_eq!((reconciled.documents_seen, reconciled.documents_updated), (3, 0));
 }
 
@@ -281,7 +295,11 @@ async fn a_rename_reaches_replies_in_overflow_documents() {
     db.collection::<Board>("boards").insert_one(&board).await.unwrap();
     for i in 0..7 {
         let (author, name) = if i % 2 == 0 { ("ann", "Ann") } else { ("bob", "Bob") };
-        let r = Reply { author_id: Ref::new(author.to_owned()), author_name: name.to_owned(), text: format!("r{i}") };
+        let r = Reply {
+            author_id: Ref::new(author.to_owned()),
+            author_name: name.to_owned(),
+            text: format!("r{i}"),
+        };
         Board::push_replies(&db, &1, &[r]).await.unwrap();
     }
     denormalized::update_one::<Member>(&db, "ann", rename("Ann Lee")).await.unwrap();
@@ -292,7 +310,10 @@ async fn a_rename_reaches_replies_in_overflow_documents() {
     let want: Vec<(String, &str)> =
         (0..7).map(|i| (format!("r{i}"), if i % 2 == 0 { "Ann Lee" } else { "Bob" })).collect();
     assert_eq!(shown, want);
-    assert!(count(&db, "board_replies", doc! {}).await >= 2, "the replies past two are in overflow documents");
+    assert!(
+        count(&db, "board_replies", doc! {}).await >= 2,
+        "the replies past two are in overflow documents"
+    );
 }
 
 /// Two arrays deep: only the replies of the renamed author are written, in every

@@ -230,7 +230,12 @@ pub(crate) struct Placed {
 
 /// Every copy inside `nested` (and further down), placed.
 pub(crate) fn placed(nested: &'static [crate::core::relation::Nested]) -> Vec<Placed> {
-    fn walk(prefix: &str, arrays: &[String], nested: &'static [crate::core::relation::Nested], out: &mut Vec<Placed>) {
+    fn walk(
+        prefix: &str,
+        arrays: &[String],
+        nested: &'static [crate::core::relation::Nested],
+        out: &mut Vec<Placed>,
+    ) {
         for n in nested {
             // A flattened type's fields sit beside the parent's.
             let path = match (prefix.is_empty(), n.field.is_empty()) {

@@ -5,7 +5,11 @@
 //! Every `#[derive(Model)]` with a `#[denormalized]` field submits one [`CopySpec`]
 //! per copy to this module's registry (through the linker, like
 //! [`crate::registry::models`]), so that the source's update API knows every copy that
-//! depends on it without a list kept by hand.
+//! depends on it without a list kept by hand. A copy inside an `#[derive(Embedded)]`
+//! type is registered by each model that holds the type, under the model's collection
+//! and the field's path (`comments.author_name`, [`CopySpec::arrays`] naming the arrays
+//! on the way); inside arrays, only the elements whose `via` is the source's `_id` are
+//! written, through array filters ([`copies`] lists them all).
 //!
 //! # Updating a source
 //!

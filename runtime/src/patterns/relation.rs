@@ -208,10 +208,14 @@ fn key(value: &Bson) -> Vec<u8> {
     bson_compat::to_vec(&doc! { "k": value.clone() }).unwrap_or_default()
 }
 
+/// The copies that follow one source document, keyed by (source collection, the
+/// reference's bytes), with the reference itself.
+type Groups<'c> = BTreeMap<(&'static str, Vec<u8>), (Bson, Vec<&'c CopySpec>)>;
+
 /// Each (source collection, referenced id) that `copies` of `stored` follow, once, with
 /// the copies that follow it; a null or missing reference follows none.
-fn groups<'c>(stored: &Document, copies: &[&'c CopySpec]) -> BTreeMap<(&'static str, Vec<u8>), (Bson, Vec<&'c CopySpec>)> {
-    let mut groups: BTreeMap<(&'static str, Vec<u8>), (Bson, Vec<&'c CopySpec>)> = BTreeMap::new();
+fn groups<'c>(stored: &Document, copies: &[&'c CopySpec]) -> Groups<'c> {
+    let mut groups: Groups<'c> = BTreeMap::new();
     for &c in copies {
         for (via, _) in instances(c, stored) {
             let Some(id) = via.filter(|v| !matches!(v, Bson::Null)) else { continue };
@@ -228,7 +232,11 @@ fn groups<'c>(stored: &Document, copies: &[&'c CopySpec]) -> BTreeMap<(&'static 
 /// document, asking only for the copied fields) and writes their values into every
 /// copy that follows it, as each copy's type stores them (inside arrays, into each
 /// element that references it).
-async fn fill_copies<T: Model>(db: &Database, stored: &mut Document, copies: &[&CopySpec]) -> Result<(), RefError> {
+async fn fill_copies<T: Model>(
+    db: &Database,
+    stored: &mut Document,
+    copies: &[&CopySpec],
+) -> Result<(), RefError> {
     let mut found_sources: BTreeMap<(&'static str, Vec<u8>), Document> = BTreeMap::new();
     for ((source, k), (id, specs)) in groups(stored, copies) {
         let found = db

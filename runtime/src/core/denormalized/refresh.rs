@@ -137,7 +137,8 @@ impl Layout {
     /// the element of array `from` (`None`: the document): each array further in is
     /// an `$elemMatch`, so that the conditions hold of one element, not of any.
     fn wrap(&self, from: Option<usize>, condition: Document) -> Document {
-        let mut out: Document = condition.into_iter().map(|(k, v)| (format!("{}{k}", self.tail), v)).collect();
+        let mut out: Document =
+            condition.into_iter().map(|(k, v)| (format!("{}{k}", self.tail), v)).collect();
         let first = from.map_or(0, |i| i + 1);
         for hop in self.hops[first.min(self.hops.len())..].iter().rev() {
             out = doc! { hop.as_str(): { "$elemMatch": out } };
@@ -229,7 +230,11 @@ pub(crate) fn instances(spec: &CopySpec, document: &Document) -> Vec<(Option<Bso
 
 /// Gives each copy of `spec` in `document` (a document about to be written) the value
 /// `value_of` returns for its reference, as the copy's type stores it.
-pub(crate) fn fill(spec: &CopySpec, document: &mut Document, value_of: &mut dyn FnMut(&Bson) -> Option<Option<Bson>>) {
+pub(crate) fn fill(
+    spec: &CopySpec,
+    document: &mut Document,
+    value_of: &mut dyn FnMut(&Bson) -> Option<Option<Bson>>,
+) {
     fn walk(
         spec: &CopySpec,
         hops: &[String],
@@ -715,7 +720,8 @@ mod tests {
         assert_eq!(instances(&nested, &filled)[1].1, None, "a source not given is left alone");
 
         // In sub-documents only: a dotted path, no array filter.
-        let sub = CopySpec { field: "byline.name", via: "byline.user_id", arrays: &[], ..spec(Cleared::Unset) };
+        let sub =
+            CopySpec { field: "byline.name", via: "byline.user_id", arrays: &[], ..spec(Cleared::Unset) };
         assert_eq!(change(&sub, &id, None), (doc! { "$unset": { "byline.name": "" } }, vec![]));
         assert_eq!(via_filter(&sub, &id), doc! { "byline.user_id": via });
     }
