@@ -856,6 +856,11 @@ fn patterns_const(patterns: &[Access], cx: &Context) -> TokenStream {
         let reason = &a.allow.reason;
         let waivers = a.allow.rules.iter().map(|(r, _)| quote!((#r, #reason)));
         let paginate = a.paginate.is_some();
+        let kind = match (&a.update, &a.upsert) {
+            (None, _) => quote!(__ds::RowKind::Read),
+            (Some(_), None) => quote!(__ds::RowKind::Write),
+            (Some(_), Some(_)) => quote!(__ds::RowKind::Upsert),
+        };
         quote! {
             __ds::AccessPattern {
                 name: #name,
@@ -872,6 +877,7 @@ fn patterns_const(patterns: &[Access], cx: &Context) -> TokenStream {
                 index: #index,
                 waivers: &[#(#waivers),*],
                 paginate: #paginate,
+                kind: #kind,
             }
         }
     });

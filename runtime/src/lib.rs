@@ -457,7 +457,7 @@ pub mod __private {
     pub use crate::core::access::update::UpdateBuilder;
     pub use crate::core::access::{
         AccessPattern, Consistency, DocsPerCall, Find, FindError, Load, Projection, PushBound, Rate,
-        RateKind, Update, Upsert,
+        RateKind, RowKind, Update, Upsert,
     };
     pub use crate::core::bson_compat::from_bson as bson_from_bson;
     pub use crate::core::bson_compat::from_document as bson_from_document;

@@ -394,3 +394,23 @@ async fn a_standalone_server_refuses_a_transaction_with_a_typed_error() {
         db.collection::<Document>("access_items").find_one(doc! { "_id": "i1" }).await.unwrap().unwrap();
     assert_eq!(item.get_i64("score").unwrap(), 0, "nothing written");
 }
+
+/// The access-pattern table says which rows write and which of them create the
+/// document they find missing.
+#[test]
+fn the_table_marks_write_and_upsert_rows() {
+    use docshape::access::RowKind;
+    let kinds: Vec<(&str, RowKind)> = Item::ACCESS_PATTERNS.iter().map(|p| (p.name, p.kind)).collect();
+    assert_eq!(
+        kinds,
+        [("add_score", RowKind::Write), ("load_item", RowKind::Read), ("touch_item", RowKind::Upsert)]
+    );
+    let table = docshape::access::access_table("items", Item::ACCESS_PATTERNS);
+    let row = |name: &str| {
+        let p = Item::ACCESS_PATTERNS.iter().find(|p| p.name == name).unwrap();
+        table.lines().find(|l| l.contains(p.operation)).unwrap().to_owned()
+    };
+    assert!(row("touch_item").contains("(write; upsert: inserts the document when none matches)"), "{table}");
+    assert!(row("add_score").contains("(write)") && !row("add_score").contains("upsert"), "{table}");
+    assert!(!row("load_item").contains("(write"), "{table}");
+}

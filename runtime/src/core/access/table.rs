@@ -40,6 +40,31 @@ pub struct AccessPattern {
     pub waivers: &'static [(&'static str, &'static str)],
     /// Whether a keyset paginator is generated for it (`paginate`).
     pub paginate: bool,
+    /// A read, a write row (`update(...)`), or a write row that creates the document
+    /// it finds missing (`upsert`).
+    pub kind: RowKind,
+}
+
+/// What an access-pattern row does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RowKind {
+    /// It reads (a finder, a count, a paginator).
+    Read,
+    /// It updates the documents it finds (`update(...)`).
+    Write,
+    /// It updates the document it finds, or inserts one when none matches (`upsert`).
+    Upsert,
+}
+
+impl RowKind {
+    /// How the table's Operation column marks it: nothing for a read.
+    fn mark(self) -> &'static str {
+        match self {
+            Self::Read => "",
+            Self::Write => " (write)",
+            Self::Upsert => " (write; upsert: inserts the document when none matches)",
+        }
+    }
 }
 
 impl AccessPattern {
@@ -74,7 +99,7 @@ pub fn access_table(collection: &str, patterns: &[AccessPattern]) -> String {
 /// says why each `unbounded` cell is unbounded.
 ///
 /// ```
-/// use docshape::access::{access_tables, AccessPattern, Consistency, DocsPerCall, Load, Rate, RateKind};
+/// use docshape::access::{access_tables, AccessPattern, Consistency, DocsPerCall, Load, Rate, RateKind, RowKind};
 /// use docshape::index::IndexKey;
 ///
 /// const P: AccessPattern = AccessPattern {
@@ -88,7 +113,7 @@ pub fn access_table(collection: &str, patterns: &[AccessPattern]) -> String {
 ///         docs_per_call: DocsPerCall::Page { page_size: 20 },
 ///         doc_bytes: Some(512), doc_unsized: docshape::size::Unsized::Known,
 ///     },
-///     index: Some("author_id_1_created_at_-1"), waivers: &[], paginate: true,
+///     index: Some("author_id_1_created_at_-1"), waivers: &[], paginate: true, kind: RowKind::Read,
 /// };
 /// let md = access_tables(&[("posts", &[P])]);
 /// assert!(md.contains("| 1 | Posts by user, newest first | title | 500 r/s | eventual ok \
@@ -128,7 +153,7 @@ pub fn access_tables(collections: &[(&str, &[AccessPattern])]) -> String {
             let _ = writeln!(
                 out,
                 "| {n} | {} | {} | {} | {} | {served} | {docs} | {bytes} | {} | {} |",
-                cell(p.operation),
+                cell(&format!("{}{}", p.operation, p.kind.mark())),
                 cell(&p.fields.join(", ")),
                 cell(p.freq),
                 cell(p.consistency),
@@ -273,6 +298,7 @@ mod tests {
         index: Some("_id_"),
         waivers: &[],
         paginate: false,
+        kind: RowKind::Read,
     };
 
     #[test]

@@ -25,6 +25,7 @@ pub(in crate::patterns::paginate) const P: AccessPattern = AccessPattern {
     index: Some("author_id_1_created_at_-1__id_-1"),
     waivers: &[],
     paginate: true,
+    kind: crate::core::access::RowKind::Read,
 };
 const OTHER: AccessPattern = AccessPattern { name: "other", ..P };
 
