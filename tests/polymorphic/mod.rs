@@ -100,3 +100,37 @@ async fn every_variant_round_trips() {
     assert_eq!(kinds.len(), 3, "{kinds:?}");
     assert!(kinds.contains(&"\"buy\"".to_owned()), "the renamed variant is stored by its name: {kinds:?}");
 }
+
+/// A document that references one event of the polymorphic collection.
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "event_notes")]
+#[index(keys(event))]
+pub struct EventNote {
+    #[serde(rename = "_id")]
+    pub id: i64,
+    pub event: docshape::refs::Ref<Event>,
+}
+
+/// A `Ref<Event>` holds the `_id` every variant shares: it is validated as that type,
+/// and loads the variant stored there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reference_to_the_enum_loads_the_variant_it_names() {
+    use docshape::bson::{doc, Document};
+    let db = docshape::testkit::database("poly_ref").await.unwrap();
+    docshape::sync::<Event>(&db).await.unwrap();
+    docshape::sync::<EventNote>(&db).await.unwrap();
+    let written = events("u1", "o1");
+    Event::collection(&db).insert_many(&written).await.unwrap();
+    let Event::Purchase { id, .. } = &written[2] else { unreachable!() };
+    let note = EventNote { id: 1, event: docshape::refs::Ref::new(*id) };
+    EventNote::collection(&db).insert_one(&note).await.unwrap();
+    let stored = EventNote::collection(&db).find_one(doc! { "_id": 1 }).await.unwrap().unwrap();
+    assert_eq!(stored.event.load(&db).await.unwrap(), Some(written[2].clone()));
+    // The reference is validated as the shared `_id`: an ObjectId, not a string.
+    let wrong = db
+        .collection::<Document>("event_notes")
+        .insert_one(doc! { "_id": 2, "event": id.to_hex() })
+        .await
+        .unwrap_err();
+    assert!(wrong.to_string().contains("failed validation") || wrong.to_string().contains("121"), "{wrong}");
+}
