@@ -65,8 +65,17 @@ pub(crate) fn field_schema(f: &Field) -> TokenStream {
             quote!(__ds::nullable(__ds::bson_type(#t)))
         }
         Some(t) => quote!(__ds::bson_type(#t)),
-        None if f.serde.skips_none() => quote!(<#ty as __ds::Schema>::schema_some()),
-        None => quote!(<#ty as __ds::Schema>::schema()),
+        None => {
+            // A raw `#[reference(T)]` is validated as `T._id` is, bounds included, as a
+            // `Ref<T>` would be: the size the derive computes for it relies on them.
+            let as_ref = crate::attr::reference::as_ref_type(ty, &r.attrs).map(|(_, t)| t);
+            let ty = as_ref.as_ref().unwrap_or(ty);
+            if f.serde.skips_none() {
+                quote!(<#ty as __ds::Schema>::schema_some())
+            } else {
+                quote!(<#ty as __ds::Schema>::schema())
+            }
+        }
     };
 
     let mut body = Vec::new();

@@ -122,3 +122,77 @@ fn the_validator_holds_a_reference_to_its_ids_bound() {
             .expect("an author within the bound");
     });
 }
+
+/// A comment whose author is a raw `String` marked `#[reference(User)]` (no
+/// `max_length` of its own), and its editors, up to three.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Embedded)]
+pub struct RawComment {
+    #[validate(max_length = 500)]
+    pub text: String,
+    #[reference(User, reason = "authors change on their own")]
+    pub author: String,
+    #[reference(User, max = 3, reason = "a few editors")]
+    pub editors: Vec<String>,
+}
+
+/// [`RawComment`] with `Ref<User>`s: the size the raw one must have.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Embedded)]
+pub struct TypedComment {
+    #[validate(max_length = 500)]
+    pub text: String,
+    pub author: Ref<User>,
+    #[reference(max = 3, reason = "a few editors")]
+    pub editors: Vec<Ref<User>>,
+}
+
+/// The same outlier over comments that hold raw references: it compiles because each
+/// reference is as large as `User._id`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(collection = "qa_raw_questions")]
+pub struct RawQuestion {
+    #[serde(rename = "_id")]
+    pub id: i64,
+    #[outlier(threshold = 3, overflow = "qa_raw_question_comments", flag = has_more_comments)]
+    pub comments: Vec<RawComment>,
+    pub has_more_comments: bool,
+}
+
+/// A raw `#[reference(User)]` takes `User._id`'s bound, as a `Ref<User>` does: in its
+/// size, and in the validator, which the server holds to it.
+#[test]
+fn a_raw_reference_is_sized_and_validated_as_the_referenced_id() {
+    assert_eq!(<RawComment as MaxBsonSize>::MAX_BSON_SIZE, <TypedComment as MaxBsonSize>::MAX_BSON_SIZE);
+    assert!(<RawComment as MaxBsonSize>::MAX_BSON_SIZE.is_some());
+    let schema = <RawComment as docshape::validator::Schema>::schema();
+    let properties = schema.get_document("properties").unwrap();
+    assert_eq!(
+        properties.get_document("author").unwrap().get("maxLength"),
+        Some(&docshape::bson::Bson::Int64(64)),
+        "{schema}"
+    );
+    let editors = properties.get_document("editors").unwrap();
+    assert_eq!(
+        editors.get_document("items").unwrap().get("maxLength"),
+        Some(&docshape::bson::Bson::Int64(64)),
+        "{schema}"
+    );
+    let rt = runtime();
+    rt.block_on(async {
+        let db = testkit::database("outlier_raw_refs").await.unwrap();
+        docshape::sync::<RawQuestion>(&db).await.unwrap();
+        let questions = db.collection::<Document>("qa_raw_questions");
+        let comment = |author: String| doc! { "text": "hi", "author": author, "editors": [] };
+        let refused = questions
+            .insert_one(
+                doc! { "_id": 1_i64, "comments": [comment("x".repeat(65))], "has_more_comments": false },
+            )
+            .await;
+        assert!(refused.is_err(), "an author longer than any User._id was admitted");
+        questions
+            .insert_one(
+                doc! { "_id": 2_i64, "comments": [comment("x".repeat(64))], "has_more_comments": false },
+            )
+            .await
+            .expect("an author within the bound");
+    });
+}

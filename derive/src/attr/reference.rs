@@ -81,3 +81,39 @@ pub(crate) fn referenced_model(ty: &Type, attrs: &[Attribute]) -> Option<Type> {
     });
     ref_target(ty).or(declared)
 }
+
+/// For a field that holds the `_id` of the model its `#[reference(T)]` names (not a
+/// `Ref<T>`, which carries it already): `T`, and the field's type with the id replaced
+/// by `Ref<T>`, through `Option` and `Vec`. The two are stored alike (the derive checks
+/// that the field's type is `T`'s id), and `Ref<T>` carries the id's bounds, so the
+/// field is sized and validated as `T._id` is. `None` for another shape.
+pub(crate) fn as_ref_type(ty: &Type, attrs: &[Attribute]) -> Option<(Type, Type)> {
+    if ref_target(ty).is_some() {
+        return None;
+    }
+    let target = referenced_model(ty, attrs)?;
+    fn replace(ty: &Type, target: &Type) -> Option<Type> {
+        if let Type::Path(p) = ty {
+            let last = p.path.segments.last()?;
+            if last.ident == "Option" || last.ident == "Vec" {
+                let syn::PathArguments::AngleBracketed(args) = &last.arguments else { return None };
+                let [syn::GenericArgument::Type(inner)] = args.args.iter().collect::<Vec<_>>()[..] else {
+                    return None;
+                };
+                let inner = replace(inner, target)?;
+                return Some(if last.ident == "Option" {
+                    syn::parse_quote!(::core::option::Option<#inner>)
+                } else {
+                    syn::parse_quote!(__ds::Vec<#inner>)
+                });
+            }
+        }
+        // A scalar id (a string, a number, an ObjectId): anything else is left alone.
+        match crate::common::types::classify(ty) {
+            crate::common::types::Kind::Array | crate::common::types::Kind::Other => None,
+            _ => Some(syn::parse_quote!(__ds::Ref<#target>)),
+        }
+    }
+    let replaced = replace(ty, &target)?;
+    Some((target, replaced))
+}

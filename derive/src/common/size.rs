@@ -45,6 +45,19 @@ pub(crate) fn value_part(f: &Field) -> TokenStream {
     if r.bson_type.is_some() {
         return unknown("given its own `bson_type`, whose size docshape cannot see".to_owned());
     }
+    // A raw `#[reference(T)]` without a bound of its own is as large as `T._id`, as a
+    // `Ref<T>` is (and validated so).
+    let own_bound = r.max_length.is_some() || r.items.as_ref().is_some_and(|i| i.max_length.is_some());
+    if let (false, Some((_, as_ref))) = (own_bound, crate::attr::reference::as_ref_type(ty, &r.attrs)) {
+        return match (classify(ty), &r.max_items) {
+            (Kind::Array, Some(n)) => {
+                let (n, (elem, _)) = (**n as usize, types::element(&as_ref));
+                quote!(__ds::sz::array_of(#n, __ds::Probe::<#elem>::PART))
+            }
+            (Kind::Array, None) => quote!((::core::option::Option::<usize>::None, __ds::sz::NO_MAX_ITEMS)),
+            _ => quote!(__ds::Probe::<#as_ref>::PART),
+        };
+    }
     match classify(ty) {
         Kind::String if !is_char(ty) => match &r.max_length {
             Some(n) => {
