@@ -9,6 +9,8 @@
 //! costs nothing. After a deliberate change to the generator, `DOCSHAPE_INFER=overwrite`
 //! rewrites the fixture (review the diff; the `ui` binary then checks it compiles).
 
+mod workload;
+
 use docshape::bson::{doc, Bson, DateTime, Document};
 use docshape::infer::{infer, InferOptions};
 use docshape::testkit;
