@@ -157,7 +157,34 @@ async fn check_workload_names_the_undeclared_shape_the_unused_row_and_the_row_wi
         let measured = per_second(freq);
         assert!((measured - rate).abs() <= 0.2 * rate, "{row}: {measured} r/s, called at {rate} r/s");
         assert!(row.contains(&format!("// {count} calls; served by")), "{row}");
+        // Served by an index declared above it: an attribute, not a comment.
+        assert!(row.starts_with("#[access("), "{row}");
     }
+    // The generated source, rates aside (they depend on timing), is the fixture the
+    // `ui` binary compiles (`ui/pass/inferred.rs`): the rows compile under docshape's
+    // rules. `DOCSHAPE_INFER=overwrite` rewrites it.
+    let normalized: String = source
+        .replace(db.name(), "shop")
+        .split("freq = \"")
+        .enumerate()
+        .map(|(i, part)| {
+            if i == 0 {
+                part.to_owned()
+            } else {
+                format!("freq = \"1 r/s{}", &part[part.find('"').unwrap()..])
+            }
+        })
+        .collect();
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("infer/workload_inferred.rs");
+    if std::env::var("DOCSHAPE_INFER").is_ok_and(|v| v == "overwrite") {
+        std::fs::write(&fixture, &normalized).unwrap();
+    }
+    let expected = std::fs::read_to_string(&fixture).unwrap().replace("\r\n", "\n");
+    assert!(
+        normalized == expected,
+        "the generated source differs from {} (DOCSHAPE_INFER=overwrite rewrites it):\n{normalized}",
+        fixture.display()
+    );
 
     // A planted query of `by_sku`, whose index is not on the server.
     let planted = DateTime::from_millis(DateTime::now().timestamp_millis() - 1);

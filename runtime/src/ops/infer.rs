@@ -395,7 +395,12 @@ impl Inferred {
             "//! Models inferred by `docshape infer` from the database {}: review every\n//! comment, bound and `TODO` before relying on them (see INFERRED.md).\n",
             escaped(&self.database)
         );
-        let _ = writeln!(out, "use docshape::{{Embedded, Model}};");
+        // Only what the file uses: the generated file should compile without warnings.
+        if g.embedded {
+            let _ = writeln!(out, "use docshape::{{Embedded, Model}};");
+        } else {
+            let _ = writeln!(out, "use docshape::Model;");
+        }
         let bson: Vec<&str> = g.imports.iter().copied().collect();
         if !bson.is_empty() {
             let _ = writeln!(out, "#[allow(unused_imports)]\nuse docshape::bson::{{{}}};", bson.join(", "));

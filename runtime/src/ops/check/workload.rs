@@ -239,7 +239,7 @@ pub async fn check_workload_of(
     indexes: &[Document],
     options: &WorkloadOptions,
 ) -> Result<WorkloadReport> {
-    let span = trace::span!("check_workload", collection = collection);
+    let span = trace::span!("check.workload", collection = collection);
     let work = async {
         let workload = shapes::read(db, collection, options.since).await?;
         let server = crate::ops::infer::server_indexes(db, collection).await?;

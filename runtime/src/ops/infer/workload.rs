@@ -1,10 +1,13 @@
 //! The workload: the profiler's entries of a collection (`system.profile`), grouped by
-//! query shape (equality fields, range fields, sort) into proposed `#[access(...)]`
-//! rows with their observed frequency.
+//! query shape (equality fields, range fields, sort) into `#[access(...)]` rows with
+//! their observed frequency.
 //!
-//! Proposals, not attributes: a row no index serves does not compile (docshape's
-//! `unserved` rule), and that is the finding, so each row is written as a comment that
-//! says which inferred index serves it, or that none does.
+//! A read that an index declared in the generated model serves, by the rule the derive
+//! applies, is written as an attribute: it compiles. Every other row is a comment that
+//! says why: no index serves it (the derive's `unserved` rule would refuse it, which is
+//! the finding), the index that serves it is not declared as a plain one, a row cannot
+//! say it (`$or`, `$ne`, ...), or it is a write whose `update(...)` the profile does not
+//! give. `check --workload` ([`crate::check::check_workload`]) reads the same shapes.
 
 use std::collections::BTreeMap;
 
@@ -234,7 +237,9 @@ impl QueryShape {
     /// by docshape's rule: the equality fields in any order, then the sort keys in
     /// order (all as declared or all reversed), then the range fields.
     pub fn served_by<'a>(&self, indexes: &'a [(String, Vec<(String, i32)>)]) -> Option<&'a str> {
-        if !self.other.is_empty() {
+        // A shape with nothing to match or sort on reads the whole collection.
+        if !self.other.is_empty() || self.equality.is_empty() && self.sort.is_empty() && self.range.is_empty()
+        {
             return None;
         }
         // A range on a sorted field is bounded by the sort's own key.
@@ -301,34 +306,63 @@ pub(crate) fn ordered_indexes(indexes: &[Document]) -> Vec<(String, Vec<(String,
     out
 }
 
-/// The proposed `#[access(...)]` rows of a collection's workload, each with its count
-/// and the index that serves it: comments, since a row no index serves does not
-/// compile.
-pub(super) fn access_rows(c: &CollectionShape) -> Vec<String> {
+/// The `#[access(...)]` rows of a collection's workload, each with its count and the
+/// index that serves it. `Ok`: an attribute, for a read that an index declared above
+/// (one of `declared`, by name: neither partial nor sparse, no collation) serves by the
+/// rule the derive applies, so that it compiles. `Err`: a comment, for the rest: a
+/// write (its `update(...)` is not in the profile), a shape a row cannot say, one no
+/// declared index serves (the derive's `unserved` rule would refuse it).
+pub(super) fn access_rows(
+    c: &CollectionShape,
+    declared: &[String],
+) -> Vec<std::result::Result<String, String>> {
     let Some(w) = &c.workload else { return Vec::new() };
     let indexes = ordered_indexes(&c.indexes);
     let mut names = BTreeSet::new();
-    let mut rows = vec![format!(
-        "workload ({} system.profile entries), proposed rows: uncomment those you keep",
+    let mut rows = vec![Err(format!(
+        "workload ({} system.profile entries): rows a declared index serves are attributes, the others comments",
         w.entries
-    )];
+    ))];
     for shape in &w.shapes {
         let attribute = row(shape, &mut names);
-        let served = match shape.served_by(&indexes) {
+        let served = shape.served_by(&indexes);
+        let calls = shape.count;
+        // The derive counts a range on a sort key as a key of its own after the sort,
+        // where `served_by` lets the sort's key bound it (as the server does).
+        let sorted_range = shape.range.iter().any(|r| shape.sort.iter().any(|(s, _)| s == r));
+        let usable = |index: &str| {
+            if index == "_id_" {
+                // The derive gives `_id_` to a filter on `_id` alone or a sort on it alone.
+                shape.range.is_empty()
+            } else {
+                declared.iter().any(|d| d == index)
+            }
+        };
+        let served = match served {
+            Some(index) if !shape.write && !sorted_range && usable(index) => {
+                rows.push(Ok(format!("{attribute} // {calls} calls; served by {}", escaped(index))));
+                continue;
+            }
+            Some(index) if !shape.write && sorted_range => format!(
+                "served by {}, but not by docshape's rule (`unserved`), which wants a range on a sort key as a key of its own",
+                escaped(index)
+            ),
+            Some(index) if !shape.write && !usable(index) => format!(
+                "served by {}, which is not declared above as a plain index: the row would not compile",
+                escaped(index)
+            ),
             Some(index) => format!("served by {}", escaped(index)),
             None if !shape.other.is_empty() => format!(
                 "not expressible as a row: {}",
                 shape.other.iter().map(|o| escaped(o)).collect::<Vec<_>>().join(", ")
             ),
-            None => {
-                "served by no index: it would not compile (rule `unserved`) until one is added".to_owned()
-            }
+            None => "served by no index: it would not compile (rule `unserved`) until one is added".to_owned(),
         };
         let write = if shape.write { "; a write: add its update(...)" } else { "" };
-        rows.push(format!("{attribute} // {} calls; {served}{write}", shape.count));
+        rows.push(Err(format!("{attribute} // {calls} calls; {served}{write}")));
     }
     if w.unshaped > 0 {
-        rows.push(format!("{} more entries of other shapes, not grouped", w.unshaped));
+        rows.push(Err(format!("{} more entries of other shapes, not grouped", w.unshaped)));
     }
     rows
 }
