@@ -14,8 +14,10 @@ mod models;
 // What `infer --workload` generated for `tests/infer/workload.rs`'s orders, its rates
 // written as `1 r/s` (the measured ones depend on timing): the rows an index serves are
 // attributes, which must compile.
+// Rows repeating `freq = "1 r/s"` or a `filter(...)`: see tests/index/mod.rs for the
+// clippy false positive on repeated helper-attribute keys.
 #[rustfmt::skip]
-#[allow(dead_code)]
+#[allow(dead_code, clippy::duplicated_attributes)]
 #[path = "../../infer/workload_inferred.rs"]
 mod workload_models;
 
