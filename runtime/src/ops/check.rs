@@ -32,8 +32,8 @@ use crate::ops::sync::{plan_spec, same_bson, CollectionSpec, SyncChange, SyncNot
 
 mod workload;
 pub use workload::{
-    check_workload, check_workload_all, check_workload_of, WorkloadFinding, WorkloadOptions, WorkloadReport,
-    FREQ_TOLERANCE,
+    check_workload, check_workload_all, check_workload_of, Table, WorkloadFinding, WorkloadOptions,
+    WorkloadReport, FREQ_TOLERANCE,
 };
 
 /// One way a collection on the server differs from the code.

@@ -7,7 +7,9 @@
 //! of the table ([`AccessPattern`]): same equality fields (`filter`, in any order),
 //! same range fields, the row's sort as its reads send it (forwards or backwards), and
 //! for a row with a `freq`, the same kind (read or write). A paginated row's later
-//! pages (their keyset `$or` and bounds on the sort keys) count as the row. A
+//! pages (their keyset `$or` and bounds on the sort keys) count as the row, and a row on
+//! one variant of a polymorphic model has the discriminator among its equality fields,
+//! as its reads send it. A
 //! [`WorkloadReport`] then names:
 //!
 //! - each shape no row declares, with the `#[access(...)]` row that would declare it
@@ -141,7 +143,8 @@ impl fmt::Display for WorkloadFinding {
                 }
                 write!(f, ": {calls} call(s)")?;
                 if !plans.is_empty() {
-                    let plans: Vec<String> = plans.iter().map(|(p, n)| format!("{n} with {p}")).collect();
+                    // Quoted: a plan summary is the server's text, stored in the profile.
+                    let plans: Vec<String> = plans.iter().map(|(p, n)| format!("{n} with {p:?}")).collect();
                     write!(f, ", {}", plans.join(", "))?;
                 }
                 Ok(())
@@ -214,8 +217,8 @@ impl fmt::Display for WorkloadReport {
 /// How the profiled workload of `T`'s collection differs from `T`'s access table.
 /// Reads `system.profile` and `listIndexes` only.
 pub async fn check_workload<T: Model>(db: &Database, options: &WorkloadOptions) -> Result<WorkloadReport> {
-    check_workload_of(db, T::COLLECTION, T::ACCESS_PATTERNS, &CollectionSpec::of::<T>().indexes, options)
-        .await
+    let table = Table { patterns: T::ACCESS_PATTERNS, polymorphic_rows: T::POLYMORPHIC_ROWS };
+    check_workload_of(db, T::COLLECTION, table, &CollectionSpec::of::<T>().indexes, options).await
 }
 
 /// [`check_workload`] for every registered model, in collection-name order.
@@ -223,11 +226,20 @@ pub async fn check_workload_all(db: &Database, options: &WorkloadOptions) -> Res
     let mut reports = Vec::new();
     for model in crate::core::registry::models() {
         let spec = (model.spec)();
-        reports.push(
-            check_workload_of(db, model.collection, model.access_patterns, &spec.indexes, options).await?,
-        );
+        let table = Table { patterns: model.access_patterns, polymorphic_rows: model.polymorphic_rows };
+        reports.push(check_workload_of(db, model.collection, table, &spec.indexes, options).await?);
     }
     Ok(reports)
+}
+
+/// A model's access table, as [`check_workload_of`] compares it.
+#[derive(Debug, Clone, Copy)]
+pub struct Table {
+    /// The rows ([`Model::ACCESS_PATTERNS`]).
+    pub patterns: &'static [AccessPattern],
+    /// The rows on one variant and the discriminator their reads add
+    /// ([`Model::POLYMORPHIC_ROWS`]).
+    pub polymorphic_rows: &'static [(&'static str, &'static str, &'static str)],
 }
 
 /// [`check_workload`] for a collection, its access table and its declared indexes
@@ -235,7 +247,7 @@ pub async fn check_workload_all(db: &Database, options: &WorkloadOptions) -> Res
 pub async fn check_workload_of(
     db: &Database,
     collection: &str,
-    patterns: &'static [AccessPattern],
+    table: Table,
     indexes: &[Document],
     options: &WorkloadOptions,
 ) -> Result<WorkloadReport> {
@@ -243,7 +255,7 @@ pub async fn check_workload_of(
     let work = async {
         let workload = shapes::read(db, collection, options.since).await?;
         let server = crate::ops::infer::server_indexes(db, collection).await?;
-        Ok::<_, crate::core::error::Error>(compare(collection, patterns, indexes, &server, &workload))
+        Ok::<_, crate::core::error::Error>(compare(collection, table, indexes, &server, &workload))
     };
     let report = trace::in_span(span.clone(), work).await?;
     span.in_scope(|| trace::event!(INFO, findings = report.findings.len(), "checked the workload"));
@@ -254,7 +266,7 @@ pub async fn check_workload_of(
 /// `server` the collection's (`listIndexes`, `_id_` left out).
 fn compare(
     collection: &str,
-    patterns: &'static [AccessPattern],
+    table: Table,
     declared: &[Document],
     server: &[Document],
     workload: &shapes::Workload,
@@ -266,6 +278,11 @@ fn compare(
         without_plan: 0,
         findings: Vec::new(),
     };
+    let patterns = table.patterns;
+    let discriminator = |p: &AccessPattern| {
+        table.polymorphic_rows.iter().find(|(row, _, _)| *row == p.name).map(|(_, tag, _)| *tag)
+    };
+    let matches = |s: &QueryShape, p: &AccessPattern| matches(s, p, discriminator(p));
     let served = shapes::ordered_indexes(server);
     let mut names: BTreeSet<String> = patterns.iter().map(|p| p.name.to_owned()).collect();
     for shape in &workload.shapes {
@@ -329,13 +346,16 @@ fn compare(
     report
 }
 
-/// Whether `shape` is a call of `pattern`: the same equality and range fields, the
+/// Whether `shape` is a call of `pattern`: the same equality fields (with the
+/// `discriminator` of a row on one variant) and range fields, the
 /// sort its reads send (or all of it reversed, a page read backwards), the same kind
 /// when the row declares one. A paginated row's later pages add a keyset `$or` and
 /// bounds on sort keys, which still match it.
-fn matches(shape: &QueryShape, pattern: &AccessPattern) -> bool {
+fn matches(shape: &QueryShape, pattern: &AccessPattern, discriminator: Option<&str>) -> bool {
     let set = |v: &[&str]| v.iter().map(|f| (*f).to_owned()).collect::<BTreeSet<String>>();
-    if shape.equality.iter().cloned().collect::<BTreeSet<_>>() != set(pattern.filter) {
+    let mut equality = set(pattern.filter);
+    equality.extend(discriminator.map(str::to_owned));
+    if shape.equality.iter().cloned().collect::<BTreeSet<_>>() != equality {
         return false;
     }
     if let Some(rate) = pattern.load.rate {
@@ -511,7 +531,8 @@ mod tests {
             entries: 42,
             unshaped: 0,
         };
-        let report = compare("orders", &ROWS, &declared, &server, &workload);
+        let table = Table { patterns: &ROWS, polymorphic_rows: &[] };
+        let report = compare("orders", table, &declared, &server, &workload);
         let lines: Vec<String> = report.findings.iter().map(ToString::to_string).collect();
         assert_eq!(
             lines,
@@ -533,7 +554,7 @@ mod tests {
         let mut planned = workload.clone();
         planned.shapes[0].plans = vec![("COLLSCAN".into(), 4), ("IXSCAN { status: 1, at: -1 }".into(), 7)];
         planned.shapes[2].plans = vec![("IXSCAN { region: 1 }".into(), 21)];
-        let report = compare("orders", &ROWS, &declared, &server, &planned);
+        let report = compare("orders", table, &declared, &server, &planned);
         let without: Vec<String> = report
             .findings
             .iter()
@@ -543,11 +564,27 @@ mod tests {
         assert_eq!(
             without,
             [
-                "row \"by_status\" ran without its index \"status_1_at_-1\": 11 call(s), 4 with COLLSCAN",
+                "row \"by_status\" ran without its index \"status_1_at_-1\": 11 call(s), 4 with \"COLLSCAN\"",
                 "row \"by_sku\" ran without its index \"sku_1\", which is not on the server: 5 call(s)",
-                "row \"by_id\" ran without its index \"_id_\": 21 call(s), 21 with IXSCAN { region: 1 }",
+                "row \"by_id\" ran without its index \"_id_\": 21 call(s), 21 with \"IXSCAN { region: 1 }\"",
             ]
         );
+    }
+
+    #[test]
+    fn a_variant_row_matches_with_its_discriminator() {
+        static VARIANT: [AccessPattern; 1] = [row("clicks_of", &["user"], &[], "1 r/s", 1.0, Some("_id_"))];
+        let table = Table { patterns: &VARIANT, polymorphic_rows: &[("clicks_of", "kind", "click")] };
+        let workload = shapes::Workload {
+            shapes: vec![shape(&["kind", "user"], &[], 2, &[]), shape(&["user"], &[], 2, &[])],
+            entries: 4,
+            unshaped: 0,
+        };
+        let report = compare("events", table, &[], &[], &workload);
+        match &report.findings[..] {
+            [WorkloadFinding::Undeclared { shape, .. }] => assert_eq!(shape.equality, ["user"]),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -495,5 +495,7 @@ mod tests {
         assert_eq!(by_age.served_by(&indexes), Some("a"));
         s.other.push("$or".into());
         assert_eq!(s.served_by(&indexes), None);
+        // Nothing to match or sort on: a collection scan, whatever the indexes.
+        assert_eq!(QueryShape::default().served_by(&indexes), None);
     }
 }
