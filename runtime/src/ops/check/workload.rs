@@ -196,6 +196,13 @@ impl fmt::Display for WorkloadReport {
         for finding in &self.findings {
             writeln!(f, "{}: {finding}", self.collection)?;
         }
+        if self.entries >= shapes::MAX_ENTRIES as u64 {
+            writeln!(
+                f,
+                "{}: the read stopped at {} profiler entries: the rest were not compared (narrow the window with since)",
+                self.collection, self.entries
+            )?;
+        }
         if self.unshaped > 0 {
             writeln!(
                 f,
