@@ -271,6 +271,20 @@ async fn sync_and_check_have_a_span_per_collection_with_what_they_found() {
     assert_eq!(check.field("collection"), Some("notes"));
     let checked = one(seen.events("checked"), "checked event");
     assert_eq!((checked.parent.as_deref(), checked.field("drift")), (Some("check"), Some("0")));
+
+    // Nothing was profiled: each of the model's rows went uncalled.
+    seen.clear();
+    let options = docshape::check::WorkloadOptions::default();
+    let report = docshape::check::check_workload::<Note>(&db, &options).await.unwrap();
+    let rows = Note::ACCESS_PATTERNS.len().to_string();
+    let span = one(seen.spans("check.workload"), "check.workload span");
+    assert_eq!(span.field("collection"), Some("notes"));
+    let checked = one(seen.events("checked the workload"), "checked the workload event");
+    assert_eq!(
+        (checked.parent.as_deref(), checked.field("findings")),
+        (Some("check.workload"), Some(rows.as_str()))
+    );
+    assert_eq!(report.findings.len(), Note::ACCESS_PATTERNS.len(), "{report}");
     assert!(seen.all_docshape());
 }
 

@@ -9,6 +9,8 @@
 //! costs nothing. After a deliberate change to the generator, `DOCSHAPE_INFER=overwrite`
 //! rewrites the fixture (review the diff; the `ui` binary then checks it compiles).
 
+mod workload;
+
 use docshape::bson::{doc, Bson, DateTime, Document};
 use docshape::infer::{infer, InferOptions};
 use docshape::testkit;
@@ -503,7 +505,7 @@ async fn infer_proposes_access_rows_from_the_profiler() {
         "// #[access(name = \"by_first_name\", filter(\"first-name\"), freq = ",
         "// 6 calls; served by no index: it would not compile (rule `unserved`) until one is added",
         "// #[access(name = \"by_address_city_age\", filter(\"address.city\"), sort(age = -1), range(age), freq = ",
-        "// 3 calls; served by \"address.city_1_age_-1\"",
+        "// 3 calls; served by \"address.city_1_age_-1\", but not by docshape's rule (`unserved`), which wants a range on a sort key as a key of its own",
         "// #[access(name = \"write_by_email\", filter(email), freq = \"1 w/s\")] // 1 calls; served by \"email_1 (partial or sparse: only for queries that imply its filter)\"; a write: add its update(...)",
         "// 1 calls; not expressible as a row: \"$or\"",
     ] {

@@ -302,6 +302,24 @@ async fn check_reports_exactly_the_changes_made_by_hand() {
     // Nothing pending: the dry run exits 0.
     let out = tokio::task::block_in_place(|| shopctl(&dry));
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+
+    // The workload against the access tables: nothing was profiled, so every row went
+    // uncalled. `check` alone is clean: the status 1 is the workload's.
+    let rows: usize = docshape::registry::models().iter().map(|m| m.access_patterns.len()).sum();
+    assert!(rows > 0);
+    for window in [&[][..], &["--since", "1h"], &["--since", "2020-01-01T00:00:00Z"]] {
+        let mut workload = vec!["check", "--workload"];
+        workload.extend(window);
+        workload.extend(connect);
+        let out = tokio::task::block_in_place(|| shopctl(&workload));
+        assert_eq!(out.status.code(), Some(1), "{window:?}: {}", stdout(&out));
+        let text = stdout(&out);
+        assert_eq!(text.matches("matches the code").count(), 3, "{text}");
+        assert_eq!(text.matches("was never called in the window").count(), rows, "{text}");
+    }
+    let mut bad = vec!["check", "--workload", "--since", "last week"];
+    bad.extend(connect);
+    assert_eq!(tokio::task::block_in_place(|| shopctl(&bad)).status.code(), Some(2));
 }
 
 #[test]

@@ -21,6 +21,9 @@ pub struct RegisteredModel {
     pub spec: fn() -> CollectionSpec,
     /// Its access-pattern table.
     pub access_patterns: &'static [AccessPattern],
+    /// The rows that read one variant of a polymorphic model, with the discriminator
+    /// and the variant's value their reads add ([`Model::POLYMORPHIC_ROWS`]).
+    pub polymorphic_rows: &'static [(&'static str, &'static str, &'static str)],
     /// Its relations, for the design-decision table.
     pub relations: &'static [crate::core::relation::Relation],
     /// The relations inside its embedded types.
@@ -35,6 +38,7 @@ impl RegisteredModel {
             type_name: std::any::type_name::<T>,
             spec: CollectionSpec::of::<T>,
             access_patterns: T::ACCESS_PATTERNS,
+            polymorphic_rows: T::POLYMORPHIC_ROWS,
             relations: T::RELATIONS,
             nested: T::NESTED,
         }

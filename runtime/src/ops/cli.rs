@@ -39,6 +39,14 @@
 //!   verify [DIR]   exit 1 when the artifacts in DIR differ from the code
 //!   check          exit 1 when the database differs from the code (validators,
 //!                  validation level and action, indexes, shard key)
+//!       --workload                  also compare each model's access table with the
+//!                                   queries in system.profile: exit 1 on a shape no
+//!                                   row declares, a row never called, a row that ran
+//!                                   without its index, or a rate above twice its freq
+//!       --since WHEN                only the profiler's entries since WHEN: a duration
+//!                                   back from now (90s, 30min, 12h, 7day) or an
+//!                                   RFC 3339 time (default: every entry, at most
+//!                                   100,000 per collection)
 //!   sync           make the database match the code
 //!       --dry-run                   say what sync would do, change nothing; exit 1
 //!                                   when anything would change
@@ -55,8 +63,10 @@
 //!   (default 5, or the URI's serverSelectionTimeoutMS) when no server answers.
 //! ```
 //!
-//! Exit status: 0 when all is well (and for `help`), 1 on drift, 2 on a usage error or
-//! any other failure (no server, a directory that does not exist, a file that cannot
+//! Exit status: 0 when all is well (and for `help`), 1 on drift (with `check
+//! --workload`, also on any workload finding: see
+//! [`WorkloadReport`](crate::check::WorkloadReport)), 2 on a usage error or any other
+//! failure (no server, a directory that does not exist, a file that cannot
 //! be read), with an `error: ...` on stderr that names the cause (one line, but for
 //! usage errors, which add the usage).
 
@@ -85,7 +95,8 @@ const AFTER_HELP: &str =
 --db NAME (default: the URI's database), giving up after --timeout SECONDS (default 5, or the \
 URI's serverSelectionTimeoutMS) when no server answers.
 
-Exit status: 0 when all is well, 1 on drift, 2 on a usage error or any other failure.";
+Exit status: 0 when all is well, 1 on drift, 2 on a usage error or any other failure. \
+check --workload's findings are drift.";
 
 /// docshape's commands for every registered model: a [`clap::Subcommand`], to be the
 /// whole of a deploy tool ([`main`]) or one subcommand of yours ([`run_command`]).
@@ -109,6 +120,16 @@ pub enum Commands {
         /// Where to connect.
         #[command(flatten)]
         connection: Connection,
+        /// Also compare each model's access table with the queries the profiler
+        /// recorded (system.profile): exit 1 on a shape no row declares, a row never
+        /// called, a row that ran without its index, or a rate above twice its freq.
+        #[arg(long)]
+        workload: bool,
+        /// With --workload, only the profiler's entries since WHEN: a duration back
+        /// from now (90s, 30min, 12h, 7day) or an RFC 3339 time (default: every entry,
+        /// at most 100,000 per collection).
+        #[arg(long, value_name = "WHEN", requires = "workload", value_parser = since)]
+        since: Option<Since>,
     },
     /// Make the database match the code.
     Sync {
@@ -148,6 +169,27 @@ pub enum Commands {
         #[arg(long)]
         workload: bool,
     },
+}
+
+/// `check --since`: where the window of profiler entries starts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Since {
+    /// This long before the command runs.
+    Ago(Duration),
+    /// At this time.
+    At(bson::DateTime),
+}
+
+impl Since {
+    /// The time the window starts, for a command run `now`.
+    pub fn start(self, now: bson::DateTime) -> bson::DateTime {
+        match self {
+            Self::At(at) => at,
+            Self::Ago(ago) => bson::DateTime::from_millis(
+                now.timestamp_millis().saturating_sub(i64::try_from(ago.as_millis()).unwrap_or(i64::MAX)),
+            ),
+        }
+    }
 }
 
 /// Where `check`, `sync` and `infer` connect.
@@ -260,7 +302,7 @@ fn execute_status(command: Commands) -> u8 {
 enum Command {
     Export(PathBuf),
     Verify(PathBuf),
-    Check(Connection),
+    Check(Connection, Option<Option<Since>>),
     Sync(Connection, SyncOptions, bool),
     Infer(Connection, crate::ops::infer::InferOptions, PathBuf),
 }
@@ -270,7 +312,9 @@ impl From<Commands> for Command {
         match c {
             Commands::Export { dir } => Command::Export(dir),
             Commands::Verify { dir } => Command::Verify(dir),
-            Commands::Check { connection } => Command::Check(connection),
+            Commands::Check { connection, workload, since } => {
+                Command::Check(connection, workload.then_some(since))
+            }
             Commands::Sync {
                 connection,
                 dry_run,
@@ -295,6 +339,33 @@ impl From<Commands> for Command {
 fn db_name(name: &str) -> std::result::Result<String, String> {
     check_db_name(name)?;
     Ok(name.to_owned())
+}
+
+/// `--since`: a duration (a number and `s`, `min`, `h` or `day`, as `freq` spells its
+/// units, above 0 and at most 10 years) or an RFC 3339 time.
+fn since(text: &str) -> std::result::Result<Since, String> {
+    let refuse = || {
+        format!(
+            "--since takes a duration (90s, 30min, 12h, 7day) or an RFC 3339 time              (2026-01-31T08:00:00Z), not `{text}`"
+        )
+    };
+    if let Ok(at) = bson::DateTime::parse_rfc3339_str(text) {
+        return Ok(Since::At(at));
+    }
+    let at = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).ok_or_else(refuse)?;
+    let number: f64 = text[..at].parse().map_err(|_| refuse())?;
+    let unit = match text[at..].trim() {
+        "s" => 1.0,
+        "min" => 60.0,
+        "h" => 3600.0,
+        "day" | "d" => 86_400.0,
+        _ => return Err(refuse()),
+    };
+    let seconds = number * unit;
+    if !(seconds.is_finite() && seconds > 0.0 && seconds <= 10.0 * 365.0 * 86_400.0) {
+        return Err(refuse());
+    }
+    Ok(Since::Ago(Duration::from_secs_f64(seconds)))
 }
 
 /// `--timeout`: seconds, above 0 and at most an hour.
@@ -336,13 +407,23 @@ fn execute(command: Command) -> Result<bool> {
             }
             Ok(drift.is_empty())
         }
-        Command::Check(connection) => block_on(async {
+        Command::Check(connection, workload) => block_on(async {
             let db = connect(&connection).await?;
             let reports = crate::ops::check::check_all(&db).await?;
             for report in &reports {
                 print!("{report}");
             }
-            Ok(reports.iter().all(|r| r.is_clean()))
+            let mut clean = reports.iter().all(|r| r.is_clean());
+            if let Some(since) = workload {
+                let options = crate::ops::check::WorkloadOptions {
+                    since: since.map(|s| s.start(bson::DateTime::now())),
+                };
+                for report in crate::ops::check::check_workload_all(&db, &options).await? {
+                    print!("{report}");
+                    clean &= report.is_clean();
+                }
+            }
+            Ok(clean)
         }),
         Command::Sync(connection, options, dry_run) => block_on(async {
             let db = connect(&connection).await?;
@@ -588,6 +669,10 @@ mod tests {
         let export = tool.find_subcommand_mut("export").unwrap().render_long_help().to_string();
         assert!(export.contains("[default: schema]"), "{export}");
         assert!(!export.contains("--uri"), "export reads no database: {export}");
+        let check = tool.find_subcommand_mut("check").unwrap().render_long_help().to_string();
+        for text in ["--workload", "--since <WHEN>", "a row that ran without its index", "RFC 3339"] {
+            assert!(check.contains(text), "{text:?} in {check}");
+        }
         let infer = tool.find_subcommand_mut("infer").unwrap().render_long_help().to_string();
         for text in [
             "--uri <URI>",
@@ -619,7 +704,10 @@ mod tests {
         assert_eq!(parse(args("verify out")), Ok(Command::Verify(PathBuf::from("out"))));
         assert_eq!(
             parse(args("check --uri mongodb://h/db")),
-            Ok(Command::Check(Connection { uri: Some("mongodb://h/db".into()), db: None, timeout: None }))
+            Ok(Command::Check(
+                Connection { uri: Some("mongodb://h/db".into()), db: None, timeout: None },
+                None
+            ))
         );
         assert_eq!(
             parse(args("sync --db x --dry-run --drop-extra-indexes")),
@@ -639,10 +727,28 @@ mod tests {
         );
         assert_eq!(
             parse(args("check --timeout 0.5")),
-            Ok(Command::Check(Connection {
-                timeout: Some(Duration::from_millis(500)),
-                ..Connection::default()
-            }))
+            Ok(Command::Check(
+                Connection { timeout: Some(Duration::from_millis(500)), ..Connection::default() },
+                None
+            ))
+        );
+        assert_eq!(parse(args("check --workload")), Ok(Command::Check(Connection::default(), Some(None))));
+        assert_eq!(
+            parse(args("check --workload --since 30min")),
+            Ok(Command::Check(Connection::default(), Some(Some(Since::Ago(Duration::from_secs(1800))))))
+        );
+        assert_eq!(
+            parse(args("check --workload --since 1.5h")),
+            Ok(Command::Check(Connection::default(), Some(Some(Since::Ago(Duration::from_secs(5400))))))
+        );
+        let at = bson::DateTime::parse_rfc3339_str("2026-01-31T08:00:00Z").unwrap();
+        assert_eq!(
+            parse(args("check --workload --since 2026-01-31T08:00:00Z")),
+            Ok(Command::Check(Connection::default(), Some(Some(Since::At(at)))))
+        );
+        assert_eq!(
+            Since::Ago(Duration::from_secs(60)).start(bson::DateTime::from_millis(100_000)),
+            bson::DateTime::from_millis(40_000)
         );
         assert_eq!(
             parse(args("infer --db shop --collection users --collection orders --sample 50 --out models")),
@@ -682,6 +788,13 @@ mod tests {
             "infer --sample x",
             "infer --dry-run",
             "infer extra",
+            "check --since 1h",
+            "check --workload --since",
+            "check --workload --since 0s",
+            "check --workload --since -1h",
+            "check --workload --since 3weeks",
+            "check --workload --since yesterday",
+            "check --workload --since 20000day",
         ] {
             assert!(parse(args(bad)).is_err(), "{bad:?} should be refused");
         }

@@ -47,7 +47,7 @@ use mongodb::Database;
 use crate::core::error::Result;
 
 mod source;
-mod workload;
+pub(crate) mod workload;
 use source::{key_path, rust_ident, Gen};
 use workload::report_workload;
 pub use workload::{QueryShape, Workload};
@@ -301,7 +301,7 @@ pub async fn infer(db: &Database, options: &InferOptions) -> Result<Inferred> {
     for name in names {
         let mut shape = sample(db, &name, options.sample.max(1)).await?;
         if options.workload {
-            shape.workload = Some(workload::read(db, &name).await?);
+            shape.workload = Some(workload::read(db, &name, None).await?);
         }
         collections.push(shape);
     }
@@ -347,6 +347,23 @@ async fn sample(db: &Database, name: &str, size: u64) -> Result<CollectionShape>
         *shape.root.kinds.entry("object").or_default() += 1;
         shape.root.fold_document(&document, 0);
     }
+    shape.indexes = server_indexes(db, name).await?;
+    let mut specs = db
+        .list_collections()
+        .filter(doc! { "name": crate::core::model::eq(Bson::String(name.to_owned())) })
+        .await?;
+    while let Some(spec) = specs.try_next().await? {
+        shape.validator = spec.options.validator;
+    }
+    Ok(shape)
+}
+
+/// The collection's indexes as `listIndexes` returns them, `_id_` left out, by name:
+/// mongod lists them in creation order, other servers otherwise, and what is built
+/// from them should not depend on which. None for a collection that does not exist.
+pub(crate) async fn server_indexes(db: &Database, name: &str) -> Result<Vec<Document>> {
+    let collection = db.collection::<RawDocumentBuf>(name);
+    let mut out = Vec::new();
     let mut indexes = collection.list_indexes().await.map(Some).or_else(|e| match e.kind.as_ref() {
         // A collection that does not exist has no indexes (mongod: NamespaceNotFound).
         mongodb::error::ErrorKind::Command(c) if c.code == 26 => Ok(None),
@@ -356,21 +373,12 @@ async fn sample(db: &Database, name: &str, size: u64) -> Result<CollectionShape>
         while let Some(index) = cursor.try_next().await? {
             let Ok(raw) = crate::core::bson_compat::to_document(&index) else { continue };
             if raw.get_str("name").ok() != Some("_id_") {
-                shape.indexes.push(raw);
+                out.push(raw);
             }
         }
     }
-    let mut specs = db
-        .list_collections()
-        .filter(doc! { "name": crate::core::model::eq(Bson::String(name.to_owned())) })
-        .await?;
-    while let Some(spec) = specs.try_next().await? {
-        shape.validator = spec.options.validator;
-    }
-    // By name: mongod lists them in creation order, other servers otherwise, and the
-    // generated source should not depend on which.
-    shape.indexes.sort_by(|a, b| a.get_str("name").unwrap_or("").cmp(b.get_str("name").unwrap_or("")));
-    Ok(shape)
+    out.sort_by(|a, b| a.get_str("name").unwrap_or("").cmp(b.get_str("name").unwrap_or("")));
+    Ok(out)
 }
 
 impl Inferred {
@@ -387,7 +395,12 @@ impl Inferred {
             "//! Models inferred by `docshape infer` from the database {}: review every\n//! comment, bound and `TODO` before relying on them (see INFERRED.md).\n",
             escaped(&self.database)
         );
-        let _ = writeln!(out, "use docshape::{{Embedded, Model}};");
+        // Only what the file uses: the generated file should compile without warnings.
+        if g.embedded {
+            let _ = writeln!(out, "use docshape::{{Embedded, Model}};");
+        } else {
+            let _ = writeln!(out, "use docshape::Model;");
+        }
         let bson: Vec<&str> = g.imports.iter().copied().collect();
         if !bson.is_empty() {
             let _ = writeln!(out, "#[allow(unused_imports)]\nuse docshape::bson::{{{}}};", bson.join(", "));

@@ -11,7 +11,18 @@ use docshape::Model;
 #[path = "../../infer/inferred.rs"]
 mod models;
 
+// What `infer --workload` generated for `tests/infer/workload.rs`'s orders, its rates
+// written as `1 r/s` (the measured ones depend on timing): the rows an index serves are
+// attributes, which must compile.
+// Rows repeating `freq = "1 r/s"` or a `filter(...)`: see tests/index/mod.rs for the
+// clippy false positive on repeated helper-attribute keys.
+#[rustfmt::skip]
+#[allow(dead_code, clippy::duplicated_attributes)]
+#[path = "../../infer/workload_inferred.rs"]
+mod workload_models;
+
 use models::{Customer, Feed, Member, OddThing, Wide};
+use workload_models::InferWorkloadOrder;
 
 pub fn main() {
     let now = DateTime::now();
@@ -62,4 +73,19 @@ pub fn main() {
     // The server's validator read back: its bounds are the model's again.
     let json = Member::validator_json();
     assert!(json.contains("\"maxLength\": 40") && json.contains("\"maximum\": 100"), "{json}");
+    // Each inferred row, served by the index the workload's server used.
+    let rows: Vec<(&str, Option<&str>)> =
+        InferWorkloadOrder::ACCESS_PATTERNS.iter().map(|p| (p.name, p.index)).collect();
+    assert_eq!(
+        rows,
+        [
+            ("by_customer", Some("customer_1_placed_at_-1")),
+            ("by_status_total", Some("status_1_total_1")),
+            ("by_id", Some("_id_")),
+            ("by_region", Some("region_1")),
+            ("by_customer_region", Some("customer_1_region_1")),
+            ("by_status", Some("status_1_total_1")),
+        ]
+    );
+    assert!(InferWorkloadOrder::ACCESS_PATTERNS.iter().all(|p| p.freq == "1 r/s"));
 }

@@ -16,6 +16,8 @@ pub(super) struct Gen {
     pub(super) items: Vec<String>,
     taken: BTreeSet<String>,
     pub(super) imports: BTreeSet<&'static str>,
+    /// Whether an embedded type was written (and `Embedded` must be imported).
+    pub(super) embedded: bool,
 }
 
 /// Type names the generated file imports or the prelude holds: never a model's name.
@@ -74,7 +76,7 @@ impl Gen {
 
     pub(super) fn model(&mut self, c: &CollectionShape) {
         let name = self.type_name(&singular(&pascal(&c.name)));
-        let (index_attrs, index_notes, budget) = indexes(c);
+        let (index_attrs, index_notes, budget, plain) = indexes(c);
         let mut head = String::new();
         let _ = writeln!(
             head,
@@ -95,8 +97,15 @@ impl Gen {
                 let _ = writeln!(head, "#[model(collection = {})]", escaped(&c.name));
             }
         }
-        for row in access_rows(c) {
-            let _ = writeln!(head, "// {row}");
+        for row in access_rows(c, &plain) {
+            match row {
+                Ok(attribute) => {
+                    let _ = writeln!(head, "{attribute}");
+                }
+                Err(comment) => {
+                    let _ = writeln!(head, "// {comment}");
+                }
+            }
         }
         for attr in &index_attrs {
             let _ = writeln!(head, "{attr}");
@@ -269,6 +278,7 @@ impl Gen {
             let name = self.type_name(hint);
             let mut head = String::new();
             let _ = writeln!(head, "/// A sub-document, seen {} times.", node.kinds["object"]);
+            self.embedded = true;
             let _ = writeln!(head, "#[derive(Debug, Clone, Serialize, Deserialize, Embedded)]");
             self.structure(&name, head, node, node.kinds["object"], None);
             return Typed { ty: name, document: true, notes: Vec::new() };
@@ -464,8 +474,10 @@ pub(super) fn resolve(root: &Node, path: &str) -> Option<Resolved> {
 }
 
 /// The `#[index(...)]` attributes of a collection, notes on the indexes that cannot be
-/// declared, and the `max_indexes` its count needs past the default budget of 10.
-pub(super) fn indexes(c: &CollectionShape) -> (Vec<String>, Vec<String>, Option<usize>) {
+/// declared, the `max_indexes` its count needs past the default budget of 10, and the
+/// names of the declared indexes that any row may use (neither partial nor sparse, no
+/// collation).
+pub(super) fn indexes(c: &CollectionShape) -> (Vec<String>, Vec<String>, Option<usize>, Vec<String>) {
     struct Declared {
         keys: Vec<(String, String)>,
         options: bool,
@@ -473,6 +485,7 @@ pub(super) fn indexes(c: &CollectionShape) -> (Vec<String>, Vec<String>, Option<
     }
     let mut declared: Vec<Declared> = Vec::new();
     let mut notes = Vec::new();
+    let mut plain = Vec::new();
     for index in &c.indexes {
         let name = index.get_str("name").unwrap_or("").to_owned();
         let shown = Bson::Document(index.clone()).into_relaxed_extjson().to_string();
@@ -581,6 +594,9 @@ pub(super) fn indexes(c: &CollectionShape) -> (Vec<String>, Vec<String>, Option<
             ));
             continue;
         }
+        if !sparse && collation.is_none() && !index.contains_key("partialFilterExpression") {
+            plain.push(name.clone());
+        }
         declared.push(Declared { keys: keys.into_iter().map(|(p, k, _)| (p, k)).collect(), options, parts });
         if !waived.is_empty() {
             let last = declared.last_mut().expect("just pushed");
@@ -612,7 +628,7 @@ pub(super) fn indexes(c: &CollectionShape) -> (Vec<String>, Vec<String>, Option<
         attrs.push(format!("#[index({})]", d.parts.join(", ")));
     }
     let budget = (attrs.len() > 10).then_some(attrs.len());
-    (attrs, notes, budget)
+    (attrs, notes, budget, plain)
 }
 
 /// A `#[validate(...)]` from a property of the server's `$jsonSchema`, where it maps

@@ -1,10 +1,13 @@
 //! The workload: the profiler's entries of a collection (`system.profile`), grouped by
-//! query shape (equality fields, range fields, sort) into proposed `#[access(...)]`
-//! rows with their observed frequency.
+//! query shape (equality fields, range fields, sort) into `#[access(...)]` rows with
+//! their observed frequency.
 //!
-//! Proposals, not attributes: a row no index serves does not compile (docshape's
-//! `unserved` rule), and that is the finding, so each row is written as a comment that
-//! says which inferred index serves it, or that none does.
+//! A read that an index declared in the generated model serves, by the rule the derive
+//! applies, is written as an attribute: it compiles. Every other row is a comment that
+//! says why: no index serves it (the derive's `unserved` rule would refuse it, which is
+//! the finding), the index that serves it is not declared as a plain one, a row cannot
+//! say it (`$or`, `$ne`, ...), or it is a write whose `update(...)` the profile does not
+//! give. `check --workload` ([`crate::check::check_workload`]) reads the same shapes.
 
 use std::collections::BTreeMap;
 
@@ -19,7 +22,11 @@ use super::{escaped, key_path, md, rust_ident, CollectionShape};
 use crate::core::error::Result;
 
 /// Profiler entries read per collection at most.
-const MAX_ENTRIES: i64 = 100_000;
+pub(crate) const MAX_ENTRIES: i64 = 100_000;
+
+/// Distinct plans (`planSummary`) kept per shape, each at most [`MAX_PLAN_CHARS`].
+const MAX_PLANS: usize = 8;
+const MAX_PLAN_CHARS: usize = 200;
 
 /// Distinct shapes kept per collection; entries of further shapes are only counted.
 const MAX_SHAPES: usize = 200;
@@ -42,6 +49,10 @@ pub struct QueryShape {
     pub count: u64,
     /// The first and last entry's time (ms since the epoch).
     pub span_ms: Option<(i64, i64)>,
+    /// The plans the server reported (`planSummary`: `COLLSCAN`, `IXSCAN { a: 1 }`),
+    /// each with its count; entries without one (a server whose profiler does not
+    /// give it) are in `count` only. At most 8 distinct plans are kept.
+    pub plans: Vec<(String, u64)>,
 }
 
 /// The workload of one collection.
@@ -55,15 +66,16 @@ pub struct Workload {
     pub unshaped: u64,
 }
 
-/// Reads `db.system.profile`'s entries for `collection` (at most [`MAX_ENTRIES`]).
-pub(super) async fn read(db: &Database, collection: &str) -> Result<Workload> {
+/// Reads `db.system.profile`'s entries for `collection` (at most [`MAX_ENTRIES`]),
+/// those at or after `since` when given.
+pub(crate) async fn read(db: &Database, collection: &str, since: Option<bson::DateTime>) -> Result<Workload> {
     let ns = format!("{}.{collection}", db.name());
-    let mut cursor = db
-        .collection::<Document>("system.profile")
-        .find(doc! { "ns": crate::core::model::eq(bson::Bson::String(ns)) })
-        .limit(MAX_ENTRIES)
-        .batch_size(500)
-        .await?;
+    let mut filter = doc! { "ns": crate::core::model::eq(bson::Bson::String(ns)) };
+    if let Some(since) = since {
+        filter.insert("ts", doc! { "$gte": since });
+    }
+    let mut cursor =
+        db.collection::<Document>("system.profile").find(filter).limit(MAX_ENTRIES).batch_size(500).await?;
     let mut shapes: BTreeMap<String, QueryShape> = BTreeMap::new();
     let mut workload = Workload::default();
     while let Some(entry) = cursor.try_next().await? {
@@ -72,6 +84,7 @@ pub(super) async fn read(db: &Database, collection: &str) -> Result<Workload> {
             Some(Bson::DateTime(t)) => Some(t.timestamp_millis()),
             _ => None,
         };
+        let plan = entry.get_str("planSummary").ok();
         for shape in shapes_of(&entry) {
             let key =
                 format!("{:?}", (shape.write, &shape.equality, &shape.range, &shape.sort, &shape.other));
@@ -81,6 +94,14 @@ pub(super) async fn read(db: &Database, collection: &str) -> Result<Workload> {
             }
             let kept = shapes.entry(key).or_insert(shape);
             kept.count += 1;
+            if let Some(plan) = plan {
+                let plan: String = plan.chars().take(MAX_PLAN_CHARS).collect();
+                match kept.plans.iter().position(|(p, _)| *p == plan) {
+                    Some(at) => kept.plans[at].1 += 1,
+                    None if kept.plans.len() < MAX_PLANS => kept.plans.push((plan, 1)),
+                    None => {}
+                }
+            }
             if let Some(at) = at {
                 kept.span_ms = Some(match kept.span_ms {
                     Some((lo, hi)) => (lo.min(at), hi.max(at)),
@@ -186,11 +207,22 @@ fn shape(filter: &Document, sort: Vec<(String, i32)>, write: bool) -> QueryShape
 }
 
 impl QueryShape {
-    /// The observed rate in `freq`'s syntax (`12 r/min`): the count over the time
-    /// between the first and last entry (at least a second).
+    /// The observed calls per second: the calls after the first over the time between
+    /// the first and the last (the rate of calls evenly spaced over that time; the
+    /// count alone would overstate it by `count / (count - 1)`), at least a second;
+    /// a single call, or calls without timestamps, count as that many in one second.
+    pub fn per_second(&self) -> f64 {
+        match self.span_ms {
+            Some((lo, hi)) if self.count >= 2 && hi > lo => {
+                (self.count - 1) as f64 / ((hi - lo) as f64 / 1000.0).max(1.0)
+            }
+            _ => self.count as f64,
+        }
+    }
+
+    /// The observed rate ([`QueryShape::per_second`]) in `freq`'s syntax (`12 r/min`).
     pub fn freq(&self) -> String {
-        let seconds = self.span_ms.map_or(1.0, |(lo, hi)| ((hi - lo) as f64 / 1000.0).max(1.0));
-        let per_second = self.count as f64 / seconds;
+        let per_second = self.per_second();
         let kind = if self.write { "w" } else { "r" };
         let (value, unit) = [(1.0, "s"), (60.0, "min"), (3600.0, "h"), (86400.0, "day")]
             .into_iter()
@@ -205,7 +237,9 @@ impl QueryShape {
     /// by docshape's rule: the equality fields in any order, then the sort keys in
     /// order (all as declared or all reversed), then the range fields.
     pub fn served_by<'a>(&self, indexes: &'a [(String, Vec<(String, i32)>)]) -> Option<&'a str> {
-        if !self.other.is_empty() {
+        // A shape with nothing to match or sort on reads the whole collection.
+        if !self.other.is_empty() || self.equality.is_empty() && self.sort.is_empty() && self.range.is_empty()
+        {
             return None;
         }
         // A range on a sorted field is bounded by the sort's own key.
@@ -243,11 +277,12 @@ impl QueryShape {
     }
 }
 
-/// The server's indexes as (name, keys with directions), `_id_` included; keys that are
-/// not ordered (text, hashed) end the list, as they serve no sort.
-fn ordered_indexes(c: &CollectionShape) -> Vec<(String, Vec<(String, i32)>)> {
+/// The server's indexes (`listIndexes`, `_id_` left out) as (name, keys with
+/// directions), `_id_` included; keys that are not ordered (text, hashed) end the
+/// list, as they serve no sort.
+pub(crate) fn ordered_indexes(indexes: &[Document]) -> Vec<(String, Vec<(String, i32)>)> {
     let mut out = vec![("_id_".to_owned(), vec![("_id".to_owned(), 1)])];
-    for index in &c.indexes {
+    for index in indexes {
         let (Ok(name), Ok(key)) = (index.get_str("name"), index.get_document("key")) else { continue };
         let keys = key
             .iter()
@@ -271,64 +306,101 @@ fn ordered_indexes(c: &CollectionShape) -> Vec<(String, Vec<(String, i32)>)> {
     out
 }
 
-/// The proposed `#[access(...)]` rows of a collection's workload, each with its count
-/// and the index that serves it: comments, since a row no index serves does not
-/// compile.
-pub(super) fn access_rows(c: &CollectionShape) -> Vec<String> {
+/// The `#[access(...)]` rows of a collection's workload, each with its count and the
+/// index that serves it. `Ok`: an attribute, for a read that an index declared above
+/// (one of `declared`, by name: neither partial nor sparse, no collation) serves by the
+/// rule the derive applies, so that it compiles. `Err`: a comment, for the rest: a
+/// write (its `update(...)` is not in the profile), a shape a row cannot say, one no
+/// declared index serves (the derive's `unserved` rule would refuse it).
+pub(super) fn access_rows(
+    c: &CollectionShape,
+    declared: &[String],
+) -> Vec<std::result::Result<String, String>> {
     let Some(w) = &c.workload else { return Vec::new() };
-    let indexes = ordered_indexes(c);
+    let indexes = ordered_indexes(&c.indexes);
     let mut names = BTreeSet::new();
-    let mut rows = vec![format!(
-        "workload ({} system.profile entries), proposed rows: uncomment those you keep",
+    let mut rows = vec![Err(format!(
+        "workload ({} system.profile entries): rows a declared index serves are attributes, the others comments",
         w.entries
-    )];
+    ))];
     for shape in &w.shapes {
-        let fields: Vec<String> = shape.equality.iter().chain(&shape.range).map(|f| rust_ident(f)).collect();
-        let base = format!(
-            "{}{}",
-            if shape.write { "write_" } else { "" },
-            if fields.is_empty() { "all".to_owned() } else { format!("by_{}", fields.join("_")) }
-        );
-        let mut name = base.clone();
-        let mut n = 2;
-        while !names.insert(name.clone()) {
-            name = format!("{base}_{n}");
-            n += 1;
-        }
-        let mut parts = vec![format!("name = {}", escaped(&name))];
-        let list = |fields: &[String]| fields.iter().map(|f| key_path(f)).collect::<Vec<_>>().join(", ");
-        if !shape.equality.is_empty() {
-            parts.push(format!("filter({})", list(&shape.equality)));
-        }
-        if !shape.sort.is_empty() {
-            let sort: Vec<String> = shape
-                .sort
-                .iter()
-                .map(|(p, d)| if *d < 0 { format!("{} = -1", key_path(p)) } else { key_path(p) })
-                .collect();
-            parts.push(format!("sort({})", sort.join(", ")));
-        }
-        if !shape.range.is_empty() {
-            parts.push(format!("range({})", list(&shape.range)));
-        }
-        parts.push(format!("freq = \"{}\"", shape.freq()));
-        let served = match shape.served_by(&indexes) {
+        let attribute = row(shape, &mut names);
+        let served = shape.served_by(&indexes);
+        let calls = shape.count;
+        // The derive counts a range on a sort key as a key of its own after the sort,
+        // where `served_by` lets the sort's key bound it (as the server does).
+        let sorted_range = shape.range.iter().any(|r| shape.sort.iter().any(|(s, _)| s == r));
+        let usable = |index: &str| {
+            if index == "_id_" {
+                // The derive gives `_id_` to a filter on `_id` alone or a sort on it alone.
+                shape.range.is_empty()
+            } else {
+                declared.iter().any(|d| d == index)
+            }
+        };
+        let served = match served {
+            Some(index) if !shape.write && !sorted_range && usable(index) => {
+                rows.push(Ok(format!("{attribute} // {calls} calls; served by {}", escaped(index))));
+                continue;
+            }
+            Some(index) if !shape.write && sorted_range => format!(
+                "served by {}, but not by docshape's rule (`unserved`), which wants a range on a sort key as a key of its own",
+                escaped(index)
+            ),
+            Some(index) if !shape.write && !usable(index) => format!(
+                "served by {}, which is not declared above as a plain index: the row would not compile",
+                escaped(index)
+            ),
             Some(index) => format!("served by {}", escaped(index)),
             None if !shape.other.is_empty() => format!(
                 "not expressible as a row: {}",
                 shape.other.iter().map(|o| escaped(o)).collect::<Vec<_>>().join(", ")
             ),
-            None => {
-                "served by no index: it would not compile (rule `unserved`) until one is added".to_owned()
-            }
+            None => "served by no index: it would not compile (rule `unserved`) until one is added".to_owned(),
         };
         let write = if shape.write { "; a write: add its update(...)" } else { "" };
-        rows.push(format!("#[access({})] // {} calls; {served}{write}", parts.join(", "), shape.count));
+        rows.push(Err(format!("{attribute} // {calls} calls; {served}{write}")));
     }
     if w.unshaped > 0 {
-        rows.push(format!("{} more entries of other shapes, not grouped", w.unshaped));
+        rows.push(Err(format!("{} more entries of other shapes, not grouped", w.unshaped)));
     }
     rows
+}
+
+/// The `#[access(...)]` row that declares `shape`, named from its fields (`by_email`,
+/// `write_by_email`, `all`), made unique among `names` (which it joins), with the
+/// observed rate as its `freq`. Fields and names reach it as escaped literals only.
+pub(crate) fn row(shape: &QueryShape, names: &mut BTreeSet<String>) -> String {
+    let fields: Vec<String> = shape.equality.iter().chain(&shape.range).map(|f| rust_ident(f)).collect();
+    let base = format!(
+        "{}{}",
+        if shape.write { "write_" } else { "" },
+        if fields.is_empty() { "all".to_owned() } else { format!("by_{}", fields.join("_")) }
+    );
+    let mut name = base.clone();
+    let mut n = 2;
+    while !names.insert(name.clone()) {
+        name = format!("{base}_{n}");
+        n += 1;
+    }
+    let mut parts = vec![format!("name = {}", escaped(&name))];
+    let list = |fields: &[String]| fields.iter().map(|f| key_path(f)).collect::<Vec<_>>().join(", ");
+    if !shape.equality.is_empty() {
+        parts.push(format!("filter({})", list(&shape.equality)));
+    }
+    if !shape.sort.is_empty() {
+        let sort: Vec<String> = shape
+            .sort
+            .iter()
+            .map(|(p, d)| if *d < 0 { format!("{} = -1", key_path(p)) } else { key_path(p) })
+            .collect();
+        parts.push(format!("sort({})", sort.join(", ")));
+    }
+    if !shape.range.is_empty() {
+        parts.push(format!("range({})", list(&shape.range)));
+    }
+    parts.push(format!("freq = \"{}\"", shape.freq()));
+    format!("#[access({})]", parts.join(", "))
 }
 
 pub(super) fn report_workload(out: &mut String, c: &CollectionShape, w: &Workload) {
@@ -337,7 +409,7 @@ pub(super) fn report_workload(out: &mut String, c: &CollectionShape, w: &Workloa
     if w.shapes.is_empty() {
         return;
     }
-    let indexes = ordered_indexes(c);
+    let indexes = ordered_indexes(&c.indexes);
     let _ = writeln!(out, "| calls | rate | kind | equality | sort | range | other | served by |\n|---|---|---|---|---|---|---|---|");
     let join = |v: &[String]| md(&v.join(", "));
     for s in &w.shapes {
@@ -397,13 +469,17 @@ mod tests {
             equality: vec!["plan".into()],
             range: vec!["age".into()],
             sort: vec![("email".into(), -1)],
-            count: 30,
+            count: 31,
             span_ms: Some((0, 60_000)),
             ..QueryShape::default()
         };
+        // 31 calls evenly spaced over a minute: 30 intervals of 2 s.
         assert_eq!(s.freq(), "30 r/min");
         s.span_ms = Some((0, 10_000));
         assert_eq!(s.freq(), "3 r/s");
+        // Within a second: counted over one second.
+        s.span_ms = Some((0, 200));
+        assert_eq!(s.freq(), "30 r/s");
         s.count = 1;
         s.span_ms = None;
         assert_eq!(s.freq(), "1 r/s");
@@ -419,5 +495,7 @@ mod tests {
         assert_eq!(by_age.served_by(&indexes), Some("a"));
         s.other.push("$or".into());
         assert_eq!(s.served_by(&indexes), None);
+        // Nothing to match or sort on: a collection scan, whatever the indexes.
+        assert_eq!(QueryShape::default().served_by(&indexes), None);
     }
 }
