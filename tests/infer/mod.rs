@@ -519,3 +519,38 @@ async fn infer_proposes_access_rows_from_the_profiler() {
         "{report}"
     );
 }
+
+/// An event store written without docshape: `kind` tells three shapes apart, `status`
+/// has two values over one shape. `kind` is proposed as a polymorphic model's tag, in
+/// the report and as a comment in the source; `status` is not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_field_that_tells_shapes_apart_is_proposed_as_a_polymorphic_tag() {
+    let db = testkit::database("infer_kinds").await.unwrap();
+    let events = db.collection::<Document>("events");
+    let mut all = Vec::new();
+    for i in 0..30_i64 {
+        let status = if i % 2 == 0 { "new" } else { "seen" };
+        all.push(match i % 3 {
+            0 => doc! { "_id": i, "kind": "click", "status": status, "user": "u1", "target": "buy" },
+            1 => doc! { "_id": i, "kind": "view", "status": status, "user": "u1", "page": "/", "ms": i },
+            _ => doc! { "_id": i, "kind": "buy", "status": status, "user": "u1", "order_id": format!("o{i}"), "amount": i },
+        });
+    }
+    events.insert_many(all).await.unwrap();
+    let options = InferOptions { collections: vec!["events".into()], ..InferOptions::default() };
+    let inferred = infer(&db, &options).await.unwrap();
+    let d = inferred.collections[0].discriminator().expect("a discriminator");
+    assert_eq!(d.field, "kind");
+    let own =
+        |v: &str| d.variants.iter().find(|(value, _, _)| value == v).map(|(_, n, own)| (*n, own.clone()));
+    let names = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(own("click"), Some((10, names(&["status", "target", "user"]))));
+    assert_eq!(own("view"), Some((10, names(&["ms", "page", "status", "user"]))));
+    assert_eq!(own("buy"), Some((10, names(&["amount", "order_id", "status", "user"]))));
+    let report = inferred.report();
+    assert!(report.contains("`kind` looks like a discriminator"), "{report}");
+    assert!(!report.contains("`status` looks like"), "{report}");
+    let source = inferred.source();
+    assert!(source.contains("//   #[serde(tag = \"kind\")]"), "{source}");
+    assert!(source.contains("//       Click { /* _id, status, target, user */ },"), "{source}");
+}

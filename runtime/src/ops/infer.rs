@@ -134,6 +134,119 @@ pub struct CollectionShape {
     pub validator: Option<Document>,
     /// The profiler's query shapes, when [`InferOptions::workload`] asked for them.
     pub workload: Option<Workload>,
+    /// The top-level fields that may tell document shapes apart: see
+    /// [`CollectionShape::discriminator`].
+    pub tags: Tags,
+}
+
+/// Per top-level field that has held only short strings of a handful of values: per
+/// value, how many sampled documents held it and which other top-level fields they
+/// had. Bounded: a field is dropped once it holds another type or more than
+/// [`MAX_TAG_VALUES`] values.
+#[derive(Debug, Clone, Default)]
+pub struct Tags {
+    /// `None`: the field is not a candidate any more.
+    candidates: BTreeMap<String, Option<BTreeMap<String, TagValue>>>,
+}
+
+/// The documents holding one value of a candidate field.
+#[derive(Debug, Clone, Default)]
+struct TagValue {
+    documents: u64,
+    /// Each other top-level field, and in how many of these documents it was.
+    fields: BTreeMap<String, u64>,
+}
+
+/// Values a discriminator may have: more are data, not document types.
+pub const MAX_TAG_VALUES: usize = 12;
+
+/// The fewest sampled documents in which a discriminator is looked for.
+pub const MIN_TAG_SAMPLE: u64 = 10;
+
+impl Tags {
+    fn fold(&mut self, document: &Document) {
+        for (key, value) in document {
+            // A map keyed by data has no discriminator among its keys.
+            if !self.candidates.contains_key(key) && self.candidates.len() >= MAX_FIELDS {
+                continue;
+            }
+            let slot = self.candidates.entry(key.clone()).or_insert_with(|| Some(BTreeMap::new()));
+            let Some(values) = slot else { continue };
+            let text = match value {
+                Bson::String(s) if !s.is_empty() && s.len() <= 40 => s,
+                _ => {
+                    *slot = None;
+                    continue;
+                }
+            };
+            if !values.contains_key(text) && values.len() >= MAX_TAG_VALUES {
+                *slot = None;
+                continue;
+            }
+            let entry = values.entry(text.clone()).or_default();
+            entry.documents += 1;
+            for other in document.keys().filter(|k| *k != key && k.len() <= 64) {
+                if entry.fields.len() < MAX_FIELDS || entry.fields.contains_key(other) {
+                    *entry.fields.entry(other.clone()).or_default() += 1;
+                }
+            }
+        }
+    }
+}
+
+/// A field whose values tell the collection's document shapes apart: a polymorphic
+/// model's tag.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Discriminator {
+    /// The field (`kind`).
+    pub field: String,
+    /// Per value: how many sampled documents held it, and the fields every one of
+    /// them had (`_id` and the tag left out), sorted.
+    pub variants: Vec<(String, u64, Vec<String>)>,
+}
+
+impl CollectionShape {
+    /// The field that looks like a discriminator: in every one of at least
+    /// [`MIN_TAG_SAMPLE`] sampled documents, a string of two to [`MAX_TAG_VALUES`]
+    /// values, each held by two documents or more, whose documents hold different sets
+    /// of fields
+    /// (each value's own, the fields all of its documents have). The one telling the
+    /// most shapes apart, then the one with the fewest values, then by name.
+    pub fn discriminator(&self) -> Option<Discriminator> {
+        let mut best: Option<(usize, usize, Discriminator)> = None;
+        for (field, values) in &self.tags.candidates {
+            let Some(values) = values else { continue };
+            let total: u64 = values.values().map(|v| v.documents).sum();
+            // A shape seen once is not a type: each value must be held by a few
+            // documents of a sample large enough to tell.
+            let credible = self.sampled >= MIN_TAG_SAMPLE && values.values().all(|v| v.documents >= 2);
+            if values.len() < 2 || total != self.sampled || field == "_id" || !credible {
+                continue;
+            }
+            let variants: Vec<(String, u64, Vec<String>)> = values
+                .iter()
+                .map(|(value, v)| {
+                    let own = v
+                        .fields
+                        .iter()
+                        .filter(|(f, n)| **n == v.documents && f.as_str() != "_id")
+                        .map(|(f, _)| f.clone())
+                        .collect();
+                    (value.clone(), v.documents, own)
+                })
+                .collect();
+            let shapes: BTreeSet<&Vec<String>> = variants.iter().map(|(_, _, own)| own).collect();
+            if shapes.len() < 2 {
+                continue;
+            }
+            let rank = (shapes.len(), usize::MAX - variants.len());
+            let found = Discriminator { field: field.clone(), variants };
+            if best.as_ref().is_none_or(|(s, v, _)| rank > (*s, *v)) {
+                best = Some((rank.0, rank.1, found));
+            }
+        }
+        best.map(|(_, _, d)| d)
+    }
 }
 
 /// The statistics of the values seen at one path.
@@ -329,6 +442,7 @@ async fn sample(db: &Database, name: &str, size: u64) -> Result<CollectionShape>
         indexes: Vec::new(),
         validator: None,
         workload: None,
+        tags: Tags::default(),
     };
     while let Some(raw) = cursor.try_next().await? {
         let bytes = raw.as_bytes().len();
@@ -346,6 +460,7 @@ async fn sample(db: &Database, name: &str, size: u64) -> Result<CollectionShape>
         shape.root.seen += 1;
         *shape.root.kinds.entry("object").or_default() += 1;
         shape.root.fold_document(&document, 0);
+        shape.tags.fold(&document);
     }
     shape.indexes = server_indexes(db, name).await?;
     let mut specs = db
@@ -549,6 +664,25 @@ fn report_collection(out: &mut String, c: &CollectionShape) {
     }
     if let Some(w) = &c.workload {
         report_workload(out, c, w);
+    }
+    if let Some(d) = c.discriminator() {
+        let _ = writeln!(
+            out,
+            "### Document types
+"
+        );
+        let _ = writeln!(
+            out,
+            "`{}` looks like a discriminator: its values tell documents of different shapes apart. A polymorphic model (an enum with `#[serde(tag = \"{}\")]`, one variant per value; README \"Polymorphic collections\") would validate each shape on its own and index each variant's fields with partial indexes. The source proposes one in a comment.\n",
+            md(&d.field),
+            md(&d.field)
+        );
+        let _ = writeln!(out, "| `{}` | documents | fields every one has |\n|---|---|---|", md(&d.field));
+        for (value, n, own) in &d.variants {
+            let own: Vec<String> = own.iter().map(|f| format!("`{}`", md(f))).collect();
+            let _ = writeln!(out, "| `{}` | {} | {} |", md(value), thousands(*n), own.join(", "));
+        }
+        let _ = writeln!(out);
     }
     let found = c.anti_patterns();
     let _ = writeln!(out, "### Anti-patterns\n");

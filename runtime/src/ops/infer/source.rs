@@ -88,6 +88,9 @@ impl Gen {
         for note in &index_notes {
             let _ = writeln!(head, "// {note}");
         }
+        if let Some(d) = c.discriminator() {
+            polymorphic_proposal(&mut head, c, &name, &d);
+        }
         let _ = writeln!(head, "#[derive(Debug, Clone, Serialize, Deserialize, Model)]");
         match budget {
             Some(n) => {
@@ -686,4 +689,28 @@ fn from_validator(schema: &Document, ty: &str) -> Option<String> {
         _ => {}
     }
     (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+/// A polymorphic model proposed in comments: the tag, one variant per value with the
+/// fields every document of that value has. A proposal, not code: the struct below it
+/// is what compiles, and the user decides (INFERRED.md lists the shapes).
+fn polymorphic_proposal(head: &mut String, c: &CollectionShape, name: &str, d: &super::Discriminator) {
+    let _ = writeln!(
+        head,
+        "// `{}` looks like a discriminator ({} values whose documents hold different fields):",
+        d.field.replace(['\n', '\r'], " "),
+        d.variants.len()
+    );
+    let _ = writeln!(head, "// a polymorphic model would validate each shape on its own, for example");
+    let _ = writeln!(head, "//   #[derive(Debug, Clone, Serialize, Deserialize, Model)]");
+    let _ = writeln!(head, "//   #[model(collection = {})]", escaped(&c.name));
+    let _ = writeln!(head, "//   #[serde(tag = {})]", escaped(&d.field));
+    let _ = writeln!(head, "//   pub enum {name}Kind {{");
+    for (value, _, own) in &d.variants {
+        let fields: Vec<String> = std::iter::once("_id".to_owned()).chain(own.iter().cloned()).collect();
+        let fields: Vec<String> = fields.iter().map(|f| f.replace(['\n', '\r'], " ")).collect();
+        let _ = writeln!(head, "//       #[serde(rename = {})]", escaped(value));
+        let _ = writeln!(head, "//       {} {{ /* {} */ }},", pascal(value), fields.join(", "));
+    }
+    let _ = writeln!(head, "//   }}");
 }
