@@ -489,6 +489,7 @@ mod tests {
             index,
             waivers: &[],
             paginate: false,
+            kind: crate::core::access::RowKind::Read,
         }
     }
 
