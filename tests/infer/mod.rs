@@ -393,8 +393,11 @@ async fn infer_samples_at_most_the_sample_size_and_only_the_named_collections() 
     let db = testkit::database("infer_sample").await.unwrap();
     seed_customers(&db).await;
     seed_wide(&db).await;
-    let options =
-        InferOptions { sample: 40, collections: vec!["customers".into(), "missing".into()], workload: false };
+    let options = InferOptions {
+        sample: 40,
+        collections: vec!["customers".into(), "missing".into()],
+        ..InferOptions::default()
+    };
     let inferred = infer(&db, &options).await.unwrap();
     let names: Vec<&str> = inferred.collections.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["customers", "missing"]);

@@ -328,7 +328,7 @@ impl From<Commands> for Command {
             ),
             Commands::Infer { connection, collection, sample, out, workload } => Command::Infer(
                 connection,
-                crate::ops::infer::InferOptions { sample, collections: collection, workload },
+                crate::ops::infer::InferOptions { sample, collections: collection, workload, progress: true },
                 out,
             ),
         }
@@ -758,6 +758,7 @@ mod tests {
                     sample: 50,
                     collections: vec!["users".into(), "orders".into()],
                     workload: false,
+                    progress: true,
                 },
                 PathBuf::from("models")
             ))
@@ -766,7 +767,7 @@ mod tests {
             parse(args("infer --workload")),
             Ok(Command::Infer(
                 Connection::default(),
-                crate::ops::infer::InferOptions { workload: true, ..Default::default() },
+                crate::ops::infer::InferOptions { workload: true, progress: true, ..Default::default() },
                 PathBuf::from("inferred")
             ))
         );

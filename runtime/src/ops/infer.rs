@@ -93,11 +93,14 @@ pub struct InferOptions {
     /// `system.profile` is a capped collection (1 MB by default), so it holds the latest
     /// entries only.
     pub workload: bool,
+    /// Draw a progress line on standard error while a collection is sampled, when
+    /// standard error is a terminal (the CLI sets it; a log gets no progress lines).
+    pub progress: bool,
 }
 
 impl Default for InferOptions {
     fn default() -> Self {
-        InferOptions { sample: 1_000, collections: Vec::new(), workload: false }
+        InferOptions { sample: 1_000, collections: Vec::new(), workload: false, progress: false }
     }
 }
 
@@ -412,7 +415,8 @@ pub async fn infer(db: &Database, options: &InferOptions) -> Result<Inferred> {
     };
     let mut collections = Vec::new();
     for name in names {
-        let mut shape = sample(db, &name, options.sample.max(1)).await?;
+        let progress = options.progress && std::io::IsTerminal::is_terminal(&std::io::stderr());
+        let mut shape = sample(db, &name, options.sample.max(1), progress).await?;
         if options.workload {
             shape.workload = Some(workload::read(db, &name, None).await?);
         }
@@ -421,7 +425,7 @@ pub async fn infer(db: &Database, options: &InferOptions) -> Result<Inferred> {
     Ok(Inferred { database: db.name().to_owned(), collections })
 }
 
-async fn sample(db: &Database, name: &str, size: u64) -> Result<CollectionShape> {
+async fn sample(db: &Database, name: &str, size: u64, progress: bool) -> Result<CollectionShape> {
     let collection = db.collection::<RawDocumentBuf>(name);
     let estimated_count = collection.estimated_document_count().await?;
     let size = i64::try_from(size).unwrap_or(i64::MAX);
@@ -444,7 +448,18 @@ async fn sample(db: &Database, name: &str, size: u64) -> Result<CollectionShape>
         workload: None,
         tags: Tags::default(),
     };
+    // A progress line, redrawn at most four times a second, on long samples.
+    let target = size.min(i64::try_from(estimated_count).unwrap_or(i64::MAX));
+    let mut drawn = std::time::Instant::now();
     while let Some(raw) = cursor.try_next().await? {
+        if progress && drawn.elapsed() >= std::time::Duration::from_millis(250) {
+            drawn = std::time::Instant::now();
+            eprint!(
+                "\r{name}: {} of {} documents sampled",
+                thousands(shape.sampled),
+                thousands(target as u64)
+            );
+        }
         let bytes = raw.as_bytes().len();
         shape.largest_bytes = shape.largest_bytes.max(bytes);
         if bytes > LARGE_DOCUMENT {
@@ -461,6 +476,10 @@ async fn sample(db: &Database, name: &str, size: u64) -> Result<CollectionShape>
         *shape.root.kinds.entry("object").or_default() += 1;
         shape.root.fold_document(&document, 0);
         shape.tags.fold(&document);
+    }
+    if progress {
+        // Ends the line the progress was drawn on.
+        eprintln!("\r{name}: {} documents sampled", thousands(shape.sampled));
     }
     shape.indexes = server_indexes(db, name).await?;
     let mut specs = db
