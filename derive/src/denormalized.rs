@@ -182,7 +182,7 @@ fn nested_via_checks(c: &Container, parsed: &Parsed) -> TokenStream {
     let ident = &c.ident;
     let keys = &parsed.leading_keys;
     let mut out = TokenStream::new();
-    for (field, span, entry) in crate::relation::nested_entries(c) {
+    for (field, span, entry) in crate::common::nested::entries(c) {
         let shown = if field.is_empty() { "a flattened field".to_owned() } else { format!("`{field}`") };
         let at = if field.is_empty() { String::new() } else { format!("{field}.") };
         let message = rule(

@@ -261,7 +261,7 @@ fn outliers(c: &Container, outliers: &[OutlierDef]) -> TokenStream {
             Some(n) => quote!(::core::option::Option::Some(#n)),
             None => quote!(::core::option::Option::None),
         };
-        let items = items_nested(&o.item_ty);
+        let items = crate::common::nested::items(&o.item_ty);
         quote!(__ds::OutlierSpec { field: #field, threshold: #threshold, overflow: #overflow, flag: #flag, count: #count, per_doc: #per_doc, items: #items })
     });
     let schemas = outliers.iter().map(|o| {
@@ -357,7 +357,7 @@ fn outliers(c: &Container, outliers: &[OutlierDef]) -> TokenStream {
     // Its items' copies (`#[denormalized]` inside the item type) are registered
     // under it too, at `items`, so a rename reaches the items in overflow documents.
     let registrations = outliers.iter().enumerate().map(|(i, o)| {
-        let items = items_nested(&o.item_ty);
+        let items = crate::common::nested::items(&o.item_ty);
         quote! {
             __ds::inventory::submit! {
                 __ds::RegisteredCollection {
@@ -383,19 +383,4 @@ fn outliers(c: &Container, outliers: &[OutlierDef]) -> TokenStream {
             #(#methods)*
         }
     }
-}
-
-/// The item type's relations and copies as an overflow document holds them, at
-/// `items`.
-fn items_nested(item_ty: &Type) -> TokenStream {
-    quote!({
-        #[allow(unused_imports)]
-        use __ds::RelationsFallback as _;
-        __ds::Nested {
-            field: "items", many: true,
-            relations: __ds::RelationsOf::<#item_ty>::RELATIONS,
-            copies: __ds::RelationsOf::<#item_ty>::COPIES,
-            nested: __ds::RelationsOf::<#item_ty>::NESTED,
-        }
-    })
 }

@@ -139,7 +139,7 @@ fn unbounded_documents(c: &Container, r: &Parsed) -> TokenStream {
         if ref_target(&f.recv.ty).is_some() || attrs(f, "reference").next().is_some() {
             continue;
         }
-        if plain_scalar(&item) || c.generics.type_params().next().is_some() {
+        if crate::common::types::plain_scalar(&item) || c.generics.type_params().next().is_some() {
             continue;
         }
         let message = rule(
@@ -193,48 +193,7 @@ pub(crate) fn embedded_relations(c: &Container, parts: &[&Expansion]) -> TokenSt
 /// a scalar, not a reference), the relations inside it, looked up through
 /// `RelationsOf` so that a type that declares none costs nothing and needs no trait.
 fn nested(c: &Container) -> Vec<TokenStream> {
-    nested_entries(c).into_iter().map(|(_, _, entry)| entry).collect()
-}
-
-/// [`nested`]'s entries, each with its stored field name (empty for a flattened one)
-/// and the span of its type.
-pub(crate) fn nested_entries(c: &Container) -> Vec<(String, proc_macro2::Span, TokenStream)> {
-    if !c.generics.params.is_empty() {
-        return Vec::new();
-    }
-    let fields: Vec<&Field> = match &c.body {
-        Body::Struct(darling::ast::Style::Struct, fields) => {
-            fields.iter().filter(|f| !f.serde.skip).collect()
-        }
-        _ => return Vec::new(),
-    };
-    fields
-        .into_iter()
-        .filter_map(|f| {
-            let (Some(item), many) = element(&f.recv.ty) else { return None };
-            if plain_scalar(&item) || ref_target(&f.recv.ty).is_some() || f.serde.with.is_some() {
-                return None;
-            }
-            // A flattened sub-document's fields sit beside the parent's.
-            let field = if f.serde.flatten.is_some() { String::new() } else { f.name.clone()? };
-            let item = respan(quote!(#item), f.recv.ty.span());
-            let shown = field.clone();
-            Some((
-                shown,
-                f.recv.ty.span(),
-                quote!({
-                    #[allow(unused_imports)]
-                    use __ds::RelationsFallback as _;
-                    __ds::Nested {
-                        field: #field, many: #many,
-                        relations: __ds::RelationsOf::<#item>::RELATIONS,
-                        copies: __ds::RelationsOf::<#item>::COPIES,
-                        nested: __ds::RelationsOf::<#item>::NESTED,
-                    }
-                }),
-            ))
-        })
-        .collect()
+    crate::common::nested::entries(c).into_iter().map(|(_, _, entry)| entry).collect()
 }
 
 /// `#[embed(max = N)]` and `#[reference(max = N)]` bounds, applied to the validator
@@ -390,40 +349,6 @@ fn field(f: &Field, out: &mut Parsed, errors: &mut Accumulator) {
             id_check,
         });
     }
-}
-
-/// Types whose spelling says they are not sub-documents.
-fn plain_scalar(ty: &Type) -> bool {
-    let Type::Path(p) = ty else { return false };
-    let Some(last) = p.path.segments.last() else { return false };
-    matches!(
-        last.ident.to_string().as_str(),
-        "String"
-            | "str"
-            | "char"
-            | "bool"
-            | "i8"
-            | "i16"
-            | "i32"
-            | "i64"
-            | "isize"
-            | "u8"
-            | "u16"
-            | "u32"
-            | "u64"
-            | "usize"
-            | "f32"
-            | "f64"
-            | "ObjectId"
-            | "DateTime"
-            | "Decimal128"
-            | "Uuid"
-            | "Binary"
-            | "Timestamp"
-            | "Regex"
-            | "Bson"
-            | "Value"
-    )
 }
 
 fn opt_str(s: &Option<String>) -> TokenStream {

@@ -93,7 +93,26 @@ pub struct Forum {
     pub topics: Vec<Topic>,
 }
 
+/// A member mentioned in a digest, whose name follows in the rename's own call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Embedded)]
+pub struct Mention {
+    pub member_id: Ref<Member>,
+    #[denormalized(from = "Member::name", via = "member_id", refresh = "sync")]
+    pub member_name: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(collection = "digests")]
+#[index(keys("mentions.member_id"))]
+pub struct Digest {
+    #[serde(rename = "_id")]
+    pub id: i64,
+    #[embed(max = 10, reason = "a digest names a few members")]
+    pub mentions: Vec<Mention>,
+}
+
 const REPLIES: &str = "threads.replies.author_name";
+const MENTIONS: &str = "digests.mentions.member_name";
 const FORUM_REPLIES: &str = "forums.topics.replies.author_name";
 const BOARD_REPLIES: &str = "boards.replies.author_name";
 const OVERFLOW_REPLIES: &str = "board_replies.items.author_name";
@@ -181,7 +200,7 @@ fn expected(ann: &str) -> Shown {
 fn the_registry_holds_copies_inside_embedded_types_under_their_paths() {
     let copies = denormalized::dependents("members");
     let keys: Vec<String> = copies.iter().map(|c| c.key()).collect();
-    assert_eq!(keys, [OVERFLOW_REPLIES, BOARD_REPLIES, FORUM_REPLIES, BYLINES, REPLIES]);
+    assert_eq!(keys, [OVERFLOW_REPLIES, BOARD_REPLIES, MENTIONS, FORUM_REPLIES, BYLINES, REPLIES]);
     let replies = copies.iter().find(|c| c.key() == REPLIES).unwrap();
     assert_eq!((replies.via, replies.arrays), ("replies.author_id", &["replies"][..]));
     let byline = copies.iter().find(|c| c.key() == BYLINES).unwrap();
@@ -340,4 +359,29 @@ async fn a_rename_reaches_replies_two_arrays_deep() {
     let stored = db.collection::<Forum>("forums").find_one(doc! { "_id": 1 }).await.unwrap().unwrap();
     assert_eq!(names(&stored), [vec!["Ann Lee", "Bob"], vec![], vec!["Bob", "Ann Lee", "Ann Lee"]]);
     assert_eq!(stored.topics[2].replies[1].text, "c1", "every other field is left alone");
+}
+
+/// A sync copy inside an array is written in the rename's own call (in one
+/// transaction where the deployment has them, in sequence otherwise), with the same
+/// array filters: only the renamed member's mentions change.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sync_copy_inside_an_array_follows_in_the_renames_call() {
+    use docshape::denormalized::{Atomicity, UpdateOptions};
+    let db = setup("embedded_sync").await;
+    docshape::sync::<Digest>(&db).await.unwrap();
+    let mention = |m: &str| Mention { member_id: Ref::new(m.to_owned()), member_name: String::new() };
+    let mut digest = Digest { id: 1, mentions: vec![mention("ann"), mention("bob"), mention("ann")] };
+    relation::insert_one(&db, &mut digest).await.unwrap();
+    let names = |d: &Digest| d.mentions.iter().map(|m| m.member_name.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&digest), ["Ann", "Bob", "Ann"]);
+    for (round, atomicity) in [Atomicity::Auto, Atomicity::Sequential].into_iter().enumerate() {
+        let options = UpdateOptions { atomicity };
+        let name = format!("Ann {round}");
+        let done =
+            denormalized::update_one_with::<Member>(&db, "ann", rename(&name), &options).await.unwrap();
+        // The test server has transactions: `Auto` takes one, `Sequential` does not.
+        assert_eq!(done.transaction, round == 0, "{done:?}");
+        let stored = db.collection::<Digest>("digests").find_one(doc! { "_id": 1 }).await.unwrap().unwrap();
+        assert_eq!(names(&stored), [name.as_str(), "Bob", name.as_str()], "{atomicity:?}");
+    }
 }

@@ -8,6 +8,7 @@
 //!   fields a pattern maintains ([`fields::Kept`]);
 //! - [`old_field`]: whether an older version's shape stores a field as the current
 //!   type does;
+//! - [`nested`]: the relations and copies inside a type's fields' embedded types;
 //! - [`paths`]: stored paths (`address.city`) and the `HasField` impls;
 //! - [`size`]: compile-time BSON size bounds;
 //! - [`bounds`]: bounds a pattern adds to a field's validator;
@@ -23,6 +24,7 @@ pub(crate) mod expansion;
 pub(crate) mod fallback;
 pub(crate) mod fields;
 pub(crate) mod message;
+pub(crate) mod nested;
 pub(crate) mod old_field;
 pub(crate) mod paths;
 pub(crate) mod respan;

@@ -221,6 +221,40 @@ pub(crate) fn ref_target(ty: &Type) -> Option<Type> {
     }
 }
 
+/// Types whose spelling says they are not sub-documents.
+pub(crate) fn plain_scalar(ty: &Type) -> bool {
+    let Type::Path(p) = ty else { return false };
+    let Some(last) = p.path.segments.last() else { return false };
+    matches!(
+        last.ident.to_string().as_str(),
+        "String"
+            | "str"
+            | "char"
+            | "bool"
+            | "i8"
+            | "i16"
+            | "i32"
+            | "i64"
+            | "isize"
+            | "u8"
+            | "u16"
+            | "u32"
+            | "u64"
+            | "usize"
+            | "f32"
+            | "f64"
+            | "ObjectId"
+            | "DateTime"
+            | "Decimal128"
+            | "Uuid"
+            | "Binary"
+            | "Timestamp"
+            | "Regex"
+            | "Bson"
+            | "Value"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
