@@ -257,10 +257,16 @@ async fn infer_writes_models_that_compile_and_a_report_naming_every_anti_pattern
         ),
         "{nick}"
     );
+    // A clean mix of scalars: an untagged enum, one variant per stored type.
     let score = field_block(customer, "score");
     assert!(
-        score.contains("mixed types: int 240 (80%), string 60 (20%)") && score.ends_with("pub score: Bson,"),
+        score.contains("mixed types (int 240 (80%), string 60 (20%)): one variant per type")
+            && score.ends_with("pub score: CustomerScoreValue,"),
         "{score}"
+    );
+    assert!(
+        source.contains("#[serde(untagged)]\npub enum CustomerScoreValue {\n    Text(String),\n    Number(i32),\n}"),
+        "{source}"
     );
     assert!(customer.contains("pub address: CustomerAddress,"), "{customer}");
     assert!(struct_body(&source, "CustomerAddress").contains("pub city: String,"), "{source}");

@@ -315,12 +315,68 @@ impl Gen {
             }
             return Typed { ty, document: false, notes };
         }
+        if let Some(mix) = self.scalar_mix(node, hint, &kinds) {
+            return mix;
+        }
         self.imports.insert("Bson");
         Typed {
             ty: "Bson".into(),
             document: false,
             notes: vec![format!("mixed types: {}", distribution(&node.kinds))],
         }
+    }
+
+    /// A clean mix, two to four kinds of scalars (a string or a number, say): an
+    /// untagged enum with one variant per kind, integers and doubles being one number.
+    /// serde tries the variants in order, and each takes only its own BSON type, so a
+    /// value reads as the variant of its stored type (the validator is their `anyOf`).
+    fn scalar_mix(
+        &mut self,
+        node: &Node,
+        hint: &str,
+        kinds: &std::collections::BTreeMap<&'static str, u64>,
+    ) -> Option<Typed> {
+        let number = match (kinds.contains_key("double"), kinds.contains_key("long")) {
+            (true, _) => "f64",
+            (false, true) => "i64",
+            (false, false) => "i32",
+        };
+        let variants = [
+            ("string", "Text", "String", None),
+            ("number", "Number", number, None),
+            ("bool", "Flag", "bool", None),
+            ("objectId", "Id", "ObjectId", Some("oid::ObjectId")),
+            ("date", "Date", "DateTime", Some("DateTime")),
+            ("decimal", "Decimal", "Decimal128", Some("Decimal128")),
+        ];
+        let group =
+            |k: &str| if ["int", "long", "double"].contains(&k) { "number".to_owned() } else { k.to_owned() };
+        let groups: BTreeSet<String> = kinds.keys().map(|k| group(k)).collect();
+        if !(2..=4).contains(&groups.len()) || !groups.iter().all(|g| variants.iter().any(|v| v.0 == g)) {
+            return None;
+        }
+        let name = self.type_name(&format!("{hint}Value"));
+        let mut body = String::new();
+        let _ = writeln!(body, "/// The values of one field, stored as {}.", distribution(&node.kinds));
+        let _ = writeln!(body, "#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Embedded)]");
+        let _ = writeln!(body, "#[serde(untagged)]");
+        let _ = writeln!(body, "pub enum {name} {{");
+        for (kind, variant, ty, import) in variants {
+            if groups.contains(kind) {
+                if let Some(import) = import {
+                    self.imports.insert(import);
+                }
+                let _ = writeln!(body, "    {variant}({ty}),");
+            }
+        }
+        let _ = writeln!(body, "}}");
+        self.items.push(body);
+        self.embedded = true;
+        let mut notes = vec![format!("mixed types ({}): one variant per type", distribution(&node.kinds))];
+        if number == "f64" && kinds.keys().any(|k| *k == "int" || *k == "long") {
+            notes.push("integers among the numbers are read as f64 and written back as doubles".into());
+        }
+        Some(Typed { ty: name, document: false, notes })
     }
 }
 
