@@ -21,7 +21,7 @@ mod models;
 #[path = "../../infer/workload_inferred.rs"]
 mod workload_models;
 
-use models::{Customer, Feed, Member, OddThing, Wide};
+use models::{Customer, CustomerScoreValue, Feed, Member, OddThing, Wide};
 use workload_models::InferWorkloadOrder;
 
 pub fn main() {
@@ -37,7 +37,13 @@ pub fn main() {
     };
     let customer: Customer = docshape::bson_compat::from_document(stored.clone()).unwrap();
     assert_eq!(customer.first_name, "Ada");
-    assert_eq!(customer.score, Bson::String("n/a".into()));
+    assert_eq!(customer.score, CustomerScoreValue::Text("n/a".into()));
+    // A number reads as the number variant, and each is written back as stored.
+    let mut numbered = stored.clone();
+    numbered.insert("score", 7);
+    let scored: Customer = docshape::bson_compat::from_document(numbered).unwrap();
+    assert_eq!(scored.score, CustomerScoreValue::Number(7));
+    assert_eq!(docshape::bson_compat::to_document(&scored).unwrap().get("score"), Some(&Bson::Int32(7)));
     assert!(customer.nickname.is_none() && customer.last_login.is_none());
     // Written back: the same names, no nickname (left out when None), null kept.
     let written = docshape::bson_compat::to_document(&customer).unwrap();
