@@ -265,7 +265,9 @@ async fn infer_writes_models_that_compile_and_a_report_naming_every_anti_pattern
         "{score}"
     );
     assert!(
-        source.contains("#[serde(untagged)]\npub enum CustomerScoreValue {\n    Text(String),\n    Number(i32),\n}"),
+        source.contains(
+            "#[serde(untagged)]\npub enum CustomerScoreValue {\n    Text(String),\n    Number(i32),\n}"
+        ),
         "{source}"
     );
     assert!(customer.contains("pub address: CustomerAddress,"), "{customer}");
