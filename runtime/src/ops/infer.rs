@@ -838,7 +838,21 @@ mod tests {
         let t = g.field_type(&node, "X");
         assert_eq!(t.ty, "f64");
         assert!(t.notes[0].contains("integers and doubles"), "{:?}", t.notes);
+        // Numbers and strings: a clean mix, an untagged enum of both.
         node.fold(&Bson::String("x".into()), 0);
+        let t = g.field_type(&node, "X");
+        assert_eq!(t.ty, "XValue");
+        assert!(t.notes[0].starts_with("mixed types (") && t.notes[1].contains("as f64"), "{:?}", t.notes);
+        assert!(
+            g.items
+                .last()
+                .unwrap()
+                .contains("#[serde(untagged)]\npub enum XValue {\n    Text(String),\n    Number(f64),\n}"),
+            "{:?}",
+            g.items
+        );
+        // A sub-document among them: not a clean mix, `Bson`.
+        node.fold(&Bson::Document(bson::doc! { "a": 1 }), 0);
         let t = g.field_type(&node, "X");
         assert_eq!(t.ty, "Bson");
         assert!(t.notes[0].starts_with("mixed types: "), "{:?}", t.notes);
