@@ -133,6 +133,9 @@ pub struct RawComment {
     pub author: String,
     #[reference(User, max = 3, reason = "a few editors")]
     pub editors: Vec<String>,
+    #[reference(User, reason = "one reviewer at most")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reviewer: Option<String>,
 }
 
 /// [`RawComment`] with `Ref<User>`s: the size the raw one must have.
@@ -143,6 +146,8 @@ pub struct TypedComment {
     pub author: Ref<User>,
     #[reference(max = 3, reason = "a few editors")]
     pub editors: Vec<Ref<User>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reviewer: Option<Ref<User>>,
 }
 
 /// The same outlier over comments that hold raw references: it compiles because each
@@ -170,6 +175,8 @@ fn a_raw_reference_is_sized_and_validated_as_the_referenced_id() {
         Some(&docshape::bson::Bson::Int64(64)),
         "{schema}"
     );
+    let reviewer = properties.get_document("reviewer").unwrap();
+    assert_eq!(reviewer.get("maxLength"), Some(&docshape::bson::Bson::Int64(64)), "{schema}");
     let editors = properties.get_document("editors").unwrap();
     assert_eq!(
         editors.get_document("items").unwrap().get("maxLength"),
