@@ -160,7 +160,10 @@ impl Layout {
 /// contains it (the server's `$eq` matches an array by its elements; such a reference
 /// names no one source, and reconcile reports it as such).
 fn via_condition(id: &Bson) -> Document {
-    doc! { "$eq": id.clone(), "$not": { "$type": "array" } }
+    // The value through the literal encoder; the array exclusion is a constant.
+    let mut condition = eq(id.clone());
+    condition.insert("$not", doc! { "$type": "array" });
+    condition
 }
 
 /// The filter of the documents holding copies of `spec` that reference source `id`
