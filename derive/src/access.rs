@@ -91,17 +91,22 @@ pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> (Expansion, TokenStream) 
         // Each row's parameters are typed by the fields of the variant it reads.
         Some(p) => {
             let (mut outer, mut finders) = (TokenStream::new(), TokenStream::new());
+            let mut writes = write::registration(c, &parsed.patterns);
             for (i, a) in parsed.patterns.iter().enumerate() {
                 let variant = a.discriminator.as_ref().map(|(_, v)| v.as_str());
-                let (o, f) = find::expand(p.container(variant), &parsed.patterns, false, Some(i));
+                let container = p.container(variant);
+                let (o, f) = find::expand(container, &parsed.patterns, versioned, Some(i));
                 outer.extend(o);
                 finders.extend(f);
+                writes.extend(write::expand(container, &parsed.patterns, versioned, Some(i)));
             }
-            (outer, finders, TokenStream::new())
+            (outer, finders, writes)
         }
         None => {
             let (outer, finders) = find::expand(c, &parsed.patterns, versioned, None);
-            (outer, finders, write::expand(c, &parsed.patterns, versioned))
+            let mut writes = write::registration(c, &parsed.patterns);
+            writes.extend(write::expand(c, &parsed.patterns, versioned, None));
+            (outer, finders, writes)
         }
     };
     let nested = &parsed.nested;
@@ -119,7 +124,7 @@ pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> (Expansion, TokenStream) 
 
 /// The access-pattern parameter type and name rules, and the type a read row returns,
 /// shared with the paginator.
-pub(crate) use find::{param_name, param_type, result_type};
+pub(crate) use find::{equality, result_type};
 
 #[derive(FromMeta)]
 struct AccessOpts {
@@ -190,6 +195,23 @@ pub(crate) struct Access {
     /// The discriminator equality the row's commands carry (`kind`, `"click"`), set by
     /// [`check`] from `variant`.
     pub discriminator: Option<(String, String)>,
+}
+
+impl Access {
+    /// Whether `index` holds every document the row reads: a full index, or a
+    /// variant's index partial to its discriminator alone, for a row on that variant.
+    /// (An index partial to anything more misses some of them: it neither bounds the
+    /// row's reads nor makes its keys unique among them.)
+    pub(crate) fn read_whole(&self, index: &IndexDef) -> bool {
+        match (&index.partial, &self.discriminator) {
+            (None, _) => true,
+            (Some(partial), Some((tag, value))) => {
+                index.variant.as_ref() == Some(value)
+                    && crate::polymorphic::partial_filter(tag, value, None).is_ok_and(|p| p == *partial)
+            }
+            (Some(_), None) => false,
+        }
+    }
 }
 
 /// Every key of `#[access(...)]`.
@@ -520,8 +542,8 @@ fn describe(a: &Access) -> String {
 
 /// A polymorphic model's rows: each names its variant (or reads what every variant
 /// stores), is checked against that variant's fields, and is served only by an index
-/// that holds its variant's documents. The patterns that write or walk documents do
-/// not know variants yet and are refused.
+/// that holds its variant's documents; a write row writes only its variant's documents
+/// (the discriminator `$eq` is in its filter) and an upsert row creates one.
 fn polymorphic(
     p: &crate::polymorphic::Polymorphic,
     patterns: &mut [Access],
@@ -531,14 +553,11 @@ fn polymorphic(
 ) -> TokenStream {
     let mut nested = TokenStream::new();
     for a in patterns.iter_mut() {
-        let refused = [
-            ("update(...)", a.update.as_ref().map(|u| u.span)),
-            ("upsert", a.upsert.as_ref().map(|u| u.span)),
-            ("paginate", a.paginate),
-            ("cache = ...", a.cache.as_ref().map(syn::spanned::Spanned::span)),
-        ];
-        if let Some((what, span)) = refused.iter().find_map(|(w, s)| s.map(|s| (w, s))) {
-            errors.push(Error::custom(format!("`{what}` is not supported on a row of a polymorphic model yet; keep the row a read (`filter`, `sort`, `range`, `fields`), and write documents with `Model::collection(db)`")).with_span(&span));
+        // An upsert creates a document, which is one variant: the row names it, and
+        // its filter's discriminator `$eq` is what the created document stores.
+        if let (Some(u), None) = (&a.upsert, &a.variant) {
+            let example = p.variants.first().map_or_else(String::new, |v| v.ident.to_string());
+            errors.push(Error::custom(format!("upsert row `{}` is on the enum, but a created document is one variant: name it, like `variant = {example}`, so that the document it creates stores `{}: \"...\"` and the variant's fields", a.name, p.tag)).with_span(&u.span));
             a.method = None;
             continue;
         }
@@ -546,9 +565,10 @@ fn polymorphic(
             Some(v) => match p.variant(v) {
                 Some(m) => {
                     a.discriminator = Some((p.tag.clone(), m.value.clone()));
-                    // The row returns the variant's own type: a view of every field it
-                    // stores, unless `fields(...)` names fewer.
-                    if a.fields.is_empty() {
+                    // A read row returns the variant's own type: a view of every field
+                    // it stores, unless `fields(...)` names fewer. (A write row returns
+                    // the written document's `_id`.)
+                    if a.fields.is_empty() && a.update.is_none() {
                         a.fields = paths::stored_fields(&m.container)
                             .into_iter()
                             .filter_map(|f| f.name.clone())

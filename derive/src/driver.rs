@@ -233,6 +233,7 @@ fn polymorphic_expansion(
     let mut relation = relation::parse(&cx, &mut errors);
     let mut index = index::parse(&cx, &mut errors);
     let mut access = access::parse(&cx, &mut errors);
+    let mut paginate = paginate::parse(&cx, &mut errors);
 
     // Check every pattern.
     polymorphic::check(&cx, p, &mut errors);
@@ -241,12 +242,14 @@ fn polymorphic_expansion(
     index::check(&mut index, &cx, &mut errors);
     access::check(&mut access, &cx, &index, &mut errors);
     relation::check(&mut relation, &cx, &[], &mut errors);
+    paginate::check(&mut paginate, &cx, &mut errors);
     let errors = errors.finish().err();
 
     // Expand every pattern, errors or not, as for a struct.
     let validator = validator::expand(&validator, &cx);
     let relation = relation::expand(&relation, &cx);
     let index = index::expand(&index, &cx);
+    let paginate = paginate::expand(&paginate, &cx, &access);
     let (access, views) = access::expand(&access, &cx);
     let (model, registration) = model::expand(&model, &cx, &[&index, &access, &relation]);
     let size = crate::common::size::impl_for(&cx.container);
@@ -257,6 +260,7 @@ fn polymorphic_expansion(
         #registration
         #index
         #access
+        #paginate
         #size
     };
     Expanded { errors, views, items }

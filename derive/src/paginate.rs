@@ -7,7 +7,7 @@ use quote::quote;
 
 use darling::error::Accumulator;
 
-use crate::access::{param_name, param_type, result_type, Access};
+use crate::access::{equality, result_type, Access};
 use crate::ast::{Container, Context};
 use crate::common::expansion::Expansion;
 use crate::index::KeyKind;
@@ -27,27 +27,28 @@ pub(crate) fn check(_parsed: &mut Parsed, _cx: &Context, _errors: &mut Accumulat
 
 /// One paginator method per `#[access(..., paginate)]` pattern.
 pub(crate) fn expand(_parsed: &Parsed, cx: &Context, access: &crate::access::Parsed) -> Expansion {
-    Expansion::items(paginators(&cx.container, &access.patterns))
+    // A polymorphic model's row pages through its variant's documents, typed by the
+    // variant's fields.
+    let container = |a: &Access| match &cx.polymorphic {
+        Some(p) => p.container(a.discriminator.as_ref().map(|(_, v)| v.as_str())),
+        None => &cx.container,
+    };
+    Expansion::items(paginators(&cx.container, container, &access.patterns))
 }
 
-fn paginators(c: &Container, patterns: &[Access]) -> TokenStream {
+fn paginators<'c>(
+    model: &Container,
+    container: impl Fn(&Access) -> &'c Container,
+    patterns: &[Access],
+) -> TokenStream {
     // A row that is also a write row (an error reported by `access::check`) has its
     // write method, not a second method of the same name.
     let rows = patterns.iter().enumerate().filter(|(_, a)| a.paginate.is_some() && a.update.is_none());
     let methods = rows.filter_map(|(i, a)| a.method.as_ref().map(|method| (i, a, method))).map(|(i, a, method)| {
-        let mut taken = Vec::new();
-        let mut params = Vec::new();
-        let mut inserts = Vec::new();
-        for (path, _) in &a.filter {
-            // Typed by its path's field, compared with `$eq` (see `access::param_type`).
-            let param = param_name(path, &mut taken);
-            let ty = param_type(c, path);
-            params.push(quote!(#param: impl ::core::convert::Into<#ty>));
-            // The finders' typed builder: the value under `$eq`, through the literal encoder.
-            inserts.push(quote! {
-                __f.equal(#path, __ds::to_bson(&::core::convert::Into::<#ty>::into(#param))?);
-            });
-        }
+        let c = container(a);
+        // The finders' parameters and statements: each value under `$eq` through the
+        // literal encoder, and a variant's discriminator.
+        let (params, inserts) = equality(c, a, &mut Vec::new());
         let sort: Vec<String> = a
             .sort
             .iter()
@@ -61,7 +62,7 @@ fn paginators(c: &Container, patterns: &[Access]) -> TokenStream {
             sort.join(", "),
             a.index.as_deref().unwrap_or("none"),
         );
-        let vis = &c.vis;
+        let vis = &model.vis;
         let result = result_type(c, a);
         quote! {
             #[doc = #doc]
@@ -80,8 +81,8 @@ fn paginators(c: &Container, patterns: &[Access]) -> TokenStream {
     if methods.is_empty() {
         return TokenStream::new();
     }
-    let ident = &c.ident;
-    let generics = c.bounded_generics();
+    let ident = &model.ident;
+    let generics = model.bounded_generics();
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     quote! {
         #[automatically_derived]

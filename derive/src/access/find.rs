@@ -81,13 +81,15 @@ pub(crate) fn equality(
             __f.equal(#path, __ds::to_bson(&::core::convert::Into::<#ty>::into(#param))?);
         });
     }
-    // A row on one variant of a polymorphic model reads only its documents.
-    if let Some((tag, value)) = &a.discriminator {
-        inserts.push(quote! {
-            __f.equal(#tag, __ds::Bson::String(::std::string::String::from(#value)));
-        });
-    }
+    inserts.extend(discriminator(a));
     (params, inserts)
+}
+
+/// A row on one variant of a polymorphic model reads and writes only that variant's
+/// documents: the discriminator's `$eq`, through the finders' typed builder.
+fn discriminator(a: &Access) -> Option<TokenStream> {
+    let (tag, value) = a.discriminator.as_ref()?;
+    Some(quote!(__f.equal(#tag, __ds::Bson::String(::std::string::String::from(#value)));))
 }
 
 /// The range parameters of a row (`impl RangeBounds<FieldType>`) and their statements.
@@ -151,7 +153,7 @@ pub(crate) fn expand(
         let doc = finder_doc(a, view.as_ref().map(|v| v.0.to_string()));
         let vis = &c.vis;
         if let Some(family) = &a.cache {
-            methods.push(cached(i, method, family, &result, &doc, vis));
+            methods.push(cached(i, a, method, family, &result, &doc, vis));
             continue;
         }
         methods.push(quote! {
@@ -201,6 +203,7 @@ pub(crate) fn result_type(c: &Container, a: &Access) -> TokenStream {
 /// filter.
 fn cached(
     i: usize,
+    a: &Access,
     method: &syn::Ident,
     family: &syn::Path,
     result: &TokenStream,
@@ -214,6 +217,9 @@ fn cached(
     // Under `cache = Family`: a family over another type than the `_id` is the user's
     // to fix there.
     let for_id = quote_spanned!(family.span()=> (__ds::cache_of::<#family, <Self as __ds::Identified>::Id>().family)(id));
+    // A row on one variant reads that variant's document only: a miss on another
+    // variant's `_id` finds nothing, and nothing is cached for it.
+    let variant = discriminator(a);
     quote! {
         #[doc = #doc]
         #vis fn #method(id: impl ::core::convert::Into<<Self as __ds::Identified>::Id>) -> __ds::CachedFind<#family, #result> {
@@ -221,6 +227,7 @@ fn cached(
             let __filter = (|| {
                 let mut __f = __ds::FilterBuilder::new();
                 __f.equal("_id", __ds::to_bson(&id)?);
+                #variant
                 ::core::result::Result::<__ds::Document, __ds::BsonSerError>::Ok(__f.build())
             })();
             let __family = ::core::result::Result::Ok(#for_id);

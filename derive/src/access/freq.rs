@@ -92,17 +92,9 @@ fn read(text: &str) -> Result<Rate, String> {
 pub(crate) fn docs_per_call(a: &Access, indexes: &[IndexDef]) -> Reads {
     let equal = |path: &str| a.filter.iter().any(|(p, _)| p == path);
     let by_id = equal("_id") && !a.case_insensitive;
-    let whole = |index: &IndexDef| match (&index.partial, &a.discriminator) {
-        (None, _) => true,
-        (Some(partial), Some((tag, value))) => {
-            index.variant.as_ref() == Some(value)
-                && crate::polymorphic::partial_filter(tag, value, None).is_ok_and(|p| p == *partial)
-        }
-        (Some(_), None) => false,
-    };
     let by_unique = indexes.iter().any(|index| {
         index.unique.is_some()
-            && whole(index)
+            && a.read_whole(index)
             && !index.sparse
             && (index.locale.is_some() || !a.case_insensitive)
             && index.keys.iter().all(|k| k.kind.is_ordered() && equal(&k.path))

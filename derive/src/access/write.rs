@@ -355,10 +355,6 @@ fn check_upsert(
     indexes: &[IndexDef],
     errors: &mut Accumulator,
 ) {
-    if matches!(c.body, crate::ast::Body::Enum(_)) {
-        errors.push(Error::custom("an upsert row creates a document of one shape; a polymorphic model's documents are its variants: insert them with `Model::collection(db)` and keep this row an update").with_span(&u.span));
-        return;
-    }
     if let Some((_, span)) = a.range.first() {
         errors.push(Error::custom(format!("upsert row `{}` has `range(...)`: a created document takes its filter's values, and a range names none; name the document by equality only", a.name)).with_span(span));
     }
@@ -412,6 +408,9 @@ fn check_upsert(
     // is written on insert. A `pull` creates nothing, and a nested path only part of
     // its field.
     let mut filled: Vec<&str> = a.filter.iter().map(|(p, _)| p.as_str()).collect();
+    // A row on one variant of a polymorphic model: its filter's discriminator `$eq`
+    // is copied into the created document, as the filter's other values are.
+    filled.extend(a.discriminator.as_ref().map(|(tag, _)| tag.as_str()));
     filled.extend(
         w.ops.iter().filter(|(op, p, _)| *op != Op::Pull && !p.contains('.')).map(|(_, p, _)| p.as_str()),
     );
@@ -463,7 +462,7 @@ fn check_upsert(
     let unique = filters_id
         || indexes.iter().any(|i| {
             i.unique.is_some()
-                && i.partial.is_none()
+                && a.read_whole(i)
                 && i.locale.is_some() == a.case_insensitive
                 && i.keys.iter().all(|k| k.kind.is_ordered() && keys.contains(&k.path.as_str()))
         });
@@ -489,19 +488,50 @@ fn is_spelt_non_number(ty: &str) -> bool {
 }
 
 /// The method of every write row.
-pub(crate) fn expand(c: &Container, patterns: &[Access], versioned: bool) -> TokenStream {
-    let mut methods = Vec::new();
-    let model = &c.ident;
-    // The families that cache this model's reads: each write deletes the written
-    // document's key in all of them.
-    // Each under its `cache = Family`, where a family over another type than the `_id`
-    // is reported (once: the cached row's finder names the same tokens).
-    let caches: Vec<TokenStream> = patterns
+/// The families that cache the model's reads: each write deletes the written document's
+/// key in all of them. Each under its `cache = Family`, where a family over another type
+/// than the `_id` is reported (once: the cached row's finder names the same tokens).
+fn caches(model: &syn::Ident, patterns: &[Access]) -> Vec<TokenStream> {
+    patterns
         .iter()
         .filter_map(|a| a.cache.as_ref())
         .map(|f| quote_spanned!(f.span()=> __ds::cache_of::<#f, <#model as __ds::Identified>::Id>().written))
-        .collect();
+        .collect()
+}
+
+/// The model's cached families, registered under its collection: every docshape writer
+/// of the model (versioned writers, copies' `update_one`) finds the families to
+/// invalidate by the collection. A generic model has no one collection to register.
+pub(crate) fn registration(c: &Container, patterns: &[Access]) -> TokenStream {
+    let model = &c.ident;
+    let caches = caches(model, patterns);
+    if caches.is_empty() || !c.generics.params.is_empty() {
+        return TokenStream::new();
+    }
+    quote! {
+        __ds::inventory::submit! {
+            __ds::CachedModel {
+                collection: <#model as __ds::Model>::COLLECTION,
+                families: &[#(#caches),*],
+            }
+        }
+    }
+}
+
+/// The write methods of the rows with `update(...)`; of the row at `only` alone when it
+/// is set (a polymorphic model's rows each write their variant's fields).
+pub(crate) fn expand(
+    c: &Container,
+    patterns: &[Access],
+    versioned: bool,
+    only: Option<usize>,
+) -> TokenStream {
+    let mut methods = Vec::new();
+    let caches = caches(&c.ident, patterns);
     for (i, a) in patterns.iter().enumerate() {
+        if only.is_some_and(|o| o != i) {
+            continue;
+        }
         let (Some(w), Some(method)) = (&a.update, &a.method) else { continue };
         let mut taken = Vec::new();
         let (mut params, filter_inserts) = equality(c, a, &mut taken);
@@ -639,27 +669,13 @@ pub(crate) fn expand(c: &Container, patterns: &[Access], versioned: bool) -> Tok
             }
         });
     }
-    // Every docshape writer of the model (versioned writers, copies' `update_one`)
-    // finds the families to invalidate by the collection; a generic model has no one
-    // collection to register.
-    let registration = (!caches.is_empty() && c.generics.params.is_empty()).then(|| {
-        quote! {
-            __ds::inventory::submit! {
-                __ds::CachedModel {
-                    collection: <#model as __ds::Model>::COLLECTION,
-                    families: &[#(#caches),*],
-                }
-            }
-        }
-    });
     if methods.is_empty() {
-        return quote!(#registration);
+        return TokenStream::new();
     }
     let ident = &c.ident;
     let generics = c.bounded_generics();
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     quote! {
-        #registration
         #[automatically_derived]
         impl #impl_generics #ident #ty_generics #where_clause {
             #(#methods)*

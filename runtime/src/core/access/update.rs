@@ -8,7 +8,7 @@
 //!
 //! generates `Cart::add_item(id, item)`, whose [`Update::run`] sends one command: the
 //! row's filter (every value under `$eq`) and the update (`$push` of `{$each: [v]}`,
-//! `$set`, `$inc`, `$pull` of the typed values), as an `update` when the filter is `_id` alone, else
+//! `$set`, `$inc`, `$pull` of the typed values), as an `update` when the filter names `_id`, else
 //! as a `findAndModify` projected to `_id` (which tells which document it wrote). A
 //! `push` into an array with a bound (`#[embed(max = N)]` or
 //! `#[validate(max_items = N)]`) also requires `"items.<N-1>": {$exists: false}` in
@@ -371,7 +371,7 @@ impl<T: Model, S: SessionSlot> Update<T, S> {
     }
 
     /// Sends the update, one command on success: an `update` when the row names its
-    /// document by `_id` alone (the id is then known), else a `findAndModify`
+    /// document by `_id` (the id is then known), else a `findAndModify`
     /// projected to `_id` (which returns it). When nothing matched, one more read tells
     /// a full array or an older version from a missing document.
     pub async fn run(self, db: &Database) -> Result<Updated, UpdateError> {
@@ -464,8 +464,10 @@ impl<T: Model, S: SessionSlot> Update<T, S> {
     async fn attempt(&mut self, db: &Database, upsert: bool) -> Result<Wrote, UpdateError> {
         let (filter, update) = self.command()?;
         let collection = db.collection::<Document>(T::COLLECTION);
-        let by_id = self.filter.as_ref().ok().and_then(|f| match (f.len(), f.get_document("_id")) {
-            (1, Ok(eq)) if eq.len() == 1 => eq.get("$eq").cloned(),
+        // The filter names the document by `_id` (and perhaps more: a variant's
+        // discriminator), so its id is known without the server returning it.
+        let by_id = self.filter.as_ref().ok().and_then(|f| match f.get_document("_id") {
+            Ok(eq) if eq.len() == 1 => eq.get("$eq").cloned(),
             _ => None,
         });
         let in_session = self.session.session().is_some();
