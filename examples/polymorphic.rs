@@ -4,7 +4,9 @@
 //! The validator has one branch per event type, keyed by `kind`; the purchase's
 //! `order_id` is unique among purchases only (a partial index), so clicks and views,
 //! which have no `order_id`, never collide on it; each row names the event type it
-//! reads, returns that type's fields, and its query carries `kind`'s `$eq`.
+//! reads, returns that type's fields, and its query carries `kind`'s `$eq`. A write
+//! row on one type (`refund`) writes only documents of that type, and a paginated row
+//! pages one user's activity across every type.
 //!
 //! Run: `cargo run --example polymorphic`
 
@@ -17,10 +19,12 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Serialize, Deserialize, Model)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 #[model(collection = "events", strict)]
-#[index(keys(user, at = -1))]
+#[index(keys(user, at = -1, _id = -1))]
 #[access(name = "timeline", filter(user), sort(at = -1), freq = "50 r/s")]
+#[access(name = "activity", filter(user), sort(at = -1, _id = -1), paginate, freq = "10 r/s")]
 #[access(name = "clicks_of", variant = Click, filter(user), sort(at = -1), freq = "5 r/s")]
 #[access(name = "purchase_of_order", variant = Purchase, filter(order_id), freq = "20 r/s")]
+#[access(name = "refund", variant = Purchase, filter(order_id), update(inc(refunded_cents)), freq = "1 w/s")]
 pub enum Event {
     Click {
         #[serde(rename = "_id")]
@@ -45,6 +49,7 @@ pub enum Event {
         order_id: String,
         #[validate(minimum = 0)]
         amount_cents: i64,
+        refunded_cents: i64,
     },
 }
 
@@ -70,6 +75,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 at,
                 order_id: "o-1".into(),
                 amount_cents: 4999,
+                refunded_cents: 0,
             },
         ])
         .await?;
@@ -81,6 +87,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         at,
         order_id: "o-1".into(),
         amount_cents: 100,
+        refunded_cents: 0,
     };
     if events.insert_one(again).await.is_ok() {
         return Err("a second purchase of order o-1 was admitted".into());
@@ -111,6 +118,35 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let purchase = Event::purchase_of_order("o-1").one(&db).await?.ok_or("the purchase of o-1 is missing")?;
     println!("order o-1: {} cents by {}", purchase.amount_cents, purchase.user);
+
+    println!("\n== a write row on one event type");
+    // Its filter is `{order_id: {$eq: "o-1"}, kind: {$eq: "purchase"}}`: it writes purchases only.
+    Event::refund("o-1", 1000_i64).run(&db).await?;
+    let purchase = Event::purchase_of_order("o-1").one(&db).await?.ok_or("the purchase of o-1 is missing")?;
+    if purchase.refunded_cents != 1000 {
+        return Err(format!("the refund wrote {} cents, not 1000", purchase.refunded_cents).into());
+    }
+    println!("order o-1 refunded {} cents", purchase.refunded_cents);
+
+    println!("\n== ana's activity, two events a page");
+    let (mut pages, mut walked, mut cursor) = (0, 0, None::<String>);
+    loop {
+        let mut page = Event::activity("ana").page_size(2);
+        if let Some(c) = &cursor {
+            page = page.after(c);
+        }
+        let page = page.fetch(&db).await?;
+        pages += 1;
+        walked += page.items.len();
+        println!("page {pages}: {:?}", page.items);
+        match page.next {
+            Some(next) if pages < 10 => cursor = Some(next),
+            _ => break,
+        }
+    }
+    if (pages, walked) != (2, 3) {
+        return Err(format!("ana's 3 events took {pages} pages holding {walked}").into());
+    }
     println!("\n{}", Event::access_table());
     Ok(())
 }
