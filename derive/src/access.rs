@@ -450,7 +450,10 @@ fn fit(a: &Access, index: &IndexDef) -> Fit {
     let equality: BTreeSet<&str> = a.filter.iter().map(|(p, _)| p.as_str()).collect();
     // A sort key also matched by equality is constant, so the index need not order it.
     let sort: Vec<&Key> = a.sort.iter().filter(|k| !equality.contains(k.path.as_str())).collect();
-    let range: BTreeSet<&str> = a.range.iter().map(|(p, _)| p.as_str()).collect();
+    // A range on a sort key is bounded by that key where the sort reads it (mongod
+    // scans the key's bounds in index order): it needs no key of its own after the sort.
+    let range: BTreeSet<&str> =
+        a.range.iter().map(|(p, _)| p.as_str()).filter(|p| !sort.iter().any(|k| k.path == *p)).collect();
     let needed = equality.len() + sort.len() + range.len();
     if needed == 0 || index.keys.len() < needed {
         return Fit::No;
@@ -498,7 +501,13 @@ fn proposal(a: &Access) -> String {
     for k in a.sort.iter().filter(|k| !equality.contains(&k.path.as_str())) {
         keys.push(key_text(&k.path, if k.kind == KeyKind::Desc { " = -1" } else { "" }));
     }
-    keys.extend(a.range.iter().map(|(p, _)| key_text(p, "")));
+    let sorted = |p: &str| a.sort.iter().any(|k| k.path == p);
+    keys.extend(
+        a.range
+            .iter()
+            .filter(|(p, _)| !sorted(p) && !equality.contains(&p.as_str()))
+            .map(|(p, _)| key_text(p, "")),
+    );
     let ci = if a.case_insensitive { ", case_insensitive" } else { "" };
     format!("#[index(keys({}){ci})]", keys.join(", "))
 }

@@ -873,7 +873,12 @@ fn a_write_row_on_a_variant_writes_that_variant_only() {
     // One write method, typed by the variant's fields, whose filter carries the tag.
     assert!(text.contains("fn clicks_of_user (user : impl :: core :: convert :: Into < String >"), "{text}");
     assert!(text.contains("__ds :: Update < Self >"), "{text}");
-    assert!(text.contains(r#"__f . equal ("kind" , __ds :: Bson :: String (:: std :: string :: String :: from ("Click")))"#), "{text}");
+    assert!(
+        text.contains(
+            r#"__f . equal ("kind" , __ds :: Bson :: String (:: std :: string :: String :: from ("Click")))"#
+        ),
+        "{text}"
+    );
     assert!(!text.contains("struct ClicksOfUserView"), "a write row has no view: {text}");
 }
 
@@ -934,4 +939,25 @@ fn a_variant_partial_filter_keeps_the_users_keys() {
     let text = partial_filter("kind", "a\"b", None).unwrap();
     let parsed: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(parsed["kind"]["$eq"], "a\"b");
+}
+
+#[test]
+fn a_range_on_the_sort_key_is_served_by_the_sort_keys_index() {
+    // mongod reads the range as bounds on `at` while it walks `{user: 1, at: -1}` in
+    // order: no key after the sort is needed (and a second `at` key would be refused).
+    let src = r#"#[model(collection = "events")]
+        #[index(keys(user, at = -1))]
+        #[access(name = "recent", filter(user), sort(at = -1), range(at))]
+        struct E { #[serde(rename = "_id")] id: String, user: String, at: i64, other: i64 }"#;
+    let out = expand_model(tokens(src));
+    assert!(!is_error(&out), "{out}");
+    assert!(
+        out.to_string().contains(r#"index : :: core :: option :: Option :: Some ("user_1_at_-1")"#),
+        "{out}"
+    );
+    // Without an index, the proposal holds each key once.
+    let out = expand_model(tokens(&src.replace("#[index(keys(user, at = -1))]", "")));
+    let text = out.to_string();
+    assert_eq!(text.matches("compile_error").count(), 1, "{text}");
+    assert!(text.contains("#[index(keys(user, at = -1))]"), "{text}");
 }

@@ -35,6 +35,7 @@ use mongodb::Database;
 use crate::core::access::command::sort_keys;
 use crate::core::access::load::RateKind;
 use crate::core::access::table::AccessPattern;
+use crate::core::access::RowKind;
 use crate::core::error::Result;
 use crate::core::index::IndexKey;
 use crate::core::model::Model;
@@ -355,8 +356,8 @@ fn compare(
 
 /// Whether `shape` is a call of `pattern`: the same equality fields (with the
 /// `discriminator` of a row on one variant) and range fields, the
-/// sort its reads send (or all of it reversed, a page read backwards), the same kind
-/// when the row declares one. A paginated row's later pages add a keyset `$or` and
+/// sort its reads send (or all of it reversed, a page read backwards), and the same
+/// kind: a read row matches reads, a write row writes. A paginated row's later pages add a keyset `$or` and
 /// bounds on sort keys, which still match it.
 fn matches(shape: &QueryShape, pattern: &AccessPattern, discriminator: Option<&str>) -> bool {
     let set = |v: &[&str]| v.iter().map(|f| (*f).to_owned()).collect::<BTreeSet<String>>();
@@ -365,10 +366,12 @@ fn matches(shape: &QueryShape, pattern: &AccessPattern, discriminator: Option<&s
     if shape.equality.iter().cloned().collect::<BTreeSet<_>>() != equality {
         return false;
     }
-    if let Some(rate) = pattern.load.rate {
-        if shape.write != (rate.kind == RateKind::Write) {
-            return false;
-        }
+    // A row writes when it has `update(...)`, or declares a write rate (a row that
+    // documents writes the application sends itself).
+    let writes =
+        pattern.kind != RowKind::Read || pattern.load.rate.is_some_and(|r| r.kind == RateKind::Write);
+    if shape.write != writes {
+        return false;
     }
     let sort: Vec<(String, i32)> = if pattern.paginate {
         sort_keys(pattern).map(|(f, k)| (f.to_owned(), direction(k))).collect()
@@ -593,6 +596,34 @@ mod tests {
             [WorkloadFinding::Undeclared { shape, .. }] => assert_eq!(shape.equality, ["user"]),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_row_matches_calls_of_its_own_kind() {
+        const fn kind(mut p: AccessPattern, kind: crate::core::access::RowKind) -> AccessPattern {
+            p.kind = kind;
+            p.load.rate = None;
+            p
+        }
+        // No `freq` on either: the kind comes from `update(...)` alone.
+        static ROWS: [AccessPattern; 2] = [
+            kind(row("read_sku", &["sku"], &[], "", 0.0, Some("sku_1")), RowKind::Read),
+            kind(row("write_sku", &["sku"], &[], "", 0.0, Some("sku_1")), RowKind::Write),
+        ];
+        let table = Table { patterns: &ROWS, polymorphic_rows: &[] };
+        let mut write = shape(&["sku"], &[], 3, &[]);
+        write.write = true;
+        let workload = shapes::Workload { shapes: vec![write], entries: 3, unshaped: 0 };
+        let report = compare("items", table, &[], &[], &workload);
+        let unused: Vec<String> = report
+            .findings
+            .iter()
+            .filter_map(|f| match f {
+                WorkloadFinding::Unused { pattern } => Some((*pattern).to_owned()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(unused, ["read_sku"], "the write is the write row's call only: {:?}", report.findings);
     }
 
     #[test]

@@ -71,8 +71,11 @@ pub struct Workload {
 pub(crate) async fn read(db: &Database, collection: &str, since: Option<bson::DateTime>) -> Result<Workload> {
     let ns = format!("{}.{collection}", db.name());
     let mut filter = doc! { "ns": crate::core::model::eq(bson::Bson::String(ns)) };
-    if let Some(since) = since {
-        filter.insert("ts", doc! { "$gte": since });
+    // The window's start, under a comparison operator through the literal encoder.
+    let since = since.map(bson::Bson::DateTime);
+    let start = since.as_ref().map_or(std::ops::Bound::Unbounded, std::ops::Bound::Included);
+    if let Some(condition) = crate::core::access::find::range_condition(start, std::ops::Bound::Unbounded) {
+        filter.insert("ts", condition);
     }
     let mut cursor =
         db.collection::<Document>("system.profile").find(filter).limit(MAX_ENTRIES).batch_size(500).await?;
@@ -327,9 +330,6 @@ pub(super) fn access_rows(
         let attribute = row(shape, &mut names);
         let served = shape.served_by(&indexes);
         let calls = shape.count;
-        // The derive counts a range on a sort key as a key of its own after the sort,
-        // where `served_by` lets the sort's key bound it (as the server does).
-        let sorted_range = shape.range.iter().any(|r| shape.sort.iter().any(|(s, _)| s == r));
         let usable = |index: &str| {
             if index == "_id_" {
                 // The derive gives `_id_` to a filter on `_id` alone or a sort on it alone.
@@ -339,14 +339,10 @@ pub(super) fn access_rows(
             }
         };
         let served = match served {
-            Some(index) if !shape.write && !sorted_range && usable(index) => {
+            Some(index) if !shape.write && usable(index) => {
                 rows.push(Ok(format!("{attribute} // {calls} calls; served by {}", escaped(index))));
                 continue;
             }
-            Some(index) if !shape.write && sorted_range => format!(
-                "served by {}, but not by docshape's rule (`unserved`), which wants a range on a sort key as a key of its own",
-                escaped(index)
-            ),
             Some(index) if !shape.write && !usable(index) => format!(
                 "served by {}, which is not declared above as a plain index: the row would not compile",
                 escaped(index)
@@ -356,7 +352,9 @@ pub(super) fn access_rows(
                 "not expressible as a row: {}",
                 shape.other.iter().map(|o| escaped(o)).collect::<Vec<_>>().join(", ")
             ),
-            None => "served by no index: it would not compile (rule `unserved`) until one is added".to_owned(),
+            None => {
+                "served by no index: it would not compile (rule `unserved`) until one is added".to_owned()
+            }
         };
         let write = if shape.write { "; a write: add its update(...)" } else { "" };
         rows.push(Err(format!("{attribute} // {calls} calls; {served}{write}")));

@@ -1,5 +1,7 @@
 //! Reading a range of periods back.
 
+use std::ops::Bound;
+
 use crate::core::access::literal::Literal;
 use crate::core::bson_compat;
 use bson::{doc, Bson, DateTime, Document};
@@ -55,10 +57,9 @@ pub fn range_filter<B: Bucket>(
     // Under `$eq`: a series that writes as a document or a regex is compared, never
     // read as operators or a pattern.
     let series = Literal::of(series)?.eq();
-    Ok(doc! {
-        spec.series: series,
-        spec.period: { "$gte": period_value(spec, first)?, "$lte": period_value(spec, last)? },
-    })
+    let (first, last) = (period_value(spec, first)?, period_value(spec, last)?);
+    let period = crate::core::access::find::range_condition(Bound::Included(&first), Bound::Included(&last));
+    Ok(doc! { spec.series: series, spec.period: period.unwrap_or_default() })
 }
 
 /// The buckets of `series` whose period overlaps `[from, to)`, in period order (and
