@@ -116,9 +116,11 @@ pub trait Model: Schema + Sized {
     /// table.
     const NESTED: &'static [crate::core::relation::Nested] = &[];
     /// On a polymorphic model (`#[derive(Model)]` on a `#[serde(tag = "kind")]` enum),
-    /// the access patterns that read one variant, as `(pattern, tag, value)`: each of
-    /// their commands carries `{tag: {"$eq": value}}`, which is also what lets the
-    /// server use an index partial to that variant. Empty for a struct.
+    /// the access patterns on one variant (`variant = Click`: reads, pages, cached reads
+    /// and write rows), as `(pattern, tag, value)`: each of their commands carries
+    /// `{tag: {"$eq": value}}`, so they read and write that variant's documents only,
+    /// and it is also what lets the server use an index partial to that variant. An
+    /// upsert on a variant creates a document holding `tag: value`. Empty for a struct.
     ///
     /// ```
     /// use docshape::bson::oid::ObjectId;

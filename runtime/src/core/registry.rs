@@ -21,8 +21,8 @@ pub struct RegisteredModel {
     pub spec: fn() -> CollectionSpec,
     /// Its access-pattern table.
     pub access_patterns: &'static [AccessPattern],
-    /// The rows that read one variant of a polymorphic model, with the discriminator
-    /// and the variant's value their reads add ([`Model::POLYMORPHIC_ROWS`]).
+    /// The rows on one variant of a polymorphic model, with the discriminator and the
+    /// variant's value their commands add ([`Model::POLYMORPHIC_ROWS`]).
     pub polymorphic_rows: &'static [(&'static str, &'static str, &'static str)],
     /// Its relations, for the design-decision table.
     pub relations: &'static [crate::core::relation::Relation],
