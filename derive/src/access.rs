@@ -93,7 +93,7 @@ pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> (Expansion, TokenStream) 
             let (mut outer, mut finders) = (TokenStream::new(), TokenStream::new());
             for (i, a) in parsed.patterns.iter().enumerate() {
                 let variant = a.discriminator.as_ref().map(|(_, v)| v.as_str());
-                let (o, f) = find::expand(p.container(variant), &parsed.patterns, false, Some(i));
+                let (o, f) = find::expand(p.container(variant), &parsed.patterns, versioned, Some(i));
                 outer.extend(o);
                 finders.extend(f);
             }

@@ -8,6 +8,7 @@
 mod finders;
 mod indexes;
 mod validator;
+mod versioning;
 
 use docshape::bson::oid::ObjectId;
 use docshape::bson::DateTime;
