@@ -2,7 +2,10 @@
 //!
 //! Parse the steps, check that every version from the oldest readable one up to the
 //! current one has a step and that the steps chain, and expand into `impl Versioned`
-//! (the upgrade chain) plus the validator that admits every declared version.
+//! (the upgrade chain) plus the validator that admits every declared version. A
+//! polymorphic model is versioned as a whole: every variant stores the one version
+//! field, the steps work on the tagged document, and each variant's validator branch
+//! is pinned to the version.
 
 use darling::error::Accumulator;
 use darling::Error;

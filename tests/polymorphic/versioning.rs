@@ -254,7 +254,7 @@ async fn writes_of_every_variant_stamp_the_version() {
     let stored: Vec<Document> =
         raw.find(doc! {}).sort(doc! { "at": 1, "kind": -1 }).await.unwrap().try_collect().await.unwrap();
     assert_eq!(stored.len(), 2);
-    assert!(stored.iter().all(|d| d.get_i32("v") == Ok(2)), "{stored:?}");
+    assert!(stored.iter().all(|d| d.get_i32("v").ok() == Some(2)), "{stored:?}");
     // The stamp sets the field of whichever variant the value is.
     click.stamp();
     purchase.stamp();
@@ -270,10 +270,14 @@ async fn writes_of_every_variant_stamp_the_version() {
         loaded.save(&db).await.unwrap();
     }
     let click = raw.find_one(doc! { "_id": click_id }).await.unwrap().unwrap();
-    assert_eq!((click.get_str("target"), click.get_i32("v")), (Ok("/buy"), Ok(2)), "{click}");
+    assert_eq!((click.get_str("target").ok(), click.get_i32("v").ok()), (Some("/buy"), Some(2)), "{click}");
     assert!(!click.contains_key("url"), "{click}");
     let purchase = raw.find_one(doc! { "_id": purchase_id }).await.unwrap().unwrap();
-    assert_eq!((purchase.get_i64("amount_cents"), purchase.get_i32("v")), (Ok(4999), Ok(2)), "{purchase}");
+    assert_eq!(
+        (purchase.get_i64("amount_cents").ok(), purchase.get_i32("v").ok()),
+        (Some(4999), Some(2)),
+        "{purchase}"
+    );
     assert!(!purchase.contains_key("amount"), "{purchase}");
 }
 
@@ -308,7 +312,7 @@ async fn backfill_upgrades_every_variant_and_reports_the_unreadable() {
     assert_eq!(raw.count_documents(doc! { "kind": "click", "target": "/buy" }).await.unwrap(), 5);
     // The unreadable one is left as it was.
     let left = raw.find_one(doc! { "_id": broken }).await.unwrap().unwrap();
-    assert_eq!(left.get_str("amount"), Ok("free"));
+    assert_eq!(left.get_str("amount").ok(), Some("free"));
     // Every readable document now reads without an upgrade.
     let all: Vec<Order> = Order::activity_of_user("u0").all(&db).await.unwrap();
     assert_eq!(all.len(), 2);
