@@ -230,6 +230,7 @@ fn polymorphic_expansion(
     // Parse every pattern a polymorphic model can hold.
     let mut model = model::parse(&cx, &mut errors);
     let mut validator = validator::parse(&cx, &mut errors);
+    let mut versioning = versioning::parse(&cx, &mut errors);
     let mut relation = relation::parse(&cx, &mut errors);
     let mut index = index::parse(&cx, &mut errors);
     let mut access = access::parse(&cx, &mut errors);
@@ -239,6 +240,7 @@ fn polymorphic_expansion(
     polymorphic::check(&cx, p, &mut errors);
     model::check(&mut model, &cx, &mut errors);
     validator::check(&mut validator, &cx, &mut errors);
+    versioning::check(&mut versioning, &cx, &[], &mut errors);
     index::check(&mut index, &cx, &mut errors);
     access::check(&mut access, &cx, &index, &mut errors);
     relation::check(&mut relation, &cx, &[], &mut errors);
@@ -247,16 +249,18 @@ fn polymorphic_expansion(
 
     // Expand every pattern, errors or not, as for a struct.
     let validator = validator::expand(&validator, &cx);
+    let versioning = versioning::expand(&versioning, &cx);
     let relation = relation::expand(&relation, &cx);
     let index = index::expand(&index, &cx);
     let paginate = paginate::expand(&paginate, &cx, &access);
     let (access, views) = access::expand(&access, &cx);
-    let (model, registration) = model::expand(&model, &cx, &[&index, &access, &relation]);
+    let (model, registration) = model::expand(&model, &cx, &[&index, &access, &versioning, &relation]);
     let size = crate::common::size::impl_for(&cx.container);
     let items = quote! {
         #validator
         #relation
         #model
+        #versioning
         #registration
         #index
         #access

@@ -18,7 +18,6 @@ use darling::error::Accumulator;
 use darling::{Error, FromField};
 use proc_macro2::Span;
 use quote::quote;
-use syn::spanned::Spanned;
 use syn::{DeriveInput, Ident};
 
 use crate::ast::{Body, Container, Field, FieldReceiver};
@@ -192,12 +191,6 @@ pub(crate) fn read(c: &Container) -> Option<Polymorphic> {
 pub(crate) fn check(cx: &crate::ast::Context, p: &Polymorphic, errors: &mut Accumulator) {
     let c = &cx.container;
     let Body::Enum(variants) = &c.body else { return };
-    if let Some(m) = &cx.model {
-        let version = m.version.as_ref().map(Spanned::span);
-        if let Some(span) = version.or_else(|| m.migrate.as_ref().and_then(|m| m.span)) {
-            errors.push(Error::custom("schema versions are not supported on a polymorphic model yet: each variant would need its own migrations; version a struct model, or drop `version` and `migrate`").with_span(&span));
-        }
-    }
     let mut seen: Vec<(&str, &Ident)> = Vec::new();
     let mut id: Option<(String, &Ident)> = None;
     for v in variants.iter().filter(|v| !v.serde.skip) {
@@ -248,7 +241,7 @@ pub(crate) fn check(cx: &crate::ast::Context, p: &Polymorphic, errors: &mut Accu
     }
     // Patterns that read a struct's fields and do not yet know variants.
     // (`#[embed]` and `#[reference]` on a variant's field are the relation pattern's to refuse.)
-    let refused = ["bucket", "outlier", "schema_version", "denormalized"];
+    let refused = ["bucket", "outlier", "denormalized"];
     let on_fields = variants.iter().flat_map(|v| v.fields.iter().flat_map(|f| f.recv.attrs.iter()));
     for attr in c.attrs.iter().chain(variants.iter().flat_map(|v| &v.attrs)).chain(on_fields) {
         if let Some(name) = refused.iter().find(|n| attr.path().is_ident(n)) {

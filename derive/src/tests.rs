@@ -891,14 +891,67 @@ fn an_upsert_on_the_enum_is_one_error_that_names_a_variant() {
     assert!(text.contains("a created document is one variant: name it, like `variant = Click`"), "{text}");
 }
 
+/// `EVENTS`, versioned: `version = 2`, a step for version 1, and `fields` in each variant.
+fn versioned_events(click: &str, purchase: &str) -> String {
+    EVENTS
+        .replace("{}", "")
+        .replace(
+            r#"#[model(collection = "events")]"#,
+            r#"#[model(collection = "events", version = 2, migrate(v1(document = up)))]"#,
+        )
+        .replace("Click { ", &format!("Click {{ {click} "))
+        .replace("Purchase { ", &format!("Purchase {{ {purchase} "))
+}
+
 #[test]
-fn a_versioned_polymorphic_model_is_one_error() {
+fn a_versioned_polymorphic_model_stamps_every_variant() {
+    let v = "#[schema_version] v: i32,";
+    let text = expand_model(tokens(&versioned_events(v, v))).to_string();
+    assert!(!text.contains("compile_error"), "{text}");
+    assert!(text.contains("Self :: Click { v : __v , .. } => * __v = 2"), "{text}");
+    assert!(text.contains("Self :: Purchase { v : __v , .. } => * __v = 2"), "{text}");
+    assert!(text.contains("versioned_variants_validator"), "{text}");
+}
+
+#[test]
+fn a_versioned_polymorphic_model_without_its_field_is_one_error() {
     let src = EVENTS
         .replace("{}", "")
         .replace(r#"#[model(collection = "events")]"#, r#"#[model(collection = "events", version = 2)]"#);
     let text = expand_model(tokens(&src)).to_string();
     assert_eq!(text.matches("compile_error").count(), 1, "{text}");
-    assert!(text.contains("schema versions are not supported on a polymorphic model yet"), "{text}");
+    assert!(text.contains("needs the field that stores it"), "{text}");
+}
+
+#[test]
+fn a_variant_without_the_version_field_is_one_error_naming_it() {
+    let text = expand_model(tokens(&versioned_events("#[schema_version] v: i32,", ""))).to_string();
+    assert_eq!(text.matches("compile_error").count(), 1, "{text}");
+    assert!(text.contains("variant `Purchase` stores no schema version"), "{text}");
+    assert!(text.contains("add `#[schema_version] v: i32` to `Purchase`"), "{text}");
+}
+
+#[test]
+fn a_variant_version_of_another_type_or_name_is_one_error() {
+    let text =
+        expand_model(tokens(&versioned_events("#[schema_version] v: i32,", "#[schema_version] v: i64,")))
+            .to_string();
+    assert_eq!(text.matches("compile_error").count(), 1, "{text}");
+    assert!(text.contains("the schema version of variant `Purchase` is `i64`"), "{text}");
+    let text =
+        expand_model(tokens(&versioned_events("#[schema_version] v: i32,", "#[schema_version] w: i32,")))
+            .to_string();
+    assert_eq!(text.matches("compile_error").count(), 1, "{text}");
+    assert!(text.contains("stores its schema version as `w`"), "{text}");
+}
+
+#[test]
+fn a_typed_step_on_a_polymorphic_model_is_one_error() {
+    let v = "#[schema_version] v: i32,";
+    let src = versioned_events(v, v).replace("v1(document = up)", "v1 = EventV1");
+    let text = expand_model(tokens(&src)).to_string();
+    assert_eq!(text.matches("compile_error").count(), 1, "{text}");
+    assert!(text.contains("make `v1` a document step"), "{text}");
 }
 
 #[test]

@@ -2,7 +2,10 @@
 //!
 //! Parse the steps, check that every version from the oldest readable one up to the
 //! current one has a step and that the steps chain, and expand into `impl Versioned`
-//! (the upgrade chain) plus the validator that admits every declared version.
+//! (the upgrade chain) plus the validator that admits every declared version. A
+//! polymorphic model is versioned as a whole: every variant stores the one version
+//! field, the steps work on the tagged document, and each variant's validator branch
+//! is pinned to the version.
 
 use darling::error::Accumulator;
 use darling::Error;
@@ -17,6 +20,7 @@ use crate::common::expansion::Expansion;
 use crate::common::fields::Kept;
 use crate::common::old_field;
 use crate::common::types::{classify, Kind};
+use crate::polymorphic::{Polymorphic, VariantModel};
 
 /// A checked versioning declaration; `None` when the model is not versioned (or the
 /// declaration is malformed, with its errors pushed).
@@ -36,7 +40,11 @@ struct KeptField {
 /// chain from the oldest readable version to the current one.
 pub(crate) fn parse(cx: &Context, errors: &mut Accumulator) -> Parsed {
     let Some(m) = &cx.model else { return Parsed(None, Vec::new()) };
-    Parsed(declaration(&cx.container, m.version.as_ref(), m.migrate.as_ref(), errors), Vec::new())
+    let declared = match &cx.polymorphic {
+        Some(p) => polymorphic_declaration(p, m.version.as_ref(), m.migrate.as_ref(), errors),
+        None => declaration(&cx.container, m.version.as_ref(), m.migrate.as_ref(), errors),
+    };
+    Parsed(declared, Vec::new())
 }
 
 /// What versioning cannot be combined with, and what it must keep: `kept` are the
@@ -108,6 +116,9 @@ struct Versioning {
     pub field_int64: bool,
     pub missing: i64,
     pub steps: Vec<Step>,
+    /// On a polymorphic model, each variant and its version field's Rust name (the
+    /// stored name is one); empty on a struct.
+    pub variants: Vec<(Ident, Ident)>,
 }
 
 /// `#[schema_version]` or `#[schema_version(missing = N)]` on a field.
@@ -346,7 +357,126 @@ fn declaration(
         field_int64: matches!(classify(ty), Kind::Int { max, .. } if max > i128::from(i32::MAX)),
         missing,
         steps,
+        variants: Vec::new(),
     })
+}
+
+/// The declaration of a polymorphic model: one version for the whole enum, whose field
+/// every variant stores under one name, with one type, so that a document of any
+/// variant is read at its version and stamped with the current one. The declaration is
+/// read from the first variant that marks a field; every other variant is compared with
+/// it, one error under each that differs.
+fn polymorphic_declaration(
+    p: &Polymorphic,
+    version: Option<&LitInt>,
+    migrate: Option<&Migrate>,
+    errors: &mut Accumulator,
+) -> Option<Versioning> {
+    let fields = |v: &VariantModel| match &v.container.body {
+        Body::Struct(_, fields) => fields.clone(),
+        Body::Enum(_) => Vec::new(),
+    };
+    let marks = |f: &Field| f.recv.attrs.iter().any(|a| a.path().is_ident("schema_version"));
+    let Some(reference) = p.variants.iter().find(|v| fields(v).iter().any(marks)) else {
+        // No variant stores a version: the struct rules say what `version` or
+        // `migrate` lack, under them.
+        return declaration(&p.variants.first()?.container, version, migrate, errors);
+    };
+    let declared = declaration(&reference.container, version, migrate, errors);
+    let ref_fields: Vec<Field> = fields(reference);
+    let ref_field = ref_fields.iter().find(|f| marks(f))?;
+    let (name, ty) = (ref_field.name.clone().unwrap_or_default(), &ref_field.recv.ty);
+    let ty_text = quote!(#ty).to_string().replace(' ', "");
+    let ref_ident = ref_field.recv.ident.clone()?;
+    let ref_variant = &reference.ident;
+    let mut ok = true;
+    let mut variants = Vec::new();
+    for v in &p.variants {
+        let ident = &v.ident;
+        if v.ident == reference.ident {
+            variants.push((ident.clone(), ref_ident.clone()));
+            continue;
+        }
+        let mut marked: Vec<(Field, Span, Option<i64>)> = Vec::new();
+        for f in fields(v) {
+            if let Some((span, missing)) = schema_version_attr(&f, errors) {
+                marked.push((f, span, missing));
+            }
+        }
+        for (_, span, _) in marked.iter().skip(1) {
+            ok = false;
+            errors.push(
+                Error::custom("only one field holds the schema version; `#[schema_version]` is already on another field of this variant")
+                    .with_span(span),
+            );
+        }
+        // Without `version`, the reference's error says to declare it; the variants
+        // are compared once there is a version to compare them under.
+        if version.is_none() {
+            continue;
+        }
+        let Some((f, span, missing)) = marked.into_iter().next() else {
+            ok = false;
+            errors.push(
+                Error::custom(format!(
+                    "variant `{ident}` stores no schema version: a polymorphic model has one version for every variant, read from and written to each document, whatever its variant; add `#[schema_version] {ref_ident}: {ty_text}` to `{ident}`, as variant `{ref_variant}` declares it"
+                ))
+                .with_span(ident),
+            );
+            continue;
+        };
+        let f_ty = &f.recv.ty;
+        let f_ty_text = quote!(#f_ty).to_string().replace(' ', "");
+        if f.name.as_deref() != Some(name.as_str()) {
+            ok = false;
+            errors.push(
+                Error::custom(format!(
+                    "variant `{ident}` stores its schema version as `{}`, but variant `{ref_variant}` stores it as `{name}`: the version of a polymorphic model is one field, read from every document whatever its variant; store it as `{name}` (`#[serde(rename = \"{name}\")]`)",
+                    f.name.as_deref().unwrap_or_default()
+                ))
+                .with_span(&f.span),
+            );
+        } else if f_ty_text != ty_text {
+            ok = false;
+            errors.push(
+                Error::custom(format!(
+                    "the schema version of variant `{ident}` is `{f_ty_text}`, but variant `{ref_variant}` stores it as `{ty_text}`: the version of a polymorphic model is one field with one type in every variant; use `{ty_text}`"
+                ))
+                .with_span(f_ty),
+            );
+        } else if let Some(d) = declared.as_ref().filter(|d| missing.unwrap_or(1) != d.missing) {
+            ok = false;
+            errors.push(
+                Error::custom(format!(
+                    "documents of variant `{ident}` without the field would be version {}, but those of variant `{ref_variant}` version {}: a document's version does not depend on its variant; give every variant's `#[schema_version]` the same `missing`",
+                    missing.unwrap_or(1),
+                    d.missing
+                ))
+                .with_span(&span),
+            );
+        }
+        if let Some(fi) = f.recv.ident.clone() {
+            variants.push((ident.clone(), fi));
+        }
+    }
+    // A typed step's shape is another type, whose variants the derive cannot see to
+    // validate or check rows against: the steps of an enum work on the document.
+    for step in migrate.map(|m| m.steps.as_slice()).unwrap_or_default() {
+        if let StepKind::Typed(old) = &step.kind {
+            ok = false;
+            errors.push(
+                Error::custom(format!(
+                    "a polymorphic model upgrades whole documents: make `v{n}` a document step, `v{n}(document = upgrade_v{n})` with `fn upgrade_v{n}(doc: Document) -> Result<Document, E>`, which sees the tag and can migrate each variant, not a typed one (`{}`)",
+                    quote!(#old).to_string().replace(' ', ""),
+                    n = step.version,
+                ))
+                .with_span(&step.span),
+            );
+        }
+    }
+    let mut declared = declared.filter(|_| ok)?;
+    declared.variants = variants;
+    Some(declared)
 }
 
 /// `impl Versioned` and the `validator()` override for the `Model` impl.
@@ -413,6 +543,23 @@ fn versioned(c: &Container, v: &Versioning, kept: &[KeptField]) -> (TokenStream,
             }
         }
     });
+    // A polymorphic model's field is in every variant, under each one's Rust name.
+    let stamp = if v.variants.is_empty() {
+        quote!(self.#field_ident = #current_lit;)
+    } else {
+        let arms = v
+            .variants
+            .iter()
+            .map(|(variant, f)| quote!(Self::#variant { #f: __v, .. } => *__v = #current_lit,));
+        quote! {
+            #[allow(unreachable_patterns)]
+            match self {
+                #(#arms)*
+                // A `#[serde(skip)]` variant is never stored.
+                _ => {}
+            }
+        }
+    };
     let versioned = quote! {
         #[automatically_derived]
         impl __ds::Versioned for #ident {
@@ -441,7 +588,7 @@ fn versioned(c: &Container, v: &Versioning, kept: &[KeptField]) -> (TokenStream,
             }
 
             fn stamp(&mut self) {
-                self.#field_ident = #current_lit;
+                #stamp
             }
 
             fn read_counter() -> &'static __ds::ReadCounter {
@@ -459,13 +606,19 @@ fn versioned(c: &Container, v: &Versioning, kept: &[KeptField]) -> (TokenStream,
             StepKind::Document(_) => quote!((#version, ::core::option::Option::None)),
         }
     });
+    // A polymorphic model's schema is one branch per variant, each pinned to the version.
+    let validator_fn = if v.variants.is_empty() {
+        quote!(__ds::versioned_validator)
+    } else {
+        quote!(__ds::versioned_variants_validator)
+    };
     let validator = quote! {
         const DECODE_STORED: ::core::option::Option<
             fn(__ds::Document) -> ::core::result::Result<Self, __ds::VersionError>,
         > = ::core::option::Option::Some(__ds::versioned_decode::<Self>);
 
         fn validator() -> __ds::Document {
-            __ds::versioned_validator(
+            #validator_fn(
                 <Self as __ds::Schema>::schema(),
                 #field,
                 #current,

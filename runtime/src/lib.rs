@@ -507,8 +507,8 @@ pub mod __private {
     };
     pub use crate::patterns::relation::refs::{IdOf, Identified, Ref};
     pub use crate::patterns::versioning::{
-        decode as versioned_decode, upgrade_in_place, validator as versioned_validator, ReadCounter,
-        Versioned,
+        decode as versioned_decode, upgrade_in_place, validator as versioned_validator,
+        variants_validator as versioned_variants_validator, ReadCounter, Versioned,
     };
     pub use ::core::ops::{Bound, RangeBounds};
     pub use ::core::time::Duration;

@@ -8,6 +8,7 @@
 mod finders;
 mod indexes;
 mod validator;
+mod versioning;
 mod writes;
 
 use docshape::bson::oid::ObjectId;

@@ -87,7 +87,7 @@ pub use backfill::{
     backfill, version_counts, BackfillEnd, BackfillEvent, BackfillOptions, BackfillReport, Progress,
     StopReason, VersionCounts, CHECKPOINTS,
 };
-pub use decode::{decode, reads, stored_version, validator, ReadCounter, Versioned};
+pub use decode::{decode, reads, stored_version, validator, variants_validator, ReadCounter, Versioned};
 pub use write::{
     find, find_one, insert_one, modify, update_one, upgrade_in_place, Loaded, RetryPolicy, UpdateOutcome,
 };

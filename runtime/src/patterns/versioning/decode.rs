@@ -132,6 +132,37 @@ pub(super) fn decode_at<T: Versioned>(version: i64, document: Document) -> Resul
     Ok(value)
 }
 
+/// `schema` with the version field pinned to `v`: required at every version but the
+/// one a document without the field has.
+fn at_version(mut schema: Document, field: &str, v: i64, missing: i64) -> Bson {
+    let mut properties = schema.get_document("properties").cloned().unwrap_or_default();
+    let mut constraint = properties.get_document(field).cloned().unwrap_or_default();
+    constraint.insert("enum", vec![Bson::Int64(v)]);
+    properties.insert(field, constraint);
+    schema.insert("properties", properties);
+    let mut required = schema.get_array("required").cloned().unwrap_or_default();
+    required.retain(|r| r.as_str() != Some(field));
+    if v != missing {
+        required.push(Bson::String(field.to_owned()));
+    }
+    if required.is_empty() {
+        schema.remove("required");
+    } else {
+        schema.insert("required", required);
+    }
+    if !schema.contains_key("bsonType") {
+        schema.insert("bsonType", "object");
+    }
+    Bson::Document(schema)
+}
+
+/// The validator from its branches, each already pinned to its version.
+fn versions_validator(branches: Vec<Bson>, version: i64) -> Document {
+    // The version travels with the validator, so that `sync` from older code can tell
+    // it would take the collection back (`description` is free text to the server).
+    doc! { "$jsonSchema": { "bsonType": "object", "description": crate::core::spec::schema_version_text(version), "anyOf": branches } }
+}
+
 #[doc(hidden)]
 /// The validator of a versioned model: `anyOf` the current shape at the current version
 /// and each older version's shape (any object for a document step) at its version.
@@ -142,33 +173,35 @@ pub fn validator(
     missing: i64,
     old: Vec<(i64, Option<Document>)>,
 ) -> Document {
-    let at = |mut schema: Document, v: i64| {
-        let mut properties = schema.get_document("properties").cloned().unwrap_or_default();
-        let mut constraint = properties.get_document(field).cloned().unwrap_or_default();
-        constraint.insert("enum", vec![Bson::Int64(v)]);
-        properties.insert(field, constraint);
-        schema.insert("properties", properties);
-        // Required at every version but the one a document without the field has.
-        let mut required = schema.get_array("required").cloned().unwrap_or_default();
-        required.retain(|r| r.as_str() != Some(field));
-        if v != missing {
-            required.push(Bson::String(field.to_owned()));
-        }
-        if required.is_empty() {
-            schema.remove("required");
-        } else {
-            schema.insert("required", required);
-        }
-        if !schema.contains_key("bsonType") {
-            schema.insert("bsonType", "object");
-        }
-        Bson::Document(schema)
-    };
-    let mut branches = vec![at(current, version)];
+    let mut branches = vec![at_version(current, field, version, missing)];
     for (v, schema) in old {
-        branches.push(at(schema.unwrap_or_default(), v));
+        branches.push(at_version(schema.unwrap_or_default(), field, v, missing));
     }
-    // The version travels with the validator, so that `sync` from older code can tell
-    // it would take the collection back (`description` is free text to the server).
-    doc! { "$jsonSchema": { "bsonType": "object", "description": crate::core::spec::schema_version_text(version), "anyOf": branches } }
+    versions_validator(branches, version)
+}
+
+#[doc(hidden)]
+/// The validator of a versioned polymorphic model: as [`validator`], with the current
+/// version pinned in each variant's branch of `current` (an `anyOf`, or the one
+/// variant's schema), so that each branch stays exactly its variant's shape; a field
+/// the version lets documents lack is optional in every variant.
+pub fn variants_validator(
+    current: Document,
+    field: &str,
+    version: i64,
+    missing: i64,
+    old: Vec<(i64, Option<Document>)>,
+) -> Document {
+    let variants = match current.get_array("anyOf") {
+        Ok(variants) if current.len() == 1 => {
+            variants.iter().filter_map(Bson::as_document).cloned().collect()
+        }
+        _ => vec![current],
+    };
+    let mut branches: Vec<Bson> =
+        variants.into_iter().map(|variant| at_version(variant, field, version, missing)).collect();
+    for (v, schema) in old {
+        branches.push(at_version(schema.unwrap_or_default(), field, v, missing));
+    }
+    versions_validator(branches, version)
 }
