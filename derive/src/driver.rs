@@ -219,9 +219,9 @@ fn model_expansion(recv: ModelReceiver) -> Expanded {
     Expanded { errors, views, items }
 }
 
-/// A polymorphic model: the core modules (model, validator, indexes, read rows) with
-/// each variant read as a struct; the patterns that read a struct's fields refuse it
-/// in [`polymorphic::check`].
+/// A polymorphic model: the core modules (model, validator, indexes, read rows) and the
+/// relations with each variant read as a struct; the patterns that read a struct's
+/// fields and do not know variants refuse it in [`polymorphic::check`].
 fn polymorphic_expansion(
     cx: Context,
     p: &polymorphic::Polymorphic,
@@ -243,7 +243,9 @@ fn polymorphic_expansion(
     relation::check(&mut relation, &cx, &[], &mut errors);
     let errors = errors.finish().err();
 
-    // Expand every pattern, errors or not, as for a struct.
+    // Expand every pattern, errors or not, as for a struct; a variant's
+    // `#[embed(max = N)]` bounds that variant's field in the validator.
+    let cx = bounds::bounded_variants(&cx, &relation::variant_bounds(&relation));
     let validator = validator::expand(&validator, &cx);
     let relation = relation::expand(&relation, &cx);
     let index = index::expand(&index, &cx);

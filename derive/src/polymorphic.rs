@@ -246,8 +246,9 @@ pub(crate) fn check(cx: &crate::ast::Context, p: &Polymorphic, errors: &mut Accu
             );
         }
     }
-    // Patterns that read a struct's fields and do not yet know variants.
-    // (`#[embed]` and `#[reference]` on a variant's field are the relation pattern's to refuse.)
+    // Patterns that read a struct's fields and do not yet know variants. (`#[embed]`
+    // and `#[reference]` on a variant's field are read per variant by the relation
+    // pattern.)
     let refused = ["bucket", "outlier", "schema_version", "denormalized"];
     let on_fields = variants.iter().flat_map(|v| v.fields.iter().flat_map(|f| f.recv.attrs.iter()));
     for attr in c.attrs.iter().chain(variants.iter().flat_map(|v| &v.attrs)).chain(on_fields) {

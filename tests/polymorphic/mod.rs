@@ -7,6 +7,7 @@
 
 mod finders;
 mod indexes;
+mod relations;
 mod validator;
 
 use docshape::bson::oid::ObjectId;
