@@ -231,6 +231,7 @@ fn polymorphic_expansion(
     let mut model = model::parse(&cx, &mut errors);
     let mut validator = validator::parse(&cx, &mut errors);
     let mut relation = relation::parse(&cx, &mut errors);
+    let mut denormalized = denormalized::parse(&cx, &mut errors);
     let mut index = index::parse(&cx, &mut errors);
     let mut access = access::parse(&cx, &mut errors);
 
@@ -239,6 +240,7 @@ fn polymorphic_expansion(
     model::check(&mut model, &cx, &mut errors);
     validator::check(&mut validator, &cx, &mut errors);
     index::check(&mut index, &cx, &mut errors);
+    denormalized::check_polymorphic(&mut denormalized, &cx, &index, &mut errors);
     access::check(&mut access, &cx, &index, &mut errors);
     relation::check(&mut relation, &cx, &[], &mut errors);
     let errors = errors.finish().err();
@@ -248,13 +250,19 @@ fn polymorphic_expansion(
     let cx = bounds::bounded_variants(&cx, &relation::variant_bounds(&relation));
     let validator = validator::expand(&validator, &cx);
     let relation = relation::expand(&relation, &cx);
+    let denormalized = denormalized::expand(&denormalized, &cx);
+    // Each variant's rows and copies, in its entry of `Model::NESTED`.
+    let variants = cx.polymorphic.as_ref().map(|p| relation::variant_entries(p, &[&relation, &denormalized]));
+    let variants = variants.unwrap_or_default();
     let index = index::expand(&index, &cx);
     let (access, views) = access::expand(&access, &cx);
-    let (model, registration) = model::expand(&model, &cx, &[&index, &access, &relation]);
+    let (model, registration) =
+        model::expand(&model, &cx, &[&index, &access, &relation, &denormalized, &variants]);
     let size = crate::common::size::impl_for(&cx.container);
     let items = quote! {
         #validator
         #relation
+        #denormalized
         #model
         #registration
         #index

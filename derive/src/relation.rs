@@ -17,11 +17,12 @@ use crate::ast::{Body, Container, Context, Field};
 use crate::attr::index_keys::Allow;
 use crate::attr::reference;
 use crate::common::bounds::{bounds_items, Bound};
-use crate::common::expansion::Expansion;
+use crate::common::expansion::{Expansion, VariantPart};
 use crate::common::message::rule;
 use crate::common::paths;
 use crate::common::respan::{bound_check, respan};
 use crate::common::types::{element, is_option, ref_target};
+use crate::polymorphic::Polymorphic;
 
 /// `#[embed]` / `#[embed(max = N, reason = "...", allow(unbounded_array, reason = "..."))]`.
 #[derive(FromMeta, Default)]
@@ -218,16 +219,15 @@ pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> Expansion {
     let items = items(id_source, parsed, cx.is_model());
     if let Some(p) = &cx.polymorphic {
         let mut unbounded = TokenStream::new();
-        let mut nested = Vec::new();
+        let mut variants = Vec::new();
         for v in &parsed.variants {
             let Some(variant) = p.variant(&v.ident) else { continue };
             let vc = &variant.container;
             unbounded.extend(unbounded_documents(vc, &v.parsed, true));
-            if let Some(entry) = variant_entry(&p.tag, &v.value, rows(vc, &v.parsed), self::nested(vc)) {
-                nested.push(entry);
-            }
+            let relations = rows(vc, &v.parsed);
+            variants.push((v.value.clone(), VariantPart { relations, copies: Vec::new() }));
         }
-        return Expansion { nested, items: quote!(#unbounded #items), ..Expansion::default() };
+        return Expansion { variants, items: quote!(#unbounded #items), ..Expansion::default() };
     }
     let unbounded = unbounded_documents(c, parsed, false);
     let (relations, nested) = (rows(c, parsed), nested(c));
@@ -257,25 +257,33 @@ pub(crate) fn embedded_relations(c: &Container, parts: &[&Expansion]) -> TokenSt
     }
 }
 
-/// The `Nested` entry of one variant of a polymorphic model: its rows and its fields'
-/// entries, under no field of its own (its fields are the document's) and tagged with
-/// the variant, which the design-decision table shows; `None` when it holds neither.
-pub(crate) fn variant_entry(
-    tag: &str,
-    value: &str,
-    relations: Vec<TokenStream>,
-    nested: Vec<TokenStream>,
-) -> Option<TokenStream> {
-    if relations.is_empty() && nested.is_empty() {
-        return None;
+/// A polymorphic model's `Nested` entries, one per variant that holds relations,
+/// copies or fields that may: the variant's rows and copies gathered from `parts`,
+/// and its fields' entries, under no field of its own (its fields are the
+/// document's) and tagged with the variant, which the design-decision table shows
+/// and the copies' registry filters on.
+pub(crate) fn variant_entries(p: &Polymorphic, parts: &[&Expansion]) -> Expansion {
+    let tag = &p.tag;
+    let mut entries = Vec::new();
+    for v in &p.variants {
+        let value = &v.value;
+        let mine =
+            || parts.iter().flat_map(|e| &e.variants).filter(|(w, _)| w == value).map(|(_, part)| part);
+        let relations: Vec<&TokenStream> = mine().flat_map(|part| &part.relations).collect();
+        let copies: Vec<&TokenStream> = mine().flat_map(|part| &part.copies).collect();
+        let nested = nested(&v.container);
+        if relations.is_empty() && copies.is_empty() && nested.is_empty() {
+            continue;
+        }
+        entries.push(quote!(__ds::Nested {
+            field: "", many: false,
+            relations: &[#(#relations),*],
+            copies: &[#(#copies),*],
+            nested: &[#(#nested),*],
+            variant: ::core::option::Option::Some(__ds::Variant { tag: #tag, value: #value }),
+        }));
     }
-    Some(quote!(__ds::Nested {
-        field: "", many: false,
-        relations: &[#(#relations),*],
-        copies: &[],
-        nested: &[#(#nested),*],
-        variant: ::core::option::Option::Some(__ds::Variant { tag: #tag, value: #value }),
-    }))
+    Expansion { nested: entries, ..Expansion::default() }
 }
 
 /// `Nested` entries: per stored field whose type may be an embedded type (not plainly
