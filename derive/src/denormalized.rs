@@ -113,14 +113,14 @@ pub(crate) fn parse(cx: &Context, errors: &mut Accumulator) -> Parsed {
     };
     if let Some(p) = &cx.polymorphic {
         for v in &p.variants {
-            let copies = read_copies(&v.container, errors);
+            let copies = read_copies(&v.container, Some(&v.ident), errors);
             let (ident, value) = (v.ident.clone(), v.value.clone());
             out.variants.push(VariantCopies { ident, value, copies, leading_keys: Vec::new() });
         }
         return out;
     }
     match &c.body {
-        Body::Struct(..) => out.copies = read_copies(c, errors),
+        Body::Struct(..) => out.copies = read_copies(c, None, errors),
         Body::Enum(variants) => {
             for a in variants.iter().flat_map(|v| &v.fields).flat_map(|f| attrs(f, "denormalized")) {
                 errors.push(
@@ -133,14 +133,15 @@ pub(crate) fn parse(cx: &Context, errors: &mut Accumulator) -> Parsed {
     out
 }
 
-/// The copies declared on a struct-like container's fields.
-fn read_copies(c: &Container, errors: &mut Accumulator) -> Vec<CopyDef> {
+/// The copies declared on a struct-like container's fields; `variant` when they are
+/// a polymorphic model's variant's.
+fn read_copies(c: &Container, variant: Option<&Ident>, errors: &mut Accumulator) -> Vec<CopyDef> {
     let mut copies: Vec<CopyDef> = Vec::new();
     let Body::Struct(_, fields) = &c.body else { return copies };
     for f in fields {
         let Some(name) = f.name.clone() else { continue };
         for attr in attrs(f, "denormalized") {
-            if let Some(def) = copy(c, f, &name, attr, errors) {
+            if let Some(def) = copy(c, variant, f, &name, attr, errors) {
                 if copies.iter().any(|d| d.field == def.field) {
                     errors.push(Error::custom("one `#[denormalized]` per field").with_span(attr.path()));
                     continue;
@@ -293,7 +294,14 @@ fn attrs<'a>(f: &'a Field, name: &'a str) -> impl Iterator<Item = &'a Attribute>
 
 const REFRESH_HELP: &str = "`refresh = \"never\"` (a snapshot taken at write time, right for history), `refresh = \"sync\"` (updated in the same call as the source) or `refresh = \"async\", max_stale = \"5m\"` (a worker refreshes it; say how stale it may be)";
 
-fn copy(c: &Container, f: &Field, name: &str, attr: &Attribute, errors: &mut Accumulator) -> Option<CopyDef> {
+fn copy(
+    c: &Container,
+    variant: Option<&Ident>,
+    f: &Field,
+    name: &str,
+    attr: &Attribute,
+    errors: &mut Accumulator,
+) -> Option<CopyDef> {
     let opts = match &attr.meta {
         Meta::List(_) => errors.handle(CopyOpts::from_meta(&attr.meta))?,
         _ => {
@@ -412,7 +420,15 @@ fn copy(c: &Container, f: &Field, name: &str, attr: &Attribute, errors: &mut Acc
             let hint =
                 did_you_mean(&via_name, &names).map(|s| format!("; did you mean `{s}`?")).unwrap_or_default();
             errors.push(
-                Error::custom(format!("no stored field `{via_name}` in `{}`{hint}", c.ident)).with_span(via),
+                match variant {
+                    // A copy and its reference sit in one document, so in one variant.
+                    Some(v) => Error::custom(format!(
+                        "no stored field `{via_name}` in variant `{v}` of `{}`{hint}: a copy follows a reference stored beside it, in the same variant's documents",
+                        c.ident
+                    )),
+                    None => Error::custom(format!("no stored field `{via_name}` in `{}`{hint}", c.ident)),
+                }
+                .with_span(via),
             );
             return None;
         }
