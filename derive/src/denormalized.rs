@@ -12,13 +12,13 @@ use darling::error::Accumulator;
 use darling::{Error, FromMeta};
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
-use syn::{Attribute, LitStr, Meta, Type};
+use syn::{Attribute, Ident, LitStr, Meta, Type};
 
 use crate::access::Access;
 use crate::ast::{Body, Container, Context, Field};
 use crate::attr::reference;
 use crate::common::duration::parse_duration;
-use crate::common::expansion::Expansion;
+use crate::common::expansion::{Expansion, VariantPart};
 use crate::common::message::{did_you_mean, rule};
 use crate::common::paths;
 use crate::common::respan::{bound_check, respan};
@@ -85,30 +85,42 @@ pub(crate) struct Parsed {
     /// The first key of each full index of the model: a refreshed copy inside an
     /// embedded type needs one that is its `via`'s path.
     leading_keys: Vec<String>,
+    /// A polymorphic model's variants, each read as a struct: their copies sit at the
+    /// top level of that variant's documents.
+    variants: Vec<VariantCopies>,
+}
+
+/// The copies of one variant of a polymorphic model.
+struct VariantCopies {
+    ident: Ident,
+    /// The discriminator value.
+    value: String,
+    copies: Vec<CopyDef>,
+    /// The first key of each index that holds every document of the variant (on the
+    /// enum with no partial filter, or partial to the variant and nothing else).
+    leading_keys: Vec<String>,
 }
 
 /// Reads `#[denormalized]` on the struct's fields: the source, the `via` reference
 /// and the refresh policy.
 pub(crate) fn parse(cx: &Context, errors: &mut Accumulator) -> Parsed {
     let c = &cx.container;
-    let mut out = Parsed { copies: Vec::new(), embedded: !cx.is_model(), leading_keys: Vec::new() };
-    match &c.body {
-        Body::Struct(_, fields) => {
-            for f in fields {
-                let Some(name) = f.name.clone() else { continue };
-                for attr in attrs(f, "denormalized") {
-                    if let Some(def) = copy(c, f, &name, attr, errors) {
-                        if out.copies.iter().any(|d| d.field == def.field) {
-                            errors.push(
-                                Error::custom("one `#[denormalized]` per field").with_span(attr.path()),
-                            );
-                            continue;
-                        }
-                        out.copies.push(def);
-                    }
-                }
-            }
+    let mut out = Parsed {
+        copies: Vec::new(),
+        embedded: !cx.is_model(),
+        leading_keys: Vec::new(),
+        variants: Vec::new(),
+    };
+    if let Some(p) = &cx.polymorphic {
+        for v in &p.variants {
+            let copies = read_copies(&v.container, Some(&v.ident), errors);
+            let (ident, value) = (v.ident.clone(), v.value.clone());
+            out.variants.push(VariantCopies { ident, value, copies, leading_keys: Vec::new() });
         }
+        return out;
+    }
+    match &c.body {
+        Body::Struct(..) => out.copies = read_copies(c, None, errors),
         Body::Enum(variants) => {
             for a in variants.iter().flat_map(|v| &v.fields).flat_map(|f| attrs(f, "denormalized")) {
                 errors.push(
@@ -119,6 +131,63 @@ pub(crate) fn parse(cx: &Context, errors: &mut Accumulator) -> Parsed {
         }
     }
     out
+}
+
+/// The copies declared on a struct-like container's fields; `variant` when they are
+/// a polymorphic model's variant's.
+fn read_copies(c: &Container, variant: Option<&Ident>, errors: &mut Accumulator) -> Vec<CopyDef> {
+    let mut copies: Vec<CopyDef> = Vec::new();
+    let Body::Struct(_, fields) = &c.body else { return copies };
+    for f in fields {
+        let Some(name) = f.name.clone() else { continue };
+        for attr in attrs(f, "denormalized") {
+            if let Some(def) = copy(c, variant, f, &name, attr, errors) {
+                if copies.iter().any(|d| d.field == def.field) {
+                    errors.push(Error::custom("one `#[denormalized]` per field").with_span(attr.path()));
+                    continue;
+                }
+                copies.push(def);
+            }
+        }
+    }
+    copies
+}
+
+/// A polymorphic model's copies, per variant: a refreshed copy's `via` leads an index
+/// that holds every document of its variant ([`IndexDef::holds`]: one on the enum, or
+/// one partial to that variant with no other filter), since its refresh's
+/// `update_many` filters on the variant and the `via`.
+pub(crate) fn check_polymorphic(
+    parsed: &mut Parsed,
+    cx: &Context,
+    index: &crate::index::Parsed,
+    errors: &mut Accumulator,
+) {
+    let Some(p) = &cx.polymorphic else { return };
+    let ident = &cx.container.ident;
+    for v in &mut parsed.variants {
+        let only_variant = crate::polymorphic::partial_filter(&p.tag, &v.value, None).ok();
+        let holding: Vec<&IndexDef> = index
+            .indexes
+            .iter()
+            .filter(|i| i.holds(Some(&v.value)) && (i.partial.is_none() || i.partial == only_variant))
+            .collect();
+        for d in v.copies.iter().filter(|d| !matches!(d.refresh, Refresh::Never)) {
+            if !holding.iter().any(|i| i.keys.first().is_some_and(|k| k.path == d.via)) {
+                errors.push(
+                    Error::custom(rule(
+                        "unindexed_via",
+                        format!(
+                            "refreshing `{}` updates every `{}` document of variant `{}` whose `{}` is the source's `_id`; no index holding that variant's documents (one on the enum, or one on the variant with no other partial filter) starts with `{}`, so each refresh scans the collection: add `#[index(keys({}))]` on variant `{}`",
+                            d.field, ident, v.ident, d.via, d.via, d.via, v.ident
+                        ),
+                    ))
+                    .with_span(&d.via_span),
+                );
+            }
+        }
+        v.leading_keys = holding.iter().filter_map(|i| i.keys.first().map(|k| k.path.clone())).collect();
+    }
 }
 
 /// A model with copies is one stored type; a refreshed copy's `via` leads an index;
@@ -164,10 +233,26 @@ pub(crate) fn check_embedded(parsed: &mut Parsed, cx: &Context, errors: &mut Acc
 /// registry entries.
 pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> Expansion {
     let c = &cx.container;
-    let nested = if parsed.embedded { TokenStream::new() } else { nested_via_checks(c, parsed) };
-    let items = items(c, parsed);
+    if let Some(p) = &cx.polymorphic {
+        // A variant's copies are registered as an embedded type's, through the
+        // variant's `Nested` entry, which places them and names their variant.
+        let mut out = Expansion::default();
+        for v in &parsed.variants {
+            let Some(variant) = p.variant(&v.ident) else { continue };
+            let vc = &variant.container;
+            let items = items(vc, &v.copies, true);
+            let nested = nested_via_checks(vc, &v.leading_keys, Some(&v.ident));
+            out.items.extend(quote!(#items #nested));
+            let copies = v.copies.iter().map(|d| copy_spec(&c.ident, d, true)).collect();
+            out.variants.push((v.value.clone(), VariantPart { relations: rows(&v.copies), copies }));
+        }
+        return out;
+    }
+    let nested =
+        if parsed.embedded { TokenStream::new() } else { nested_via_checks(c, &parsed.leading_keys, None) };
+    let items = items(c, &parsed.copies, parsed.embedded);
     Expansion {
-        relations: rows(parsed),
+        relations: rows(&parsed.copies),
         copies: parsed.copies.iter().map(|d| copy_spec(&c.ident, d, parsed.embedded)).collect(),
         items: quote!(#items #nested),
         ..Expansion::default()
@@ -178,9 +263,14 @@ pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> Expansion {
 /// that may hold one, a constant that walks the embedded type's copies (and those of
 /// its own embedded types) and asks for a full index leading with each refreshed
 /// copy's `via` path.
-fn nested_via_checks(c: &Container, parsed: &Parsed) -> TokenStream {
+/// `variant`: the fields are that variant's of a polymorphic model, whose documents
+/// only the enum's indexes and the variant's own hold.
+fn nested_via_checks(c: &Container, keys: &[String], variant: Option<&Ident>) -> TokenStream {
     let ident = &c.ident;
-    let keys = &parsed.leading_keys;
+    let (holding, on) = match variant {
+        Some(v) => (format!(" holding variant `{v}`'s documents"), format!(" on variant `{v}`")),
+        None => (String::new(), String::new()),
+    };
     let mut out = TokenStream::new();
     for (field, span, entry) in crate::common::nested::entries(c) {
         let shown = if field.is_empty() { "a flattened field".to_owned() } else { format!("`{field}`") };
@@ -188,7 +278,7 @@ fn nested_via_checks(c: &Container, parsed: &Parsed) -> TokenStream {
         let message = rule(
             "unindexed_via",
             format!(
-                "{shown} holds refreshed `#[denormalized]` copies, each rewritten by an `update_many` on its `via` path (`{at}<via>`); no index of `{ident}` starts with that path, so each refresh scans the collection: add `#[index(keys(\"{at}<via>\"))]` for the copy's `via` field"
+                "{shown} holds refreshed `#[denormalized]` copies, each rewritten by an `update_many` on its `via` path (`{at}<via>`); no index of `{ident}`{holding} starts with that path, so each refresh scans the collection: add `#[index(keys(\"{at}<via>\"))]`{on} for the copy's `via` field"
             ),
         );
         out.extend(quote::quote_spanned! {span=>
@@ -204,7 +294,14 @@ fn attrs<'a>(f: &'a Field, name: &'a str) -> impl Iterator<Item = &'a Attribute>
 
 const REFRESH_HELP: &str = "`refresh = \"never\"` (a snapshot taken at write time, right for history), `refresh = \"sync\"` (updated in the same call as the source) or `refresh = \"async\", max_stale = \"5m\"` (a worker refreshes it; say how stale it may be)";
 
-fn copy(c: &Container, f: &Field, name: &str, attr: &Attribute, errors: &mut Accumulator) -> Option<CopyDef> {
+fn copy(
+    c: &Container,
+    variant: Option<&Ident>,
+    f: &Field,
+    name: &str,
+    attr: &Attribute,
+    errors: &mut Accumulator,
+) -> Option<CopyDef> {
     let opts = match &attr.meta {
         Meta::List(_) => errors.handle(CopyOpts::from_meta(&attr.meta))?,
         _ => {
@@ -323,7 +420,15 @@ fn copy(c: &Container, f: &Field, name: &str, attr: &Attribute, errors: &mut Acc
             let hint =
                 did_you_mean(&via_name, &names).map(|s| format!("; did you mean `{s}`?")).unwrap_or_default();
             errors.push(
-                Error::custom(format!("no stored field `{via_name}` in `{}`{hint}", c.ident)).with_span(via),
+                match variant {
+                    // A copy and its reference sit in one document, so in one variant.
+                    Some(v) => Error::custom(format!(
+                        "no stored field `{via_name}` in variant `{v}` of `{}`{hint}: a copy follows a reference stored beside it, in the same variant's documents",
+                        c.ident
+                    )),
+                    None => Error::custom(format!("no stored field `{via_name}` in `{}`{hint}", c.ident)),
+                }
+                .with_span(via),
             );
             return None;
         }
@@ -514,15 +619,15 @@ fn copy_spec(ident: &syn::Ident, d: &CopyDef, embedded: bool) -> TokenStream {
             collection: #collection, field: #field, via: #via,
             source: <#source as __ds::Model>::COLLECTION, source_field: #path,
             refresh: #refresh, reason: #reason, on_delete: #on_delete, null: #null,
-            arrays: &[],
+            arrays: &[], variant: ::core::option::Option::None,
         }
     }
 }
 
 /// The rows of `Model::RELATIONS` for copies.
-fn rows(r: &Parsed) -> Vec<TokenStream> {
+fn rows(copies: &[CopyDef]) -> Vec<TokenStream> {
     let mut rows = Vec::new();
-    for d in &r.copies {
+    for d in copies {
         let (field, via, path) = (&d.field, &d.via, &d.source_path);
         let target =
             format!("{}::{path}", quote::ToTokens::to_token_stream(&d.source).to_string().replace(' ', ""));
@@ -542,13 +647,13 @@ fn rows(r: &Parsed) -> Vec<TokenStream> {
 
 /// The type-level checks of each copy, and one registry entry per copy, so the
 /// source's update API finds every copy that follows it.
-fn items(c: &Container, r: &Parsed) -> TokenStream {
+fn items(c: &Container, copies: &[CopyDef], embedded: bool) -> TokenStream {
     let ident = &c.ident;
     let mut out = TokenStream::new();
     if !c.generics.params.is_empty() {
         return out;
     }
-    for d in &r.copies {
+    for d in copies {
         let source = {
             let s = &d.source;
             respan(quote!(#s), d.from_span)
@@ -575,7 +680,7 @@ fn items(c: &Container, r: &Parsed) -> TokenStream {
         out.extend(quote!(const _: () = { #lookups #model_check #same #via };));
         // Registered, so the source's update API finds every copy that follows it; an
         // embedded type's, through the models that hold it.
-        if !r.embedded {
+        if !embedded {
             let spec = copy_spec(ident, d, false);
             out.extend(quote!(__ds::inventory::submit! { #spec }));
         }

@@ -219,9 +219,9 @@ fn model_expansion(recv: ModelReceiver) -> Expanded {
     Expanded { errors, views, items }
 }
 
-/// A polymorphic model: the core modules (model, validator, indexes, read rows) with
-/// each variant read as a struct; the patterns that read a struct's fields refuse it
-/// in [`polymorphic::check`].
+/// A polymorphic model: the core modules (model, validator, indexes, read rows) and the
+/// relations with each variant read as a struct; the patterns that read a struct's
+/// fields and do not know variants refuse it in [`polymorphic::check`].
 fn polymorphic_expansion(
     cx: Context,
     p: &polymorphic::Polymorphic,
@@ -232,6 +232,7 @@ fn polymorphic_expansion(
     let mut validator = validator::parse(&cx, &mut errors);
     let mut versioning = versioning::parse(&cx, &mut errors);
     let mut relation = relation::parse(&cx, &mut errors);
+    let mut denormalized = denormalized::parse(&cx, &mut errors);
     let mut index = index::parse(&cx, &mut errors);
     let mut access = access::parse(&cx, &mut errors);
     let mut paginate = paginate::parse(&cx, &mut errors);
@@ -242,23 +243,32 @@ fn polymorphic_expansion(
     validator::check(&mut validator, &cx, &mut errors);
     versioning::check(&mut versioning, &cx, &[], &mut errors);
     index::check(&mut index, &cx, &mut errors);
+    denormalized::check_polymorphic(&mut denormalized, &cx, &index, &mut errors);
     access::check(&mut access, &cx, &index, &mut errors);
     relation::check(&mut relation, &cx, &[], &mut errors);
     paginate::check(&mut paginate, &cx, &mut errors);
     let errors = errors.finish().err();
 
-    // Expand every pattern, errors or not, as for a struct.
+    // Expand every pattern, errors or not, as for a struct; a variant's
+    // `#[embed(max = N)]` bounds that variant's field in the validator.
+    let cx = bounds::bounded_variants(&cx, &relation::variant_bounds(&relation));
     let validator = validator::expand(&validator, &cx);
     let versioning = versioning::expand(&versioning, &cx);
     let relation = relation::expand(&relation, &cx);
+    let denormalized = denormalized::expand(&denormalized, &cx);
+    // Each variant's rows and copies, in its entry of `Model::NESTED`.
+    let variants = cx.polymorphic.as_ref().map(|p| relation::variant_entries(p, &[&relation, &denormalized]));
+    let variants = variants.unwrap_or_default();
     let index = index::expand(&index, &cx);
     let paginate = paginate::expand(&paginate, &cx, &access);
     let (access, views) = access::expand(&access, &cx);
-    let (model, registration) = model::expand(&model, &cx, &[&index, &access, &versioning, &relation]);
+    let (model, registration) =
+        model::expand(&model, &cx, &[&index, &access, &versioning, &relation, &denormalized, &variants]);
     let size = crate::common::size::impl_for(&cx.container);
     let items = quote! {
         #validator
         #relation
+        #denormalized
         #model
         #versioning
         #registration

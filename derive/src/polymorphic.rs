@@ -239,9 +239,21 @@ pub(crate) fn check(cx: &crate::ast::Context, p: &Polymorphic, errors: &mut Accu
             );
         }
     }
-    // Patterns that read a struct's fields and do not yet know variants.
-    // (`#[embed]` and `#[reference]` on a variant's field are the relation pattern's to refuse.)
-    let refused = ["bucket", "outlier", "denormalized"];
+    // Patterns that read a struct's fields and do not yet know variants. (`#[embed]`,
+    // `#[reference]` and `#[denormalized]` on a variant's field are read per variant
+    // by their patterns.)
+    let refused = ["bucket", "outlier"];
+    // A copy is a field: on the enum or on a variant it would be read by no one.
+    for attr in c.attrs.iter().chain(variants.iter().flat_map(|v| &v.attrs)) {
+        if attr.path().is_ident("denormalized") {
+            errors.push(
+                Error::custom(
+                    "`#[denormalized]` goes on the field that holds the copy, a field of a variant",
+                )
+                .with_span(attr.path()),
+            );
+        }
+    }
     let on_fields = variants.iter().flat_map(|v| v.fields.iter().flat_map(|f| f.recv.attrs.iter()));
     for attr in c.attrs.iter().chain(variants.iter().flat_map(|v| &v.attrs)).chain(on_fields) {
         if let Some(name) = refused.iter().find(|n| attr.path().is_ident(n)) {

@@ -11,17 +11,18 @@ use darling::{Error, FromMeta};
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{Attribute, GenericArgument, LitStr, Meta, PathArguments, Type};
+use syn::{Attribute, GenericArgument, Ident, LitStr, Meta, PathArguments, Type};
 
 use crate::ast::{Body, Container, Context, Field};
 use crate::attr::index_keys::Allow;
 use crate::attr::reference;
 use crate::common::bounds::{bounds_items, Bound};
-use crate::common::expansion::Expansion;
+use crate::common::expansion::{Expansion, VariantPart};
 use crate::common::message::rule;
 use crate::common::paths;
 use crate::common::respan::{bound_check, respan};
 use crate::common::types::{element, is_option, ref_target};
+use crate::polymorphic::Polymorphic;
 
 /// `#[embed]` / `#[embed(max = N, reason = "...", allow(unbounded_array, reason = "..."))]`.
 #[derive(FromMeta, Default)]
@@ -44,17 +45,42 @@ struct RelationDef {
 }
 
 /// The type's embeds and references.
+#[derive(Default)]
 pub(crate) struct Parsed {
     relations: Vec<RelationDef>,
     /// `#[embed(max = N)]` and `#[reference(max = N)]` bounds, for the validator.
     bounds: Vec<Bound>,
     /// Fields whose `#[embed]` waives `unbounded_array`.
     waived: Vec<String>,
+    /// A polymorphic model's variants, each read as a struct: their fields' relations
+    /// and bounds hold in that variant's documents only.
+    variants: Vec<VariantRelations>,
 }
 
-/// Reads `#[embed]` and `#[reference]` on the struct's fields.
+/// The relations of one variant of a polymorphic model.
+struct VariantRelations {
+    ident: Ident,
+    /// The discriminator value.
+    value: String,
+    parsed: Parsed,
+}
+
+/// Reads `#[embed]` and `#[reference]` on the struct's fields, or on each variant's of
+/// a polymorphic model.
 pub(crate) fn parse(cx: &Context, errors: &mut Accumulator) -> Parsed {
-    let mut out = Parsed { relations: Vec::new(), bounds: Vec::new(), waived: Vec::new() };
+    let mut out = Parsed::default();
+    if let Some(p) = &cx.polymorphic {
+        for v in &p.variants {
+            let mut parsed = Parsed::default();
+            if let Body::Struct(_, fields) = &v.container.body {
+                for f in fields {
+                    field(f, &mut parsed, errors);
+                }
+            }
+            out.variants.push(VariantRelations { ident: v.ident.clone(), value: v.value.clone(), parsed });
+        }
+        return out;
+    }
     match &cx.container.body {
         Body::Struct(_, fields) => {
             for f in fields {
@@ -82,12 +108,34 @@ pub(crate) fn parse(cx: &Context, errors: &mut Accumulator) -> Parsed {
 /// The `unbounded_array` rule for arrays of references, once every bound is known
 /// (`max_items`, `#[embed(max)]`, `#[reference(max)]`, buckets, outliers: `bounds`).
 pub(crate) fn check(parsed: &mut Parsed, cx: &Context, bounds: &[Bound], errors: &mut Accumulator) {
-    for f in unbounded(&cx.container, parsed, |f| bounds_items(bounds, f.name.as_deref())) {
+    if let Some(p) = &cx.polymorphic {
+        // Each variant's arrays, with that variant's bounds only.
+        for v in &parsed.variants {
+            let Some(variant) = p.variant(&v.ident) else { continue };
+            let own = self::bounds(&v.parsed);
+            check_references(&variant.container, &v.parsed, &own, None, errors);
+        }
+        return;
+    }
+    let collection = cx.model.as_ref().and_then(|m| m.collection.as_ref());
+    check_references(&cx.container, parsed, bounds, collection, errors);
+}
+
+/// [`check`] on one struct-like container; `collection` names the outlier's overflow
+/// collection in the fix, where the outlier pattern applies (a struct model's fields).
+fn check_references(
+    c: &Container,
+    parsed: &Parsed,
+    bounds: &[Bound],
+    collection: Option<&LitStr>,
+    errors: &mut Accumulator,
+) {
+    for f in unbounded(c, parsed, |f| bounds_items(bounds, f.name.as_deref())) {
         if ref_target(&f.recv.ty).is_some() || attrs(f, "reference").next().is_some() {
             let name = f.name.clone().unwrap_or_else(|| "this field".to_owned());
             // The outlier pattern lives on a model's own fields, where the overflow
             // collection can be named after the model's.
-            let outlier = match cx.model.as_ref().and_then(|m| m.collection.as_ref()) {
+            let outlier = match collection {
                 Some(collection) => {
                     let ident = f.recv.ident.as_ref().map_or_else(|| name.clone(), ToString::to_string);
                     format!(
@@ -130,12 +178,19 @@ fn unbounded<'a>(
 
 /// An array of any type that is not plainly a scalar is refused at compile time by a
 /// constant that asks the element type whether it is stored as a sub-document.
-fn unbounded_documents(c: &Container, r: &Parsed) -> TokenStream {
+/// `variant`: the fields are a polymorphic model's variant's, where `#[bucket]` and
+/// `#[outlier]` do not apply, so the fix does not offer them.
+fn unbounded_documents(c: &Container, r: &Parsed, variant: bool) -> TokenStream {
     let mut out = TokenStream::new();
+    let split = if variant {
+        ""
+    } else {
+        "or make it a `#[bucket]` series, or an `#[outlier]` array for the rare huge one; "
+    };
     for f in unbounded(c, r, |_| false) {
         let name = f.name.clone().unwrap_or_else(|| "this field".to_owned());
         let (Some(item), _) = element(&f.recv.ty) else { continue };
-        let fixes = "bound it with `#[embed(max = N)]` when it is read with its parent and stays small; or store the children in their own collection, each with a `Ref` to this document (the \"reference from the child side\"), and read them with an indexed query; or make it a `#[bucket]` series, or an `#[outlier]` array for the rare huge one; waive with `#[embed(allow(unbounded_array, reason = \"...\"))]`";
+        let fixes = format!("bound it with `#[embed(max = N)]` when it is read with its parent and stays small; or store the children in their own collection, each with a `Ref` to this document (the \"reference from the child side\"), and read them with an indexed query; {split}waive with `#[embed(allow(unbounded_array, reason = \"...\"))]`");
         if ref_target(&f.recv.ty).is_some() || attrs(f, "reference").next().is_some() {
             continue;
         }
@@ -161,7 +216,20 @@ pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> Expansion {
     let c = &cx.container;
     // A polymorphic model's `_id` is the one its variants share.
     let id_source = cx.container_for(None);
-    let (unbounded, items) = (unbounded_documents(c, parsed), items(id_source, parsed, cx.is_model()));
+    let items = items(id_source, parsed, cx.is_model());
+    if let Some(p) = &cx.polymorphic {
+        let mut unbounded = TokenStream::new();
+        let mut variants = Vec::new();
+        for v in &parsed.variants {
+            let Some(variant) = p.variant(&v.ident) else { continue };
+            let vc = &variant.container;
+            unbounded.extend(unbounded_documents(vc, &v.parsed, true));
+            let relations = rows(vc, &v.parsed);
+            variants.push((v.value.clone(), VariantPart { relations, copies: Vec::new() }));
+        }
+        return Expansion { variants, items: quote!(#unbounded #items), ..Expansion::default() };
+    }
+    let unbounded = unbounded_documents(c, parsed, false);
     let (relations, nested) = (rows(c, parsed), nested(c));
     // A model's rows go into `impl Model`, an embedded type's into
     // `impl EmbeddedRelations` ([`embedded_relations`]).
@@ -189,11 +257,46 @@ pub(crate) fn embedded_relations(c: &Container, parts: &[&Expansion]) -> TokenSt
     }
 }
 
+/// A polymorphic model's `Nested` entries, one per variant that holds relations,
+/// copies or fields that may: the variant's rows and copies gathered from `parts`,
+/// and its fields' entries, under no field of its own (its fields are the
+/// document's) and tagged with the variant, which the design-decision table shows
+/// and the copies' registry filters on.
+pub(crate) fn variant_entries(p: &Polymorphic, parts: &[&Expansion]) -> Expansion {
+    let tag = &p.tag;
+    let mut entries = Vec::new();
+    for v in &p.variants {
+        let value = &v.value;
+        let mine =
+            || parts.iter().flat_map(|e| &e.variants).filter(|(w, _)| w == value).map(|(_, part)| part);
+        let relations: Vec<&TokenStream> = mine().flat_map(|part| &part.relations).collect();
+        let copies: Vec<&TokenStream> = mine().flat_map(|part| &part.copies).collect();
+        let nested = nested(&v.container);
+        if relations.is_empty() && copies.is_empty() && nested.is_empty() {
+            continue;
+        }
+        entries.push(quote!(__ds::Nested {
+            field: "", many: false,
+            relations: &[#(#relations),*],
+            copies: &[#(#copies),*],
+            nested: &[#(#nested),*],
+            variant: ::core::option::Option::Some(__ds::Variant { tag: #tag, value: #value }),
+        }));
+    }
+    Expansion { nested: entries, ..Expansion::default() }
+}
+
 /// `Nested` entries: per stored field whose type may be an embedded type (not plainly
 /// a scalar, not a reference), the relations inside it, looked up through
 /// `RelationsOf` so that a type that declares none costs nothing and needs no trait.
 fn nested(c: &Container) -> Vec<TokenStream> {
     crate::common::nested::entries(c).into_iter().map(|(_, _, entry)| entry).collect()
+}
+
+/// A polymorphic model's `#[embed(max = N)]` and `#[reference(max = N)]` bounds, per
+/// variant: each bounds its variant's field only.
+pub(crate) fn variant_bounds(parsed: &Parsed) -> Vec<(Ident, Vec<Bound>)> {
+    parsed.variants.iter().map(|v| (v.ident.clone(), bounds(&v.parsed))).collect()
 }
 
 /// `#[embed(max = N)]` and `#[reference(max = N)]` bounds, applied to the validator
@@ -467,7 +570,8 @@ fn items(c: &Container, r: &Parsed, model: bool) -> TokenStream {
     if generic {
         return out;
     }
-    for rel in &r.relations {
+    let variants = r.variants.iter().flat_map(|v| &v.parsed.relations);
+    for rel in r.relations.iter().chain(variants) {
         if let (Some((element, span)), Some(target)) = (&rel.id_check, &rel.target) {
             let element = respan(quote!(#element), *span);
             let id = respan(quote!(<#target as __ds::Identified>::Id), *span);

@@ -472,7 +472,7 @@ pub mod __private {
     pub use crate::core::path::{Choose, FieldLookup, HasField, If, OldField, Open, StoredNames};
     pub use crate::core::registry::{RegisteredCollection, RegisteredModel};
     pub use crate::core::relation::{
-        EmbeddedRelations, Nested, Relation, RelationKind, RelationsFallback, RelationsOf, Split,
+        EmbeddedRelations, Nested, Relation, RelationKind, RelationsFallback, RelationsOf, Split, Variant,
     };
     pub use crate::core::size as sz;
     pub use crate::core::size::{MaxBsonSize, Probe, ProbeFallback};

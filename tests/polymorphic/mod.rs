@@ -5,8 +5,10 @@
 // attributes (`#[access(filter(user))]` twice) as duplicates: rust-clippy#13238.
 #![allow(clippy::duplicated_attributes)]
 
+mod copies;
 mod finders;
 mod indexes;
+mod relations;
 mod validator;
 mod versioning;
 mod writes;

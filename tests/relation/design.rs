@@ -104,6 +104,26 @@ pub struct PageHour {
     pub visits: Vec<Visit>,
 }
 
+/// A fan's feed, one collection of two shapes: a shout references its fan, a
+/// highlight embeds a few remarks (each with its own references).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[model(collection = "fan_feed")]
+pub enum FeedItem {
+    Shout {
+        #[serde(rename = "_id")]
+        id: ObjectId,
+        #[reference(reason = "fans live on their own")]
+        by: Ref<Fan>,
+    },
+    Highlight {
+        #[serde(rename = "_id")]
+        id: ObjectId,
+        #[embed(max = 5, reason = "a highlight shows a few remarks")]
+        remarks: Vec<Remark>,
+    },
+}
+
 #[test]
 fn the_design_decision_table_lists_outliers_buckets_and_every_reference() {
     let artifacts = docshape::artifacts::registered().unwrap();
@@ -131,6 +151,11 @@ fn the_design_decision_table_lists_outliers_buckets_and_every_reference() {
         "| fan_posts | pinned | embed | Remark | — | — | shown with the post |",
         "| fan_posts | pinned.author | reference | fans | — | — | authors change their names |",
         "| fan_posts | pinned.edit.editor_id | reference | users | — | — | editors are users |",
+        // The relations of a polymorphic model's variants, under their variant.
+        "| fan_feed | by (kind: \"shout\") | reference | fans | — | — | fans live on their own |",
+        "| fan_feed | remarks (kind: \"highlight\") | embed | Remark (array) | ≤ 5 | — | a highlight shows a few remarks |",
+        "| fan_feed | remarks.author (kind: \"highlight\") | reference | fans | — | — | authors change their names |",
+        "| fan_feed | remarks.edit.editor_id (kind: \"highlight\") | reference | users | — | — | editors are users |",
         // A copy with no reason.
         "| reviews | author_name | copy | Author::name via `author_id` | — | sync (same call as the source) | no reason declared: add `reason = \"...\"` to `#[denormalized]` |",
     ] {

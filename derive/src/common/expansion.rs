@@ -16,6 +16,19 @@ pub(crate) struct Expansion {
     pub copies: Vec<TokenStream>,
     /// Items beside the impls: the pattern's trait impls, methods and compile-time checks.
     pub items: TokenStream,
+    /// On a polymorphic model, per variant (its discriminator value), the rows and
+    /// the copies of its fields: they reach `Model::NESTED` in that variant's entry
+    /// (`relation::variant_entries`).
+    pub variants: Vec<(String, VariantPart)>,
+}
+
+/// The rows and copies of one variant's fields.
+#[derive(Default)]
+pub(crate) struct VariantPart {
+    /// Its rows of the design-decision table.
+    pub relations: Vec<TokenStream>,
+    /// Its copies, as an embedded type's (no collection; paths relative to it).
+    pub copies: Vec<TokenStream>,
 }
 
 impl Expansion {

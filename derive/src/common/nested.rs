@@ -26,6 +26,7 @@ pub(crate) fn entry(field: &str, many: bool, item: &TokenStream) -> TokenStream 
             relations: __ds::RelationsOf::<#item>::RELATIONS,
             copies: __ds::RelationsOf::<#item>::COPIES,
             nested: __ds::RelationsOf::<#item>::NESTED,
+            variant: ::core::option::Option::None,
         }
     })
 }

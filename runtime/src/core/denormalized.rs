@@ -14,6 +14,8 @@ use std::time::Duration;
 
 use bson::{Bson, Document};
 
+use crate::core::relation::Variant;
+
 pub(crate) mod refresh;
 
 /// When a denormalized copy is brought back in line with its source.
@@ -89,12 +91,36 @@ pub struct CopySpec {
     /// field has `skip_serializing_if` (serde omits `None`, and the validator forbids
     /// `null`), [`Cleared::Null`] otherwise.
     pub null: Cleared,
+    /// For a copy in one variant of a polymorphic model, that variant: only the
+    /// documents whose discriminator holds its value hold the copy (another variant
+    /// may store a field of the same name with another meaning), and every filter on
+    /// `via` says so.
+    pub variant: Option<Variant>,
 }
 
 impl CopySpec {
-    /// `"posts.author_name"`: the copy's name in the refresh queue and in reports.
+    /// `"posts.author_name"`: the copy's name in the refresh queue and in reports;
+    /// `"tasks.owner_name (kind: \"review\")"` for a copy in one variant, so that two
+    /// variants' copies of one name are told apart.
     pub fn key(&self) -> String {
-        format!("{}.{}", self.collection, self.field)
+        match self.variant {
+            None => format!("{}.{}", self.collection, self.field),
+            Some(v) => format!("{}.{} ({}: {:?})", self.collection, self.field, v.tag, v.value),
+        }
+    }
+
+    /// Whether `document` is of the copy's variant (every document is, for a copy of a
+    /// model that is not polymorphic).
+    pub(crate) fn holds(&self, document: &Document) -> bool {
+        self.variant.is_none_or(|v| document.get_str(v.tag).ok() == Some(v.value))
+    }
+
+    /// `filter` restricted to the documents of the copy's variant.
+    pub(crate) fn scoped(&self, mut filter: Document) -> Document {
+        if let Some(v) = self.variant {
+            filter.insert(v.tag, crate::core::model::eq(Bson::from(v.value)));
+        }
+        filter
     }
 }
 
@@ -207,6 +233,7 @@ pub(crate) fn nested_copies() -> &'static [&'static CopySpec] {
                     field: leak(p.field),
                     via: leak(p.via),
                     arrays: Box::leak(arrays.into_boxed_slice()),
+                    variant: p.variant.or(p.copy.variant),
                     ..*p.copy
                 };
                 &*Box::leak(Box::new(spec))
@@ -226,6 +253,8 @@ pub(crate) struct Placed {
     pub(crate) via: String,
     /// `["comments"]`.
     pub(crate) arrays: Vec<String>,
+    /// The variant of a polymorphic model whose documents hold it.
+    pub(crate) variant: Option<Variant>,
 }
 
 /// Every copy inside `nested` (and further down), placed.
@@ -233,10 +262,13 @@ pub(crate) fn placed(nested: &'static [crate::core::relation::Nested]) -> Vec<Pl
     fn walk(
         prefix: &str,
         arrays: &[String],
+        variant: Option<Variant>,
         nested: &'static [crate::core::relation::Nested],
         out: &mut Vec<Placed>,
     ) {
         for n in nested {
+            // A variant's entry holds its fields: the copies in and under it are its.
+            let variant = n.variant.or(variant);
             // A flattened type's fields sit beside the parent's.
             let path = match (prefix.is_empty(), n.field.is_empty()) {
                 (_, true) => prefix.to_owned(),
@@ -249,13 +281,19 @@ pub(crate) fn placed(nested: &'static [crate::core::relation::Nested]) -> Vec<Pl
             }
             let at = |name: &str| if path.is_empty() { name.to_owned() } else { format!("{path}.{name}") };
             for copy in n.copies {
-                out.push(Placed { copy, field: at(copy.field), via: at(copy.via), arrays: arrays.clone() });
+                out.push(Placed {
+                    copy,
+                    field: at(copy.field),
+                    via: at(copy.via),
+                    arrays: arrays.clone(),
+                    variant,
+                });
             }
-            walk(&path, &arrays, n.nested, out);
+            walk(&path, &arrays, variant, n.nested, out);
         }
     }
     let mut out = Vec::new();
-    walk("", &[], nested, &mut out);
+    walk("", &[], None, nested, &mut out);
     out
 }
 

@@ -117,6 +117,21 @@ pub struct Nested {
     pub copies: &'static [CopySpec],
     /// The relations inside its own fields' embedded types.
     pub nested: &'static [Nested],
+    /// For the fields of one variant of a polymorphic model: which variant. Such an
+    /// entry has no field of its own (`field` is empty: the variant's fields are the
+    /// document's), and holds only in the documents whose discriminator is the
+    /// variant's value.
+    pub variant: Option<Variant>,
+}
+
+/// One variant of a polymorphic model (`#[derive(Model)]` on a
+/// `#[serde(tag = "kind")]` enum): its documents are those whose `tag` holds `value`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Variant {
+    /// The discriminator's stored name (`"kind"`).
+    pub tag: &'static str,
+    /// The variant's discriminator value (`"purchase"`).
+    pub value: &'static str,
 }
 
 /// The relations an `Embedded` type declares, for the design-decision table of the

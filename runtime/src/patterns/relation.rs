@@ -23,7 +23,7 @@ use crate::core::hooks::GeneratedFile;
 use crate::core::model::{eq, Model};
 use crate::core::registry;
 use crate::core::relation::DESIGN_DECISIONS_FILE;
-pub use crate::core::relation::{EmbeddedRelations, Nested, Relation, RelationKind, Split};
+pub use crate::core::relation::{EmbeddedRelations, Nested, Relation, RelationKind, Split, Variant};
 use crate::patterns::relation::refs::RefError;
 
 fn duration_text(d: std::time::Duration) -> String {
@@ -80,26 +80,41 @@ pub fn design_decisions(models: &[(&str, &[Relation])]) -> String {
 
 /// [`design_decisions`] of models with the relations inside their embedded types:
 /// `(collection, relations, nested)`, each nested row under its field's dotted path
-/// (`comments.author`: the `author` reference of each item of `comments`).
+/// (`comments.author`: the `author` reference of each item of `comments`). The
+/// relations of one variant of a polymorphic model (a [`Nested`] entry with a
+/// [`Variant`]) are listed under their path and the variant's discriminator
+/// (`items (kind: "purchase")`: the `items` of the documents whose `kind` is
+/// `"purchase"`).
 ///
 /// ```
-/// use docshape::relation::{design_decisions_with_nested, Nested, Relation, RelationKind};
+/// use docshape::relation::{design_decisions_with_nested, Nested, Relation, RelationKind, Variant};
 ///
 /// const AUTHOR: Relation = Relation {
 ///     field: "author", kind: RelationKind::Reference, target: "users", many: false,
 ///     bound: None, refresh: None, via: None, reason: Some("users live on their own"), split: None,
 /// };
-/// let nested = [Nested { field: "comments", many: true, relations: &[AUTHOR], copies: &[], nested: &[] }];
+/// let nested = [Nested { field: "comments", many: true, relations: &[AUTHOR], copies: &[], nested: &[], variant: None }];
 /// let table = design_decisions_with_nested(&[("questions", &[], &nested)]);
 /// assert!(table.contains("| questions | comments.author | reference | users | — | — | users live on their own |"));
+///
+/// let purchase = Variant { tag: "kind", value: "purchase" };
+/// let nested = [Nested { field: "", many: false, relations: &[AUTHOR], copies: &[], nested: &[], variant: Some(purchase) }];
+/// let table = design_decisions_with_nested(&[("events", &[], &nested)]);
+/// assert!(table.contains(r#"| events | author (kind: "purchase") | reference | users |"#));
 /// ```
 pub fn design_decisions_with_nested(models: &[(&str, &[Relation], &[Nested])]) -> String {
-    fn walk(prefix: &str, nested: &[Nested], out: &mut Vec<(String, Relation)>) {
+    fn walk(prefix: &str, variant: Option<Variant>, nested: &[Nested], out: &mut Vec<(String, Relation)>) {
         for n in nested {
-            // A flattened sub-document (no field of its own) adds no segment.
+            // A flattened sub-document (no field of its own) adds no segment, nor does
+            // a variant, whose fields are the document's.
             let path = if n.field.is_empty() { prefix.to_owned() } else { format!("{prefix}{}.", n.field) };
-            out.extend(n.relations.iter().map(|r| (format!("{path}{}", r.field), *r)));
-            walk(&path, n.nested, out);
+            let variant = n.variant.or(variant);
+            let label = |field: &str| match variant {
+                Some(v) => format!("{path}{field} ({}: {:?})", v.tag, v.value),
+                None => format!("{path}{field}"),
+            };
+            out.extend(n.relations.iter().map(|r| (label(r.field), *r)));
+            walk(&path, variant, n.nested, out);
         }
     }
     let rows: Vec<(&str, Vec<(String, Relation)>)> = models
@@ -107,7 +122,7 @@ pub fn design_decisions_with_nested(models: &[(&str, &[Relation], &[Nested])]) -
         .map(|(collection, relations, nested)| {
             let mut rows: Vec<(String, Relation)> =
                 relations.iter().map(|r| (r.field.to_owned(), *r)).collect();
-            walk("", nested, &mut rows);
+            walk("", None, nested, &mut rows);
             (*collection, rows)
         })
         .collect();

@@ -169,7 +169,7 @@ fn via_condition(id: &Bson) -> Document {
 /// The filter of the documents holding copies of `spec` that reference source `id`
 /// (for a copy inside arrays, the documents with at least one such element).
 pub(crate) fn via_filter(spec: &CopySpec, id: &Bson) -> Document {
-    Layout::of(spec).wrap(None, doc! { leaf(spec.via): via_condition(id) })
+    spec.scoped(Layout::of(spec).wrap(None, doc! { leaf(spec.via): via_condition(id) }))
 }
 
 /// The update that makes a copy hold `value` as the copy's type stores it ([`stored`]):
@@ -202,13 +202,19 @@ pub(crate) fn stale_filter(spec: &CopySpec, id: &Bson, value: Option<&Bson>) -> 
         Some(v) => Literal::stored(v.clone()).ne(),
         None => doc! { "$exists": true },
     };
-    Layout::of(spec).wrap(None, doc! { leaf(spec.via): via_condition(id), leaf(spec.field): condition })
+    spec.scoped(
+        Layout::of(spec).wrap(None, doc! { leaf(spec.via): via_condition(id), leaf(spec.field): condition }),
+    )
 }
 
 /// Each place a copy of `spec` sits in `document`: its reference and its value (`None`
 /// when absent), one per array element on the way; none when a sub-document or an
 /// array on the way is absent or not one.
 pub(crate) fn instances(spec: &CopySpec, document: &Document) -> Vec<(Option<Bson>, Option<Bson>)> {
+    // A document of another variant holds none, whatever fields it shares.
+    if !spec.holds(document) {
+        return Vec::new();
+    }
     let layout = Layout::of(spec);
     let mut level: Vec<&Document> = vec![document];
     for hop in &layout.hops {
@@ -275,6 +281,9 @@ pub(crate) fn fill(
                 holder.remove(leaf(spec.field));
             }
         }
+    }
+    if !spec.holds(document) {
+        return;
     }
     let layout = Layout::of(spec);
     walk(spec, &layout.hops, &layout.tail, document, value_of);
@@ -651,6 +660,7 @@ mod tests {
             on_delete: OnDelete::Keep,
             null,
             arrays: &[],
+            variant: None,
         }
     }
 
@@ -727,6 +737,33 @@ mod tests {
             CopySpec { field: "byline.name", via: "byline.user_id", arrays: &[], ..spec(Cleared::Unset) };
         assert_eq!(change(&sub, &id, None), (doc! { "$unset": { "byline.name": "" } }, vec![]));
         assert_eq!(via_filter(&sub, &id), doc! { "byline.user_id": via });
+    }
+
+    #[test]
+    fn a_copy_in_a_variant_reads_and_writes_that_variants_documents_only() {
+        use crate::core::relation::Variant;
+        let review =
+            CopySpec { variant: Some(Variant { tag: "kind", value: "review" }), ..spec(Cleared::Null) };
+        let id = Bson::from("ann");
+        let filter = via_filter(&review, &id);
+        assert_eq!(filter.get_document("kind").unwrap(), &doc! { "$eq": "review" });
+        assert!(filter.contains_key("author_id"));
+        assert!(stale_filter(&review, &id, Some(&Bson::from("Ann"))).contains_key("kind"));
+        assert!(!via_filter(&spec(Cleared::Null), &id).contains_key("kind"));
+        // A chore and a document without a tag share the fields, not the copy.
+        for other in [
+            doc! { "kind": "chore", "author_id": "ann", "author_name": "Team" },
+            doc! { "author_id": "ann", "author_name": "Team" },
+            doc! { "kind": 1, "author_id": "ann", "author_name": "Team" },
+        ] {
+            assert!(instances(&review, &other).is_empty(), "{other}");
+            let mut filled = other.clone();
+            fill(&review, &mut filled, &mut |_| Some(Some(Bson::from("Ann"))));
+            assert_eq!(filled, other);
+        }
+        let mine = doc! { "kind": "review", "author_id": "ann", "author_name": "A" };
+        assert_eq!(instances(&review, &mine), vec![(Some(id), Some(Bson::from("A")))]);
+        assert_eq!(review.key(), "posts.author_name (kind: \"review\")");
     }
 
     #[test]

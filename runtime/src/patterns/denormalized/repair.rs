@@ -158,8 +158,8 @@ pub(super) async fn reconcile_in(
     // refused copy reported) once per reconcile, not once per chunk.
     let mut handled = std::collections::HashSet::new();
     let mut cursor = target
-        .find(doc! { spec.via: { "$exists": true } })
-        .projection(projection([spec.via, spec.field].into_iter()))
+        .find(spec.scoped(doc! { spec.via: { "$exists": true } }))
+        .projection(projection([spec.via, spec.field].into_iter().chain(spec.variant.map(|v| v.tag))))
         .batch_size(u32::try_from(batch).unwrap_or(u32::MAX))
         .await
         .map_err(scan)?;

@@ -601,6 +601,7 @@ mod tests {
             on_delete,
             null: Cleared::Null,
             arrays: &[],
+            variant: None,
         }
     }
 
