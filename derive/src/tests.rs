@@ -1014,3 +1014,20 @@ fn a_range_on_the_sort_key_is_served_by_the_sort_keys_index() {
     assert_eq!(text.matches("compile_error").count(), 1, "{text}");
     assert!(text.contains("#[index(keys(user, at = -1))]"), "{text}");
 }
+
+#[test]
+fn a_push_into_a_variants_bounded_embed_is_bounded() {
+    let src = r#"#[serde(tag = "kind")]
+    #[model(collection = "carts")]
+    #[access(name = "add_line", variant = Basket, filter(_id), update(push(lines)))]
+    enum Cart {
+        Basket { #[serde(rename = "_id")] id: ObjectId, #[embed(max = 2, reason = "a few lines")] lines: Vec<Line> },
+        Wishlist { #[serde(rename = "_id")] id: ObjectId, #[validate(max_items = 9)] lines: Vec<String> },
+    }"#;
+    let out = expand_model(tokens(src));
+    assert!(!is_error(&out), "{out}");
+    let text = out.to_string();
+    // The push takes the variant's item type and its bound, not the other variant's.
+    assert!(text.contains("fn add_line (id : impl :: core :: convert :: Into < ObjectId > , lines : impl :: core :: convert :: Into < Line >)"), "{text}");
+    assert!(text.contains(r#"__ds :: PushBound { field : "lines" , max : 2"#), "{text}");
+}
