@@ -43,13 +43,14 @@ pub enum Shape {
     Polymorphic,
 }
 
-/// `lib.rs` of a crate of `n` struct models. `salt` goes into a comment, so that writing
-/// the file with a new salt changes its content and cargo rebuilds the crate.
-pub fn lib_rs(variant: Variant, n: usize, salt: u64) -> String {
+/// `lib.rs` of a crate of `n` struct models, as the tests read it.
+#[cfg(test)]
+fn lib_rs(variant: Variant, n: usize, salt: u64) -> String {
     lib_rs_of(Shape::Struct, variant, n, salt)
 }
 
-/// `lib.rs` of a crate of `n` models of `shape`, as [`lib_rs`].
+/// `lib.rs` of a crate of `n` models of `shape`. `salt` goes into a comment, so that
+/// writing the file with a new salt changes its content and cargo rebuilds the crate.
 pub fn lib_rs_of(shape: Shape, variant: Variant, n: usize, salt: u64) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "//! {n} generated models ({variant:?}, {shape:?}); build {salt}.");
