@@ -7,6 +7,7 @@
 
 mod finders;
 mod indexes;
+mod size;
 mod validator;
 
 use docshape::bson::oid::ObjectId;
