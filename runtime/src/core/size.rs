@@ -7,7 +7,8 @@
 //! NUL, the value, and a final NUL; an array is a document keyed `"0"`, `"1"`, ...
 //!
 //! [`MaxBsonSize`] is implemented for the scalar types and derived for `Embedded` and
-//! `Model` structs. A `String` has no bound unless its field says
+//! `Model` structs and internally tagged enums (each variant a document of its fields
+//! and the tag, [`MaxBsonSize::VARIANT_SIZES`]; the enum as large as the largest). A `String` has no bound unless its field says
 //! `#[validate(max_length = N)]` (N code points, up to 4 bytes each), and a `Vec` none
 //! unless its field says `#[validate(max_items = N)]`; then the size is unknown
 //! (`None`) and [`MaxBsonSize::UNSIZED`] says which field is to blame: an [`Unsized`]
