@@ -131,12 +131,14 @@ pub fn access_tables(collections: &[(&str, &[AccessPattern])]) -> String {
 pub type CollectionRows<'a> = (&'a str, &'a [AccessPattern], &'a [(&'a str, &'a str, &'a str)]);
 
 /// [`access_tables`], where a row that reads one variant of a polymorphic model says
-/// which in its Operation cell (`Clicks of a user (variant `kind: "click"`)`); its
-/// Bytes/call is that variant's bound ([`MaxBsonSize::VARIANT_SIZES`](crate::size::MaxBsonSize::VARIANT_SIZES)),
-/// a row on the enum's the largest variant's.
+/// which in its Operation cell (``Clicks of a user (variant `kind: "click"`)``). Its
+/// Bytes/call was computed at compile time from that variant's bound (its fields as the
+/// row projects them, without the tag; see
+/// [`MaxBsonSize::VARIANT_SIZES`](crate::size::MaxBsonSize::VARIANT_SIZES)), and a row
+/// on the enum's from the largest variant's.
 ///
 /// ```
-/// use docshape::access::{access_tables_with_variants, AccessPattern};
+/// use docshape::access::access_tables_with_variants;
 /// use docshape::bson::oid::ObjectId;
 /// use docshape::Model;
 /// use serde::{Deserialize, Serialize};
