@@ -20,6 +20,7 @@
 //! ```sh
 //! cargo run --release -p docshape-benches --bin compile_cost -- 25 100 200
 //! cargo run --release -p docshape-benches --bin compile_cost -- --rounds 7 --expand 25
+//! cargo run --release -p docshape-benches --bin compile_cost -- --polymorphic --rounds 5 --expand 100
 //! ```
 //!
 //! Options: `--rounds R` (default 5), `--derive-rounds R` (default 5; 0 skips),
@@ -28,7 +29,10 @@
 //! `cargo build --timings` of each variant at the largest N, frontend vs codegen split),
 //! `--incremental` (time incremental rebuilds after the one-comment change instead),
 //! `--repo PATH` (the docshape checkout to measure, default this one: another commit's
-//! tree, say, or a copy that does not change while the measurement runs).
+//! tree, say, or a copy that does not change while the measurement runs),
+//! `--polymorphic` (each model a polymorphic one instead of a struct: an internally
+//! tagged enum of four variants over the same fields, with indexes and rows on the
+//! enum and on two variants, against the same enum with serde's derives only).
 //! It runs cargo offline, but for one `cargo fetch` at set-up: schemars is not a
 //! dependency of this repository, so its packages may have to be downloaded once.
 
@@ -38,7 +42,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use generate::Variant;
+use generate::{Shape, Variant};
 
 struct Options {
     counts: Vec<usize>,
@@ -48,6 +52,7 @@ struct Options {
     expand: bool,
     timings: bool,
     repo: PathBuf,
+    shape: Shape,
 }
 
 fn options() -> Result<Options, String> {
@@ -59,6 +64,7 @@ fn options() -> Result<Options, String> {
         expand: false,
         timings: false,
         repo: repo_root(),
+        shape: Shape::Struct,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -73,6 +79,7 @@ fn options() -> Result<Options, String> {
             "--repo" => o.repo = PathBuf::from(value("--repo")?),
             "--expand" => o.expand = true,
             "--timings" => o.timings = true,
+            "--polymorphic" => o.shape = Shape::Polymorphic,
             "--incremental" => INCREMENTAL.store(true, std::sync::atomic::Ordering::Relaxed),
             // `cargo bench` passes this to every target; nothing to do with it here.
             "--bench" => {}
@@ -152,7 +159,7 @@ fn set_up(o: &Options) {
     std::fs::copy(o.repo.join("Cargo.lock"), o.dir.join("Cargo.lock")).expect("copy Cargo.lock");
     for v in VARIANTS {
         write(&o.dir.join(v.package()).join("Cargo.toml"), &generate::package_toml(v, repo));
-        write(&lib_path(&o.dir, v), &generate::lib_rs(v, 1, 0));
+        write(&lib_path(&o.dir, v), &generate::lib_rs_of(o.shape, v, 1, 0));
     }
     println!("workspace: {}", o.dir.display());
     // The one step that may use the network: schemars' packages, which this
@@ -174,7 +181,7 @@ fn set_up(o: &Options) {
 /// Interleaved rebuilds of the three crates at `n` models; returns the table row.
 fn measure(o: &Options, n: usize, salt: &mut u64) -> String {
     let build = |v: Variant, salt: u64| {
-        write(&lib_path(&o.dir, v), &generate::lib_rs(v, n, salt));
+        write(&lib_path(&o.dir, v), &generate::lib_rs_of(o.shape, v, n, salt));
         timed(&o.dir, &["build", "-q", "-p", v.package()])
     };
     // A build of each first, not counted: it is the one that finds nothing cached.
@@ -258,7 +265,7 @@ fn expansion(o: &Options, n: usize) {
     println!("| variant | expanded lines | lines per model | `__ds::` paths per model |");
     println!("|---|---:|---:|---:|");
     for v in VARIANTS {
-        write(&lib_path(&o.dir, v), &generate::lib_rs(v, n, 0));
+        write(&lib_path(&o.dir, v), &generate::lib_rs_of(o.shape, v, n, 0));
         let out = cargo(&o.dir)
             .args(["rustc", "-q", "-p", v.package(), "--profile", "check", "--", "-Zunpretty=expanded"])
             // What `cargo expand` does on a stable toolchain: the flag is unstable.
@@ -291,7 +298,7 @@ fn timings(o: &Options, n: usize, salt: &mut u64) {
     println!("|---|---:|---:|---:|");
     for v in VARIANTS {
         *salt += 1;
-        write(&lib_path(&o.dir, v), &generate::lib_rs(v, n, *salt));
+        write(&lib_path(&o.dir, v), &generate::lib_rs_of(o.shape, v, n, *salt));
         timed(&o.dir, &["build", "-q", "--timings", "-p", v.package()]);
         let report = o.dir.join("target/cargo-timings/cargo-timing.html");
         let html = std::fs::read_to_string(&report).unwrap_or_default();
@@ -330,7 +337,7 @@ fn main() {
     set_up(&o);
     let mut salt = 1;
     println!();
-    println!("Rebuild of the models crate, {} interleaved rounds each:", o.rounds);
+    println!("Rebuild of the models crate ({:?} models), {} interleaved rounds each:", o.shape, o.rounds);
     println!();
     let rows: Vec<String> = o.counts.iter().map(|&n| measure(&o, n, &mut salt)).collect();
     println!();

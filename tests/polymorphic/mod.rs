@@ -9,6 +9,7 @@ mod copies;
 mod finders;
 mod indexes;
 mod relations;
+mod size;
 mod validator;
 mod versioning;
 mod writes;

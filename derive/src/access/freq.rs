@@ -112,8 +112,18 @@ pub(crate) fn docs_per_call(a: &Access, indexes: &[IndexDef]) -> Reads {
 /// when it is: the one place that names the type read. A read row with `fields(...)`
 /// reads its view (the listed top-level fields, as the projection sends them); other
 /// rows, and a versioned model's views (which read whole documents), read the model.
+/// A row on one variant of a polymorphic model reads that variant's documents only: its
+/// fields, or the variant's whole document (`MaxBsonSize::VARIANT_SIZES`); a row on
+/// the enum reads any variant, as large as the largest.
 fn doc_size_bound(a: &Access, cx: &Context) -> (TokenStream, TokenStream) {
-    let c = &cx.container;
+    // The variant the row reads, and its place among the variants' sizes.
+    let variant = match (&cx.polymorphic, &a.discriminator) {
+        (Some(p), Some((_, value))) => {
+            p.variants.iter().position(|v| v.value == *value).map(|i| (i, &p.variants[i]))
+        }
+        _ => None,
+    };
+    let c = variant.map_or(&cx.container, |(_, v)| &v.container);
     if !c.generics.params.is_empty() {
         // A generic model has no size of its own: it depends on its parameters.
         return (
@@ -142,8 +152,17 @@ fn doc_size_bound(a: &Access, cx: &Context) -> (TokenStream, TokenStream) {
             .collect();
         // Only when every listed field is a declared one (an implicit `_id` is not).
         if fields.len() == firsts.len() {
-            return crate::common::size::fields_size(&c.ident.to_string(), &fields);
+            // A variant's fields are named after it in a reason: `Event::Click.target`.
+            let owner =
+                variant.map_or_else(|| c.ident.to_string(), |(_, v)| format!("{}::{}", c.ident, v.ident));
+            return crate::common::size::fields_size(&owner, &fields);
         }
+    }
+    if let Some((i, _)) = variant {
+        return (
+            quote!(<Self as __ds::MaxBsonSize>::VARIANT_SIZES[#i].size),
+            quote!(<Self as __ds::MaxBsonSize>::VARIANT_SIZES[#i].why),
+        );
     }
     (quote!(<Self as __ds::MaxBsonSize>::MAX_BSON_SIZE), quote!(<Self as __ds::MaxBsonSize>::UNSIZED))
 }

@@ -13,7 +13,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::Type;
 
-use crate::ast::{Body, Container, Field};
+use crate::ast::{Body, Container, Field, Variant};
 use crate::common::types::{self, classify, Kind};
 
 /// MongoDB's document limit: 16 MiB.
@@ -161,6 +161,64 @@ enum Size {
     /// A `&[Element]` of a document's elements: the size and the reason are both
     /// read from this one list.
     Parts(TokenStream),
+    /// An internally tagged enum: the items declaring each variant's elements, and the
+    /// `&[VariantSize]` naming them, from which the size and the reason are read.
+    Variants((TokenStream, TokenStream)),
+}
+
+/// An internally tagged enum (`#[serde(tag = "kind")]`, no `content`) writes each
+/// variant as a document of its fields plus the tag, one more string element whose
+/// value is the discriminator: each variant is sized as a struct of those elements.
+/// `None` for another enum (or one with no stored variant), sized as before.
+fn tagged_variants(c: &Container, variants: &[Variant]) -> Option<(TokenStream, TokenStream)> {
+    let tag = c.serde.tag.as_ref()?.value();
+    if c.serde.content.is_some() || c.serde.untagged.is_some() {
+        return None;
+    }
+    let stored: Vec<&Variant> = variants.iter().filter(|v| !v.serde.skip).collect();
+    if stored.is_empty() {
+        return None;
+    }
+    let owner = c.ident.to_string();
+    let (mut items, mut sizes) = (TokenStream::new(), Vec::new());
+    for (i, v) in stored.iter().enumerate() {
+        let value = &v.name;
+        let name = format!("{owner}::{}", v.ident);
+        let unknown = |what: String| quote!(__ds::sz::VariantSize::unknown(#value, __ds::sz::Unsized::Value { what: #what, fix: false }));
+        let size = match v.style {
+            _ if v.serde.untagged => {
+                unknown(format!("`{name}`, an untagged variant, whose size docshape does not estimate"))
+            }
+            _ if v.serde.with.is_some() => {
+                unknown(format!("`{name}`, written by its own `with`, whose output size docshape cannot see"))
+            }
+            darling::ast::Style::Tuple if v.fields.len() != 1 => {
+                unknown(format!("`{name}`, a tuple variant, whose size docshape does not estimate"))
+            }
+            style => {
+                let parts: Vec<TokenStream> = match style {
+                    // A newtype variant: its inner document's elements, merged with the
+                    // tag (serde writes no other newtype under an internal tag).
+                    darling::ast::Style::Tuple => v
+                        .fields
+                        .iter()
+                        .map(|f| {
+                            let part = value_part(f);
+                            quote!(__ds::sz::flattened_of(#part))
+                        })
+                        .collect(),
+                    _ => v.fields.iter().filter(|f| !f.serde.skip).map(element_part).collect(),
+                };
+                let elements = quote::format_ident!("__DS_VARIANT_{}", i);
+                items.extend(quote! {
+                    const #elements: &[__ds::sz::Element] = &[__ds::sz::tag_of(#tag, #value) #(, #parts)*];
+                });
+                quote!(__ds::sz::VariantSize::of(#value, #name, #elements))
+            }
+        };
+        sizes.push(size);
+    }
+    Some((items, quote!(&[#(#sizes),*])))
 }
 
 /// The whole value's size tokens.
@@ -215,6 +273,9 @@ fn container_size(c: &Container) -> Size {
             Size::Pair(quote!(::core::option::Option::Some(0usize)), quote!(__ds::sz::Unsized::Known))
         }
         Body::Enum(variants) => {
+            if let Some(sizes) = tagged_variants(c, variants) {
+                return Size::Variants(sizes);
+            }
             let plain = c.serde.tag.is_none() && c.serde.untagged.is_none();
             let stored: Vec<_> = variants.iter().filter(|v| !v.serde.skip).collect();
             if plain && stored.iter().all(|v| v.style == darling::ast::Style::Unit && !v.serde.untagged) {
@@ -235,8 +296,23 @@ pub(crate) fn impl_for(c: &Container) -> TokenStream {
         return TokenStream::new();
     }
     let ident = &c.ident;
+    let mut variants = None;
     let (size, why, parts) = match container_size(c) {
         Size::Pair(size, why) => (size, why, None),
+        // One list per variant, and one of the variants, read for each constant.
+        Size::Variants((items, sizes)) => {
+            variants = Some(quote!(
+                const VARIANT_SIZES: &'static [__ds::sz::VariantSize] = __DS_VARIANT_SIZES;
+            ));
+            (
+                quote!(__ds::sz::largest(__DS_VARIANT_SIZES)),
+                quote!(__ds::sz::first_unsized(__DS_VARIANT_SIZES)),
+                Some(quote! {
+                    #items
+                    const __DS_VARIANT_SIZES: &[__ds::sz::VariantSize] = #sizes;
+                }),
+            )
+        }
         // One list of the elements, read twice: each field's size is computed once.
         Size::Parts(parts) => {
             let owner = ident.to_string();
@@ -257,6 +333,94 @@ pub(crate) fn impl_for(c: &Container) -> TokenStream {
         impl __ds::MaxBsonSize for #ident {
             const MAX_BSON_SIZE: ::core::option::Option<usize> = #size;
             const UNSIZED: __ds::sz::Unsized = #why;
+            #variants
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::str::FromStr;
+
+    use proc_macro2::TokenStream;
+
+    use crate::driver::{expand_embedded, expand_model};
+
+    fn expanded(model: bool, src: &str) -> String {
+        let input = TokenStream::from_str(src).unwrap();
+        let out = if model { expand_model(input) } else { expand_embedded(input) };
+        let text = out.to_string();
+        assert!(!text.contains("compile_error"), "{text}");
+        text
+    }
+
+    #[test]
+    fn each_variant_of_a_tagged_enum_is_a_document_of_its_fields_and_the_tag() {
+        let text = expanded(
+            true,
+            r#"#[serde(tag = "kind", rename_all = "snake_case")] #[model(collection = "events")]
+            enum Event {
+                Click { #[serde(rename = "_id")] id: i64, #[validate(max_length = 8)] user: String },
+                #[serde(rename = "buy")]
+                Purchase { #[serde(rename = "_id")] id: i64, #[serde(skip)] cached: u8, order: String },
+            }"#,
+        );
+        // One list per variant, the tag's element first with the discriminator value.
+        assert!(
+            text.contains(r#"const __DS_VARIANT_0 : & [__ds :: sz :: Element] = & [__ds :: sz :: tag_of ("kind" , "click") , __ds :: sz :: element_of ("_id""#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"__ds :: sz :: tag_of ("kind" , "buy") , __ds :: sz :: element_of ("_id""#),
+            "{text}"
+        );
+        // Skipped fields are not stored, so not sized.
+        assert!(!text.contains(r#"element_of ("cached""#), "{text}");
+        // Each variant named for the reasons, and the enum as the largest of them.
+        assert!(text.contains(r#"VariantSize :: of ("click" , "Event::Click" , __DS_VARIANT_0)"#), "{text}");
+        assert!(text.contains(r#"VariantSize :: of ("buy" , "Event::Purchase" , __DS_VARIANT_1)"#), "{text}");
+        assert!(text.contains("const MAX_BSON_SIZE : :: core :: option :: Option < usize > = __ds :: sz :: largest (__DS_VARIANT_SIZES)"), "{text}");
+        assert!(
+            text.contains(
+                "const UNSIZED : __ds :: sz :: Unsized = __ds :: sz :: first_unsized (__DS_VARIANT_SIZES)"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("const VARIANT_SIZES : & 'static [__ds :: sz :: VariantSize] = __DS_VARIANT_SIZES"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn an_embedded_tagged_enum_sizes_unit_and_newtype_variants_but_not_tuples() {
+        let text = expanded(
+            false,
+            r#"#[serde(tag = "t")] enum Shape { Dot, Circle { r: f64 }, Wrapped(Inner), Pair(i32, i32) }"#,
+        );
+        assert!(text.contains(r#"const __DS_VARIANT_0 : & [__ds :: sz :: Element] = & [__ds :: sz :: tag_of ("t" , "Dot")] ;"#), "{text}");
+        // A newtype variant: its inner document's elements beside the tag.
+        assert!(text.contains(r#"& [__ds :: sz :: tag_of ("t" , "Wrapped") , __ds :: sz :: flattened_of (__ds :: Probe :: < Inner > :: PART)]"#), "{text}");
+        assert!(text.contains(r#"VariantSize :: unknown ("Pair" , __ds :: sz :: Unsized :: Value { what : "`Shape::Pair`, a tuple variant, whose size docshape does not estimate""#), "{text}");
+    }
+
+    #[test]
+    fn other_enums_keep_their_sizes() {
+        // Externally and adjacently tagged enums with data: unknown, as before.
+        for src in [
+            r#"enum E { A { n: i32 } }"#,
+            r#"#[serde(tag = "t", content = "c")] enum E { A { n: i32 } }"#,
+            r#"#[serde(untagged)] enum E { A { n: i32 } }"#,
+        ] {
+            let text = expanded(false, src);
+            assert!(
+                text.contains("an enum with data, whose size docshape does not estimate"),
+                "{src}: {text}"
+            );
+            assert!(!text.contains("VARIANT_SIZES"), "{src}: {text}");
+        }
+        // A plain enum of unit variants: its longest name.
+        let text = expanded(false, r#"enum E { Short, Longest }"#);
+        assert!(text.contains("Some (12usize)"), "{text}");
     }
 }

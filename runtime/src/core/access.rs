@@ -22,6 +22,8 @@ pub use explain::{explain_access_patterns, ExplainOutcome};
 pub use find::{Find, FindError, NoSession, Projection, SessionSlot};
 pub use literal::{in_filter, literal, not_in_filter, Literal};
 pub use load::{DocsPerCall, Load, Rate, RateKind};
-pub use table::{access_table, access_tables, AccessPattern, RowKind};
+pub use table::{
+    access_table, access_tables, access_tables_with_variants, AccessPattern, CollectionRows, RowKind,
+};
 pub use update::{PushBound, Update, UpdateError, Updated};
 pub use upsert::{Upsert, Upserted};

@@ -160,9 +160,14 @@ pub trait Model: Schema + Sized {
         serde_json::to_string_pretty(&value).unwrap_or_default()
     }
 
-    /// The access-pattern table as Markdown, in the seed's format.
+    /// The access-pattern table as Markdown, in the seed's format; a row on one variant
+    /// of a polymorphic model says which ([`crate::access::access_tables_with_variants`]).
     fn access_table() -> String {
-        crate::core::access::table::access_table(Self::COLLECTION, Self::ACCESS_PATTERNS)
+        crate::core::access::table::access_tables_with_variants(&[(
+            Self::COLLECTION,
+            Self::ACCESS_PATTERNS,
+            Self::POLYMORPHIC_ROWS,
+        )])
     }
 
     /// The typed collection in `db`.

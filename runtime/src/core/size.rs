@@ -7,7 +7,8 @@
 //! NUL, the value, and a final NUL; an array is a document keyed `"0"`, `"1"`, ...
 //!
 //! [`MaxBsonSize`] is implemented for the scalar types and derived for `Embedded` and
-//! `Model` structs. A `String` has no bound unless its field says
+//! `Model` structs and internally tagged enums (each variant a document of its fields
+//! and the tag, [`MaxBsonSize::VARIANT_SIZES`]; the enum as large as the largest). A `String` has no bound unless its field says
 //! `#[validate(max_length = N)]` (N code points, up to 4 bytes each), and a `Vec` none
 //! unless its field says `#[validate(max_items = N)]`; then the size is unknown
 //! (`None`) and [`MaxBsonSize::UNSIZED`] says which field is to blame: an [`Unsized`]
@@ -45,6 +46,92 @@ pub trait MaxBsonSize {
     /// When [`MaxBsonSize::MAX_BSON_SIZE`] is `None`: which field or type leaves the
     /// size unbounded, and how to bound it (meaningless when the size is known).
     const UNSIZED: Unsized = Unsized::Known;
+    /// For an internally tagged enum (`#[serde(tag = "kind")]`, a polymorphic `Model`
+    /// or an `Embedded` enum), each variant's largest document, the tag included, by
+    /// discriminator value in declaration order; empty for any other type. The enum's
+    /// own [`MaxBsonSize::MAX_BSON_SIZE`] is the largest of them (unknown when any is),
+    /// and its [`MaxBsonSize::UNSIZED`] the reason of the first variant with no bound.
+    ///
+    /// ```
+    /// use docshape::size::MaxBsonSize;
+    /// use docshape::Embedded;
+    /// use serde::Serialize;
+    ///
+    /// #[derive(Serialize, Embedded)]
+    /// #[serde(tag = "kind", rename_all = "snake_case")]
+    /// enum Shape {
+    ///     Circle { r: f64 },
+    ///     Label { #[validate(max_length = 10)] text: String },
+    /// }
+    /// // 4 + [1 + "kind\0" + (4 + "circle\0")] + [1 + "r\0" + 8] + 1
+    /// assert_eq!(Shape::VARIANT_SIZES[0].value, "circle");
+    /// assert_eq!(Shape::VARIANT_SIZES[0].size, Some(33));
+    /// // The label: its tag, and 10 code points of up to 4 bytes.
+    /// assert_eq!(Shape::VARIANT_SIZES[1].size, Some(72));
+    /// assert_eq!(Shape::MAX_BSON_SIZE, Some(72));
+    /// ```
+    const VARIANT_SIZES: &'static [VariantSize] = &[];
+}
+
+/// One variant of an internally tagged enum, as sized ([`MaxBsonSize::VARIANT_SIZES`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VariantSize {
+    /// The discriminator value serde writes in the tag (after `rename`/`rename_all`).
+    pub value: &'static str,
+    /// The most bytes of the variant's document, its tag included; `None` when unbounded.
+    pub size: Option<usize>,
+    /// Why `size` is `None`: the path from the variant (`Event::Click`) down to the
+    /// field with no bound.
+    pub why: Unsized,
+}
+
+impl VariantSize {
+    /// The variant of an enum whose elements (fields and tag) are `elements`; `owner`
+    /// names it in a reason (`Event::Click`).
+    pub const fn of(value: &'static str, owner: &'static str, elements: &'static [Element]) -> Self {
+        Self { value, size: document_of(elements), why: Unsized::Fields { owner, elements } }
+    }
+
+    /// A variant whose size docshape does not estimate, and why.
+    pub const fn unknown(value: &'static str, why: Unsized) -> Self {
+        Self { value, size: None, why }
+    }
+}
+
+/// The largest of the variants' sizes: unknown when any is (or there is none).
+pub const fn largest(variants: &[VariantSize]) -> Option<usize> {
+    if variants.is_empty() {
+        return None;
+    }
+    let mut max = 0usize;
+    let mut i = 0;
+    while i < variants.len() {
+        match variants[i].size {
+            Some(n) if n > max => max = n,
+            Some(_) => {}
+            None => return None,
+        }
+        i += 1;
+    }
+    Some(max)
+}
+
+/// Why [`largest`] is unknown: the reason of the first variant with no bound.
+pub const fn first_unsized(variants: &[VariantSize]) -> Unsized {
+    let mut i = 0;
+    while i < variants.len() {
+        if variants[i].size.is_none() {
+            return variants[i].why;
+        }
+        i += 1;
+    }
+    Unsized::Known
+}
+
+/// The size of a discriminator value's element: type byte, `tag`, NUL, and the string
+/// `value` (its length, bytes and NUL), exactly.
+pub const fn tag_of(tag: &'static str, value: &'static str) -> Element {
+    element_of(tag, false, (Some(value.len() + 5), Unsized::Known))
 }
 
 /// Why a size has no bound: the path from a type down to the value that leaves it

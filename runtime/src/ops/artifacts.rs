@@ -172,16 +172,17 @@ pub fn registered() -> Result<Vec<Artifact>> {
     let specs = crate::core::registry::specs()?;
     let mut out: Vec<Artifact> = specs.iter().flat_map(collection_artifacts).collect();
     let models = crate::core::registry::models();
-    let tables: Vec<(&str, &[crate::core::access::AccessPattern])> = models
+    // A polymorphic model's rows on one variant say which.
+    let tables: Vec<crate::core::access::CollectionRows<'_>> = models
         .iter()
         .filter(|m| !m.access_patterns.is_empty())
-        .map(|m| (m.collection, m.access_patterns))
+        .map(|m| (m.collection, m.access_patterns, m.polymorphic_rows))
         .collect();
     out.push(Artifact {
         file_name: ACCESS_PATTERNS_FILE.to_owned(),
         contents: format!(
             "# Access patterns\n\nEvery query the application runs, and the index that serves it.\n\n{}",
-            crate::core::access::access_tables(&tables)
+            crate::core::access::access_tables_with_variants(&tables)
         ),
     });
     // The design-decision table and the key catalog come from their patterns.

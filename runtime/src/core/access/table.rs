@@ -121,6 +121,42 @@ pub fn access_table(collection: &str, patterns: &[AccessPattern]) -> String {
 /// assert!(md.contains("| posts | 10,500 | 5.1 MiB |"));
 /// ```
 pub fn access_tables(collections: &[(&str, &[AccessPattern])]) -> String {
+    let collections: Vec<CollectionRows<'_>> = collections.iter().map(|(c, p)| (*c, *p, &[][..])).collect();
+    access_tables_with_variants(&collections)
+}
+
+/// One collection of [`access_tables_with_variants`]: its name, its rows, and the rows
+/// that read one variant of a polymorphic model as `(row, tag, value)`
+/// ([`Model::POLYMORPHIC_ROWS`](crate::Model::POLYMORPHIC_ROWS)).
+pub type CollectionRows<'a> = (&'a str, &'a [AccessPattern], &'a [(&'a str, &'a str, &'a str)]);
+
+/// [`access_tables`], where a row that reads one variant of a polymorphic model says
+/// which in its Operation cell (``Clicks of a user (variant `kind: "click"`)``). Its
+/// Bytes/call was computed at compile time from that variant's bound (its fields as the
+/// row projects them, without the tag; see
+/// [`MaxBsonSize::VARIANT_SIZES`](crate::size::MaxBsonSize::VARIANT_SIZES)), and a row
+/// on the enum's from the largest variant's.
+///
+/// ```
+/// use docshape::access::access_tables_with_variants;
+/// use docshape::bson::oid::ObjectId;
+/// use docshape::Model;
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Serialize, Deserialize, Model)]
+/// #[serde(tag = "kind", rename_all = "snake_case")]
+/// #[model(collection = "events")]
+/// #[index(keys(user))]
+/// #[access(name = "clicks_of", operation = "Clicks of a user", variant = Click, filter(user))]
+/// enum Event {
+///     Click { #[serde(rename = "_id")] id: ObjectId, #[validate(max_length = 8)] user: String },
+///     View { #[serde(rename = "_id")] id: ObjectId, #[validate(max_length = 8)] user: String, page: String },
+/// }
+///
+/// let md = access_tables_with_variants(&[("events", Event::ACCESS_PATTERNS, Event::POLYMORPHIC_ROWS)]);
+/// assert!(md.contains(r#"| 1 | Clicks of a user (variant `kind: "click"`) |"#), "{md}");
+/// ```
+pub fn access_tables_with_variants(collections: &[CollectionRows<'_>]) -> String {
     let mut out = String::from(
         "| # | Operation | Fields needed | Freq | Consistency | Index | Docs/call | Bytes/call | Docs/s | Bytes/s |\n\
          |---|---|---|---|---|---|---|---|---|---|\n",
@@ -130,10 +166,14 @@ pub fn access_tables(collections: &[(&str, &[AccessPattern])]) -> String {
     let mut notes = Vec::new();
     // Why documents' sizes are unbounded, with the rows each reason concerns.
     let mut sizes: Vec<(String, Vec<usize>)> = Vec::new();
-    for (collection, patterns) in collections {
+    for (collection, patterns, variants) in collections {
         let mut total = Total::default();
         for p in *patterns {
             n += 1;
+            let variant = match variants.iter().find(|(row, _, _)| *row == p.name) {
+                Some((_, tag, value)) => format!(" (variant `{tag}: \"{value}\"`)"),
+                None => String::new(),
+            };
             let served = match p.index {
                 Some(index) => format!("{collection}: `{index}`"),
                 None => {
@@ -153,7 +193,7 @@ pub fn access_tables(collections: &[(&str, &[AccessPattern])]) -> String {
             let _ = writeln!(
                 out,
                 "| {n} | {} | {} | {} | {} | {served} | {docs} | {bytes} | {} | {} |",
-                cell(&format!("{}{}", p.operation, p.kind.mark())),
+                cell(&format!("{}{}{variant}", p.operation, p.kind.mark())),
                 cell(&p.fields.join(", ")),
                 cell(p.freq),
                 cell(p.consistency),
