@@ -29,23 +29,29 @@ pub enum Event {
     Click {
         #[serde(rename = "_id")]
         id: ObjectId,
+        #[validate(max_length = 64)]
         user: String,
         at: DateTime,
+        #[validate(max_length = 128)]
         target: String,
     },
     PageView {
         #[serde(rename = "_id")]
         id: ObjectId,
+        #[validate(max_length = 64)]
         user: String,
         at: DateTime,
+        #[validate(max_length = 512)]
         path: String,
     },
     Purchase {
         #[serde(rename = "_id")]
         id: ObjectId,
+        #[validate(max_length = 64)]
         user: String,
         at: DateTime,
         #[index(unique)]
+        #[validate(max_length = 32)]
         order_id: String,
         #[validate(minimum = 0)]
         amount_cents: i64,
@@ -59,6 +65,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for index in Event::INDEXES {
         println!("index {}: partial filter {:?}", index.name, index.partial_filter);
     }
+    // Each event type's largest stored document; the model's bound is the largest.
+    use docshape::size::MaxBsonSize;
+    for variant in Event::VARIANT_SIZES {
+        println!("variant {:?}: at most {:?} bytes", variant.value, variant.size);
+    }
+    println!("an event: at most {:?} bytes", Event::MAX_BSON_SIZE);
 
     let db = fresh_database("docshape_events").await?;
     println!("\n== sync\n{}", docshape::sync::<Event>(&db).await?);
