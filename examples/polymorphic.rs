@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 #[access(name = "timeline", filter(user), sort(at = -1), freq = "50 r/s")]
 #[access(name = "activity", filter(user), sort(at = -1, _id = -1), paginate, freq = "10 r/s")]
 #[access(name = "clicks_of", variant = Click, filter(user), sort(at = -1), freq = "5 r/s")]
+#[access(name = "views_of_page", variant = PageView, filter(path), sort(at = -1), freq = "2 r/s")]
 #[access(name = "purchase_of_order", variant = Purchase, filter(order_id), freq = "20 r/s")]
 #[access(name = "refund", variant = Purchase, filter(order_id), update(inc(refunded_cents)), freq = "1 w/s")]
 pub enum Event {
@@ -35,6 +36,7 @@ pub enum Event {
         #[validate(max_length = 128)]
         target: String,
     },
+    #[index(keys(path, at = -1))]
     PageView {
         #[serde(rename = "_id")]
         id: ObjectId,
@@ -128,6 +130,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         )
         .into());
     }
+    let views = Event::views_of_page("/cart").all(&db).await?;
+    if views.len() != 1 || views[0].user != "ana" {
+        return Err(format!("/cart was viewed once, by ana; the row read {} views", views.len()).into());
+    }
+    println!("/cart viewed by {} (a ViewsOfPageView)", views[0].user);
     let purchase = Event::purchase_of_order("o-1").one(&db).await?.ok_or("the purchase of o-1 is missing")?;
     println!("order o-1: {} cents by {}", purchase.amount_cents, purchase.user);
 
