@@ -259,7 +259,7 @@ pub(crate) fn check(cx: &crate::ast::Context, p: &Polymorphic, errors: &mut Accu
         if let Some(name) = refused.iter().find(|n| attr.path().is_ident(n)) {
             errors.push(
                 Error::custom(format!(
-                    "`#[{name}]` is not supported on a polymorphic model: its documents are one shape, the pattern's; store this data in a struct model, and reference it from a variant with `Ref<T>`"
+                    "`#[{name}]` is not supported on a polymorphic model: the pattern writes documents of its own shape (a bucket, an outlier's overflow) that no variant describes; keep this data in a struct model, and reference it from a variant with `Ref<T>`"
                 ))
                 .with_span(attr.path()),
             );
