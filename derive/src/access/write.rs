@@ -487,7 +487,6 @@ fn is_spelt_non_number(ty: &str) -> bool {
         || ty.ends_with("::DateTime")
 }
 
-/// The method of every write row.
 /// The families that cache the model's reads: each write deletes the written document's
 /// key in all of them. Each under its `cache = Family`, where a family over another type
 /// than the `_id` is reported (once: the cached row's finder names the same tokens).
