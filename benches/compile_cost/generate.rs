@@ -85,15 +85,19 @@ fn sc(s: &mut String, variant: Variant, attr: &str) {
     }
 }
 
-fn model(s: &mut String, variant: Variant, i: usize) {
-    address(s, variant, i);
-
+/// The model's derive line: serde's, and the variant's own derive.
+fn derive(s: &mut String, variant: Variant) {
     let extra = match variant {
         Variant::Docshape => ", Model",
         Variant::Schemars => ", JsonSchema",
         Variant::Serde => "",
     };
     let _ = writeln!(s, "#[derive(Debug, Clone, Serialize, Deserialize{extra})]");
+}
+
+fn model(s: &mut String, variant: Variant, i: usize) {
+    address(s, variant, i);
+    derive(s, variant);
     ds(s, variant, &format!("#[model(collection = \"items_{i}\")]"));
     ds(s, variant, "#[index(keys(owner_id, created_at = -1, _id = -1))]");
     ds(
@@ -175,12 +179,7 @@ fn common_fields(s: &mut String, variant: Variant) {
 /// `(owner_id, score)` of `Rated`.
 fn polymorphic(s: &mut String, variant: Variant, i: usize) {
     address(s, variant, i);
-    let extra = match variant {
-        Variant::Docshape => ", Model",
-        Variant::Schemars => ", JsonSchema",
-        Variant::Serde => "",
-    };
-    let _ = writeln!(s, "#[derive(Debug, Clone, Serialize, Deserialize{extra})]");
+    derive(s, variant);
     s.push_str("#[serde(tag = \"kind\", rename_all = \"snake_case\")]\n");
     ds(s, variant, &format!("#[model(collection = \"events_{i}\")]"));
     ds(s, variant, "#[index(keys(owner_id, created_at = -1))]");

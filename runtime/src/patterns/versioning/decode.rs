@@ -156,8 +156,21 @@ fn at_version(mut schema: Document, field: &str, v: i64, missing: i64) -> Bson {
     Bson::Document(schema)
 }
 
-/// The validator from its branches, each already pinned to its version.
-fn versions_validator(branches: Vec<Bson>, version: i64) -> Document {
+/// The validator from the current shapes (the model's, or each variant's), each pinned
+/// to the current version, and each older version's shape (any object for a document
+/// step) pinned to its own.
+fn versions_validator(
+    current: impl IntoIterator<Item = Document>,
+    field: &str,
+    version: i64,
+    missing: i64,
+    old: Vec<(i64, Option<Document>)>,
+) -> Document {
+    let mut branches: Vec<Bson> =
+        current.into_iter().map(|shape| at_version(shape, field, version, missing)).collect();
+    for (v, schema) in old {
+        branches.push(at_version(schema.unwrap_or_default(), field, v, missing));
+    }
     // The version travels with the validator, so that `sync` from older code can tell
     // it would take the collection back (`description` is free text to the server).
     doc! { "$jsonSchema": { "bsonType": "object", "description": crate::core::spec::schema_version_text(version), "anyOf": branches } }
@@ -173,11 +186,7 @@ pub fn validator(
     missing: i64,
     old: Vec<(i64, Option<Document>)>,
 ) -> Document {
-    let mut branches = vec![at_version(current, field, version, missing)];
-    for (v, schema) in old {
-        branches.push(at_version(schema.unwrap_or_default(), field, v, missing));
-    }
-    versions_validator(branches, version)
+    versions_validator([current], field, version, missing, old)
 }
 
 #[doc(hidden)]
@@ -198,10 +207,5 @@ pub fn variants_validator(
         }
         _ => vec![current],
     };
-    let mut branches: Vec<Bson> =
-        variants.into_iter().map(|variant| at_version(variant, field, version, missing)).collect();
-    for (v, schema) in old {
-        branches.push(at_version(schema.unwrap_or_default(), field, v, missing));
-    }
-    versions_validator(branches, version)
+    versions_validator(variants, field, version, missing, old)
 }
