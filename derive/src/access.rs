@@ -195,6 +195,9 @@ pub(crate) struct Access {
     /// The discriminator equality the row's commands carry (`kind`, `"click"`), set by
     /// [`check`] from `variant`.
     pub discriminator: Option<(String, String)>,
+    /// On a read row on one variant without `fields(...)`: it reads the variant whole,
+    /// so its view is taken from the enum's own decoding (no deserializer of its own).
+    pub whole_variant: bool,
 }
 
 impl Access {
@@ -424,6 +427,7 @@ fn read(attrs: &[Attribute], errors: &mut Accumulator) -> Vec<Access> {
             foreign: Vec::new(),
             variant: opts.variant.clone(),
             discriminator: None,
+            whole_variant: false,
         });
     }
     out
@@ -578,6 +582,7 @@ fn polymorphic(
                     // it stores, unless `fields(...)` names fewer. (A write row returns
                     // the written document's `_id`.)
                     if a.fields.is_empty() && a.update.is_none() {
+                        a.whole_variant = true;
                         a.fields = paths::stored_fields(&m.container)
                             .into_iter()
                             .filter_map(|f| f.name.clone())

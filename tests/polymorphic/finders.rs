@@ -115,3 +115,32 @@ fn a_unique_index_of_the_variant_bounds_its_row_to_one_document() {
     assert_eq!(load("purchase_by_order").docs_per_call, docshape::access::DocsPerCall::One);
     assert_ne!(load("clicks_of_user").docs_per_call, docshape::access::DocsPerCall::One);
 }
+
+/// A row that reads a variant whole projects that variant's fields and the tag, and
+/// takes its view from the enum's decoding: a document of another variant is a decode
+/// error naming the variant the row reads, never a view filled from the wrong shape.
+#[test]
+fn a_whole_variant_view_reads_its_variant_only() {
+    use docshape::access::{FindError, Projection};
+    let fields = <ClicksOfUserView as Projection>::FIELDS.expect("a projection");
+    assert_eq!(fields, ["_id", "user", "at", "target", "kind"]);
+
+    let encode = |event: &Event| {
+        docshape::bson::RawDocumentBuf::from_bytes(docshape::bson_compat::to_vec(event).unwrap()).unwrap()
+    };
+    let mut three = events("u1", "o1").into_iter();
+    let click = three.next().unwrap();
+    let view: ClicksOfUserView = Projection::decode(encode(&click)).unwrap();
+    assert_eq!((view.user.as_str(), view.target.as_str()), ("u1", "buy-button"));
+    // `view(derive(Deserialize))` gives it serde's own, which reads the same document.
+    let read: ClicksOfUserView = docshape::bson_compat::from_slice(encode(&click).as_bytes()).unwrap();
+    assert_eq!(read, view);
+
+    let purchase = three.nth(1).unwrap();
+    match <ClicksOfUserView as Projection>::decode(encode(&purchase)) {
+        Err(FindError::Decode { collection: "events", id: Some(_), source }) => {
+            assert!(source.to_string().contains("\"click\""), "{source}")
+        }
+        other => panic!("a purchase read as a click: {other:?}"),
+    }
+}

@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 #[model(collection = "events", strict)]
 #[index(keys(user, at = -1))]
 #[access(name = "events_of_user", filter(user), sort(at = -1))]
-#[access(name = "clicks_of_user", variant = Click, filter(user), sort(at = -1))]
+#[access(name = "clicks_of_user", variant = Click, filter(user), sort(at = -1), view(derive(Debug, PartialEq, Deserialize)))]
 #[access(name = "purchase_by_order", variant = Purchase, filter(order_id))]
 #[access(name = "big_purchases", variant = Purchase, filter(user), range(amount_cents), fields(order_id, amount_cents))]
 pub enum Event {

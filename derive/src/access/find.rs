@@ -322,6 +322,9 @@ fn view(c: &Container, a: &Access, versioned: bool) -> (syn::Ident, TokenStream,
     let stored = paths::stored_fields(c);
     let mut fields = Vec::new();
     let mut names = Vec::new();
+    // The Rust names of the view's fields, as the variant's: a whole variant's view is
+    // moved out of the decoded enum.
+    let mut idents = Vec::new();
     for first in &firsts {
         let field =
             stored.iter().find(|f| f.serde.flatten.is_none() && f.name.as_deref() == Some(first.as_str()));
@@ -338,6 +341,7 @@ fn view(c: &Container, a: &Access, versioned: bool) -> (syn::Ident, TokenStream,
                     #(#serde)*
                     #fvis #fident: #ty
                 });
+                idents.push(fident.clone());
             }
             None if first == "_id" => {
                 let doc = format!("The document's `_id`, as [`{model}`]'s id type.");
@@ -357,16 +361,47 @@ fn view(c: &Container, a: &Access, versioned: bool) -> (syn::Ident, TokenStream,
         a.name,
         names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
     );
+    let doc = if a.whole_variant && a.cache.is_none() {
+        format!("{doc} Moved out of the enum the finder decodes: it derives `Serialize`, and `Deserialize` with `view(derive(serde::Deserialize))`.")
+    } else {
+        doc
+    };
     let derives = a.view.derive.iter();
+    // A row that reads one variant whole takes its view from the enum's own decoding,
+    // which every finder of the model already instantiates: the view's own
+    // `Deserialize` would be the largest part of the row's code (a visitor per view).
+    // A cached row keeps it, to read the view back from the cache.
+    let whole = match (&a.variant, &a.discriminator) {
+        (Some(variant), Some((tag, value))) if a.whole_variant && a.cache.is_none() => {
+            Some((variant, tag, value))
+        }
+        _ => None,
+    };
+    let deserialize = whole.is_none().then(|| quote!(, ::docshape::__private::serde::Deserialize));
     let tokens = quote! {
         #[doc = #doc]
-        #[derive(::docshape::__private::serde::Serialize, ::docshape::__private::serde::Deserialize #(, #derives)*)]
+        #[derive(::docshape::__private::serde::Serialize #deserialize #(, #derives)*)]
         #[serde(crate = "::docshape::__private::serde")]
         #vis struct #ident {
             #(#fields,)*
         }
     };
-    let (fields_const, decode) = if versioned {
+    let (fields_const, decode) = if let Some((variant, tag, value)) = whole {
+        let fields = if versioned {
+            quote!(::core::option::Option::None)
+        } else {
+            // The tag too: the enum's decoding reads it first.
+            quote!(::core::option::Option::Some(&[#(#names,)* #tag]))
+        };
+        let decode = quote! {
+            __ds::decode_variant::<#model, Self>(document, #value, |__model| match __model {
+                #model::#variant { #(#idents,)* .. } => ::core::option::Option::Some(Self { #(#idents,)* }),
+                #[allow(unreachable_patterns)]
+                _ => ::core::option::Option::None,
+            })
+        };
+        (fields, decode)
+    } else if versioned {
         (quote!(::core::option::Option::None), quote!(__ds::decode_upgraded::<#model, Self>(document)))
     } else {
         (

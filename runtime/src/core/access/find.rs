@@ -146,6 +146,30 @@ pub fn decode_model<T: Model + DeserializeOwned>(document: RawDocumentBuf) -> Re
     }
 }
 
+/// Reads a document of the polymorphic model `T` (upgraded first when it is versioned)
+/// and takes one variant's fields from it with `pick`: the view of a row that reads a
+/// whole variant needs no deserializer of its own. A document of another variant
+/// (`pick` returns `None`) is a decode error naming the variant the row reads.
+#[inline]
+pub fn decode_variant<T, V>(
+    document: RawDocumentBuf,
+    variant: &'static str,
+    pick: impl FnOnce(T) -> Option<V>,
+) -> Result<V, FindError>
+where
+    T: Model + DeserializeOwned,
+{
+    let id = raw_id(&document);
+    let model: T = decode_model(document)?;
+    pick(model).ok_or_else(|| FindError::Decode {
+        collection: T::COLLECTION,
+        id,
+        source: Box::new(<crate::core::bson_compat::DeError as serde::de::Error>::custom(format!(
+            "the row reads documents of the variant stored as \"{variant}\" only, and this document is of another"
+        ))),
+    })
+}
+
 /// Reads a document of a versioned model's collection as the view `V`: upgraded to the
 /// current version first, then the view's fields taken from it.
 pub fn decode_upgraded<T, V>(document: RawDocumentBuf) -> Result<V, FindError>
