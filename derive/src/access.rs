@@ -581,7 +581,15 @@ fn polymorphic(
                     // A read row returns the variant's own type: a view of every field
                     // it stores, unless `fields(...)` names fewer. (A write row returns
                     // the written document's `_id`.)
-                    if a.fields.is_empty() && a.update.is_none() {
+                    if let (Some(inner), Some((_, span))) = (&m.container.wraps, a.fields.first()) {
+                        let inner = quote!(#inner).to_string().replace(' ', "");
+                        errors.push(Error::custom(format!("row `{}` is on `{v}`, a newtype over `{inner}`: it reads the variant whole, as `{inner}`; drop `fields(...)`, or give `{v}` named fields", a.name)).with_span(span));
+                        a.method = None;
+                        continue;
+                    }
+                    if m.container.wraps.is_some() && a.update.is_none() {
+                        a.whole_variant = true;
+                    } else if a.fields.is_empty() && a.update.is_none() {
                         a.whole_variant = true;
                         a.fields = paths::stored_fields(&m.container)
                             .into_iter()
@@ -615,6 +623,11 @@ fn polymorphic(
                     errors.extend(misplaced);
                     a.method = None;
                     continue;
+                }
+                // The newtype variants store the row's paths too, through their types.
+                let paths = a.filter.iter().chain(&a.range).chain(&a.fields).map(|(p, s)| (p, *s));
+                for (path, span) in paths.chain(a.sort.iter().map(|k| (&k.path, k.span))) {
+                    nested.extend(crate::polymorphic::wrapped_paths(p, path, span));
                 }
             }
         }

@@ -169,6 +169,10 @@ pub(crate) struct Container {
     pub strict: bool,
     pub body: Body,
     pub attrs: Vec<Attribute>,
+    /// A polymorphic model's newtype variant, read as a struct: the type it wraps,
+    /// whose stored fields (beside the tag) are the variant's. Paths on the variant are
+    /// looked up through that type's `HasField` impls, at compile time.
+    pub wraps: Option<syn::Type>,
 }
 
 impl Container {
@@ -254,7 +258,7 @@ pub(crate) fn container(
                 .collect(),
         ),
     };
-    Container { ident, vis, generics, serde, strict, body, attrs }
+    Container { ident, vis, generics, serde, strict, body, attrs, wraps: None }
 }
 
 /// `#[model(...)]`'s keys beyond the type's shape, as written: each pattern reads its own.

@@ -265,7 +265,9 @@ fn polymorphic_expansion(
     let (model, registration) =
         model::expand(&model, &cx, &[&index, &access, &versioning, &relation, &denormalized, &variants]);
     let size = crate::common::size::impl_for(&cx.container);
+    let wrapped = polymorphic::wrapped_checks(p);
     let items = quote! {
+        #wrapped
         #validator
         #relation
         #denormalized

@@ -382,6 +382,10 @@ fn rules(
                 key.span,
                 index.unique.is_some() && !unique_waived && !resolved.array,
             ));
+            // An index on the enum holds the newtype variants' documents too.
+            if let (Some(p), None) = (&cx.polymorphic, &index.variant) {
+                nested.extend(crate::polymorphic::wrapped_paths(p, &key.path, key.span));
+            }
             // A compound TTL index already has its own error; the date check is for one key.
             if index.ttl.is_some() && index.keys.len() == 1 {
                 if let Some(field) = resolved.field.filter(|_| resolved.rest.is_empty()) {

@@ -16,8 +16,8 @@ use std::collections::BTreeSet;
 
 use darling::error::Accumulator;
 use darling::{Error, FromField};
-use proc_macro2::Span;
-use quote::quote;
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
 use syn::{DeriveInput, Ident};
 
 use crate::ast::{Body, Container, Field, FieldReceiver};
@@ -112,10 +112,11 @@ pub(crate) fn shape(input: &DeriveInput, data: &syn::DataEnum) -> darling::Resul
         return Err(Error::custom("an enum without variants has no documents to store; add a variant with named fields, like `Click { #[serde(rename = \"_id\")] id: ObjectId, .. }`").with_span(&input.ident));
     }
     for v in &data.variants {
-        if !matches!(v.fields, syn::Fields::Named(_)) {
+        let newtype = matches!(&v.fields, syn::Fields::Unnamed(f) if f.unnamed.len() == 1);
+        if !matches!(v.fields, syn::Fields::Named(_)) && !newtype {
             return Err(Error::custom(format!(
-                "variant `{}` of a polymorphic Model is a document: give it named fields, like `{} {{ #[serde(rename = \"_id\")] id: ObjectId, .. }}`",
-                v.ident, v.ident
+                "variant `{}` of a polymorphic Model is a document: give it named fields, like `{} {{ #[serde(rename = \"_id\")] id: ObjectId, .. }}`, or make it a newtype over a struct that derives `Embedded` (`{}({}Data)`), whose fields serde writes beside the tag",
+                v.ident, v.ident, v.ident, v.ident
             ))
             .with_span(&v.ident));
         }
@@ -128,6 +129,17 @@ fn tag_field(tag: &str, span: Span) -> Option<Field> {
     let field: syn::Field = syn::parse_quote!(__docshape_tag: ::std::string::String);
     let recv = FieldReceiver::from_field(&field).ok()?;
     Some(Field { name: Some(tag.to_owned()), span, serde: SerdeField::default(), recv })
+}
+
+/// The `_id` of a newtype variant's type, as a field: its type is the one the wrapped
+/// type's `HasField` impl names.
+fn wrapped_id(m: &VariantModel, span: Span) -> Option<Field> {
+    let inner = m.container.wraps.as_ref()?;
+    let field: syn::Field = syn::parse_quote! {
+        id: <#inner as ::docshape::__private::HasField<{ ::docshape::__private::FieldLookup::find::<#inner>("_id").index() }>>::Stored
+    };
+    let recv = FieldReceiver::from_field(&field).ok()?;
+    Some(Field { name: Some("_id".to_owned()), span, serde: SerdeField::default(), recv })
 }
 
 /// A field without its `#[index]` attributes: a variant's field-level index belongs to
@@ -154,23 +166,41 @@ pub(crate) fn read(c: &Container) -> Option<Polymorphic> {
             for f in &mut fields {
                 f.recv.vis = c.vis.clone();
             }
+            // A newtype variant is its type's fields beside the tag: to serde, the
+            // struct flattened into the variant.
+            let wraps = (v.style == darling::ast::Style::Tuple).then(|| {
+                for f in &mut fields {
+                    f.serde.flatten = Some(f.span);
+                }
+                fields.first().map(|f| f.recv.ty.clone())
+            });
             fields.push(tag_field.clone());
             let container = Container {
                 body: Body::Struct(darling::ast::Style::Struct, fields),
                 attrs: v.attrs.clone(),
+                wraps: wraps.flatten(),
                 ..c.clone()
             };
             VariantModel { ident: v.ident.clone(), value: v.name.clone(), container }
         })
         .collect();
-    // The common fields: stored by every variant under one name with one type.
-    let first = models.first().map(|m| &m.container);
+    // The common fields: stored by every variant under one name with one type. A
+    // newtype variant's fields are its type's, which the derive cannot see: the struct
+    // variants decide, and each path a row or index on the enum names is checked
+    // through the wrapped types at compile time ([`wrapped_checks`]).
+    let structs: Vec<&VariantModel> = models.iter().filter(|m| m.container.wraps.is_none()).collect();
+    let first = structs.first().map(|m| &m.container);
     let mut common: Vec<Field> = Vec::new();
+    if first.is_none() {
+        // Every variant wraps a type: the `_id` is the first one's, which the others'
+        // checks compare theirs to.
+        common.extend(models.first().and_then(|m| wrapped_id(m, tag_span)));
+    }
     if let Some(Container { body: Body::Struct(_, fields), .. }) = first {
         for f in fields.iter().filter(|f| !f.serde.skip && f.serde.flatten.is_none() && f.name.is_some()) {
             let ty = &f.recv.ty;
             let ty = quote!(#ty).to_string();
-            let everywhere = models.iter().all(|m| {
+            let everywhere = structs.iter().all(|m| {
                 crate::common::paths::stored_fields(&m.container).iter().any(|g| {
                     let gt = &g.recv.ty;
                     g.name == f.name && g.serde.flatten.is_none() && quote!(#gt).to_string() == ty
@@ -205,6 +235,11 @@ pub(crate) fn check(cx: &crate::ast::Context, p: &Polymorphic, errors: &mut Accu
             );
         }
         seen.push((&v.name, ident));
+        if v.style == darling::ast::Style::Tuple {
+            // A newtype variant's `_id` and tag are checked through its type, at
+            // compile time ([`wrapped_checks`]).
+            continue;
+        }
         let stored: Vec<&Field> = v.fields.iter().filter(|f| !f.serde.skip).collect();
         match stored.iter().find(|f| f.name.as_deref() == Some("_id")) {
             None => errors.push(
@@ -238,6 +273,18 @@ pub(crate) fn check(cx: &crate::ast::Context, p: &Polymorphic, errors: &mut Accu
                 .with_span(&f.span),
             );
         }
+    }
+    // The upgrade stamps the version into each variant's field by name: a wrapped
+    // type's field is not one the enum's code can name.
+    let versioned = cx.model.as_ref().is_some_and(|m| m.version.is_some());
+    for v in variants.iter().filter(|v| versioned && !v.serde.skip && v.style == darling::ast::Style::Tuple) {
+        errors.push(
+            Error::custom(format!(
+                "variant `{}` wraps a type, and `{}` is versioned: the upgrade writes the version into each variant's `#[schema_version]` field by name; give `{}` named fields",
+                v.ident, c.ident, v.ident
+            ))
+            .with_span(&v.ident),
+        );
     }
     // Patterns that read a struct's fields and do not yet know variants. (`#[embed]`,
     // `#[reference]` and `#[denormalized]` on a variant's field are read per variant
@@ -302,6 +349,22 @@ pub(crate) fn variant_only(p: &Polymorphic, path: &str, what: &str, span: Span) 
     let first = path.split('.').next().unwrap_or(path);
     let holders = p.holders(first);
     let names: Vec<String> = holders.iter().map(|v| format!("`{}`", v.ident)).collect();
+    let wrapping: Vec<&VariantModel> = p.variants.iter().filter(|v| v.container.wraps.is_some()).collect();
+    if holders.is_empty() && first != "_id" && !stored(&p.common).contains(first) {
+        // No struct variant stores it: a wrapped type may, and its variant's row or
+        // index finds it there.
+        let example = wrapping.first()?;
+        let list: Vec<String> = wrapping.iter().map(|v| format!("`{}`", v.ident)).collect();
+        return Some(
+            Error::custom(format!(
+                "`{first}` is stored by no struct variant of `{}`, and {what} on the enum reads every variant; if the type a newtype variant wraps stores it ({}), name that variant, like `variant = {}`",
+                p.common.ident,
+                list.join(", "),
+                example.ident
+            ))
+            .with_span(&span),
+        );
+    }
     let example = holders.first()?;
     if holders.len() == p.variants.len() {
         return Some(
@@ -322,4 +385,58 @@ pub(crate) fn variant_only(p: &Polymorphic, path: &str, what: &str, span: Span) 
         ))
         .with_span(&span),
     )
+}
+
+/// The compile-time checks of the newtype variants, through each wrapped type's
+/// `HasField` impls (the derive cannot see its fields): it stores `_id`, of the type
+/// the other variants share, and no field named like the tag.
+pub(crate) fn wrapped_checks(p: &Polymorphic) -> TokenStream {
+    let model = &p.common.ident;
+    let tag = &p.tag;
+    let mut out = TokenStream::new();
+    for v in &p.variants {
+        let Some(inner) = &v.container.wraps else { continue };
+        let shown = quote!(#inner).to_string().replace(' ', "");
+        let no_id = format!(
+            "variant `{}` wraps `{shown}`, which stores no `_id`: every document of a polymorphic collection is found by one `_id`; add `#[serde(rename = \"_id\")] id: ...` to `{shown}`, of the type the other variants use",
+            v.ident
+        );
+        let tagged = format!(
+            "variant `{}` wraps `{shown}`, which has a field stored as `{tag}`, the enum's tag: serde writes the variant's name there; rename the field",
+            v.ident
+        );
+        let span = v.ident.span();
+        out.extend(quote_spanned! {span=>
+            const _: () = {
+                const __ID: __ds::FieldLookup = __ds::FieldLookup::find::<#inner>("_id");
+                if !__ds::FieldLookup::find::<#inner>(#tag).missing() && !<#inner as __ds::StoredNames>::OPEN {
+                    ::core::panic!(#tagged)
+                }
+                if __ID.missing() {
+                    ::core::panic!(#no_id)
+                }
+            };
+            // One `_id` type: the wrapped type's is the enum's (compared only when it
+            // has one: the missing `_id` has its own error above).
+            const _: fn(<__ds::If<{ !__ds::FieldLookup::find::<#inner>("_id").missing() }> as __ds::Choose<<#inner as __ds::HasField<{ __ds::FieldLookup::find::<#inner>("_id").index() }>>::Stored, <#model as __ds::Identified>::Id>>::Out) -> <#model as __ds::Identified>::Id = |__id| __id;
+        });
+    }
+    out
+}
+
+/// The checks of a path named on the enum (a row or an index on it) through each
+/// newtype variant's type: the common fields are the struct variants', and a wrapped
+/// type must store the path too.
+pub(crate) fn wrapped_paths(p: &Polymorphic, path: &str, span: Span) -> TokenStream {
+    let first = path.split('.').next().unwrap_or(path);
+    if first == "_id" || first == p.tag {
+        return TokenStream::new();
+    }
+    let mut out = TokenStream::new();
+    for v in p.variants.iter().filter(|v| v.container.wraps.is_some()) {
+        if let Ok(r) = crate::common::paths::resolve(&v.container, path, span) {
+            out.extend(crate::common::paths::nested_checks(&v.container, &r, span, false));
+        }
+    }
+    out
 }

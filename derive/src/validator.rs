@@ -245,7 +245,17 @@ fn enum_schema(c: &Container, variants: &[Variant]) -> TokenStream {
                 quote!(__ds::adjacent(#tag, #name, #content_key, #content))
             }
             (Some(tag), None) => {
-                let object = content.unwrap_or_else(|| object(&[], c.strict, false));
+                let object = match (v.style, v.fields.as_slice()) {
+                    // A newtype variant under an internal tag: its struct's fields beside
+                    // the tag, as serde writes them, so `strict` refuses any other key
+                    // whatever the wrapped type's own `strict`.
+                    (Style::Tuple, [only]) if v.serde.with.is_none() => {
+                        let mut flattened = only.clone();
+                        flattened.serde.flatten = Some(only.span);
+                        object(&[flattened], c.strict, false)
+                    }
+                    _ => content.unwrap_or_else(|| object(&[], c.strict, false)),
+                };
                 quote!(__ds::with_tag(#object, #tag, #name))
             }
             _ => match content {

@@ -397,6 +397,11 @@ fn polymorphic_declaration(
             variants.push((ident.clone(), ref_ident.clone()));
             continue;
         }
+        if v.container.wraps.is_some() {
+            // Refused with its own error: a newtype variant's fields are its type's.
+            ok = false;
+            continue;
+        }
         let mut marked: Vec<(Field, Span, Option<i64>)> = Vec::new();
         for f in fields(v) {
             if let Some((span, missing)) = schema_version_attr(&f, errors) {

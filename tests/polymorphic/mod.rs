@@ -8,6 +8,7 @@
 mod copies;
 mod finders;
 mod indexes;
+mod newtype;
 mod relations;
 mod size;
 mod validator;

@@ -186,7 +186,8 @@ pub(crate) fn expand(
 /// Whether a read row has a view type: it declares `fields(...)` on a model without
 /// type parameters (a generic model's rows read the model).
 fn has_view(c: &Container, a: &Access) -> bool {
-    !a.fields.is_empty() && a.update.is_none() && c.generics.type_params().next().is_none()
+    let reads = !a.fields.is_empty() || (a.whole_variant && c.wraps.is_some());
+    reads && a.update.is_none() && c.generics.type_params().next().is_none()
 }
 
 /// The type a read row returns: its view, or the model (`Self`).
@@ -309,6 +310,9 @@ fn serde_attrs(field: &Field) -> Vec<TokenStream> {
 /// view's types stay the model's. A versioned model's view reads whole documents and
 /// upgrades them first: an older version's fields are not the current ones.
 fn view(c: &Container, a: &Access, versioned: bool) -> (syn::Ident, TokenStream, TokenStream) {
+    if let (Some(inner), Some(variant), Some((_, value))) = (&c.wraps, &a.variant, &a.discriminator) {
+        return wrapper_view(c, a, inner, variant, value);
+    }
     let ident = view_ident(a);
     let model = &c.ident;
     let vis = &c.vis;
@@ -420,6 +424,76 @@ fn view(c: &Container, a: &Access, versioned: bool) -> (syn::Ident, TokenStream,
             #[inline]
             fn decode(document: __ds::RawDocumentBuf) -> ::core::result::Result<Self, __ds::FindError> {
                 #decode
+            }
+        }
+    };
+    (ident, tokens, impls)
+}
+
+/// The view of a row on a newtype variant: the wrapped type itself, in a struct named
+/// after the row (the wrapped type may be another crate's, or another model's, so it
+/// cannot be the row's `Projection` itself). It derefs to the wrapped value, and
+/// `into_inner` moves it out.
+fn wrapper_view(
+    c: &Container,
+    a: &Access,
+    inner: &syn::Type,
+    variant: &syn::Ident,
+    value: &str,
+) -> (syn::Ident, TokenStream, TokenStream) {
+    let ident = view_ident(a);
+    let model = &c.ident;
+    let vis = &c.vis;
+    let shown = quote!(#inner).to_string().replace(' ', "");
+    let doc = format!(
+        "What the access pattern `{}` of [`{model}`] reads: a whole `{variant}` document, as its `{shown}`. Derefs to it; `into_inner` moves it out.",
+        a.name
+    );
+    // A cached row reads its view back from the cache.
+    let deserialize = a.cache.is_some().then(|| quote!(, ::docshape::__private::serde::Deserialize));
+    let derives = a.view.derive.iter();
+    let tokens = quote! {
+        #[doc = #doc]
+        #[derive(::docshape::__private::serde::Serialize #deserialize #(, #derives)*)]
+        #[serde(crate = "::docshape::__private::serde", transparent)]
+        #vis struct #ident(pub #inner);
+
+        #[automatically_derived]
+        impl #ident {
+            /// The wrapped value.
+            #vis fn into_inner(self) -> #inner {
+                self.0
+            }
+        }
+
+        #[automatically_derived]
+        impl ::core::ops::Deref for #ident {
+            type Target = #inner;
+            fn deref(&self) -> &#inner {
+                &self.0
+            }
+        }
+
+        #[automatically_derived]
+        impl ::core::ops::DerefMut for #ident {
+            fn deref_mut(&mut self) -> &mut #inner {
+                &mut self.0
+            }
+        }
+    };
+    let impls = quote! {
+        #[automatically_derived]
+        impl __ds::Projection for #ident {
+            type Model = #model;
+            // The wrapped type's fields and the tag: the whole document.
+            const FIELDS: ::core::option::Option<&'static [&'static str]> = ::core::option::Option::None;
+            #[inline]
+            fn decode(document: __ds::RawDocumentBuf) -> ::core::result::Result<Self, __ds::FindError> {
+                __ds::decode_variant::<#model, Self>(document, #value, |__model| match __model {
+                    #model::#variant(__inner) => ::core::option::Option::Some(Self(__inner)),
+                    #[allow(unreachable_patterns)]
+                    _ => ::core::option::Option::None,
+                })
             }
         }
     };

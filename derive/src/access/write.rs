@@ -355,6 +355,11 @@ fn check_upsert(
     indexes: &[IndexDef],
     errors: &mut Accumulator,
 ) {
+    if let (Some(inner), Some(variant)) = (&c.wraps, &a.variant) {
+        let inner = quote::quote!(#inner).to_string().replace(' ', "");
+        errors.push(Error::custom(format!("upsert row `{}` is on `{variant}`, a newtype over `{inner}`, whose fields this derive cannot see to check that a created document holds every one; keep this row an update and insert documents whole", a.name)).with_span(&u.span));
+        return;
+    }
     if let Some((_, span)) = a.range.first() {
         errors.push(Error::custom(format!("upsert row `{}` has `range(...)`: a created document takes its filter's values, and a range names none; name the document by equality only", a.name)).with_span(span));
     }

@@ -54,6 +54,12 @@ pub(crate) fn resolve<'a>(c: &'a Container, path: &str, span: Span) -> Result<Re
         let (element, array) = element(&field.recv.ty);
         return Ok(Resolved { field: Some(field), array, element, rest });
     }
+    if let Some(inner) = c.wraps.as_ref().filter(|_| first != "_id") {
+        // A newtype variant: every segment is looked up through the wrapped type, by
+        // the checks and parameter types that walk `rest` from `element`.
+        let rest = path.split('.').map(str::to_owned).collect();
+        return Ok(Resolved { field: None, array: false, element: Some(inner.clone()), rest });
+    }
     if first == "_id" || has_flatten(c) {
         // `_id` exists on every document; a flattened type's keys are its own derive's
         // business.
