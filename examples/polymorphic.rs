@@ -6,13 +6,14 @@
 //! which have no `order_id`, never collide on it; each row names the event type it
 //! reads, returns that type's fields, and its query carries `kind`'s `$eq`. A write
 //! row on one type (`refund`) writes only documents of that type, and a paginated row
-//! pages one user's activity across every type.
+//! pages one user's activity across every type. A search is a newtype variant: the
+//! search service's own struct, stored beside the tag.
 //!
 //! Run: `cargo run --example polymorphic`
 
 use docshape::bson::oid::ObjectId;
 use docshape::bson::{doc, DateTime, Document};
-use docshape::Model;
+use docshape::{Embedded, Model};
 use docshape_examples::fresh_database;
 use serde::{Deserialize, Serialize};
 
@@ -26,6 +27,7 @@ use serde::{Deserialize, Serialize};
 #[access(name = "views_of_page", variant = PageView, filter(path), sort(at = -1), freq = "2 r/s")]
 #[access(name = "purchase_of_order", variant = Purchase, filter(order_id), freq = "20 r/s")]
 #[access(name = "refund", variant = Purchase, filter(order_id), update(inc(refunded_cents)), freq = "1 w/s")]
+#[access(name = "searches_of", variant = Search, filter(user), sort(at = -1), freq = "1 r/s")]
 pub enum Event {
     Click {
         #[serde(rename = "_id")]
@@ -59,6 +61,22 @@ pub enum Event {
         amount_cents: i64,
         refunded_cents: i64,
     },
+    /// A newtype variant: the search service's own type, stored beside the tag.
+    Search(Search),
+}
+
+/// A search, as the search service records it: its fields are stored in the event,
+/// beside `kind: "search"`, and checked through this type at compile time.
+#[derive(Debug, Clone, Serialize, Deserialize, Embedded)]
+pub struct Search {
+    #[serde(rename = "_id")]
+    pub id: ObjectId,
+    #[validate(max_length = 64)]
+    pub user: String,
+    pub at: DateTime,
+    #[validate(max_length = 256)]
+    pub query: String,
+    pub results: i32,
 }
 
 #[tokio::main]
@@ -83,6 +101,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             Event::Click { id: ObjectId::new(), user: "ana".into(), at, target: "buy".into() },
             Event::PageView { id: ObjectId::new(), user: "ana".into(), at, path: "/cart".into() },
             Event::Click { id: ObjectId::new(), user: "bo".into(), at, target: "home".into() },
+            Event::Search(Search {
+                id: ObjectId::new(),
+                user: "bo".into(),
+                at,
+                query: "red shoes".into(),
+                results: 12,
+            }),
             Event::Purchase {
                 id: ObjectId::new(),
                 user: "ana".into(),
@@ -137,6 +162,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("/cart viewed by {} (a ViewsOfPageView)", views[0].user);
     let purchase = Event::purchase_of_order("o-1").one(&db).await?.ok_or("the purchase of o-1 is missing")?;
     println!("order o-1: {} cents by {}", purchase.amount_cents, purchase.user);
+
+    let searches = Event::searches_of("bo").all(&db).await?;
+    match searches.as_slice() {
+        // A `SearchesOfView`: it derefs to the wrapped `Search`.
+        [search] if search.query == "red shoes" => {
+            println!(
+                "bo searched {:?}: {} results (a SearchesOfView over Search)",
+                search.query, search.results
+            )
+        }
+        other => return Err(format!("bo searched once, the row read {} searches", other.len()).into()),
+    }
 
     println!("\n== a write row on one event type");
     // Its filter is `{order_id: {$eq: "o-1"}, kind: {$eq: "purchase"}}`: it writes purchases only.

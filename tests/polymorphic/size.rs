@@ -158,13 +158,13 @@ fn an_unbounded_variant_is_named_with_its_field() {
         Mixed::UNSIZED.to_string(),
         "`Mixed::Open.text` is a String with no `#[validate(max_length = N)]`; add it to `Mixed::Open.text`"
     );
-    // Each row's bytes are its variant's (as projected, without the tag): the bounded
-    // one is bounded.
+    // Each row's bytes are its variant's (it reads the variant whole, tag included):
+    // the bounded one is bounded.
     let row = |name: &str| Mixed::ACCESS_PATTERNS.iter().find(|p| p.name == name).unwrap();
-    assert_eq!(row("fixed_by_id").load.doc_bytes, Some(Mixed::VARIANT_SIZES[0].size.unwrap() - tag("Fixed")));
+    assert_eq!(row("fixed_by_id").load.doc_bytes, Mixed::VARIANT_SIZES[0].size);
     assert_eq!(row("open_by_id").load.doc_bytes, None);
     let md = Mixed::access_table();
-    assert!(md.contains("| 1 | fixed_by_id (variant `kind: \"Fixed\"`) | _id, n | 2 r/s |  | sized_mixed: `_id_` | 1 | 25 B | 2 | 50 B |"), "{md}");
+    assert!(md.contains("| 1 | fixed_by_id (variant `kind: \"Fixed\"`) | _id, n | 2 r/s |  | sized_mixed: `_id_` | 1 | 41 B | 2 | 82 B |"), "{md}");
     assert!(
         md.contains(
             "- row 2, bytes: a document of `sized_mixed` has no size bound (`Mixed::Open.text` is a String"
@@ -176,12 +176,17 @@ fn an_unbounded_variant_is_named_with_its_field() {
 #[test]
 fn a_row_on_a_variant_reads_that_variants_bound() {
     let row = |name: &str| Entry::ACCESS_PATTERNS.iter().find(|p| p.name == name).unwrap();
-    // A row on a variant returns the variant's fields, projected without the tag: its
-    // bound less the tag's element.
-    let note = Entry::VARIANT_SIZES[0].size.unwrap() - tag("note");
+    // A row on a variant without `fields(...)` reads the variant whole: its fields and
+    // the tag, which the enum's decoding reads first.
+    let note = Entry::VARIANT_SIZES[0].size.unwrap();
     assert_eq!(row("note_by_id").load.doc_bytes, Some(note));
-    let projected =
-        bson_compat::to_vec(&doc! { "_id": 1_i64, "title": widest(20), "tags": vec![widest(5); 3] });
+    assert_eq!(
+        <NoteByIdView as docshape::access::Projection>::FIELDS,
+        Some(&["_id", "title", "tags", "kind"][..])
+    );
+    let projected = bson_compat::to_vec(
+        &doc! { "_id": 1_i64, "title": widest(20), "tags": vec![widest(5); 3], "kind": "note" },
+    );
     assert_eq!(Some(projected.unwrap().len()), Some(note), "the widest note, as its row returns it");
     // A row on the enum reads any variant, whole.
     assert_eq!(row("any_by_id").load.doc_bytes, Entry::MAX_BSON_SIZE);

@@ -113,7 +113,7 @@ pub(crate) fn docs_per_call(a: &Access, indexes: &[IndexDef]) -> Reads {
 /// reads its view (the listed top-level fields, as the projection sends them); other
 /// rows, and a versioned model's views (which read whole documents), read the model.
 /// A row on one variant of a polymorphic model reads that variant's documents only: its
-/// fields, or the variant's whole document (`MaxBsonSize::VARIANT_SIZES`); a row on
+/// `fields(...)`, or the variant's whole document (`MaxBsonSize::VARIANT_SIZES`); a row on
 /// the enum reads any variant, as large as the largest.
 fn doc_size_bound(a: &Access, cx: &Context) -> (TokenStream, TokenStream) {
     // The variant the row reads, and its place among the variants' sizes.
@@ -135,7 +135,8 @@ fn doc_size_bound(a: &Access, cx: &Context) -> (TokenStream, TokenStream) {
         );
     }
     let versioned = cx.model.as_ref().is_some_and(|m| m.version.is_some());
-    if !a.fields.is_empty() && a.update.is_none() && a.paginate.is_none() && !versioned {
+    // A row that reads its variant whole reads the variant's document, tag included.
+    if !a.fields.is_empty() && a.update.is_none() && a.paginate.is_none() && !versioned && !a.whole_variant {
         let stored = crate::common::paths::stored_fields(c);
         let mut firsts: Vec<&str> = Vec::new();
         for (path, _) in &a.fields {
