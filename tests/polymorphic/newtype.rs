@@ -41,8 +41,10 @@ pub struct Card {
 #[access(name = "methods_of", filter(owner))]
 #[access(name = "card_by_fingerprint", variant = Card, filter(fingerprint), view(derive(Debug)))]
 #[access(name = "charge_card", variant = Card, filter(_id), update(inc(uses)))]
+#[access(name = "card_pages", variant = Card, filter(owner), sort(_id = 1), paginate)]
 pub enum PaymentMethod {
     #[index(keys(fingerprint), unique)]
+    #[index(keys(owner, _id))]
     Card(Card),
     Bank {
         #[serde(rename = "_id")]
@@ -307,4 +309,33 @@ async fn a_copy_inside_a_wrapped_type_is_refreshed_in_its_variant_only() {
     assert_eq!(names().await, ("Ann".to_owned(), "a note".to_owned()));
     denormalized::update_one::<Author>(&db, "ann", doc! { "$set": { "name": "Ann Lee" } }).await.unwrap();
     assert_eq!(names().await, ("Ann Lee".to_owned(), "a note".to_owned()));
+}
+
+/// A paginated row on a newtype variant pages that variant's documents, as the
+/// wrapped type, and never another variant's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paginated_row_on_a_newtype_variant_pages_its_type() {
+    let db = testkit::database("poly_newtype_pages").await.unwrap();
+    docshape::sync::<PaymentMethod>(&db).await.unwrap();
+    let mut cards: Vec<Card> = (0..5).map(|i| card("u1", &format!("fp-{i}"))).collect();
+    cards.sort_by_key(|c| c.id);
+    let mut all: Vec<PaymentMethod> = cards.iter().cloned().map(PaymentMethod::Card).collect();
+    all.extend([bank("u1"), bank("u1"), PaymentMethod::Card(card("u2", "fp-other"))]);
+    PaymentMethod::collection(&db).insert_many(&all).await.unwrap();
+    let (mut read, mut cursor, mut pages) = (Vec::new(), None::<String>, 0);
+    loop {
+        let mut page = PaymentMethod::card_pages("u1").page_size(2);
+        if let Some(c) = &cursor {
+            page = page.after(c);
+        }
+        let page = page.fetch(&db).await.unwrap();
+        pages += 1;
+        read.extend(page.items.into_iter().map(|v| v.into_inner()));
+        match page.next {
+            Some(next) if pages < 10 => cursor = Some(next),
+            _ => break,
+        }
+    }
+    assert_eq!(read, cards);
+    assert_eq!(pages, 3);
 }
