@@ -195,6 +195,7 @@ pub(crate) fn read(c: &Container) -> Option<Polymorphic> {
         // Every variant wraps a type: the `_id` is the first one's, which the others'
         // checks compare theirs to.
         common.extend(models.first().and_then(|m| wrapped_id(m, tag_span)));
+        common.push(tag_field.clone());
     }
     if let Some(Container { body: Body::Struct(_, fields), .. }) = first {
         for f in fields.iter().filter(|f| !f.serde.skip && f.serde.flatten.is_none() && f.name.is_some()) {

@@ -214,7 +214,9 @@ pub struct Mail {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
 #[serde(tag = "via", rename_all = "lowercase")]
 #[model(collection = "outbox", strict)]
+#[index(keys(via, _id))]
 #[access(name = "outbox_entry", filter(_id))]
+#[access(name = "queue_of", filter(via), sort(_id = 1))]
 #[access(name = "texts_to", variant = Sms, filter(phone))]
 pub enum Outbox {
     #[index(keys(phone))]
@@ -234,6 +236,8 @@ async fn an_enum_of_newtype_variants_shares_their_id() {
     ];
     Outbox::collection(&db).insert_many(&written).await.unwrap();
     assert_eq!(Outbox::outbox_entry(id).one(&db).await.unwrap().as_ref(), Some(&written[1]));
+    // The tag is common to every variant: a row on the enum may filter on it.
+    assert_eq!(Outbox::queue_of("mail").all(&db).await.unwrap(), [written[1].clone()]);
     let texts = Outbox::texts_to("+100").all(&db).await.unwrap();
     assert_eq!(
         texts.into_iter().map(|t| t.into_inner()).collect::<Vec<_>>(),

@@ -10,6 +10,11 @@
 use crate::core::size::ConstMessage;
 
 /// The stored names of a type's fields, in the order of its [`HasField`] impls.
+#[diagnostic::on_unimplemented(
+    message = "the stored fields of `{Self}` are unknown: it derives neither `Embedded` nor `Model`",
+    label = "a path, or a polymorphic model's newtype variant, is looked up through this type",
+    note = "add `#[derive(docshape::Embedded)]` to `{Self}`, a struct with named fields"
+)]
 pub trait StoredNames {
     /// The type's name, for messages.
     const NAME: &'static str;
