@@ -53,6 +53,41 @@ fn count(n: u64) -> TokenStream {
 
 /// The schema of one field's value, with its `#[validate]` constraints.
 pub(crate) fn field_schema(f: &Field) -> TokenStream {
+    let FieldParts { checks, base, constraints } = field_parts(f);
+    let base = match base {
+        BaseOf::Type(ty, some) if some => quote!(<#ty as __ds::Schema>::schema_some()),
+        BaseOf::Type(ty, _) => quote!(<#ty as __ds::Schema>::schema()),
+        BaseOf::Bson(t, false) => quote!(__ds::bson_type(#t)),
+        BaseOf::Bson(t, true) => quote!(__ds::nullable(__ds::bson_type(#t))),
+    };
+    let schema =
+        if constraints.is_empty() { base } else { quote!(__ds::constrained(#base, &[#(#constraints),*])) };
+    if checks.is_empty() {
+        schema
+    } else {
+        quote!({
+            #(#checks)*
+            #schema
+        })
+    }
+}
+
+/// Where a field's schema starts: its type's own (`schema_some` when serde skips
+/// `None`), or a stated BSON type (nullable for an `Option` serde writes as null).
+enum BaseOf {
+    Type(syn::Type, bool),
+    Bson(String, bool),
+}
+
+/// A field's schema in parts: the compile-time checks of its constraints' kinds (for
+/// a type whose spelling decides nothing), where it starts, and its constraints.
+struct FieldParts {
+    checks: Vec<TokenStream>,
+    base: BaseOf,
+    constraints: Vec<TokenStream>,
+}
+
+fn field_parts(f: &Field) -> FieldParts {
     let r = &f.recv;
     let ty = &r.ty;
     let stated = r
@@ -61,20 +96,12 @@ pub(crate) fn field_schema(f: &Field) -> TokenStream {
         .map(|b| b.value())
         .or_else(|| f.serde.with.as_ref().and_then(|w| known_helper(&w.value())).map(str::to_owned));
     let base = match stated {
-        Some(t) if is_option(ty) && !f.serde.skips_none() => {
-            quote!(__ds::nullable(__ds::bson_type(#t)))
-        }
-        Some(t) => quote!(__ds::bson_type(#t)),
+        Some(t) => BaseOf::Bson(t, is_option(ty) && !f.serde.skips_none()),
         None => {
             // A raw `#[reference(T)]` is validated as `T._id` is, bounds included, as a
             // `Ref<T>` would be: the size the derive computes for it relies on them.
             let as_ref = crate::attr::reference::as_ref_type(ty, &r.attrs).map(|(_, t)| t);
-            let ty = as_ref.as_ref().unwrap_or(ty);
-            if f.serde.skips_none() {
-                quote!(<#ty as __ds::Schema>::schema_some())
-            } else {
-                quote!(<#ty as __ds::Schema>::schema())
-            }
+            BaseOf::Type(as_ref.unwrap_or_else(|| ty.clone()), f.serde.skips_none())
         }
     };
 
@@ -168,37 +195,46 @@ pub(crate) fn field_schema(f: &Field) -> TokenStream {
     bound(&r.exclusive_minimum, true, true);
     bound(&r.maximum, false, false);
     bound(&r.exclusive_maximum, false, true);
-
-    let schema =
-        if constraints.is_empty() { base } else { quote!(__ds::constrained(#base, &[#(#constraints),*])) };
-    if body.is_empty() {
-        schema
-    } else {
-        quote!({
-            #(#body)*
-            #schema
-        })
-    }
+    FieldParts { checks: body, base, constraints }
 }
 
 /// An object schema from named fields; `admit_id` for collections.
+///
+/// The properties are one array of `Step`s (data: a name, where the schema starts,
+/// constant constraints) that `__ds::object` walks, rather than a call per field:
+/// less for the compiler to check in every model's crate.
 fn object(fields: &[Field], strict: bool, admit_id: bool) -> TokenStream {
-    let steps = fields.iter().filter(|f| !f.serde.skip).map(|f| {
-        let ty = &f.recv.ty;
-        if f.serde.flatten.is_some() {
-            return quote!(__o.flatten(<#ty as __ds::Schema>::schema()););
-        }
-        let name = f.name.as_deref().unwrap_or_default();
-        let schema = field_schema(f);
-        let required = f.serde.skip_serializing_if.is_none();
-        quote!(__o.property(#name, #schema, #required);)
-    });
-    let strict = strict.then(|| quote!(__o.strict(#admit_id);));
+    let mut checks = Vec::new();
+    let steps: Vec<TokenStream> = fields
+        .iter()
+        .filter(|f| !f.serde.skip)
+        .map(|f| {
+            let ty = &f.recv.ty;
+            if f.serde.flatten.is_some() {
+                return quote!(__ds::Step::Flatten(<#ty as __ds::Schema>::schema));
+            }
+            let name = f.name.as_deref().unwrap_or_default();
+            let parts = field_parts(f);
+            checks.extend(parts.checks);
+            let base = match parts.base {
+                BaseOf::Type(ty, some) if some => quote!(__ds::Base::Of(<#ty as __ds::Schema>::schema_some)),
+                BaseOf::Type(ty, _) => quote!(__ds::Base::Of(<#ty as __ds::Schema>::schema)),
+                BaseOf::Bson(t, false) => quote!(__ds::Base::Stated(#t)),
+                BaseOf::Bson(t, true) => quote!(__ds::Base::StatedOrNull(#t)),
+            };
+            let constraints = parts.constraints;
+            let required = f.serde.skip_serializing_if.is_none();
+            quote!(__ds::Step::Property { name: #name, base: #base, constraints: &[#(#constraints),*], required: #required })
+        })
+        .collect();
+    let strict = if strict {
+        quote!(::core::option::Option::Some(#admit_id))
+    } else {
+        quote!(::core::option::Option::None)
+    };
     quote!({
-        let mut __o = __ds::ObjectSchema::new();
-        #(#steps)*
-        #strict
-        __o.finish()
+        #(#checks)*
+        __ds::object(&[#(#steps),*], #strict)
     })
 }
 

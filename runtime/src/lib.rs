@@ -478,8 +478,8 @@ pub mod __private {
     pub use crate::core::size::{MaxBsonSize, Probe, ProbeFallback};
     pub use crate::core::validator::{
         adjacent, any_of, array_of, assert_array, assert_number, assert_string, bound, bson_type, constrain,
-        constrained, nullable, single_key, string_enum, tuple, with_tag, Constraint, Lit, ObjectSchema,
-        Schema,
+        constrained, nullable, object, single_key, string_enum, tuple, with_tag, Base, Constraint, Lit,
+        ObjectSchema, Schema, Step,
     };
     pub use crate::core::version::{StepFailure, VersionError};
     pub use crate::patterns::bucket as bk;

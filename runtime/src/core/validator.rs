@@ -414,6 +414,66 @@ impl Lit {
     }
 }
 
+/// Where a property's schema starts, before its constraints: data, so that generated
+/// code lists a struct's properties as one array instead of a call per field. (No
+/// variant is named `Bson`: compiler messages would then spell `bson::Bson` in full.)
+#[derive(Debug, Clone, Copy)]
+pub enum Base {
+    /// The type's own schema (`<T as Schema>::schema`, or `schema_some` for an
+    /// `Option` that serde skips when `None`).
+    Of(fn() -> Document),
+    /// `{bsonType: t}`, stated by `bson_type = "..."` or a known `serialize_with`.
+    Stated(&'static str),
+    /// The same, or null: an `Option` serde writes as null.
+    StatedOrNull(&'static str),
+}
+
+impl Base {
+    fn schema(self) -> Document {
+        match self {
+            Base::Of(schema) => schema(),
+            Base::Stated(t) => bson_type(t),
+            Base::StatedOrNull(t) => nullable(bson_type(t)),
+        }
+    }
+}
+
+/// One step of an object schema, in the struct's field order: a property, or the
+/// fields of a `#[serde(flatten)]`ed value.
+#[derive(Debug, Clone, Copy)]
+pub enum Step {
+    /// A property as serde writes it.
+    Property {
+        /// The stored name.
+        name: &'static str,
+        /// Its schema before the constraints.
+        base: Base,
+        /// Its `#[validate]` constraints, applied in order by [`constrained`].
+        constraints: &'static [Constraint],
+        /// Whether serde always writes it.
+        required: bool,
+    },
+    /// The fields of a flattened value, merged by [`ObjectSchema::flatten`].
+    Flatten(fn() -> Document),
+}
+
+/// The object schema of `steps`; `strict` (with `admit_id`) refuses other keys.
+pub fn object(steps: &[Step], strict: Option<bool>) -> Document {
+    let mut o = ObjectSchema::new();
+    for step in steps {
+        match *step {
+            Step::Property { name, base, constraints, required } => {
+                o.property(name, constrained(base.schema(), constraints), required)
+            }
+            Step::Flatten(schema) => o.flatten(schema()),
+        }
+    }
+    if let Some(admit_id) = strict {
+        o.strict(admit_id);
+    }
+    o.finish()
+}
+
 /// One constraint of a field's `#[validate]`, applied by [`constrained`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Constraint {
