@@ -75,7 +75,7 @@ pub(crate) fn field_schema(f: &Field) -> TokenStream {
 /// Where a field's schema starts: its type's own (`schema_some` when serde skips
 /// `None`), or a stated BSON type (nullable for an `Option` serde writes as null).
 enum BaseOf {
-    Type(syn::Type, bool),
+    Type(TokenStream, bool),
     Bson(String, bool),
 }
 
@@ -101,7 +101,8 @@ fn field_parts(f: &Field) -> FieldParts {
             // A raw `#[reference(T)]` is validated as `T._id` is, bounds included, as a
             // `Ref<T>` would be: the size the derive computes for it relies on them.
             let as_ref = crate::attr::reference::as_ref_type(ty, &r.attrs).map(|(_, t)| t);
-            BaseOf::Type(as_ref.unwrap_or_else(|| ty.clone()), f.serde.skips_none())
+            let ty = as_ref.as_ref().unwrap_or(ty);
+            BaseOf::Type(quote!(#ty), f.serde.skips_none())
         }
     };
 
