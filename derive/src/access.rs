@@ -587,9 +587,8 @@ fn polymorphic(
                         a.method = None;
                         continue;
                     }
-                    if m.container.wraps.is_some() && a.update.is_none() {
-                        a.whole_variant = true;
-                    } else if a.fields.is_empty() && a.update.is_none() {
+                    if a.fields.is_empty() && a.update.is_none() {
+                        // (A newtype variant's fields are its type's: none are named here.)
                         a.whole_variant = true;
                         a.fields = paths::stored_fields(&m.container)
                             .into_iter()

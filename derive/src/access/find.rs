@@ -365,11 +365,6 @@ fn view(c: &Container, a: &Access, versioned: bool) -> (syn::Ident, TokenStream,
         a.name,
         names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
     );
-    let doc = if a.whole_variant && a.cache.is_none() {
-        format!("{doc} Moved out of the enum the finder decodes: it derives `Serialize`, and `Deserialize` with `view(derive(serde::Deserialize))`.")
-    } else {
-        doc
-    };
     let derives = a.view.derive.iter();
     // A row that reads one variant whole takes its view from the enum's own decoding,
     // which every finder of the model already instantiates: the view's own
@@ -380,6 +375,10 @@ fn view(c: &Container, a: &Access, versioned: bool) -> (syn::Ident, TokenStream,
             Some((variant, tag, value))
         }
         _ => None,
+    };
+    let doc = match whole {
+        Some(_) => format!("{doc} Moved out of the enum the finder decodes: it derives `Serialize`, and `Deserialize` with `view(derive(serde::Deserialize))`."),
+        None => doc,
     };
     let deserialize = whole.is_none().then(|| quote!(, ::docshape::__private::serde::Deserialize));
     let tokens = quote! {
