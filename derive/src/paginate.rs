@@ -66,14 +66,9 @@ fn paginators<'c>(
         let result = result_type(c, a);
         quote! {
             #[doc = #doc]
-            #[allow(clippy::too_many_arguments, clippy::needless_question_mark)]
+            #[allow(clippy::too_many_arguments)]
             #vis fn #method(#(#params),*) -> __ds::Paginator<#result> {
-                let __filter = (|| {
-                    let mut __f = __ds::FilterBuilder::new();
-                    #(#inserts)*
-                    ::core::result::Result::<__ds::Document, __ds::BsonSerError>::Ok(__f.build())
-                })();
-                __ds::Paginator::new(&<Self as __ds::Model>::ACCESS_PATTERNS[#i], __filter)
+                __ds::Paginator::row(#i, __ds::FilterBuilder::new()#(#inserts)*.build())
             }
         }
     });

@@ -452,7 +452,7 @@ pub mod outlier {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::core::access::find::{
-        bound_bson, decode_model, decode_raw, decode_upgraded, decode_variant, FilterBuilder,
+        decode_model, decode_raw, decode_upgraded, decode_variant, FilterBuilder,
     };
     pub use crate::core::access::update::UpdateBuilder;
     pub use crate::core::access::{

@@ -64,8 +64,8 @@ pub(crate) fn param_type(c: &Container, path: &str) -> TokenStream {
     .unwrap_or_else(|| quote!(__ds::Bson))
 }
 
-/// The equality parameters of a row and the statements that add them to `__f`, a
-/// `FilterBuilder`, inside a closure returning `Result<_, BsonSerError>`.
+/// The equality parameters of a row and the calls that add them to a `FilterBuilder`
+/// chain (`__ds::FilterBuilder::new()#(#calls)*.build()`).
 pub(crate) fn equality(
     c: &Container,
     a: &Access,
@@ -77,9 +77,7 @@ pub(crate) fn equality(
         let param = param_name(path, taken);
         let ty = param_type(c, path);
         params.push(quote!(#param: impl ::core::convert::Into<#ty>));
-        inserts.push(quote! {
-            __f.equal(#path, __ds::to_bson(&::core::convert::Into::<#ty>::into(#param))?);
-        });
+        inserts.push(quote!(.equal(#path, &::core::convert::Into::<#ty>::into(#param))));
     }
     inserts.extend(discriminator(a));
     (params, inserts)
@@ -89,10 +87,10 @@ pub(crate) fn equality(
 /// documents: the discriminator's `$eq`, through the finders' typed builder.
 fn discriminator(a: &Access) -> Option<TokenStream> {
     let (tag, value) = a.discriminator.as_ref()?;
-    Some(quote!(__f.equal(#tag, __ds::Bson::String(::std::string::String::from(#value)));))
+    Some(quote!(.tag(#tag, #value)))
 }
 
-/// The range parameters of a row (`impl RangeBounds<FieldType>`) and their statements.
+/// The range parameters of a row (`impl RangeBounds<FieldType>`) and their calls.
 pub(crate) fn ranges(
     c: &Container,
     a: &Access,
@@ -104,13 +102,7 @@ pub(crate) fn ranges(
         let param = param_name(path, taken);
         let ty = param_type(c, path);
         params.push(quote!(#param: impl __ds::RangeBounds<#ty>));
-        inserts.push(quote! {
-            __f.range(
-                #path,
-                __ds::bound_bson(__ds::RangeBounds::<#ty>::start_bound(&#param))?,
-                __ds::bound_bson(__ds::RangeBounds::<#ty>::end_bound(&#param))?,
-            );
-        });
+        inserts.push(quote!(.range::<#ty>(#path, &#param)));
     }
     (params, inserts)
 }
@@ -158,14 +150,9 @@ pub(crate) fn expand(
         }
         methods.push(quote! {
             #[doc = #doc]
-            #[allow(clippy::too_many_arguments, clippy::needless_question_mark)]
+            #[allow(clippy::too_many_arguments)]
             #vis fn #method(#(#params),*) -> __ds::Find<#result> {
-                let __filter = (|| {
-                    let mut __f = __ds::FilterBuilder::new();
-                    #(#inserts)*
-                    ::core::result::Result::<__ds::Document, __ds::BsonSerError>::Ok(__f.build())
-                })();
-                __ds::Find::new(&<Self as __ds::Model>::ACCESS_PATTERNS[#i], __filter)
+                __ds::Find::row(#i, __ds::FilterBuilder::new()#(#inserts)*.build())
             }
         });
     }
@@ -225,14 +212,9 @@ fn cached(
         #[doc = #doc]
         #vis fn #method(id: impl ::core::convert::Into<<Self as __ds::Identified>::Id>) -> __ds::CachedFind<#family, #result> {
             let id: <Self as __ds::Identified>::Id = ::core::convert::Into::into(id);
-            let __filter = (|| {
-                let mut __f = __ds::FilterBuilder::new();
-                __f.equal("_id", __ds::to_bson(&id)?);
-                #variant
-                ::core::result::Result::<__ds::Document, __ds::BsonSerError>::Ok(__f.build())
-            })();
+            let __filter = __ds::FilterBuilder::new().equal("_id", &id)#variant.build();
             let __family = ::core::result::Result::Ok(#for_id);
-            __ds::CachedFind::new(__ds::Find::new(&<Self as __ds::Model>::ACCESS_PATTERNS[#i], __filter), __family)
+            __ds::CachedFind::new(__ds::Find::row(#i, __filter), __family)
         }
     }
 }
@@ -316,6 +298,16 @@ fn view(c: &Container, a: &Access, versioned: bool) -> (syn::Ident, TokenStream,
     let ident = view_ident(a);
     let model = &c.ident;
     let vis = &c.vis;
+    // A row that reads one variant whole takes its view from the enum's own decoding,
+    // which every finder of the model already instantiates: the view's own
+    // `Deserialize` would be the largest part of the row's code (a visitor per view).
+    // A cached row keeps it, to read the view back from the cache.
+    let whole = match (&a.variant, &a.discriminator) {
+        (Some(variant), Some((tag, value))) if a.whole_variant && a.cache.is_none() => {
+            Some((variant, tag, value))
+        }
+        _ => None,
+    };
     let mut firsts: Vec<String> = Vec::new();
     for (path, _) in &a.fields {
         let first = path.split('.').next().unwrap_or_default().to_owned();
@@ -360,22 +352,16 @@ fn view(c: &Container, a: &Access, versioned: bool) -> (syn::Ident, TokenStream,
         }
         names.push(first.clone());
     }
+    let read = match whole {
+        Some((variant, ..)) => format!("every field of the variant `{variant}`"),
+        None => "its `fields(...)`".to_owned(),
+    };
     let doc = format!(
-        "What the access pattern `{}` of [`{model}`] reads: {} (its `fields(...)`), projected by the server.",
+        "What the access pattern `{}` of [`{model}`] reads: {} ({read}), projected by the server.",
         a.name,
         names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
     );
     let derives = a.view.derive.iter();
-    // A row that reads one variant whole takes its view from the enum's own decoding,
-    // which every finder of the model already instantiates: the view's own
-    // `Deserialize` would be the largest part of the row's code (a visitor per view).
-    // A cached row keeps it, to read the view back from the cache.
-    let whole = match (&a.variant, &a.discriminator) {
-        (Some(variant), Some((tag, value))) if a.whole_variant && a.cache.is_none() => {
-            Some((variant, tag, value))
-        }
-        _ => None,
-    };
     let doc = match whole {
         Some(_) => format!("{doc} Moved out of the enum the finder decodes: it derives `Serialize`, and `Deserialize` with `view(derive(serde::Deserialize))`."),
         None => doc,

@@ -656,18 +656,13 @@ pub(crate) fn expand(
             #[doc = #doc]
             #[allow(clippy::too_many_arguments, clippy::needless_question_mark)]
             #vis fn #method(#(#params),*) -> #ret {
-                let __filter = (|| {
-                    let mut __f = __ds::FilterBuilder::new();
-                    #(#filter_inserts)*
-                    #(#range_inserts)*
-                    ::core::result::Result::<__ds::Document, __ds::BsonSerError>::Ok(__f.build())
-                })();
+                let __filter = __ds::FilterBuilder::new()#(#filter_inserts)*#(#range_inserts)*.build();
                 let __update = (|| {
                     let mut __u = __ds::UpdateBuilder::new();
                     #(#updates)*
                     ::core::result::Result::<__ds::UpdateBuilder, __ds::BsonSerError>::Ok(__u)
                 })();
-                let __update = __ds::Update::new(&<Self as __ds::Model>::ACCESS_PATTERNS[#i], __filter, __update);
+                let __update = __ds::Update::row(#i, __filter, __update);
                 #version
                 #wrap
             }

@@ -21,7 +21,7 @@
 
 use std::future::IntoFuture;
 use std::marker::PhantomData;
-use std::ops::Bound;
+use std::ops::{Bound, RangeBounds};
 
 use bson::{Bson, Document, RawDocumentBuf};
 use futures_util::stream::{BoxStream, StreamExt, TryStreamExt};
@@ -187,18 +187,6 @@ where
     })
 }
 
-/// A bound of a typed range, written as BSON by the literal encoder
-/// ([`crate::access::literal()`]).
-pub fn bound_bson<T: serde::Serialize + ?Sized>(
-    b: Bound<&T>,
-) -> Result<Bound<Bson>, crate::core::bson_compat::SerError> {
-    Ok(match b {
-        Bound::Included(v) => Bound::Included(crate::core::access::literal::literal(v)?),
-        Bound::Excluded(v) => Bound::Excluded(crate::core::access::literal::literal(v)?),
-        Bound::Unbounded => Bound::Unbounded,
-    })
-}
-
 /// A model reads whole documents: itself, upgraded when it is versioned.
 impl<T: Model + DeserializeOwned> Projection for T {
     type Model = T;
@@ -228,10 +216,17 @@ pub fn range_condition(start: Bound<&Bson>, end: Bound<&Bson>) -> Option<Documen
     (!condition.is_empty()).then_some(condition)
 }
 
-/// Builds a row's filter: generated code pushes every parameter through here.
+/// Builds a row's filter: generated code pushes every parameter through here, each
+/// value written by the literal encoder ([`crate::access::literal()`]) under a
+/// comparison operator.
+///
+/// The calls chain by value and the first value the encoder refuses is kept for
+/// [`build`](Self::build), so a finder's body is one expression: no closure and no `?`
+/// per parameter for the compiler to check in every model's crate.
 #[derive(Debug, Default)]
 pub struct FilterBuilder {
     filter: Document,
+    error: Option<crate::core::bson_compat::SerError>,
 }
 
 impl FilterBuilder {
@@ -240,21 +235,48 @@ impl FilterBuilder {
         Self::default()
     }
 
+    /// Writes `value` literally, or keeps the encoder's error (the first one) for `build`.
+    fn written<T: serde::Serialize + ?Sized>(&mut self, value: &T) -> Option<Bson> {
+        if self.error.is_some() {
+            return None;
+        }
+        crate::core::access::literal::literal(value).map_err(|e| self.error = Some(e)).ok()
+    }
+
     /// `{path: {$eq: value}}`.
-    pub fn equal(&mut self, path: &str, value: Bson) {
-        self.filter.insert(path, eq(value));
+    pub fn equal<T: serde::Serialize + ?Sized>(mut self, path: &str, value: &T) -> Self {
+        if let Some(value) = self.written(value) {
+            self.filter.insert(path, eq(value));
+        }
+        self
+    }
+
+    /// `{tag: {$eq: value}}`: a row on one variant of a polymorphic model.
+    pub fn tag(mut self, tag: &str, value: &str) -> Self {
+        self.filter.insert(tag, eq(Bson::String(value.to_owned())));
+        self
     }
 
     /// `{path: {$gte/$gt: start, $lte/$lt: end}}`, nothing for `..`.
-    pub fn range(&mut self, path: &str, start: Bound<Bson>, end: Bound<Bson>) {
+    pub fn range<T: serde::Serialize + ?Sized>(mut self, path: &str, range: &impl RangeBounds<T>) -> Self {
+        let mut bound = |b: Bound<&T>| match b {
+            Bound::Included(v) => self.written(v).map_or(Bound::Unbounded, Bound::Included),
+            Bound::Excluded(v) => self.written(v).map_or(Bound::Unbounded, Bound::Excluded),
+            Bound::Unbounded => Bound::Unbounded,
+        };
+        let (start, end) = (bound(range.start_bound()), bound(range.end_bound()));
         if let Some(condition) = range_condition(start.as_ref(), end.as_ref()) {
             self.filter.insert(path, condition);
         }
+        self
     }
 
-    /// The filter.
-    pub fn build(self) -> Document {
-        self.filter
+    /// The filter, or the first value the encoder refused.
+    pub fn build(self) -> Result<Document, crate::core::bson_compat::SerError> {
+        match self.error {
+            Some(e) => Err(e),
+            None => Ok(self.filter),
+        }
     }
 }
 
@@ -305,12 +327,15 @@ impl<V, S> std::fmt::Debug for Find<V, S> {
 }
 
 impl<V: Projection + Send + Sync + 'static> Find<V> {
-    /// A finder over `pattern` (one of the model's `ACCESS_PATTERNS`) with its filter.
-    /// Generated code calls this; use the generated method.
-    pub fn new(
-        pattern: &'static AccessPattern,
-        filter: Result<Document, crate::core::bson_compat::SerError>,
-    ) -> Self {
+    /// A finder over the row at `index` of the model's `ACCESS_PATTERNS`, with its
+    /// filter. Generated code calls this; use the generated method.
+    ///
+    /// The row is looked up here, in generic code, rather than written
+    /// `&ACCESS_PATTERNS[index]` in each finder: a finder's body that names the constant
+    /// makes the compiler evaluate the table (with every size bound it holds) into that
+    /// body, once per finder, in the models' crate.
+    pub fn row(index: usize, filter: Result<Document, crate::core::bson_compat::SerError>) -> Self {
+        let pattern = &<V::Model as Model>::ACCESS_PATTERNS[index];
         Self { pattern, filter, session: NoSession, _view: PhantomData }
     }
 
@@ -430,5 +455,53 @@ impl<V: Projection + Send + Sync + 'static, S: SessionSlot> Find<V, S> {
             trace::in_span(trace::span!("access.count", pattern = self.pattern.name), count.into_future())
                 .await?;
         Ok(counted)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use bson::doc;
+
+    use super::FilterBuilder;
+
+    /// A value the literal encoder refuses (serde reports the error).
+    struct Refused;
+
+    impl serde::Serialize for Refused {
+        fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
+            Err(serde::ser::Error::custom("refused on purpose"))
+        }
+    }
+
+    #[test]
+    fn the_chain_writes_each_value_under_its_operator() {
+        // A map shaped as an operator is a value compared under `$eq`, never run.
+        let hostile: BTreeMap<&str, Option<i32>> = [("$ne", None)].into_iter().collect();
+        let filter = FilterBuilder::new()
+            .equal("user", &hostile)
+            .tag("kind", "click")
+            .range::<i32>("score", &(1..5))
+            .range::<i32>("unbounded", &(..))
+            .build()
+            .unwrap();
+        assert_eq!(
+            filter,
+            doc! {
+                "user": {"$eq": {"$ne": null}},
+                "kind": {"$eq": "click"},
+                "score": {"$gte": 1, "$lt": 5},
+            }
+        );
+    }
+
+    #[test]
+    fn a_refused_value_fails_the_whole_filter() {
+        let refused = FilterBuilder::new().equal("a", &1).equal("b", &Refused).equal("c", &3).build();
+        assert!(refused.unwrap_err().to_string().contains("refused on purpose"));
+        // In a range bound too: no filter without the bound is ever built.
+        let bound = FilterBuilder::new().range::<Refused>("a", &(Refused..)).build();
+        assert!(bound.is_err());
     }
 }

@@ -300,14 +300,16 @@ pub struct Updated {
 }
 
 impl<T: Model> Update<T> {
-    /// A write row's update. Generated code calls this; use the generated method.
-    pub fn new(
-        pattern: &'static AccessPattern,
+    /// The update of the write row at `index` of the model's `ACCESS_PATTERNS`.
+    /// Generated code calls this; use the generated method. (The row is looked up here,
+    /// in generic code, for the reason given at `Find::row`.)
+    pub fn row(
+        index: usize,
         filter: Result<Document, crate::core::bson_compat::SerError>,
         update: Result<UpdateBuilder, crate::core::bson_compat::SerError>,
     ) -> Self {
         Self {
-            pattern,
+            pattern: &T::ACCESS_PATTERNS[index],
             filter,
             update,
             version: None,

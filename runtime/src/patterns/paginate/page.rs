@@ -208,9 +208,11 @@ struct PageRead {
 }
 
 impl<V: Projection + Send + Sync + 'static> Paginator<V> {
-    /// A paginator over `pattern` (one of the model's `ACCESS_PATTERNS`) with its
-    /// equality values. Generated code calls this; use the generated method.
-    pub fn new(pattern: &'static AccessPattern, filter: Result<Document, bson_compat::SerError>) -> Self {
+    /// A paginator over the row at `index` of the model's `ACCESS_PATTERNS`, with its
+    /// equality values. Generated code calls this; use the generated method. (The row is
+    /// looked up here, in generic code, for the reason given at `Find::row`.)
+    pub fn row(index: usize, filter: Result<Document, bson_compat::SerError>) -> Self {
+        let pattern = &<V::Model as Model>::ACCESS_PATTERNS[index];
         Self { pattern, filter, page_size: DEFAULT_PAGE_SIZE, cursor: None, key: None, _view: PhantomData }
     }
 
