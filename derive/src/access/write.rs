@@ -557,11 +557,11 @@ pub(crate) fn expand(
                 _ => param_type(c, path),
             };
             params.push(quote!(#param: impl ::core::convert::Into<#ty>));
-            let value = quote!(__ds::to_bson(&::core::convert::Into::<#ty>::into(#param))?);
+            let value = quote!(&::core::convert::Into::<#ty>::into(#param));
             updates.push(match op {
-                Op::Set => quote!(__u.set(#path, #value);),
-                Op::Inc => quote!(__u.inc(#path, #value);),
-                Op::Pull => quote!(__u.pull(#path, #value);),
+                Op::Set => quote!(.set(#path, #value)),
+                Op::Inc => quote!(.inc(#path, #value)),
+                Op::Pull => quote!(.pull(#path, #value)),
                 Op::Push => {
                     let max = field.and_then(|f| f.recv.max_items.as_ref().map(|m| *m.as_ref()));
                     let bound = match max {
@@ -570,7 +570,7 @@ pub(crate) fn expand(
                         }
                         None => quote!(::core::option::Option::None),
                     };
-                    quote!(__u.push(#path, #value, #bound);)
+                    quote!(.push(#path, #value, #bound))
                 }
             });
         }
@@ -579,9 +579,7 @@ pub(crate) fn expand(
                 let param = param_name(path, &mut taken);
                 let ty = param_type(c, path);
                 params.push(quote!(#param: impl ::core::convert::Into<#ty>));
-                updates.push(quote! {
-                    __u.set_on_insert(#path, __ds::to_bson(&::core::convert::Into::<#ty>::into(#param))?);
-                });
+                updates.push(quote!(.set_on_insert(#path, &::core::convert::Into::<#ty>::into(#param))));
             }
             for (path, _) in &u.default {
                 let field = paths::resolve(c, path, Span::call_site()).ok().and_then(|r| r.field);
@@ -589,7 +587,7 @@ pub(crate) fn expand(
                     let ty = &f.recv.ty;
                     let value =
                         respan(quote!(<#ty as ::core::default::Default>::default()), f.recv.ty.span());
-                    updates.push(quote! { __u.set_on_insert(#path, __ds::to_bson(&#value)?); });
+                    updates.push(quote!(.set_on_insert(#path, &#value)));
                 }
             }
             let names_id =
@@ -597,10 +595,7 @@ pub(crate) fn expand(
             if let (false, Some(ty)) = (names_id, generated_id(c)) {
                 // The created document's `_id`, made here so that the reply can say
                 // which document an insert created.
-                updates.push(quote! {
-                    let __id: #ty = __ds::ObjectId::new();
-                    __u.generated_id(__ds::to_bson(&__id)?);
-                });
+                updates.push(quote!(.generated_id::<#ty>(&__ds::ObjectId::new())));
             }
         }
         // A versioned model's write row writes the current shape: to current documents,
@@ -654,15 +649,13 @@ pub(crate) fn expand(
         };
         methods.push(quote! {
             #[doc = #doc]
-            #[allow(clippy::too_many_arguments, clippy::needless_question_mark)]
+            #[allow(clippy::too_many_arguments)]
             #vis fn #method(#(#params),*) -> #ret {
-                let __filter = __ds::FilterBuilder::new()#(#filter_inserts)*#(#range_inserts)*.build();
-                let __update = (|| {
-                    let mut __u = __ds::UpdateBuilder::new();
-                    #(#updates)*
-                    ::core::result::Result::<__ds::UpdateBuilder, __ds::BsonSerError>::Ok(__u)
-                })();
-                let __update = __ds::Update::row(#i, __filter, __update);
+                let __update = __ds::Update::row(
+                    #i,
+                    __ds::FilterBuilder::new()#(#filter_inserts)*#(#range_inserts)*.build(),
+                    __ds::UpdateBuilder::new()#(#updates)*.build(),
+                );
                 #version
                 #wrap
             }

@@ -29,6 +29,7 @@ use mongodb::{ClientSession, Database};
 use serde::de::DeserializeOwned;
 
 use crate::core::access::command::ReadCommand;
+use crate::core::access::literal::Chained;
 use crate::core::access::table::AccessPattern;
 use crate::core::model::{eq, Model};
 use crate::core::trace;
@@ -226,7 +227,7 @@ pub fn range_condition(start: Bound<&Bson>, end: Bound<&Bson>) -> Option<Documen
 #[derive(Debug, Default)]
 pub struct FilterBuilder {
     filter: Document,
-    error: Option<crate::core::bson_compat::SerError>,
+    values: Chained,
 }
 
 impl FilterBuilder {
@@ -235,17 +236,9 @@ impl FilterBuilder {
         Self::default()
     }
 
-    /// Writes `value` literally, or keeps the encoder's error (the first one) for `build`.
-    fn written<T: serde::Serialize + ?Sized>(&mut self, value: &T) -> Option<Bson> {
-        if self.error.is_some() {
-            return None;
-        }
-        crate::core::access::literal::literal(value).map_err(|e| self.error = Some(e)).ok()
-    }
-
     /// `{path: {$eq: value}}`.
     pub fn equal<T: serde::Serialize + ?Sized>(mut self, path: &str, value: &T) -> Self {
-        if let Some(value) = self.written(value) {
+        if let Some(value) = self.values.write(value) {
             self.filter.insert(path, eq(value));
         }
         self
@@ -260,8 +253,8 @@ impl FilterBuilder {
     /// `{path: {$gte/$gt: start, $lte/$lt: end}}`, nothing for `..`.
     pub fn range<T: serde::Serialize + ?Sized>(mut self, path: &str, range: &impl RangeBounds<T>) -> Self {
         let mut bound = |b: Bound<&T>| match b {
-            Bound::Included(v) => self.written(v).map_or(Bound::Unbounded, Bound::Included),
-            Bound::Excluded(v) => self.written(v).map_or(Bound::Unbounded, Bound::Excluded),
+            Bound::Included(v) => self.values.write(v).map_or(Bound::Unbounded, Bound::Included),
+            Bound::Excluded(v) => self.values.write(v).map_or(Bound::Unbounded, Bound::Excluded),
             Bound::Unbounded => Bound::Unbounded,
         };
         let (start, end) = (bound(range.start_bound()), bound(range.end_bound()));
@@ -273,10 +266,7 @@ impl FilterBuilder {
 
     /// The filter, or the first value the encoder refused.
     pub fn build(self) -> Result<Document, crate::core::bson_compat::SerError> {
-        match self.error {
-            Some(e) => Err(e),
-            None => Ok(self.filter),
-        }
+        self.values.finish(self.filter)
     }
 }
 
@@ -331,9 +321,10 @@ impl<V: Projection + Send + Sync + 'static> Find<V> {
     /// filter. Generated code calls this; use the generated method.
     ///
     /// The row is looked up here, in generic code, rather than written
-    /// `&ACCESS_PATTERNS[index]` in each finder: a finder's body that names the constant
-    /// makes the compiler evaluate the table (with every size bound it holds) into that
-    /// body, once per finder, in the models' crate.
+    /// `&ACCESS_PATTERNS[index]` in each finder: a finder's body that named the table
+    /// cost the models' crate about as much as the rest of the body (BENCHMARKS.md),
+    /// the table with every size bound it holds being evaluated for it; here it is
+    /// evaluated where a finder is instantiated.
     pub fn row(index: usize, filter: Result<Document, crate::core::bson_compat::SerError>) -> Self {
         let pattern = &<V::Model as Model>::ACCESS_PATTERNS[index];
         Self { pattern, filter, session: NoSession, _view: PhantomData }
@@ -465,15 +456,7 @@ mod tests {
     use bson::doc;
 
     use super::FilterBuilder;
-
-    /// A value the literal encoder refuses (serde reports the error).
-    struct Refused;
-
-    impl serde::Serialize for Refused {
-        fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
-            Err(serde::ser::Error::custom("refused on purpose"))
-        }
-    }
+    use crate::core::access::literal::Refused;
 
     #[test]
     fn the_chain_writes_each_value_under_its_operator() {

@@ -99,6 +99,45 @@ pub fn literal<T: Serialize + ?Sized>(value: &T) -> Result<Bson, SerError> {
     v.ok_or_else(|| <SerError as serde::ser::Error>::custom("the serializer wrote no value"))
 }
 
+/// [`literal`] for a builder whose calls chain: each value written, the first error
+/// kept for the end, so that generated code builds a command in one expression (no
+/// closure and no `?` per value for the compiler to check in every model's crate).
+#[derive(Debug, Default)]
+pub(crate) struct Chained {
+    error: Option<SerError>,
+}
+
+impl Chained {
+    /// `value` written literally; `None` once a value was refused (this one or an
+    /// earlier one), whose error [`Chained::finish`] returns.
+    pub(crate) fn write<T: Serialize + ?Sized>(&mut self, value: &T) -> Option<Bson> {
+        if self.error.is_some() {
+            return None;
+        }
+        literal(value).map_err(|e| self.error = Some(e)).ok()
+    }
+
+    /// `built`, or the first value refused.
+    pub(crate) fn finish<B>(self, built: B) -> Result<B, SerError> {
+        match self.error {
+            Some(e) => Err(e),
+            None => Ok(built),
+        }
+    }
+}
+
+/// A value the literal encoder refuses (serde reports the error), for the builders'
+/// tests.
+#[cfg(test)]
+pub(crate) struct Refused;
+
+#[cfg(test)]
+impl Serialize for Refused {
+    fn serialize<S: Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
+        Err(serde::ser::Error::custom("refused on purpose"))
+    }
+}
+
 /// Whether `$in` reads `member` as something else than a value to equal: a regex is a
 /// pattern there, and the server refuses a document with a `$`-prefixed key
 /// (`cannot nest $ under $in`) anywhere in a member.

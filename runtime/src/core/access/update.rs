@@ -25,7 +25,7 @@ use bson::{doc, Bson, Document};
 use mongodb::{ClientSession, Database};
 
 use crate::core::access::find::{FindError, NoSession, SessionSlot};
-use crate::core::access::literal::Literal;
+use crate::core::access::literal::{Chained, Literal};
 use crate::core::access::table::AccessPattern;
 use crate::core::denormalized::CopyError;
 use crate::core::model::Model;
@@ -167,13 +167,18 @@ pub struct PushBound {
     pub max: u64,
 }
 
-/// The update document of a write row, built from typed values by generated code.
+/// The update document of a write row, built from typed values by generated code,
+/// each written by the literal encoder. The calls chain by value, the first value the
+/// encoder refuses kept for [`build`](Self::build), as [`FilterBuilder`]'s.
+///
+/// [`FilterBuilder`]: crate::core::access::find::FilterBuilder
 #[derive(Debug, Default)]
 pub struct UpdateBuilder {
     update: Document,
     bounds: Vec<PushBound>,
     /// The `_id` an upsert sets on insert, made fresh for this call.
     generated_id: Option<Bson>,
+    values: Chained,
 }
 
 impl UpdateBuilder {
@@ -192,14 +197,22 @@ impl UpdateBuilder {
         }
     }
 
+    /// `update[op][path]` = `value` written literally, unless a value was refused.
+    fn put<T: serde::Serialize + ?Sized>(mut self, op: &str, path: &str, value: &T) -> Self {
+        if let Some(value) = self.values.write(value) {
+            self.op(op).insert(path, value);
+        }
+        self
+    }
+
     /// `$set: {path: value}`.
-    pub fn set(&mut self, path: &str, value: Bson) {
-        self.op("$set").insert(path, value);
+    pub fn set<T: serde::Serialize + ?Sized>(self, path: &str, value: &T) -> Self {
+        self.put("$set", path, value)
     }
 
     /// `$inc: {path: by}`.
-    pub fn inc(&mut self, path: &str, by: Bson) {
-        self.op("$inc").insert(path, by);
+    pub fn inc<T: serde::Serialize + ?Sized>(self, path: &str, by: &T) -> Self {
+        self.put("$inc", path, by)
     }
 
     /// `$push: {path: {$each: [item]}}`, refused by the filter when `bound` says the
@@ -207,22 +220,33 @@ impl UpdateBuilder {
     /// whatever it holds: a document element shaped as `$push` modifiers
     /// (`{$each: [...], $slice: 0}`) is pushed, not obeyed, so it can neither empty the
     /// array nor push several elements past the bound guard.
-    pub fn push(&mut self, path: &str, item: Bson, bound: Option<PushBound>) {
-        self.op("$push").insert(path, Literal::stored(item).each());
+    pub fn push<T: serde::Serialize + ?Sized>(
+        mut self,
+        path: &str,
+        item: &T,
+        bound: Option<PushBound>,
+    ) -> Self {
+        if let Some(item) = self.values.write(item) {
+            self.op("$push").insert(path, Literal::stored(item).each());
+        }
         self.bounds.extend(bound);
+        self
     }
 
     /// `$setOnInsert: {path: value}`: written only when an upsert creates the document.
-    pub fn set_on_insert(&mut self, path: &str, value: Bson) {
-        self.op("$setOnInsert").insert(path, value);
+    pub fn set_on_insert<T: serde::Serialize + ?Sized>(self, path: &str, value: &T) -> Self {
+        self.put("$setOnInsert", path, value)
     }
 
     /// `$setOnInsert: {_id: id}` with an `_id` made fresh for this call (a new
     /// `ObjectId`): the document an upsert finds holds it exactly when this call
     /// created it.
-    pub fn generated_id(&mut self, id: Bson) {
-        self.set_on_insert("_id", id.clone());
-        self.generated_id = Some(id);
+    pub fn generated_id<T: serde::Serialize + ?Sized>(mut self, id: &T) -> Self {
+        if let Some(id) = self.values.write(id) {
+            self.op("$setOnInsert").insert("_id", id.clone());
+            self.generated_id = Some(id);
+        }
+        self
     }
 
     /// The value `$setOnInsert` writes at `path`, when it writes one.
@@ -232,8 +256,17 @@ impl UpdateBuilder {
 
     /// `$pull: {path: {$eq: item}}`: removes the elements equal to `item`. The `$eq`
     /// keeps a document `item` from being read as a condition on the elements.
-    pub fn pull(&mut self, path: &str, item: Bson) {
-        self.op("$pull").insert(path, Literal::stored(item).eq());
+    pub fn pull<T: serde::Serialize + ?Sized>(mut self, path: &str, item: &T) -> Self {
+        if let Some(item) = self.values.write(item) {
+            self.op("$pull").insert(path, Literal::stored(item).eq());
+        }
+        self
+    }
+
+    /// The update, or the first value the encoder refused.
+    pub fn build(mut self) -> Result<Self, crate::core::bson_compat::SerError> {
+        let values = std::mem::take(&mut self.values);
+        values.finish(self)
     }
 }
 
@@ -635,5 +668,49 @@ impl<T: Model, S: SessionSlot> Update<T, S> {
         // It matches now, is current and has room: a concurrent writer changed it
         // between the two commands.
         UpdateError::Changed { collection: T::COLLECTION, pattern: self.pattern.name }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bson::{doc, Bson};
+
+    use super::{PushBound, UpdateBuilder};
+    use crate::core::access::literal::Refused;
+
+    #[test]
+    fn the_chain_writes_each_value_in_its_form() {
+        // An element shaped as `$push` modifiers is pushed as it is, under `$each`.
+        let modifiers = doc! {"$each": [1, 2], "$slice": 0};
+        let bound = PushBound { field: "items", max: 3 };
+        let built = UpdateBuilder::new()
+            .set("name", "a")
+            .inc("uses", &1)
+            .push("items", &modifiers, Some(bound))
+            .pull("tags", &doc! {"$ne": null})
+            .set_on_insert("owner", "u1")
+            .generated_id(&bson::oid::ObjectId::new())
+            .build()
+            .unwrap();
+        let id = built.generated_id.clone().expect("an id");
+        assert_eq!(built.on_insert("_id"), Some(&id));
+        assert_eq!(
+            built.update,
+            doc! {
+                "$set": {"name": "a"},
+                "$inc": {"uses": 1},
+                "$push": {"items": {"$each": [{"$each": [1, 2], "$slice": 0}]}},
+                "$pull": {"tags": {"$eq": {"$ne": null}}},
+                "$setOnInsert": {"owner": "u1", "_id": id},
+            }
+        );
+        assert_eq!(built.bounds.len(), 1);
+        assert!(matches!(built.on_insert("owner"), Some(Bson::String(s)) if s == "u1"));
+    }
+
+    #[test]
+    fn a_refused_value_fails_the_whole_update() {
+        let refused = UpdateBuilder::new().set("a", &1).push("b", &Refused, None).inc("c", &3).build();
+        assert!(refused.unwrap_err().to_string().contains("refused on purpose"));
     }
 }
