@@ -129,3 +129,36 @@ pub mod bucket {
         pub max_v: f64,
     }
 }
+
+/// The seed's sensor readings as a time-series collection: the server buckets them
+/// itself (one document per reading), beside the `bucket` module's `SensorDay`.
+pub mod timeseries {
+    use docshape::bson::DateTime;
+    use docshape::Model;
+    use serde::{Deserialize, Serialize};
+
+    /// One reading of one sensor: `sensor_id` names the series (the meta field), `t`
+    /// is when it was taken, and the server keeps a reading 30 days.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+    #[model(
+        collection = "sensor_readings",
+        timeseries(time = t, meta = sensor_id, granularity = "minutes", expire_after = "30d")
+    )]
+    #[access(
+        name = "readings_of_sensor",
+        filter(sensor_id),
+        range(t),
+        sort(t),
+        freq = "10 r/s",
+        consistency = "eventual ok"
+    )]
+    pub struct SensorReading {
+        /// The series: what stays the same across one sensor's readings.
+        #[validate(max_length = 64)]
+        pub sensor_id: String,
+        /// When it was taken.
+        pub t: DateTime,
+        /// The value read.
+        pub v: f64,
+    }
+}

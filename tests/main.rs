@@ -17,5 +17,6 @@ mod layering;
 mod paginate;
 mod polymorphic;
 mod spans;
+mod timeseries;
 mod tls;
 mod validator;

@@ -117,6 +117,7 @@ pub(crate) struct ModelReceiver {
     pub allow: Option<crate::attr::index_keys::Allow>,
     pub version: Option<syn::LitInt>,
     pub migrate: Option<crate::attr::migrate::Migrate>,
+    pub timeseries: Option<SpannedValue<crate::timeseries::TimeSeriesOpts>>,
 }
 
 /// `#[derive(Embedded)]`'s input.
@@ -272,6 +273,7 @@ pub(crate) struct ModelAttrs {
     pub allow: Option<crate::attr::index_keys::Allow>,
     pub version: Option<syn::LitInt>,
     pub migrate: Option<crate::attr::migrate::Migrate>,
+    pub timeseries: Option<SpannedValue<crate::timeseries::TimeSeriesOpts>>,
 }
 
 /// What every pattern reads: the type as stored and the derive's own options.
@@ -296,6 +298,7 @@ impl Context {
             allow: recv.allow,
             version: recv.version,
             migrate: recv.migrate,
+            timeseries: recv.timeseries,
         };
         let container = container(recv.ident, recv.vis, recv.generics, recv.data, recv.attrs, strict, errors);
         let polymorphic = crate::polymorphic::read(&container);

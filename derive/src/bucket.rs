@@ -45,6 +45,11 @@ pub(crate) fn check(
     }
 }
 
+/// Whether the model declares a bucket.
+pub(crate) fn declared(parsed: &Parsed) -> bool {
+    parsed.0.is_some()
+}
+
 /// The fields appends maintain: versioning keeps them as stored across an upgrade.
 pub(crate) fn kept<'a>(parsed: &Parsed<'a>) -> Vec<Kept<'a>> {
     let Some(b) = &parsed.0 else { return Vec::new() };

@@ -29,8 +29,8 @@ use crate::common::bounds;
 use crate::common::dummy::dummy;
 use crate::common::fallback;
 use crate::{
-    access, bucket, denormalized, index, model, outlier, paginate, polymorphic, relation, validator,
-    versioning,
+    access, bucket, denormalized, index, model, outlier, paginate, polymorphic, relation, timeseries,
+    validator, versioning,
 };
 
 /// `#[derive(Model)]` on a token stream: the generated code, with the errors the checks
@@ -157,9 +157,12 @@ fn model_expansion(recv: ModelReceiver) -> Expanded {
     let mut outlier = outlier::parse(&cx, &mut errors);
     let mut access = access::parse(&cx, &mut errors);
     let mut paginate = paginate::parse(&cx, &mut errors);
-    // What patterns give the core: a bucket's range index, and the bounds the
+    let timeseries = timeseries::parse(&cx, &mut errors);
+    // What patterns give the core: a bucket's range index, a time-series collection's
+    // meta/time index, and the bounds the
     // validator learns from buckets, outliers and `#[embed(max = N)]`.
     bucket::add_index(&bucket, &mut index);
+    timeseries::add_index(&timeseries, &mut index);
     let bounds: Vec<_> = [bucket::bounds(&bucket), outlier::bounds(&outlier), relation::bounds(&relation)]
         .into_iter()
         .flatten()
@@ -177,6 +180,7 @@ fn model_expansion(recv: ModelReceiver) -> Expanded {
     access::check(&mut access, &cx, &index, &mut errors);
     paginate::check(&mut paginate, &cx, &mut errors);
     relation::check(&mut relation, &cx, &bounds, &mut errors);
+    timeseries::check(&timeseries, &cx, &index, &access, bucket::declared(&bucket), &mut errors);
     // Emitted with the expansion, never instead of it: see the module's documentation.
     let errors = errors.finish().err();
 
@@ -192,12 +196,13 @@ fn model_expansion(recv: ModelReceiver) -> Expanded {
     let index = index::expand(&index, &bounded);
     let bucket = bucket::expand(&bucket, &cx, stamp);
     let outlier = outlier::expand(&outlier, &cx);
+    let timeseries = timeseries::expand(&timeseries);
     let paginate = paginate::expand(&paginate, &bounded, &access);
     let (access, views) = access::expand(&access, &bounded);
     let (model, registration) = model::expand(
         &model,
         &bounded,
-        &[&index, &access, &versioning, &relation, &denormalized, &outlier, &bucket],
+        &[&index, &access, &versioning, &relation, &denormalized, &outlier, &bucket, &timeseries],
     );
     let c = &bounded.container;
     let (paths, size) = (crate::common::paths::has_field_impls(c), crate::common::size::impl_for(c));
@@ -215,6 +220,7 @@ fn model_expansion(recv: ModelReceiver) -> Expanded {
         #size
         #bucket
         #outlier
+        #timeseries
     };
     Expanded { errors, views, items }
 }
@@ -236,6 +242,8 @@ fn polymorphic_expansion(
     let mut index = index::parse(&cx, &mut errors);
     let mut access = access::parse(&cx, &mut errors);
     let mut paginate = paginate::parse(&cx, &mut errors);
+    // Refused on an enum, with its error: no part of it expands.
+    let _ = timeseries::parse(&cx, &mut errors);
 
     // Check every pattern.
     polymorphic::check(&cx, p, &mut errors);

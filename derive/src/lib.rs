@@ -39,6 +39,7 @@ mod outlier;
 mod paginate;
 mod polymorphic;
 mod relation;
+mod timeseries;
 mod validator;
 mod versioning;
 

@@ -13,4 +13,5 @@ pub mod keys;
 pub mod outlier;
 pub mod paginate;
 pub mod relation;
+pub mod timeseries;
 pub mod versioning;

@@ -51,6 +51,27 @@ pub enum Error {
         /// The code's schema version (`None`: the code's model is not versioned).
         code: Option<i64>,
     },
+    /// The model declares a time-series collection (`#[model(timeseries(...))]`) and
+    /// the server has a plain collection of that name. The server cannot turn one into
+    /// the other: create the time-series collection under a new name, copy the
+    /// documents into it (an aggregation ending in `$out` to it, MongoDB 7.0.3 and
+    /// newer), then rename it over the old one. Nothing was changed.
+    NotTimeSeries {
+        /// The collection.
+        collection: String,
+    },
+    /// The server's time-series collection has another `timeField` or `metaField`
+    /// than the model, or a finer granularity: the server cannot change either in
+    /// place. Migrate the readings into a new collection created with the model's
+    /// options. Nothing was changed.
+    TimeSeriesDiffers {
+        /// The collection.
+        collection: String,
+        /// The server's `timeseries` options.
+        server: bson::Document,
+        /// The model's.
+        model: bson::Document,
+    },
     /// Exported artifacts could not be written, read or parsed.
     Artifacts {
         /// What went wrong, naming the file.
@@ -104,6 +125,14 @@ impl fmt::Display for Error {
                     "`{collection}`: the server's validator is for schema version {server}, and this code's is for {code}: an older release would refuse the newer one's documents; nothing was changed (sync from the newest release, or pass --allow-older-schema for a deliberate rollback)"
                 )
             }
+            Self::NotTimeSeries { collection } => write!(
+                f,
+                "`{collection}` is a plain collection on the server and the model declares a time-series collection; the server cannot add time-series options to an existing collection: create the time-series collection under a new name, copy the documents into it (`$out`), and rename it over `{collection}`; nothing was changed"
+            ),
+            Self::TimeSeriesDiffers { collection, server, model } => write!(
+                f,
+                "`{collection}`: the server's time-series options are {server} and the model's are {model}; the time and meta fields cannot change, nor can the granularity get finer, in place: migrate the readings into a new collection created with the model's options; nothing was changed"
+            ),
             Self::Artifacts { detail, .. } => write!(f, "artifacts: {detail}"),
         }
     }

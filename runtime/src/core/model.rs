@@ -139,6 +139,10 @@ pub trait Model: Schema + Sized {
     /// assert_eq!(Event::POLYMORPHIC_ROWS, &[("clicks_of", "kind", "click")]);
     /// ```
     const POLYMORPHIC_ROWS: &'static [(&'static str, &'static str, &'static str)] = &[];
+    /// For a time-series collection (`#[model(timeseries(...))]`), its options:
+    /// [`sync`](fn@crate::sync) creates the collection with them. `None` for a plain
+    /// collection.
+    const TIMESERIES: Option<crate::core::spec::TimeSeries> = None;
     /// Its denormalized copies (`#[denormalized]`), filled by
     /// [`crate::relation::snapshot`] and refreshed as each one's policy says.
     const COPIES: &'static [CopySpec] = &[];

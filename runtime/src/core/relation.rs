@@ -23,10 +23,14 @@ pub enum RelationKind {
     /// A `#[bucket]`'s items: one document per series per period, each holding a
     /// bounded number of them ([`Split::Bucket`]).
     Bucket,
+    /// A time-series collection (`#[model(timeseries(...))]`): one document per
+    /// reading, which the server groups into buckets itself. Its row names the time
+    /// field (`field`) and the meta field (`target`, empty without one).
+    TimeSeries,
 }
 
 impl RelationKind {
-    /// `"embed"`, `"reference"`, `"copy"`, `"outlier"` or `"bucket"`.
+    /// `"embed"`, `"reference"`, `"copy"`, `"outlier"`, `"bucket"` or `"timeseries"`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Embed => "embed",
@@ -34,6 +38,7 @@ impl RelationKind {
             Self::Copy => "copy",
             Self::Outlier => "outlier",
             Self::Bucket => "bucket",
+            Self::TimeSeries => "timeseries",
         }
     }
 
@@ -44,7 +49,7 @@ impl RelationKind {
             Self::Embed => Some("#[embed]"),
             Self::Reference => Some("#[reference]"),
             Self::Copy => Some("#[denormalized]"),
-            Self::Outlier | Self::Bucket => None,
+            Self::Outlier | Self::Bucket | Self::TimeSeries => None,
         }
     }
 }

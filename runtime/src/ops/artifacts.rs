@@ -6,6 +6,7 @@
 //! | `<collection>.validator.json` | exactly the options `createCollection` and `collMod` receive: `validator`, `validationLevel`, `validationAction` |
 //! | `<collection>.indexes.json` | the `indexes` array `createIndexes` receives (`_id`'s excepted) |
 //! | `<collection>.shard_key.json` | the `key` `shardCollection` receives, when the model declares one |
+//! | `<collection>.timeseries.json` | the `timeseries` and `expireAfterSeconds` options `create` receives, for a time-series collection |
 //! | `ACCESS_PATTERNS.md` | every model's access-pattern table, in the seed's format |
 //! | `KEYS.md` | the Redis key catalog, in the seed's format, when key families exist |
 //! | `DESIGN_DECISIONS.md` | per relation and array pattern: embed, reference, copy, outlier or bucket, its bound, its refresh policy and its reason |
@@ -90,8 +91,9 @@ pub fn indexes_json(spec: &CollectionSpec) -> String {
     canonical(Bson::Array(spec.indexes.iter().cloned().map(Bson::Document).collect()))
 }
 
-/// The files of one collection: `<name>.validator.json`, `<name>.indexes.json`, and
-/// `<name>.shard_key.json` when a shard key is declared.
+/// The files of one collection: `<name>.validator.json`, `<name>.indexes.json`,
+/// `<name>.shard_key.json` when a shard key is declared, and `<name>.timeseries.json`
+/// for a time-series collection.
 pub fn collection_artifacts(spec: &CollectionSpec) -> Vec<Artifact> {
     let mut files = vec![
         Artifact { file_name: format!("{}.validator.json", spec.name), contents: validator_json(spec) },
@@ -101,6 +103,12 @@ pub fn collection_artifacts(spec: &CollectionSpec) -> Vec<Artifact> {
         files.push(Artifact {
             file_name: format!("{}.shard_key.json", spec.name),
             contents: canonical(Bson::Document(key.clone())),
+        });
+    }
+    if let Some(options) = &spec.timeseries {
+        files.push(Artifact {
+            file_name: format!("{}.timeseries.json", spec.name),
+            contents: canonical(Bson::Document(options.clone())),
         });
     }
     files
@@ -254,6 +262,7 @@ fn is_artifact_name(name: &str) -> bool {
     name.ends_with(".validator.json")
         || name.ends_with(".indexes.json")
         || name.ends_with(".shard_key.json")
+        || name.ends_with(".timeseries.json")
         || [ACCESS_PATTERNS_FILE, DESIGN_DECISIONS_FILE, "KEYS.md"].contains(&name)
 }
 
@@ -404,7 +413,20 @@ impl CollectionSpec {
             Some((_, Bson::Document(key))) => Some(key),
             Some((file, _)) => return Err(bad(&file, "not a JSON object".to_owned())),
         };
-        Ok(Self { name: name.to_owned(), validator, validation_level, validation_action, indexes, shard_key })
+        let timeseries = match parse("timeseries.json")? {
+            None => None,
+            Some((_, Bson::Document(options))) => Some(options),
+            Some((file, _)) => return Err(bad(&file, "not a JSON object".to_owned())),
+        };
+        Ok(Self {
+            name: name.to_owned(),
+            validator,
+            validation_level,
+            validation_action,
+            indexes,
+            shard_key,
+            timeseries,
+        })
     }
 }
 

@@ -86,6 +86,14 @@ pub enum Drift {
         /// The code's definition.
         code: Document,
     },
+    /// The time-series options differ (`server` is `None` for a plain collection where
+    /// the code declares a time-series one), as `{timeseries, expireAfterSeconds}`.
+    TimeSeries {
+        /// What the server has.
+        server: Option<Document>,
+        /// What the code declares.
+        code: Document,
+    },
     /// The deployment is sharded and the collection is not sharded on its key.
     NotSharded {
         /// The key the code declares.
@@ -155,6 +163,12 @@ impl fmt::Display for Drift {
                 write!(f, "index {name} differs: the server has {server}, the code declares {code}")
             }
             Self::NotSharded { code } => write!(f, "the collection is not sharded; the code declares {code}"),
+            Self::TimeSeries { server: None, code } => {
+                write!(f, "the collection is a plain one; the code declares a time-series collection {code}")
+            }
+            Self::TimeSeries { server: Some(server), code } => {
+                write!(f, "time-series options: the server has {server}, the code declares {code}")
+            }
             Self::ShardKeyDiffers { server, code } => {
                 write!(f, "the collection is sharded on {server}; the code declares {code}")
             }
@@ -247,6 +261,9 @@ async fn check_spec_inner(db: &Database, spec: &CollectionSpec) -> Result<CheckR
                 Drift::MissingIndex { name: name.clone(), code: index(name).unwrap_or_default() }
             }
             SyncChange::ShardedCollection { key } => Drift::NotSharded { code: key.clone() },
+            SyncChange::TimeSeriesChanged { before, after } => {
+                Drift::TimeSeries { server: Some(before.clone()), code: after.clone() }
+            }
             // Only planned with options that check does not set.
             SyncChange::CreatedCollection
             | SyncChange::RebuiltIndex { .. }
@@ -260,6 +277,9 @@ async fn check_spec_inner(db: &Database, spec: &CollectionSpec) -> Result<CheckR
             }
             SyncNote::ChangedIndex { name, server, model } => {
                 Drift::IndexDiffers { name: name.clone(), server: server.clone(), code: model.clone() }
+            }
+            SyncNote::TimeSeriesDiffers { server, model } => {
+                Drift::TimeSeries { server: server.clone(), code: model.clone() }
             }
             SyncNote::ShardKeyDiffers { server, model } => {
                 Drift::ShardKeyDiffers { server: server.clone(), code: model.clone() }

@@ -81,6 +81,15 @@ pub enum SyncChange {
         /// The shard key.
         key: Document,
     },
+    /// A time-series collection's changeable options differed and were set
+    /// (`collMod`): a coarser granularity or bucket span, or another
+    /// `expireAfterSeconds`. Both sides as `{timeseries, expireAfterSeconds}`.
+    TimeSeriesChanged {
+        /// The server's options before.
+        before: Document,
+        /// The model's options now.
+        after: Document,
+    },
 }
 
 /// A difference [`sync`] found and left alone.
@@ -121,6 +130,18 @@ pub enum SyncNote {
     NotSharded {
         /// The declared key.
         key: Document,
+    },
+    /// The model declares a time-series collection and the server's collection is a
+    /// plain one (`server` is `None`), or a time-series collection whose time or meta
+    /// field differs, or whose buckets are finer than the model's: none of these can
+    /// change in place, so [`SyncPlan::apply`] refuses to touch the collection
+    /// ([`Error::NotTimeSeries`], [`Error::TimeSeriesDiffers`]).
+    TimeSeriesDiffers {
+        /// The server's `{timeseries, expireAfterSeconds}` options; `None` for a plain
+        /// collection.
+        server: Option<Document>,
+        /// The model's.
+        model: Document,
     },
     /// The collection is sharded on another key, which MongoDB cannot change in place.
     ShardKeyDiffers {
@@ -177,6 +198,9 @@ impl fmt::Display for SyncChange {
             }
             Self::DroppedIndex { name } => write!(f, "dropped index {name}"),
             Self::ShardedCollection { key } => write!(f, "sharded on {key}"),
+            Self::TimeSeriesChanged { before, after } => {
+                write!(f, "time-series options {before} -> {after} (collMod)")
+            }
         }
     }
 }
@@ -198,6 +222,14 @@ impl fmt::Display for SyncNote {
                 "unique index {name} would meet {count} documents sharing {key}; remove the duplicates first (a rebuild is refused before anything is dropped)"
             ),
             Self::NotSharded { key } => write!(f, "shard key {key} declared; the deployment is not sharded"),
+            Self::TimeSeriesDiffers { server: None, model } => write!(
+                f,
+                "the model declares a time-series collection {model}, the server has a plain collection; create a new one and copy the documents (nothing is changed)"
+            ),
+            Self::TimeSeriesDiffers { server: Some(server), model } => write!(
+                f,
+                "time-series options differ: server has {server}, model declares {model}; they cannot change in place: migrate into a new collection (nothing is changed)"
+            ),
             Self::ShardKeyDiffers { server, model } => {
                 write!(f, "sharded on {server}, but the model declares {model}; reshard by hand")
             }
@@ -317,14 +349,17 @@ pub async fn plan_spec(db: &Database, spec: &CollectionSpec, options: SyncOption
 
 async fn plan_spec_inner(db: &Database, spec: &CollectionSpec, options: SyncOptions) -> Result<SyncPlan> {
     let mut report = SyncReport { collection: spec.name.clone(), changes: Vec::new(), notes: Vec::new() };
-    let current = collection_options(db, &spec.name).await?;
+    let current = collection_options_for(db, &spec.name, spec.timeseries.is_some()).await?;
     let server_indexes = match &current {
         Some(_) => list_indexes(db, &spec.name).await?,
         None => Vec::new(),
     };
-    match &current {
-        None => report.changes.push(SyncChange::CreatedCollection),
-        Some(current) => {
+    match (&current, &spec.timeseries) {
+        (None, _) => report.changes.push(SyncChange::CreatedCollection),
+        // mongod takes no schema validation on a time-series collection: its options
+        // are the time-series ones.
+        (Some(current), Some(model)) => plan_timeseries(current, model, &mut report),
+        (Some(current), None) => {
             let validator = current.get_document("validator").ok();
             let differs = !validator.is_some_and(|v| {
                 same_bson(&Bson::Document(v.clone()), &Bson::Document(spec.validator.clone()))
@@ -385,6 +420,70 @@ async fn plan_spec_inner(db: &Database, spec: &CollectionSpec, options: SyncOpti
     Ok(SyncPlan { report, spec: spec.clone(), server_indexes })
 }
 
+/// The time-series options: a plain collection, another time or meta field or finer
+/// buckets are a [`SyncNote::TimeSeriesDiffers`] (which `apply` refuses); a coarser
+/// granularity or span and another `expireAfterSeconds` are one `collMod`.
+fn plan_timeseries(current: &Document, model: &Document, report: &mut SyncReport) {
+    let Ok(server_ts) = current.get_document("timeseries") else {
+        report.notes.push(SyncNote::TimeSeriesDiffers { server: None, model: model.clone() });
+        return;
+    };
+    let mut server = doc! { "timeseries": server_ts.clone() };
+    if let Some(e) = current.get("expireAfterSeconds") {
+        server.insert("expireAfterSeconds", e.clone());
+    }
+    let model_ts = model.get_document("timeseries").cloned().unwrap_or_default();
+    let field = |d: &Document, k: &str| d.get_str(k).ok().map(str::to_owned);
+    let fixed = ["timeField", "metaField"].iter().all(|k| field(server_ts, k) == field(&model_ts, k));
+    // The span of the server's buckets, in seconds: an exact span where one is set,
+    // else the granularity's (seconds by default): one hour, one day, 30 days.
+    let span = |d: &Document| {
+        d.get("bucketMaxSpanSeconds").and_then(number).unwrap_or_else(|| {
+            match d.get_str("granularity").ok().and_then(crate::core::spec::Granularity::parse) {
+                Some(crate::core::spec::Granularity::Hours) => 2_592_000.0,
+                Some(crate::core::spec::Granularity::Minutes) => 86_400.0,
+                _ => 3_600.0,
+            }
+        })
+    };
+    let (server_span, model_span) = (span(server_ts), span(&model_ts));
+    let same_buckets = field(server_ts, "granularity") == field(&model_ts, "granularity")
+        && server_ts.get("bucketMaxSpanSeconds").and_then(number)
+            == model_ts.get("bucketMaxSpanSeconds").and_then(number);
+    if !fixed || model_span < server_span {
+        report.notes.push(SyncNote::TimeSeriesDiffers { server: Some(server), model: model.clone() });
+        return;
+    }
+    let expire = |d: &Document| d.get("expireAfterSeconds").and_then(number);
+    if !same_buckets || expire(current) != expire(model) {
+        report.changes.push(SyncChange::TimeSeriesChanged { before: server, after: model.clone() });
+    }
+}
+
+/// The keys of the index a time-series collection is read by (mongod 6.3 and newer
+/// builds it with the collection): the meta field then the time, or the time alone.
+fn timeseries_keys(spec: &CollectionSpec) -> Option<Document> {
+    let ts = spec.timeseries.as_ref()?.get_document("timeseries").ok()?;
+    let mut keys = Document::new();
+    if let Ok(meta) = ts.get_str("metaField") {
+        keys.insert(meta, 1_i32);
+    }
+    keys.insert(ts.get_str("timeField").ok()?, 1_i32);
+    Some(keys)
+}
+
+/// Whether a server index is the one the server builds for a time-series collection
+/// (its meta field and time, in either direction), whatever its name: `sync` neither
+/// drops nor rebuilds it.
+fn is_timeseries_index(keys: Option<&Document>, server: &Document) -> bool {
+    let (Some(keys), Ok(server)) = (keys, server.get_document("key")) else { return false };
+    keys.len() == server.len()
+        && keys
+            .keys()
+            .zip(server.iter())
+            .all(|(k, (sk, v))| k == sk && number(v).is_some_and(|n| n == 1.0 || n == -1.0))
+}
+
 /// The index changes in the order [`SyncPlan::apply`] makes them: rebuilds (their old
 /// index must go before the new one can be built under its name or keys), then new
 /// indexes, then drops, so that an index replaced by another under a new name (a key
@@ -410,8 +509,17 @@ fn plan_index_changes(
 ) {
     let name_of = |d: &Document| d.get_str("name").unwrap_or_default().to_owned();
     let mut claimed: Vec<String> = vec!["_id_".to_owned()];
+    // A time-series collection's own index serves the model's meta/time index under
+    // whatever name the server gave it; it is never dropped.
+    let ts_keys = timeseries_keys(spec);
+    claimed.extend(server.iter().filter(|s| is_timeseries_index(ts_keys.as_ref(), s)).map(name_of));
     for model in &spec.indexes {
         let name = name_of(model);
+        if is_timeseries_index(ts_keys.as_ref(), model)
+            && server.iter().any(|s| is_timeseries_index(ts_keys.as_ref(), s))
+        {
+            continue;
+        }
         let by_name = server.iter().find(|s| name_of(s) == name);
         let by_keys = server.iter().find(|s| {
             name_of(s) != name
@@ -471,6 +579,22 @@ impl SyncPlan {
     /// Makes the planned changes, in order, and returns them as the report.
     pub async fn apply(self, db: &Database) -> Result<SyncReport> {
         let spec = &self.spec;
+        // What cannot change in place is refused before anything changes.
+        for note in &self.report.notes {
+            match note {
+                SyncNote::TimeSeriesDiffers { server: None, .. } => {
+                    return Err(Error::NotTimeSeries { collection: spec.name.clone() })
+                }
+                SyncNote::TimeSeriesDiffers { server: Some(server), model } => {
+                    return Err(Error::TimeSeriesDiffers {
+                        collection: spec.name.clone(),
+                        server: server.clone(),
+                        model: model.clone(),
+                    })
+                }
+                _ => {}
+            }
+        }
         let index_doc =
             |name: &str| spec.indexes.iter().find(|i| i.get_str("name").ok() == Some(name)).cloned();
         let mut collmod = false;
@@ -480,14 +604,44 @@ impl SyncPlan {
         for change in &self.report.changes {
             match change {
                 SyncChange::CreatedCollection => {
-                    db.run_command(doc! {
-                        "create": &spec.name,
-                        "validator": spec.validator.clone(),
-                        "validationLevel": spec.validation_level.as_str(),
-                        "validationAction": spec.validation_action.as_str(),
-                    })
-                    .await?;
+                    let mut create = doc! { "create": &spec.name };
+                    match &spec.timeseries {
+                        // mongod refuses schema validation on a time-series collection.
+                        Some(options) => create.extend(options.clone()),
+                        None => create.extend(doc! {
+                            "validator": spec.validator.clone(),
+                            "validationLevel": spec.validation_level.as_str(),
+                            "validationAction": spec.validation_action.as_str(),
+                        }),
+                    }
+                    db.run_command(create).await?;
                     applied(&spec.name, "created the collection", &spec.name);
+                }
+                SyncChange::TimeSeriesChanged { before, after } => {
+                    let mut collmod = doc! { "collMod": &spec.name };
+                    let (server_ts, model_ts) = (
+                        before.get_document("timeseries").cloned().unwrap_or_default(),
+                        after.get_document("timeseries").cloned().unwrap_or_default(),
+                    );
+                    if let Ok(g) = model_ts.get_str("granularity") {
+                        if server_ts.get_str("granularity").ok() != Some(g) {
+                            collmod.insert("timeseries", doc! { "granularity": g });
+                        }
+                    } else if let Some(span) = model_ts.get("bucketMaxSpanSeconds") {
+                        collmod.insert(
+                            "timeseries",
+                            doc! { "bucketMaxSpanSeconds": span.clone(), "bucketRoundingSeconds": span.clone() },
+                        );
+                    }
+                    // "off" removes an expiry the model no longer declares.
+                    let expire =
+                        after.get("expireAfterSeconds").cloned().unwrap_or(Bson::String("off".into()));
+                    if before.get("expireAfterSeconds").and_then(number) != expire.as_i64().map(|e| e as f64)
+                    {
+                        collmod.insert("expireAfterSeconds", expire);
+                    }
+                    db.run_command(collmod).await?;
+                    applied(&spec.name, "set the time-series options (collMod)", &spec.name);
                 }
                 SyncChange::ValidatorChanged { .. }
                 | SyncChange::ValidationLevelChanged { .. }
@@ -553,17 +707,26 @@ fn command_error_code(e: &mongodb::error::Error) -> Option<i32> {
 }
 
 /// The `options` document `listCollections` reports for `name`, or `None` when there
-/// is no such namespace.
-pub(crate) async fn collection_options(db: &Database, name: &str) -> Result<Option<Document>> {
+/// is no such namespace. The model may declare a time-series collection:
+/// `listCollections` reports one with `type: "timeseries"` (mongod) or as a collection
+/// whose options hold `timeseries` (servers that store the options only). A
+/// time-series collection where the model declares a plain one is
+/// [`Error::NotACollection`]; the reverse is planned as
+/// [`SyncNote::TimeSeriesDiffers`].
+async fn collection_options_for(db: &Database, name: &str, timeseries: bool) -> Result<Option<Document>> {
     let reply = db.run_command(doc! { "listCollections": 1, "filter": { "name": name } }).await?;
     let Some(entry) = first_batch(&reply, "listCollections")?.into_iter().next() else {
         return Ok(None);
     };
-    let kind = entry.get_str("type").unwrap_or("collection");
-    if kind != "collection" {
-        return Err(Error::NotACollection { name: name.to_owned(), kind: kind.to_owned() });
+    let options = entry.get_document("options").cloned().unwrap_or_default();
+    let kind = match entry.get_str("type").unwrap_or("collection") {
+        "collection" if options.contains_key("timeseries") => "timeseries",
+        other => other,
+    };
+    match (kind, timeseries) {
+        ("collection", _) | ("timeseries", true) => Ok(Some(options)),
+        _ => Err(Error::NotACollection { name: name.to_owned(), kind: kind.to_owned() }),
     }
-    Ok(Some(entry.get_document("options").cloned().unwrap_or_default()))
 }
 
 /// The collection's indexes as `listIndexes` reports them (`_id_` included).

@@ -185,6 +185,7 @@ fn overflow_spec(spec: &'static OutlierSpec, item_schema: Document) -> Collectio
         indexes.push(doc! { "key": { via.as_str(): 1 }, "name": format!("{via}_1") });
     }
     CollectionSpec {
+        timeseries: None,
         name: spec.overflow.to_owned(),
         validator: overflow_validator(spec, item_schema),
         validation_level: crate::core::model::ValidationLevel::Strict,

@@ -129,15 +129,23 @@ pub fn design_decisions_with_nested(models: &[(&str, &[Relation], &[Nested])]) -
     render(&rows)
 }
 
+/// Why a `#[bucket]` rather than a time-series collection: what only a bucket document
+/// gives.
+pub const BUCKET_NOT_TIMESERIES: &str = "bucket, not a time-series collection: the application reads a period's items as one array, keeps aggregates beside them or caps a period, or the server is older than 5.0; if none of these holds, `#[model(timeseries(...))]` is simpler (server-side compression, expiry per reading)";
+
+/// Why a time-series collection rather than a `#[bucket]`.
+pub const TIMESERIES_NOT_BUCKET: &str = "time-series, not a bucket: the server buckets and compresses the readings, expires each one (`expire_after`) and aggregates any time range; a `#[bucket]` instead when a period is read as one array, keeps aggregates, is capped, or the server is older than 5.0";
+
 fn render(models: &[(&str, Vec<(String, Relation)>)]) -> String {
     let mut out = String::from(
         "# Design decisions\n\n\
-         Generated from the models' `#[embed]`, reference, `#[denormalized]`, `#[outlier]` and \
-         `#[bucket]` attributes: what is embedded (read with its parent, bounded), referenced \
+         Generated from the models' `#[embed]`, reference, `#[denormalized]`, `#[outlier]`, \
+         `#[bucket]` and `timeseries(...)` attributes: what is embedded (read with its parent, bounded), referenced \
          (grows or lives on its own), copied (denormalized, with the freshness the product \
          accepts), or spread over several documents past a bound (an outlier's overflow, a \
-         series' buckets). A reason is the attribute's `reason = \"...\"`; `#[outlier]` and \
-         `#[bucket]` take none.\n\n\
+         series' buckets, a time-series collection's readings). A reason is the attribute's \
+         `reason = \"...\"`; `#[outlier]` takes none, and a bucket or a time-series \
+         collection says why it is not the other.\n\n\
          | Collection | Field | Decision | Of | Bound | Refresh | Reason |\n\
          |---|---|---|---|---|---|---|\n",
     );
@@ -149,6 +157,12 @@ fn render(models: &[(&str, Vec<(String, Relation)>)]) -> String {
                 (RelationKind::Copy, Some(via), _) => format!("{} via `{via}`", r.target),
                 (_, _, Some(Split::Bucket { series, per, .. })) => {
                     format!("{} (array), a bucket per `{series}` per {per}", r.target)
+                }
+                (RelationKind::TimeSeries, _, _) if r.target.is_empty() => {
+                    "a document per reading, bucketed by the server".to_owned()
+                }
+                (RelationKind::TimeSeries, _, _) => {
+                    format!("a document per reading, bucketed by the server per `{}`", r.target)
                 }
                 (_, _, _) if r.many => format!("{} (array)", r.target),
                 _ => r.target.to_owned(),
@@ -176,6 +190,9 @@ fn render(models: &[(&str, Vec<(String, Relation)>)]) -> String {
                 (None, Some(attribute)) => {
                     format!("no reason declared: add `reason = \"...\"` to `{attribute}`")
                 }
+                // Bucket or time-series is a choice either way: the table says why.
+                (None, None) if r.kind == RelationKind::Bucket => BUCKET_NOT_TIMESERIES.to_owned(),
+                (None, None) if r.kind == RelationKind::TimeSeries => TIMESERIES_NOT_BUCKET.to_owned(),
                 (None, None) => "—".to_owned(),
             };
             let _ = writeln!(

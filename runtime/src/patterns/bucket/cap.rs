@@ -81,6 +81,7 @@ pub fn cap_validator() -> Document {
 /// so the collection needs no index but `_id`'s.
 pub fn cap_collection_spec<B: Bucket>() -> CollectionSpec {
     CollectionSpec {
+        timeseries: None,
         name: cap_collection_name(B::COLLECTION),
         validator: cap_validator(),
         validation_level: crate::core::model::ValidationLevel::Strict,
