@@ -38,6 +38,7 @@ fn ui() {
         "ui/fail_denormalized",
         "ui/fail_denormalized/bson2",
         "ui/fail_polymorphic",
+        "ui/fail_timeseries",
     ] {
         t.cases(dir);
     }

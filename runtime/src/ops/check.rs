@@ -241,7 +241,12 @@ async fn check_spec_inner(db: &Database, spec: &CollectionSpec) -> Result<CheckR
         plan_spec(db, spec, SyncOptions { allow_older_schema: true, ..SyncOptions::default() }).await?;
     let mut drift = Vec::new();
     let index = |name: &str| spec.indexes.iter().find(|i| i.get_str("name").ok() == Some(name)).cloned();
-    if plan.report.changes.contains(&SyncChange::CreatedCollection) {
+    if plan
+        .report
+        .changes
+        .iter()
+        .any(|c| matches!(c, SyncChange::CreatedCollection | SyncChange::CreatedTimeSeries { .. }))
+    {
         drift.push(Drift::MissingCollection);
         return Ok(CheckReport { collection: spec.name.clone(), drift });
     }
@@ -266,6 +271,7 @@ async fn check_spec_inner(db: &Database, spec: &CollectionSpec) -> Result<CheckR
             }
             // Only planned with options that check does not set.
             SyncChange::CreatedCollection
+            | SyncChange::CreatedTimeSeries { .. }
             | SyncChange::RebuiltIndex { .. }
             | SyncChange::DroppedIndex { .. } => continue,
         });

@@ -39,6 +39,12 @@ pub struct SyncOptions {
 pub enum SyncChange {
     /// The collection did not exist and was created with its validator.
     CreatedCollection,
+    /// The time-series collection did not exist and was created with the model's
+    /// options (`{timeseries, expireAfterSeconds}`); mongod takes no validator on one.
+    CreatedTimeSeries {
+        /// The options it was created with.
+        options: Document,
+    },
     /// The validator differed and was replaced; `before` is what the server had.
     ValidatorChanged {
         /// The validator the server had, if any.
@@ -184,6 +190,7 @@ impl fmt::Display for SyncChange {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::CreatedCollection => f.write_str("created the collection with its validator"),
+            Self::CreatedTimeSeries { options } => write!(f, "created the time-series collection {options}"),
             Self::ValidatorChanged { before: None } => f.write_str("added a validator"),
             Self::ValidatorChanged { before: Some(_) } => f.write_str("replaced the validator"),
             Self::ValidationLevelChanged { before, after } => {
@@ -355,7 +362,10 @@ async fn plan_spec_inner(db: &Database, spec: &CollectionSpec, options: SyncOpti
         None => Vec::new(),
     };
     match (&current, &spec.timeseries) {
-        (None, _) => report.changes.push(SyncChange::CreatedCollection),
+        (None, None) => report.changes.push(SyncChange::CreatedCollection),
+        (None, Some(options)) => {
+            report.changes.push(SyncChange::CreatedTimeSeries { options: options.clone() })
+        }
         // mongod takes no schema validation on a time-series collection: its options
         // are the time-series ones.
         (Some(current), Some(model)) => plan_timeseries(current, model, &mut report),
@@ -604,18 +614,20 @@ impl SyncPlan {
         for change in &self.report.changes {
             match change {
                 SyncChange::CreatedCollection => {
-                    let mut create = doc! { "create": &spec.name };
-                    match &spec.timeseries {
-                        // mongod refuses schema validation on a time-series collection.
-                        Some(options) => create.extend(options.clone()),
-                        None => create.extend(doc! {
-                            "validator": spec.validator.clone(),
-                            "validationLevel": spec.validation_level.as_str(),
-                            "validationAction": spec.validation_action.as_str(),
-                        }),
-                    }
-                    db.run_command(create).await?;
+                    db.run_command(doc! {
+                        "create": &spec.name,
+                        "validator": spec.validator.clone(),
+                        "validationLevel": spec.validation_level.as_str(),
+                        "validationAction": spec.validation_action.as_str(),
+                    })
+                    .await?;
                     applied(&spec.name, "created the collection", &spec.name);
+                }
+                SyncChange::CreatedTimeSeries { options } => {
+                    let mut create = doc! { "create": &spec.name };
+                    create.extend(options.clone());
+                    db.run_command(create).await?;
+                    applied(&spec.name, "created the time-series collection", &spec.name);
                 }
                 SyncChange::TimeSeriesChanged { before, after } => {
                     let mut collmod = doc! { "collMod": &spec.name };

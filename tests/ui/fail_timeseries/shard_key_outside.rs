@@ -1,0 +1,13 @@
+use docshape::bson::DateTime;
+use docshape::Model;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, Model)]
+#[model(collection = "readings", shard_key(v), timeseries(time = t, meta = sensor_id))]
+pub struct Reading {
+    pub sensor_id: String,
+    pub t: DateTime,
+    pub v: f64,
+}
+
+fn main() {}

@@ -1,0 +1,12 @@
+use docshape::Model;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, Model)]
+#[model(collection = "readings", timeseries(time = t, meta = sensor_id))]
+pub struct Reading {
+    pub sensor_id: String,
+    pub t: i64,
+    pub v: f64,
+}
+
+fn main() {}
