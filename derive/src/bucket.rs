@@ -83,13 +83,40 @@ fn row(b: &BucketDef) -> TokenStream {
         Some(cap) => quote!(::core::option::Option::Some(#cap)),
         None => quote!(::core::option::Option::None),
     };
+    let reason = bucket_or_timeseries(b);
     quote! {
         __ds::Relation {
             field: #field, kind: __ds::RelationKind::Bucket, target: #target, many: true,
             bound: ::core::option::Option::Some(#max), refresh: ::core::option::Option::None,
-            via: ::core::option::Option::None, reason: ::core::option::Option::None,
+            via: ::core::option::Option::None, reason: ::core::option::Option::Some(#reason),
             split: ::core::option::Option::Some(__ds::Split::Bucket { series: #series, per: #per, cap: #cap }),
         }
+    }
+}
+
+/// The design-decision table's note on this bucket: what it keeps that a time-series
+/// collection would not (aggregates beside the items, a cap per period), or, when it
+/// keeps neither, that `timeseries(...)` would be simpler.
+fn bucket_or_timeseries(b: &BucketDef) -> String {
+    let mut kept = Vec::new();
+    if !b.aggregates.is_empty() {
+        let names: Vec<String> = b
+            .aggregates
+            .iter()
+            .map(|a| format!("`{}`", a.field.name.as_deref().unwrap_or_default()))
+            .collect();
+        kept.push(format!("keeps aggregates beside the items ({})", names.join(", ")));
+    }
+    if let Some(cap) = b.cap {
+        kept.push(format!("caps a period at {cap} items"));
+    }
+    if kept.is_empty() {
+        "bucket: no aggregate and no cap here, so unless the application reads a period's items as one array or the server is older than 5.0, a time-series collection (`#[model(timeseries(...))]`) would be simpler: the server buckets, compresses and expires readings itself".to_owned()
+    } else {
+        format!(
+            "bucket, not a time-series collection: it {}, which only a bucket document does",
+            kept.join(" and ")
+        )
     }
 }
 

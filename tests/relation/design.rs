@@ -137,9 +137,12 @@ fn the_design_decision_table_lists_outliers_buckets_and_every_reference() {
         "| celebrities | followers | reference | fans (array) | ≤ 100 | — | no reason declared: add `reason = \"...\"` to `#[reference]` |",
         "| celebrities | followers | outlier | i64 (array) | ≤ 100 embedded, then ≤ 500 per document of `celebrity_followers` | — | — |",
         // A bucket: its items, the series and period that name a bucket, its bound.
-        "| page_days | visits | bucket | Visit (array), a bucket per `page` per day | ≤ 500 per bucket | — | — |",
-        // A capped bucket: the period's cap beside the bound.
-        "| page_hours | visits | bucket | Visit (array), a bucket per `page` per hour | ≤ 50 per bucket, ≤ 120 per hour (`cap`) | — | — |",
+        // With neither aggregates nor a cap, the reason says a time-series collection
+        // would be simpler.
+        "| page_days | visits | bucket | Visit (array), a bucket per `page` per day | ≤ 500 per bucket | — | bucket: no aggregate and no cap here, so unless the application reads a period's items as one array or the server is older than 5.0, a time-series collection (`#[model(timeseries(...))]`) would be simpler: the server buckets, compresses and expires readings itself |",
+        // A capped bucket: the period's cap beside the bound, and the cap as the reason
+        // it is no time-series collection.
+        "| page_hours | visits | bucket | Visit (array), a bucket per `page` per hour | ≤ 50 per bucket, ≤ 120 per hour (`cap`) | — | bucket, not a time-series collection: it caps a period at 120 items, which only a bucket document does |",
         // References inside embedded types, under the path of the field holding them:
         // a bucket's items,
         "| page_days | visits.fan | reference | fans | — | — | fans visit many pages |",

@@ -67,10 +67,10 @@ pub enum Error {
     TimeSeriesDiffers {
         /// The collection.
         collection: String,
-        /// The server's `timeseries` options.
-        server: bson::Document,
+        /// The server's `{timeseries, expireAfterSeconds}` options.
+        server: Box<bson::Document>,
         /// The model's.
-        model: bson::Document,
+        model: Box<bson::Document>,
     },
     /// Exported artifacts could not be written, read or parsed.
     Artifacts {

@@ -598,8 +598,8 @@ impl SyncPlan {
                 SyncNote::TimeSeriesDiffers { server: Some(server), model } => {
                     return Err(Error::TimeSeriesDiffers {
                         collection: spec.name.clone(),
-                        server: server.clone(),
-                        model: model.clone(),
+                        server: Box::new(server.clone()),
+                        model: Box::new(model.clone()),
                     })
                 }
                 _ => {}
