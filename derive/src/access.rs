@@ -675,13 +675,16 @@ fn rules(
         if !all_resolved {
             continue;
         }
-        let only_id = a.filter.len() == 1
-            && a.filter[0].0 == "_id"
-            && a.range.is_empty()
-            && a.sort.iter().all(|k| k.path == "_id");
+        // An `_id` equality is served by the `_id_` index whatever else the row holds:
+        // at most one document has that `_id`, so mongod reads one index entry and
+        // checks the other equalities and ranges on that document, and a sort of one
+        // document is no sort (no in-memory sort stage, no scan). A case-insensitive
+        // row is the exception: `_id_` has the simple collation, which gives no bounds
+        // to a query under another one.
+        let id_equality = a.filter.iter().any(|(p, _)| p == "_id");
         let id_sort =
             a.filter.is_empty() && a.range.is_empty() && a.sort.len() == 1 && a.sort[0].path == "_id";
-        if (only_id || id_sort) && !a.case_insensitive {
+        if (id_equality || id_sort) && !a.case_insensitive {
             a.index = Some("_id_".to_owned());
         }
         let mut wrong_order = None;

@@ -1026,3 +1026,25 @@ fn a_push_into_a_variants_bounded_embed_is_bounded() {
     assert!(text.contains("fn add_line (id : impl :: core :: convert :: Into < ObjectId > , lines : impl :: core :: convert :: Into < Line >)"), "{text}");
     assert!(text.contains(r#"__ds :: PushBound { field : "lines" , max : 2"#), "{text}");
 }
+
+/// The `unserved` messages in an expansion.
+fn unserved(src: &str) -> Vec<String> {
+    let out = expand_model(tokens(src)).to_string();
+    out.split("compile_error").skip(1).map(|e| e.chars().take(400).collect()).collect()
+}
+
+#[test]
+fn an_id_equality_is_served_by_the_id_index_whatever_else_the_row_holds() {
+    let src = r#"#[model(collection = "docs")]
+        #[access(name = "touch", filter(_id, updated_at), update(set(title)))]
+        #[access(name = "fresh", filter(_id, title), range(updated_at), sort(updated_at = -1))]
+        struct Doc { #[serde(rename = "_id")] id: String, title: String, updated_at: i64 }"#;
+    let errors = unserved(src);
+    assert!(errors.is_empty(), "{errors:?}");
+    let out = expand_model(tokens(src)).to_string();
+    assert_eq!(out.matches(r#"Option :: Some ("_id_")"#).count(), 2, "{out}");
+    // Under a case-insensitive collation the `_id_` index (simple collation) gives no
+    // bounds on a string `_id`: still unserved.
+    let ci = src.replace("filter(_id, title)", "filter(_id(case_insensitive), title(case_insensitive))");
+    assert_eq!(unserved(&ci).len(), 1, "{:?}", unserved(&ci));
+}

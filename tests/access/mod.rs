@@ -12,6 +12,7 @@ mod cache;
 mod finder;
 pub(crate) mod literal;
 mod upsert;
+mod whole;
 mod write;
 
 use bson::DateTime;

@@ -127,7 +127,7 @@ async fn an_upsert_row_inserts_then_updates_and_says_which() {
     // The validator checks a created document like any insert: a value out of bounds
     // creates nothing.
     let refused = Vote::vote("i2", "u1", 7, at(0)).run(&db).await;
-    assert!(matches!(refused, Err(UpdateError::Find(_))), "{refused:?}");
+    assert!(matches!(refused, Err(UpdateError::WriteRefused { code: 121, .. })), "{refused:?}");
     assert_eq!(Vote::collection(&db).count_documents(doc! { "item_id": "i2" }).await.unwrap(), 0);
 
     // A row by `_id` is an `update` with `upsert: true`; the created document's `_id`
@@ -285,7 +285,7 @@ async fn a_transaction_of_write_rows_applies_all_or_none() {
     })
     .await;
     match &failed {
-        Err(TransactionError::Aborted(UpdateError::Find(_))) => {}
+        Err(TransactionError::Aborted(UpdateError::WriteRefused { code: 121, .. })) => {}
         other => panic!("expected the validator's refusal, got {other:?}"),
     }
     assert_eq!(Vote::collection(db).count_documents(doc! {}).await.unwrap(), 0, "no vote");

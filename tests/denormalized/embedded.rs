@@ -335,6 +335,43 @@ async fn a_rename_reaches_replies_in_overflow_documents() {
     );
 }
 
+/// `push_<field>` fills the copies inside the pushed items from their sources, as
+/// `relation::insert_one` fills a document's: embedded and in overflow documents alike,
+/// whatever the caller put in the copy. An item referencing no document pushes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_fills_the_copies_inside_its_items() {
+    let db = setup("embedded_outlier_push").await;
+    docshape::sync::<Board>(&db).await.unwrap();
+    docshape::outlier::sync::<Board>(&db).await.unwrap();
+    db.collection::<Board>("boards")
+        .insert_one(&Board { id: 1, replies: vec![], more: false })
+        .await
+        .unwrap();
+    for i in 0..5 {
+        let author = if i % 2 == 0 { "ann" } else { "bob" };
+        // The caller's value of the copy is not what is stored.
+        let r =
+            Reply { author_id: Ref::new(author.to_owned()), author_name: "?".into(), text: format!("r{i}") };
+        Board::push_replies(&db, &1, &[r]).await.unwrap();
+    }
+    let all = Board::load_replies(&db, &1).await.unwrap();
+    let shown: Vec<(&str, &str)> = all.iter().map(|r| (r.text.as_str(), r.author_name.as_str())).collect();
+    assert_eq!(shown, [("r0", "Ann"), ("r1", "Bob"), ("r2", "Ann"), ("r3", "Bob"), ("r4", "Ann")]);
+    assert!(
+        count(&db, "board_replies", doc! {}).await >= 1,
+        "the replies past two are in overflow documents"
+    );
+
+    let ghost =
+        Reply { author_id: Ref::new("nobody".to_owned()), author_name: "?".into(), text: "r5".into() };
+    let e = Board::push_replies(&db, &1, &[ghost]).await.unwrap_err();
+    assert!(
+        matches!(e, docshape::outlier::OutlierError::SourceNotFound { collection: "members", .. }),
+        "{e:?}"
+    );
+    assert_eq!(Board::load_replies(&db, &1).await.unwrap().len(), 5, "nothing was pushed");
+}
+
 /// Two arrays deep: only the replies of the renamed author are written, in every
 /// topic, and a topic with no replies is no obstacle.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

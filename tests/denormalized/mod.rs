@@ -17,6 +17,7 @@ use mongodb::Database;
 use serde::{Deserialize, Serialize};
 
 mod adversarial;
+mod cached;
 mod claims;
 mod embedded;
 mod hardening;

@@ -419,7 +419,14 @@ async fn a_lost_position_reconciles_every_stale_copy() {
         );
         assert!(stale_stories(&db, &suffix).await.is_empty(), "{what}");
     }
-    assert!(queue(&db).await.is_empty(), "a reconcile writes the copies itself");
+    // Each round's copies were all in line before any worker ran (above): the
+    // reconcile wrote them itself. The stream a restart opens may start just before the
+    // last renames became visible, and then delivers them after the reconcile, as
+    // changes to follow: their jobs are owed nothing, which a drain shows.
+    let drained = Worker::new(&db).only([STORIES]).run_until_empty().await.unwrap();
+    assert_eq!(drained.documents_updated, 0, "a reconcile writes the copies itself: {drained:?}");
+    assert!(drained.failures.is_empty(), "{drained:?}");
+    assert!(queue(&db).await.is_empty());
 }
 
 /// A standalone server has no change streams: the watcher says so, typed, at start,

@@ -522,6 +522,22 @@ pub(crate) fn registration(c: &Container, patterns: &[Access]) -> TokenStream {
     }
 }
 
+/// The type of the value a `set(path)` (or an upsert's `insert(path)`) writes: the whole
+/// field, as declared (`Vec<T>`, `Option<T>`, an embedded struct), not one element as
+/// an equality filter on an array takes ([`param_type`]): `$set` replaces the field.
+/// A nested path takes its last segment's own type (`HasField::Param`) already.
+fn whole_type(c: &Container, path: &str) -> TokenStream {
+    let resolved = paths::resolve(c, path, Span::call_site()).ok();
+    match resolved.as_ref().and_then(|r| r.rest.is_empty().then_some(r.field)) {
+        Some(Some(f)) if f.serde.with.is_none() && f.recv.bson_type.is_none() => {
+            let ty = &f.recv.ty;
+            quote!(#ty)
+        }
+        Some(Some(_)) => quote!(__ds::Bson),
+        _ => param_type(c, path),
+    }
+}
+
 /// The write methods of the rows with `update(...)`; of the row at `only` alone when it
 /// is set (a polymorphic model's rows each write their variant's fields).
 pub(crate) fn expand(
@@ -554,7 +570,8 @@ pub(crate) fn expand(
                         _ => quote!(__ds::Bson),
                     }
                 }
-                _ => param_type(c, path),
+                Op::Set => whole_type(c, path),
+                Op::Inc => param_type(c, path),
             };
             params.push(quote!(#param: impl ::core::convert::Into<#ty>));
             let value = quote!(&::core::convert::Into::<#ty>::into(#param));
@@ -577,7 +594,7 @@ pub(crate) fn expand(
         if let Some(u) = &a.upsert {
             for (path, _) in &u.insert {
                 let param = param_name(path, &mut taken);
-                let ty = param_type(c, path);
+                let ty = whole_type(c, path);
                 params.push(quote!(#param: impl ::core::convert::Into<#ty>));
                 updates.push(quote!(.set_on_insert(#path, &::core::convert::Into::<#ty>::into(#param))));
             }

@@ -14,6 +14,12 @@
 //!   Before writing, the same writers run every [`SourceWriteGuard`]: a hook that
 //!   could not do its part afterwards (cached keys with no connection to delete them)
 //!   refuses the write up front, so nothing is written.
+//! - [`CopyWriteHook`]: after a copy writer (core's `write_copy`, behind every
+//!   writer of denormalized copies: the source's writers, the worker, the watcher's
+//!   reconcile, `reconcile` and `repair`) rewrote documents holding copies, the hooks
+//!   keep what is derived from those documents in line: the keys pattern deletes
+//!   their cached keys. Copies are not sources of further copies, so the denormalized
+//!   pattern registers none.
 //! - [`GeneratedFile`]: a file a pattern adds to the artifacts (the relation pattern's
 //!   design-decision table, the keys pattern's catalog).
 
@@ -118,6 +124,50 @@ pub async fn after_source_write_except(
 ) -> Result<(), CopyError> {
     for hook in inventory::iter::<SourceWriteHook>.into_iter().filter(|h| Some(h.kind) != skip) {
         (hook.after_write)(db, source, id, update).await?;
+    }
+    Ok(())
+}
+
+/// Called after a copy writer rewrote the documents `ids` of `collection` (their
+/// denormalized copies), once the write is acknowledged. `ids` is one batch (at most a
+/// few thousand `_id`s).
+pub type AfterCopyWrite = for<'a> fn(
+    db: &'a Database,
+    collection: &'static str,
+    ids: &'a [Bson],
+) -> BoxFuture<'a, Result<(), CopyError>>;
+
+/// A reaction to a write of copy documents, registered by the pattern that keeps data
+/// derived from them (the keys pattern: their cached keys).
+pub struct CopyWriteHook {
+    /// Whether the hook has anything to do for a document of `collection`: the copy
+    /// writer then learns the `_id`s of exactly the documents it rewrites (it writes
+    /// them by `_id`, in batches), instead of one `update_many` by reference.
+    pub interested: fn(collection: &'static str) -> bool,
+    /// The reaction.
+    pub after_write: AfterCopyWrite,
+}
+
+inventory::collect!(CopyWriteHook);
+
+/// Whether any [`CopyWriteHook`] must learn which documents of `collection` a copy
+/// writer rewrites. No I/O.
+pub fn copy_write_watched(collection: &'static str) -> bool {
+    inventory::iter::<CopyWriteHook>.into_iter().any(|h| (h.interested)(collection))
+}
+
+/// Runs every [`CopyWriteHook`] interested in `collection` after the copy documents
+/// `ids` were rewritten, stopping at the first error. Nothing when `ids` is empty.
+pub async fn after_copy_write(
+    db: &Database,
+    collection: &'static str,
+    ids: &[Bson],
+) -> Result<(), CopyError> {
+    if ids.is_empty() {
+        return Ok(());
+    }
+    for hook in inventory::iter::<CopyWriteHook>.into_iter().filter(|h| (h.interested)(collection)) {
+        (hook.after_write)(db, collection, ids).await?;
     }
     Ok(())
 }

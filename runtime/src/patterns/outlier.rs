@@ -12,6 +12,8 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::core::append::{AppendContention, Appended, CorruptCount, GuardedAppend, Ledger};
+use crate::core::denormalized::refresh::{fill, instances, projection, refresh, value_at};
+use crate::core::denormalized::{nested_copies, CopyError, CopySpec, Refresh};
 use crate::core::model::{eq, Model};
 use crate::core::spec::CollectionSpec;
 
@@ -70,6 +72,18 @@ pub enum OutlierError {
         /// What is wrong.
         detail: String,
     },
+    /// A pushed item references a document that does not exist, so its denormalized
+    /// copies have nothing to copy; nothing was pushed.
+    SourceNotFound {
+        /// The source's collection.
+        collection: &'static str,
+        /// The referenced `_id`.
+        id: Box<Bson>,
+    },
+    /// The items were pushed, then bringing their refreshed copies in line with a
+    /// source renamed meanwhile failed (the server refused a copy, or the write
+    /// failed): see [`CopyError`]. `denormalized::repair` of the source puts it right.
+    Copies(Box<CopyError>),
 }
 
 impl fmt::Display for OutlierError {
@@ -84,6 +98,13 @@ impl fmt::Display for OutlierError {
             }
             Self::Sync(e) => write!(f, "{e}"),
             Self::Corrupt { id, detail } => write!(f, "document {id} is corrupt: {detail}"),
+            Self::SourceNotFound { collection, id } => {
+                write!(
+                    f,
+                    "a pushed item references {collection} {id}, which does not exist; nothing was pushed"
+                )
+            }
+            Self::Copies(e) => write!(f, "the items were pushed, but their copies are not in line: {e}"),
         }
     }
 }
@@ -95,6 +116,7 @@ impl std::error::Error for OutlierError {
             Self::Serialize(e) => Some(e),
             Self::Decode(e) => Some(e),
             Self::Sync(e) => Some(e),
+            Self::Copies(e) => Some(e.as_ref()),
             _ => None,
         }
     }
@@ -200,8 +222,120 @@ pub(crate) fn overflow_specs<T: Outliers>() -> Vec<CollectionSpec> {
     T::OUTLIERS.iter().zip(T::item_schemas()).map(|(spec, schema)| overflow_spec(spec, schema)).collect()
 }
 
+/// One source document the pushed items' copies follow, and those copies (as the
+/// overflow documents hold them, at `items.<path>`).
+struct Followed {
+    source: &'static str,
+    id: Bson,
+    specs: Vec<&'static CopySpec>,
+}
+
+/// Fills the denormalized copies inside the items `docs` from their sources, as
+/// `relation::insert_one` fills a document's: one query per referenced source
+/// document, each copy given the value its type stores (a `refresh = "never"` copy
+/// keeps it as its snapshot). Returns the sources followed, for [`settle`].
+async fn fill_items(
+    db: &Database,
+    spec: &OutlierSpec,
+    docs: &mut Vec<Bson>,
+) -> Result<Vec<Followed>, OutlierError> {
+    // The overflow collection's copies are the items' own, under `items`: the same
+    // paths for a holder of the pushed items.
+    let copies: Vec<&'static CopySpec> =
+        nested_copies().iter().copied().filter(|c| c.collection == spec.overflow).collect();
+    if copies.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut holder = doc! { "items": std::mem::take(docs) };
+    let mut followed: Vec<Followed> = Vec::new();
+    for &c in &copies {
+        for (via, _) in instances(c, &holder) {
+            let Some(id) = via.filter(|v| !matches!(v, Bson::Null)) else { continue };
+            match followed.iter_mut().find(|f| f.source == c.source && f.id == id) {
+                Some(f) if !f.specs.iter().any(|s| std::ptr::eq(*s, c)) => f.specs.push(c),
+                Some(_) => {}
+                None => followed.push(Followed { source: c.source, id, specs: vec![c] }),
+            }
+        }
+    }
+    let mut found = Vec::with_capacity(followed.len());
+    for f in &followed {
+        let source = db
+            .collection::<Document>(f.source)
+            .find_one(doc! { "_id": eq(f.id.clone()) })
+            .projection(projection(f.specs.iter().map(|s| s.source_field)))
+            .await?;
+        match source {
+            Some(source) => found.push(source),
+            None => {
+                return Err(OutlierError::SourceNotFound { collection: f.source, id: Box::new(f.id.clone()) })
+            }
+        }
+    }
+    for &c in &copies {
+        fill(c, &mut holder, &mut |via| {
+            let i = followed.iter().position(|f| f.source == c.source && f.id == *via)?;
+            Some(value_at(&found[i], c.source_field))
+        });
+    }
+    *docs = match holder.remove("items") {
+        Some(Bson::Array(items)) => items,
+        _ => Vec::new(),
+    };
+    Ok(followed)
+}
+
+/// After the push: a source renamed between [`fill_items`]'s read and the push had
+/// its copies refreshed before these items existed, so each refreshed copy of the
+/// pushed items is brought in line by the path every docshape writer takes (core's
+/// `refresh`: the source read again, the copy written, settled), in the parent
+/// document and, when items overflowed, in the overflow documents.
+async fn settle(
+    db: &Database,
+    collection: &str,
+    spec: &OutlierSpec,
+    parent: &Bson,
+    followed: Vec<Followed>,
+    overflowed: bool,
+) -> Result<(), OutlierError> {
+    let prefix = format!("{}.", spec.field);
+    let embedded: Vec<&'static CopySpec> = nested_copies()
+        .iter()
+        .copied()
+        .filter(|c| c.collection == collection && c.field.starts_with(&prefix) && c.refresh != Refresh::Never)
+        .collect();
+    for f in followed {
+        let here: Vec<&'static CopySpec> =
+            embedded.iter().copied().filter(|c| c.source == f.source).collect();
+        let over: Vec<&'static CopySpec> =
+            f.specs.iter().copied().filter(|c| c.refresh != Refresh::Never && overflowed).collect();
+        for (specs, only) in [(here, Some(parent)), (over, None)] {
+            let done = refresh(db, f.source, &f.id, &specs, None, only)
+                .await
+                .map_err(|e| OutlierError::Copies(Box::new(e)))?;
+            if !done.found {
+                return Err(OutlierError::Copies(Box::new(CopyError::SourceNotFound {
+                    collection: f.source,
+                    id: f.id.clone(),
+                })));
+            }
+            let refused = done.refused();
+            if !refused.is_empty() {
+                return Err(OutlierError::Copies(Box::new(CopyError::Refused {
+                    id: f.id.clone(),
+                    documents: refused,
+                })));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Pushes items onto `parent`'s outlier array: embedded while it stays within the
-/// threshold (one `update`), otherwise into overflow documents.
+/// threshold (one `update`), otherwise into overflow documents. The denormalized
+/// copies inside the items are filled from their sources first, as
+/// `relation::insert_one` fills a document's, and the refreshed ones settled after the
+/// push: a source renamed between the read and the push is not lost.
 pub async fn push<P: Serialize + ?Sized, I: Serialize>(
     db: &Database,
     collection: &str,
@@ -210,13 +344,28 @@ pub async fn push<P: Serialize + ?Sized, I: Serialize>(
     items: &[I],
 ) -> Result<Pushed, OutlierError> {
     let parent = crate::core::access::literal::literal(parent)?;
-    let docs: Vec<Bson> =
+    let mut docs: Vec<Bson> =
         items.iter().map(crate::core::access::literal::literal).collect::<Result<_, _>>()?;
+    if docs.is_empty() {
+        return Ok(Pushed::default());
+    }
+    let followed = fill_items(db, spec, &mut docs).await?;
+    let pushed = push_filled(db, collection, spec, &parent, docs).await?;
+    settle(db, collection, spec, &parent, followed, pushed.overflow > 0).await?;
+    Ok(pushed)
+}
+
+/// [`push`] of items whose copies are filled.
+async fn push_filled(
+    db: &Database,
+    collection: &str,
+    spec: &OutlierSpec,
+    parent: &Bson,
+    docs: Vec<Bson>,
+) -> Result<Pushed, OutlierError> {
+    let parent = parent.clone();
     let k = docs.len();
     let mut pushed = Pushed::default();
-    if k == 0 {
-        return Ok(pushed);
-    }
     let parents = db.collection::<Document>(collection);
     let inc_count = |n: usize| -> Document {
         match spec.count {

@@ -88,8 +88,24 @@ pub enum UpdateError {
         /// This code's version.
         current: i64,
     },
-    /// The filter or update could not be built, or the server refused it.
+    /// The filter or update could not be built, or the command failed for another
+    /// reason than the server refusing the write (the network, a timeout).
     Find(FindError),
+    /// The server refused the write: nothing was written. Document validation failed
+    /// (`code` 121: the collection's validator does not accept the document the update
+    /// would make), a duplicate key (11000), or another write error the server
+    /// answered for this statement.
+    WriteRefused {
+        /// The collection.
+        collection: &'static str,
+        /// The server's error code (121 for a validator's refusal).
+        code: i32,
+        /// The server's message.
+        message: String,
+        /// The driver's error, whole (for a validator's refusal, its `errInfo` says
+        /// which rule failed).
+        source: mongodb::error::Error,
+    },
     /// The document was updated, but refreshing what is derived from it failed
     /// (a copy's refresh: see [`crate::denormalized`]).
     AfterWrite(Box<CopyError>),
@@ -123,6 +139,9 @@ impl std::fmt::Display for UpdateError {
                 "{collection}: document {id} is at schema version {stored}, newer than this code's {current}: a newer release wrote it, and this code cannot write its shape; nothing was written (run the newer release, or see README \"Upgrades and rollbacks\")"
             ),
             Self::Find(e) => write!(f, "{e}"),
+            Self::WriteRefused { collection, code, message, .. } => {
+                write!(f, "{collection}: the server refused the write (code {code}): {message}; nothing was written")
+            }
             Self::AfterWrite(e) => write!(f, "the update was written, but what is derived from it is not in line: {e}"),
             Self::Refused(e) => write!(f, "{e}"),
         }
@@ -133,6 +152,7 @@ impl std::error::Error for UpdateError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Self::Find(e) => Some(e),
+            Self::WriteRefused { source, .. } => Some(source),
             Self::Upgrade(e) => Some(e.as_ref()),
             Self::AfterWrite(e) | Self::Refused(e) => Some(e.as_ref()),
             _ => None,
@@ -143,6 +163,25 @@ impl std::error::Error for UpdateError {
 impl From<mongodb::error::Error> for UpdateError {
     fn from(e: mongodb::error::Error) -> Self {
         Self::Find(FindError::Mongo(e))
+    }
+}
+
+impl UpdateError {
+    /// A write command's error on `collection`: [`UpdateError::WriteRefused`] when the
+    /// server refused the statement itself (a write error, or a command error that is
+    /// neither retryable nor transient: `findAndModify` reports a validator's refusal
+    /// so), [`UpdateError::Find`] otherwise.
+    pub(crate) fn of_write(collection: &'static str, e: mongodb::error::Error) -> Self {
+        use mongodb::error::{ErrorKind, WriteFailure};
+        if !crate::core::denormalized::refresh::is_refusal(&e) {
+            return Self::Find(FindError::Mongo(e));
+        }
+        let (code, message) = match e.kind.as_ref() {
+            ErrorKind::Write(WriteFailure::WriteError(w)) => (w.code, w.message.clone()),
+            ErrorKind::Command(c) => (c.code, c.message.clone()),
+            _ => return Self::Find(FindError::Mongo(e)),
+        };
+        Self::WriteRefused { collection, code, message, source: e }
     }
 }
 
@@ -442,8 +481,9 @@ impl<T: Model, S: SessionSlot> Update<T, S> {
             attempt += 1;
             let error = match self.attempt(db, upsert).await {
                 Ok(done) => return Ok(done),
-                Err(UpdateError::Find(FindError::Mongo(e)))
-                    if upsert && crate::core::transaction::is_duplicate_key(&e) =>
+                Err(refused @ UpdateError::WriteRefused { .. })
+                    if upsert
+                        && matches!(&refused, UpdateError::WriteRefused { source, .. } if crate::core::transaction::is_duplicate_key(source)) =>
                 {
                     duplicates += 1;
                     // In a transaction the error aborted it: the transaction is retried
@@ -451,7 +491,7 @@ impl<T: Model, S: SessionSlot> Update<T, S> {
                     let in_transaction =
                         self.session.session().is_some() && crate::core::transaction::in_transaction_body();
                     if duplicates >= DUPLICATE_ATTEMPTS || in_transaction {
-                        return Err(e.into());
+                        return Err(refused);
                     }
                     // A document with the key exists: one another writer inserted
                     // between this upsert's read and its insert (mongod retries that
@@ -519,9 +559,10 @@ impl<T: Model, S: SessionSlot> Update<T, S> {
                 command = command.upsert(true);
             }
             let result = match self.session.session() {
-                Some(session) => command.session(session).await?,
-                None => command.await?,
-            };
+                Some(session) => command.session(session).await,
+                None => command.await,
+            }
+            .map_err(|e| UpdateError::of_write(T::COLLECTION, e))?;
             match result.upserted_id {
                 Some(inserted) => Wrote::Inserted(inserted),
                 None if result.matched_count == 0 => return Err(self.why_not(db).await),
@@ -547,9 +588,10 @@ impl<T: Model, S: SessionSlot> Update<T, S> {
                 command = command.return_document(mongodb::options::ReturnDocument::After);
             }
             let found = match self.session.session() {
-                Some(session) => command.session(session).await?,
-                None => command.await?,
-            };
+                Some(session) => command.session(session).await,
+                None => command.await,
+            }
+            .map_err(|e| UpdateError::of_write(T::COLLECTION, e))?;
             match found {
                 Some(found) => {
                     let id = found.get("_id").cloned().unwrap_or(Bson::Null);

@@ -15,6 +15,11 @@
 //!   is left as it is and reported as a [`Refusal`] with its `_id` and the server's
 //!   reason; every other document is still written. Only the server or the network
 //!   failing stops the write.
+//! - **What is derived from a copy document** ([`write_copy`]): every document
+//!   rewritten is handed to the copy-write hooks (`core::hooks::CopyWriteHook`) by
+//!   `_id` once its write is acknowledged, so the keys pattern deletes a cached
+//!   document's keys whichever writer refreshed its copy. A collection that no hook
+//!   watches keeps its one `update_many` by reference.
 //! - **Settling** ([`refresh`]): a writer that is not in a transaction reads the
 //!   source again after writing its copies, and writes again each copy whose source
 //!   value moved meanwhile, until a read shows the values it wrote (bounded by
@@ -405,8 +410,9 @@ pub(crate) enum Batching<'a> {
 /// What [`write_copy`] did.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Written {
-    /// Documents referencing the source ([`Batching::Whole`]); with batches, or after a
-    /// refusal, the documents visited.
+    /// Documents referencing the source ([`Batching::Whole`]); with batches, after a
+    /// refusal, or for a copy in cached documents (written by `_id` so that their keys
+    /// can be deleted), the documents visited: those that differed.
     pub(crate) matched: u64,
     /// Documents modified.
     pub(crate) modified: u64,
@@ -437,6 +443,10 @@ pub(crate) enum WriteError {
     Target(mongodb::error::Error),
     /// Renewing the guard failed.
     Guard(mongodb::error::Error),
+    /// The copies were written, then keeping what is derived from the rewritten
+    /// documents in line failed (their cached keys were not deleted):
+    /// [`CopyError::Derived`].
+    Derived(CopyError),
 }
 
 /// Makes every copy document of `write` hold its value (see [`Batching`]). A document
@@ -453,7 +463,12 @@ pub(crate) async fn write_copy(
     write: &CopyWrite<'_>,
     batching: Batching<'_>,
 ) -> Result<Written, WriteError> {
+    // A collection whose documents something derives data from (cached keys) is
+    // written by `_id`, in batches: a bulk write by reference says how many documents
+    // it changed, not which, and the hooks need exactly those (see `write_batch`).
+    let watched = crate::core::hooks::copy_write_watched(write.spec.collection);
     let (size, guard) = match batching {
+        Batching::Whole if watched => (FALLBACK_BATCH, None),
         Batching::Whole => {
             let (filter, update, filters) = write.statement();
             match target.update_many(filter, update).with_options(options(&filters)).await {
@@ -534,16 +549,20 @@ async fn write_batch(
                 modified = done.modified_count,
                 "batch"
             );
-            return Ok(());
+            return after_batch(target, write, &ids).await;
         }
         Err(e) if is_refusal(&e) => {}
         Err(e) => return Err(WriteError::Target(e)),
     }
+    let mut accepted = Vec::with_capacity(ids.len());
     for id in ids {
         let mut filter = via_filter(write.spec, write.source);
         filter.insert("_id", eq(id.clone()));
         match target.update_one(filter, update.clone()).with_options(options(filters)).await {
-            Ok(done) => written.modified += done.modified_count,
+            Ok(done) => {
+                written.modified += done.modified_count;
+                accepted.push(id);
+            }
             Err(e) if is_refusal(&e) => {
                 trace::event!(DEBUG, copy = write.spec.key().as_str(), "refused");
                 written.refused.push(Refusal { copy: write.spec.key(), id, reason: server_message(&e) });
@@ -551,7 +570,25 @@ async fn write_batch(
             Err(e) => return Err(WriteError::Target(e)),
         }
     }
-    Ok(())
+    after_batch(target, write, &accepted).await
+}
+
+/// What other patterns derive from the copy documents `ids`, just rewritten, kept in
+/// line (a read-through cache's keys deleted): after the write is acknowledged, so a
+/// read that fills the cache again reads the new copy. A document of the batch left
+/// as it was (its copy had moved to another source meanwhile) loses its keys too,
+/// which costs one read, never a stale one.
+async fn after_batch(
+    target: &Collection<Document>,
+    write: &CopyWrite<'_>,
+    ids: &[Bson],
+) -> Result<(), WriteError> {
+    let collection = write.spec.collection;
+    if ids.is_empty() || !crate::core::hooks::copy_write_watched(collection) {
+        return Ok(());
+    }
+    let db = target.client().database(&target.namespace().db);
+    crate::core::hooks::after_copy_write(&db, collection, ids).await.map_err(WriteError::Derived)
 }
 
 /// What [`refresh`] did, per copy in the order given.
@@ -619,6 +656,7 @@ pub(crate) async fn refresh(
             let done = match write_copy(&target, &write, Batching::Whole).await {
                 Ok(done) => done,
                 Err(WriteError::Target(e) | WriteError::Guard(e)) => return Err(failed(spec, e)),
+                Err(WriteError::Derived(e)) => return Err(e),
             };
             let slot = &mut out.copies[i].1;
             if rounds == 1 {

@@ -337,6 +337,7 @@ async fn reconcile_chunk(
             Err(WriteError::Target(error) | WriteError::Guard(error)) => {
                 return Err(CopyError::Refresh { copy: spec.key(), id, error })
             }
+            Err(WriteError::Derived(error)) => return Err(error),
         }
     }
     enqueue_many(db, &reported).await.map_err(|error| CopyError::Queue { operation: "enqueue", error })?;

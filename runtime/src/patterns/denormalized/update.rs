@@ -241,15 +241,21 @@ impl<'a> SourceWrite<'a> {
     /// sync copy by the one statement that writes it
     /// ([`CopyWrite::statement`]); the async copies' jobs are enqueued after the commit
     /// (see `transaction`).
+    ///
+    /// Also returns, per copy in documents whose derived data a hook keeps (cached
+    /// keys), the `_id`s of the copy documents the transaction rewrites: read in it, so
+    /// they are exactly those its `update_many` writes (a document that comes to
+    /// reference the source meanwhile conflicts with the transaction instead).
     async fn write(
         &self,
         session: &mut ClientSession,
-    ) -> Result<SourceUpdate, (Stage, mongodb::error::Error)> {
+    ) -> Result<(SourceUpdate, Vec<(&'static CopySpec, Vec<Bson>)>), (Stage, mongodb::error::Error)> {
         let (matched, modified, after) =
             self.write_source(Some(&mut *session)).await.map_err(|e| (Stage::Source, e))?;
         let mut report = SourceUpdate { matched, modified, transaction: true, copies: Vec::new() };
+        let mut rewritten = Vec::new();
         if matched == 0 {
-            return Ok(report);
+            return Ok((report, rewritten));
         }
         for &spec in &self.touched {
             let action = match spec.refresh {
@@ -259,6 +265,12 @@ impl<'a> SourceWrite<'a> {
                     let write = CopyWrite { spec, source: &self.id, value: value.as_ref(), only: None };
                     let (filter, update, filters) = write.statement();
                     let target = self.db.collection::<Document>(spec.collection);
+                    if crate::core::hooks::copy_write_watched(spec.collection) {
+                        let ids = ids_in(&target, filter.clone(), session)
+                            .await
+                            .map_err(|e| (Stage::Copy(spec), e))?;
+                        rewritten.push((spec, ids));
+                    }
                     let done = target
                         .update_many(filter, update)
                         .with_options(options(&filters))
@@ -271,7 +283,7 @@ impl<'a> SourceWrite<'a> {
             };
             report.copies.push(CopyUpdate { copy: spec, action });
         }
-        Ok(report)
+        Ok((report, rewritten))
     }
 
     /// Without a transaction: the source, then the copies by the path every writer
@@ -305,8 +317,8 @@ impl<'a> SourceWrite<'a> {
                 Err(e) if no_transactions(&e) => return Ok(None),
                 Err(e) => return Err(self.error(Stage::Source, e, false)),
             }
-            let report = match self.write(&mut session).await {
-                Ok(report) => report,
+            let (report, rewritten) = match self.write(&mut session).await {
+                Ok(written) => written,
                 Err((stage, e)) => {
                     // The server aborts it anyway when this fails; the error that
                     // matters is the one that made us abort.
@@ -325,7 +337,10 @@ impl<'a> SourceWrite<'a> {
             loop {
                 commits += 1;
                 match session.commit_transaction().await {
-                    Ok(()) => return self.enqueue_after_commit(report).await.map(Some),
+                    Ok(()) => {
+                        self.after_commit(&rewritten).await?;
+                        return self.enqueue_after_commit(report).await.map(Some);
+                    }
                     Err(e)
                         if e.contains_label(UNKNOWN_TRANSACTION_COMMIT_RESULT)
                             && commits < COMMIT_ATTEMPTS => {}
@@ -341,6 +356,17 @@ impl<'a> SourceWrite<'a> {
         }
     }
 
+    /// What is derived from the copy documents a committed transaction rewrote (their
+    /// cached keys), kept in line now that the new copies are visible.
+    async fn after_commit(&self, rewritten: &[(&'static CopySpec, Vec<Bson>)]) -> Result<(), CopyError> {
+        for (spec, ids) in rewritten {
+            for chunk in ids.chunks(1000) {
+                crate::core::hooks::after_copy_write(self.db, spec.collection, chunk).await?;
+            }
+        }
+        Ok(())
+    }
+
     /// The async copies' jobs of a committed transaction. They are not part of it: a
     /// worker renewing its lease on the same job would make the transaction conflict
     /// and start over, for as long as the worker runs. Enqueued after the commit, a job
@@ -351,4 +377,18 @@ impl<'a> SourceWrite<'a> {
         }
         Ok(report)
     }
+}
+
+/// The `_id`s of the documents `filter` matches, read in `session`.
+async fn ids_in(
+    target: &mongodb::Collection<Document>,
+    filter: Document,
+    session: &mut ClientSession,
+) -> mongodb::error::Result<Vec<Bson>> {
+    let mut cursor = target.find(filter).projection(doc! { "_id": 1 }).session(&mut *session).await?;
+    let mut ids = Vec::new();
+    while let Some(document) = cursor.next(&mut *session).await.transpose()? {
+        ids.push(document.get("_id").cloned().unwrap_or(Bson::Null));
+    }
+    Ok(ids)
 }

@@ -306,6 +306,11 @@ impl Worker {
             Err(WriteError::Guard(error)) => {
                 return Err(CopyError::Queue { operation: "renew lease", error })
             }
+            // The copies are written; their documents' cached keys were not deleted.
+            // The job's failure, recorded on it, says so.
+            Err(WriteError::Derived(error)) => {
+                return self.fail(queue, &key, Some((spec, &id)), error, report).await
+            }
             Err(WriteError::Target(e)) if is_fatal(&e) => return Err(refresh_error(e)),
             Err(WriteError::Target(e)) => {
                 return self.fail(queue, &key, Some((spec, &id)), refresh_error(e), report).await

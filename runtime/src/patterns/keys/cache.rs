@@ -49,7 +49,7 @@ use serde::Serialize;
 
 use crate::core::access::{Find, FindError, Projection, Update, UpdateError, Updated};
 use crate::core::denormalized::CopyError;
-use crate::core::hooks::{Derived, SourceWriteGuard, SourceWriteHook};
+use crate::core::hooks::{CopyWriteHook, Derived, SourceWriteGuard, SourceWriteHook};
 use crate::core::model::Model;
 use crate::core::trace::event;
 use crate::patterns::keys::{
@@ -300,7 +300,9 @@ fn installed(db: &Database) -> Option<Arc<dyn Deleter>> {
 /// Makes every docshape writer of a cached model in `db` delete the written
 /// document's cached keys through `conn`: the versioned `save`, `update_one`, `modify`
 /// and backfill, `denormalized::update_one`, and the write rows (whose `run` then needs no
-/// connection of its own: [`CachedUpdate::uncached`] is enough).
+/// connection of its own: [`CachedUpdate::uncached`] is enough); and every writer of
+/// denormalized copies (the worker, the watcher, `reconcile`, `repair`), for the
+/// documents whose copies it rewrites.
 ///
 /// Call it once at start-up, beside opening the database. It applies to every
 /// `Database` handle with this name in the process, replaces a connection installed
@@ -328,6 +330,74 @@ pub fn stop_invalidating(db: &Database) -> bool {
 
 inventory::submit! { SourceWriteHook { kind: Derived::Cache, after_write: after_write_hook } }
 inventory::submit! { SourceWriteGuard { kind: Derived::Cache, check: before_write_guard } }
+// The copy writers (the worker, the watcher's reconcile, `reconcile`, `repair`, the
+// sources' writers) rewrite other documents than the one written: a cached one's keys
+// go too.
+inventory::submit! { CopyWriteHook { interested: is_cached, after_write: after_copy_write_hook } }
+
+/// Whether any family caches the documents of `collection`.
+fn is_cached(collection: &'static str) -> bool {
+    inventory::iter::<CachedModel>.into_iter().any(|m| m.collection == collection && !m.families.is_empty())
+}
+
+fn after_copy_write_hook<'a>(
+    db: &'a Database,
+    collection: &'static str,
+    ids: &'a [Bson],
+) -> BoxFuture<'a, Result<(), CopyError>> {
+    Box::pin(invalidate_copies(db, collection, ids))
+}
+
+/// Deletes, in one `DEL`, the cached keys of the documents `ids` of `collection`,
+/// whose copies a copy writer just rewrote. With no connection installed, the keys
+/// are left (a copy writer has no connection of its own and its write is not
+/// refused: the copies it writes are owed to a source write made earlier): logged as
+/// [`invalidate`] does.
+async fn invalidate_copies(db: &Database, collection: &'static str, ids: &[Bson]) -> Result<(), CopyError> {
+    let mut keys = Vec::new();
+    for id in ids {
+        let failed = |error: KeyError| CopyError::Derived {
+            collection,
+            id: id.clone(),
+            what: "cached keys",
+            error: Arc::new(error),
+        };
+        for model in inventory::iter::<CachedModel>.into_iter().filter(|m| m.collection == collection) {
+            for family in model.families {
+                keys.extend((family.keys)(id).map_err(failed)?);
+            }
+        }
+    }
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let Some(deleter) = installed(db) else {
+        let accepted = invalidated_families(collection).next().is_none();
+        if accepted {
+            event!(
+                DEBUG,
+                collection,
+                keys = keys.len(),
+                "cached keys left until their TTL (staleness = \"ttl\")"
+            );
+        } else {
+            event!(
+                WARN,
+                collection,
+                keys = keys.len(),
+                "cache not invalidated after a copy write: no connection installed (keys::invalidate_on_write)"
+            );
+        }
+        return Ok(());
+    };
+    // A cluster connection splits a `DEL` of keys in several slots by node.
+    deleter.delete(keys).await.map_err(|error| CopyError::Derived {
+        collection,
+        id: ids.first().cloned().unwrap_or(Bson::Null),
+        what: "cached keys",
+        error: Arc::new(error),
+    })
+}
 
 /// The families caching `source` whose keys must be deleted after a write.
 fn invalidated_families(source: &'static str) -> impl Iterator<Item = &'static KeySpec> {
