@@ -457,9 +457,12 @@ fn plan_timeseries(current: &Document, model: &Document, report: &mut SyncReport
         })
     };
     let (server_span, model_span) = (span(server_ts), span(&model_ts));
-    let same_buckets = field(server_ts, "granularity") == field(&model_ts, "granularity")
-        && server_ts.get("bucketMaxSpanSeconds").and_then(number)
-            == model_ts.get("bucketMaxSpanSeconds").and_then(number);
+    // mongod reports the span a granularity implies (`granularity: "minutes",
+    // bucketMaxSpanSeconds: 86400`), so spans are compared as they take effect, and a
+    // granularity only where the model states one.
+    let same_buckets = server_span == model_span
+        && (!model_ts.contains_key("granularity")
+            || field(server_ts, "granularity") == field(&model_ts, "granularity"));
     if !fixed || model_span < server_span {
         report.notes.push(SyncNote::TimeSeriesDiffers { server: Some(server), model: model.clone() });
         return;
@@ -830,6 +833,57 @@ mod tests {
         assert!(!same_bson(&a, &c));
         let d = Bson::Document(doc! { "a": 1_i32 });
         assert!(!same_bson(&a, &d));
+    }
+
+    fn ts_report() -> SyncReport {
+        SyncReport { collection: "r".into(), changes: Vec::new(), notes: Vec::new() }
+    }
+
+    #[test]
+    fn time_series_options_compare_as_mongod_reports_them() {
+        let model = doc! {
+            "timeseries": { "timeField": "t", "metaField": "m", "granularity": "minutes" },
+            "expireAfterSeconds": 2_592_000_i64,
+        };
+        // mongod adds the span a granularity implies, and reports the expiry as a long.
+        let server = doc! {
+            "timeseries": { "timeField": "t", "metaField": "m", "granularity": "minutes", "bucketMaxSpanSeconds": 86_400 },
+            "expireAfterSeconds": 2_592_000_i64,
+        };
+        let mut report = ts_report();
+        plan_timeseries(&server, &model, &mut report);
+        assert!(report.changes.is_empty() && report.notes.is_empty(), "{report}");
+        // Coarser in the model: one collMod.
+        let finer = doc! { "timeseries": { "timeField": "t", "metaField": "m", "granularity": "seconds", "bucketMaxSpanSeconds": 3_600 } };
+        let mut report = ts_report();
+        plan_timeseries(&finer, &model, &mut report);
+        assert!(matches!(report.changes[..], [SyncChange::TimeSeriesChanged { .. }]), "{report}");
+        // Finer in the model, or another meta field: refused.
+        let coarser = doc! { "timeseries": { "timeField": "t", "metaField": "m", "granularity": "hours" }, "expireAfterSeconds": 2_592_000_i64 };
+        let mut report = ts_report();
+        plan_timeseries(&coarser, &model, &mut report);
+        assert!(
+            matches!(report.notes[..], [SyncNote::TimeSeriesDiffers { server: Some(_), .. }]),
+            "{report}"
+        );
+        let other_meta =
+            doc! { "timeseries": { "timeField": "t", "metaField": "device", "granularity": "minutes" } };
+        let mut report = ts_report();
+        plan_timeseries(&other_meta, &model, &mut report);
+        assert!(matches!(report.notes[..], [SyncNote::TimeSeriesDiffers { .. }]), "{report}");
+        // Defaults: no granularity in the model is mongod's `seconds` and an hour's span.
+        let plain = doc! { "timeseries": { "timeField": "t" } };
+        let server = doc! { "timeseries": { "timeField": "t", "granularity": "seconds", "bucketMaxSpanSeconds": 3_600 } };
+        let mut report = ts_report();
+        plan_timeseries(&server, &plain, &mut report);
+        assert!(report.changes.is_empty() && report.notes.is_empty(), "{report}");
+        // A server index on the meta field and the time is the collection's own,
+        // whatever its name and direction.
+        let keys = doc! { "m": 1, "t": 1 };
+        assert!(is_timeseries_index(Some(&keys), &doc! { "key": { "m": 1, "t": -1 }, "name": "x" }));
+        assert!(!is_timeseries_index(Some(&keys), &doc! { "key": { "t": 1, "m": 1 }, "name": "x" }));
+        assert!(!is_timeseries_index(Some(&keys), &doc! { "key": { "m": 1 }, "name": "x" }));
+        assert!(!is_timeseries_index(None, &doc! { "key": { "m": 1, "t": 1 }, "name": "x" }));
     }
 
     #[test]
