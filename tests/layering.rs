@@ -393,6 +393,7 @@ fn runtime() -> Crate {
         ("denormalized", Pattern("denormalized")),
         ("copies", Pattern("denormalized")),
         ("keys", Pattern("keys")),
+        ("timeseries", Pattern("timeseries")),
         // Test support, outside the layers (feature `testkit`).
         ("testkit", Free),
         ("__private", Free),
@@ -420,6 +421,7 @@ fn derive() -> Crate {
         ("relation", Pattern("relation")),
         ("denormalized", Pattern("denormalized")),
         ("keys", Pattern("keys")),
+        ("timeseries", Pattern("timeseries")),
         ("tests", Free),
     ]);
     Crate { src: workspace().join("derive/src"), layers }

@@ -117,7 +117,7 @@ pub(crate) struct ModelReceiver {
     pub allow: Option<crate::attr::index_keys::Allow>,
     pub version: Option<syn::LitInt>,
     pub migrate: Option<crate::attr::migrate::Migrate>,
-    pub timeseries: Option<SpannedValue<crate::timeseries::TimeSeriesOpts>>,
+    pub timeseries: Option<SpannedValue<crate::attr::timeseries::TimeSeriesOpts>>,
 }
 
 /// `#[derive(Embedded)]`'s input.
@@ -273,7 +273,7 @@ pub(crate) struct ModelAttrs {
     pub allow: Option<crate::attr::index_keys::Allow>,
     pub version: Option<syn::LitInt>,
     pub migrate: Option<crate::attr::migrate::Migrate>,
-    pub timeseries: Option<SpannedValue<crate::timeseries::TimeSeriesOpts>>,
+    pub timeseries: Option<SpannedValue<crate::attr::timeseries::TimeSeriesOpts>>,
 }
 
 /// What every pattern reads: the type as stored and the derive's own options.

@@ -5,29 +5,18 @@
 //! by, and the design-decision row that says why not a `#[bucket]`.
 
 use darling::error::Accumulator;
-use darling::{Error, FromMeta};
+use darling::Error;
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
-use syn::LitStr;
 
 use crate::ast::{Context, Field};
 use crate::common::duration::parse_duration;
 use crate::common::expansion::Expansion;
-use crate::common::fields::{field, Name};
+use crate::common::fields::field;
 use crate::common::message::{did_you_mean, rule};
 use crate::common::respan::respan;
 use crate::common::types::{classify, Kind};
 use crate::index::{IndexDef, Key, KeyKind};
-
-/// `timeseries(...)` as written.
-#[derive(FromMeta, Clone)]
-pub(crate) struct TimeSeriesOpts {
-    time: Name,
-    meta: Option<Name>,
-    granularity: Option<LitStr>,
-    bucket_span: Option<LitStr>,
-    expire_after: Option<LitStr>,
-}
 
 /// The granularities the server takes, coarsest last.
 const GRANULARITIES: &[&str] = &["seconds", "minutes", "hours"];

@@ -1,12 +1,13 @@
 //! Attribute parsing: serde's attributes as serde reads them, and the parts of
 //! docshape's own that more than one module reads (index key lists, `#[validate]`
-//! values, `migrate(...)` steps, `#[reference(...)]`).
+//! values, `migrate(...)` steps, `#[reference(...)]`, `timeseries(...)`).
 
 pub(crate) mod case;
 pub(crate) mod index_keys;
 pub(crate) mod migrate;
 pub(crate) mod reference;
 pub(crate) mod serde;
+pub(crate) mod timeseries;
 pub(crate) mod validate;
 
 use darling::FromMeta;
