@@ -203,6 +203,21 @@ pub(crate) fn check(
             ))).with_span(&i.span));
         }
     }
+    // Copies are refreshed and outliers pushed by updates that match on `_id` or on
+    // the reference, which the server refuses outside the meta field; and readings go
+    // in through `insert_many`, which fills no copy.
+    for f in crate::common::paths::stored_fields(&cx.container) {
+        for a in &f.recv.attrs {
+            let what = if a.path().is_ident("denormalized") {
+                "a denormalized copy is refreshed by updates matched on its reference, which the server refuses on a time-series collection (updates match the meta field only); store the value itself in each reading, or keep the series' details in a model of their own, referenced from `meta`"
+            } else if a.path().is_ident("outlier") {
+                "an outlier array is pushed to by updates matched on `_id`, which the server refuses on a time-series collection; store one reading per document instead of an array"
+            } else {
+                continue;
+            };
+            errors.push(Error::custom(rule("timeseries_update", what.to_owned())).with_span(&a.path()));
+        }
+    }
     let meta_hint = match d.meta_name() {
         Some(meta) => format!("the meta field `{meta}`"),
         None => "the meta field (this model declares no `meta`)".to_owned(),

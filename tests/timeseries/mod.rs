@@ -8,7 +8,8 @@ use docshape::bson::{doc, DateTime, Document};
 use docshape::check::Drift;
 use docshape::sync::{SyncChange, SyncNote};
 use docshape::timeseries::TimeSeriesError;
-use docshape::{testkit, Model, SyncOptions};
+use docshape::{testkit, Embedded, Model, SyncOptions};
+use serde::{Deserialize, Serialize};
 use docshape_examples::timeseries::SensorReading;
 use mongodb::Database;
 
@@ -203,4 +204,51 @@ async fn options_drift_is_reported_and_what_can_change_is_synced() {
     let e = docshape::sync::<SensorReading>(&db).await.unwrap_err();
     assert!(matches!(e, docshape::Error::TimeSeriesDiffers { .. }), "{e}");
     assert!(index_keys(&db, "sensor_readings").await.iter().all(|(_, k)| !k.contains_key("sensor_id")));
+}
+
+/// The series' key as a sub-document: a device and its site.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Embedded)]
+pub struct Source {
+    #[validate(max_length = 32)]
+    pub device: String,
+    #[validate(max_length = 32)]
+    pub site: String,
+}
+
+/// Readings whose meta field is an embedded struct.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(collection = "site_readings", timeseries(time = at, meta = source, bucket_span = "1h"))]
+#[access(name = "of_source", filter(source), range(at), sort(at), freq = "1 r/s")]
+pub struct SiteReading {
+    pub source: Source,
+    pub at: DateTime,
+    pub kwh: f64,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_embedded_meta_is_the_series_key() {
+    let db = testkit::database("ts_embedded_meta").await.unwrap();
+    let report = docshape::sync::<SiteReading>(&db).await.unwrap();
+    let Some(SyncChange::CreatedTimeSeries { options }) = report.changes.first() else { panic!("{report}") };
+    let ts = options.get_document("timeseries").unwrap();
+    assert_eq!(ts.get_str("metaField").unwrap(), "source");
+    assert_eq!(ts.get_i64("bucketMaxSpanSeconds").unwrap(), 3600);
+    assert_eq!(ts.get_i64("bucketRoundingSeconds").unwrap(), 3600);
+    assert!(!ts.contains_key("granularity"));
+    let keys = index_keys(&db, "site_readings").await;
+    assert!(keys.iter().any(|(_, k)| k == &doc! { "source": 1, "at": 1 }), "{keys:?}");
+    let a = Source { device: "meter-1".into(), site: "north".into() };
+    let b = Source { device: "meter-1".into(), site: "south".into() };
+    let readings: Vec<SiteReading> = (0..10)
+        .flat_map(|i| {
+            let at = DateTime::from_millis(DAY_START + i * 60_000);
+            [SiteReading { source: a.clone(), at, kwh: i as f64 }, SiteReading { source: b.clone(), at, kwh: 0.5 }]
+        })
+        .collect();
+    assert_eq!(docshape::timeseries::insert_many(&db, &readings).await.unwrap().count, 20);
+    let north = SiteReading::of_source(a.clone(), ..).all(&db).await.unwrap();
+    assert_eq!(north.len(), 10);
+    assert!(north.iter().all(|r| r.source == a));
+    assert_eq!(north.iter().map(|r| r.kwh).sum::<f64>(), 45.0);
+    assert!(docshape::sync::<SiteReading>(&db).await.unwrap().is_unchanged());
 }
