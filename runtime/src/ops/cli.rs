@@ -325,12 +325,19 @@ impl From<Commands> for Command {
                 allow_older_schema,
             } => Command::Sync(
                 connection,
-                SyncOptions { drop_extra_indexes, rebuild_changed_indexes, allow_older_schema },
+                SyncOptions::default()
+                    .drop_extra_indexes(drop_extra_indexes)
+                    .rebuild_changed_indexes(rebuild_changed_indexes)
+                    .allow_older_schema(allow_older_schema),
                 dry_run,
             ),
             Commands::Infer { connection, collection, sample, out, workload } => Command::Infer(
                 connection,
-                crate::ops::infer::InferOptions { sample, collections: collection, workload, progress: true },
+                crate::ops::infer::InferOptions::default()
+                    .sample(sample)
+                    .collections(collection)
+                    .workload(workload)
+                    .progress(true),
                 out,
             ),
         }
@@ -420,9 +427,8 @@ fn execute(command: Command) -> Result<bool> {
             }
             let mut clean = reports.iter().all(|r| r.is_clean());
             if let Some(since) = workload {
-                let options = crate::ops::check::WorkloadOptions {
-                    since: since.map(|s| s.start(bson::DateTime::now())),
-                };
+                let options = crate::ops::check::WorkloadOptions::default()
+                    .since(since.map(|s| s.start(bson::DateTime::now())));
                 for report in crate::ops::check::check_workload_all(&db, &options).await? {
                     print!("{report}");
                     clean &= report.is_clean();
@@ -835,7 +841,7 @@ mod tests {
             parse(args("sync --db x --dry-run --drop-extra-indexes")),
             Ok(Command::Sync(
                 Connection { uri: None, db: Some("x".into()), timeout: None },
-                SyncOptions { drop_extra_indexes: true, ..SyncOptions::default() },
+                SyncOptions::default().drop_extra_indexes(true),
                 true
             ))
         );
@@ -843,7 +849,7 @@ mod tests {
             parse(args("sync --allow-older-schema")),
             Ok(Command::Sync(
                 Connection { uri: None, db: None, timeout: None },
-                SyncOptions { allow_older_schema: true, ..SyncOptions::default() },
+                SyncOptions::default().allow_older_schema(true),
                 false
             ))
         );
@@ -876,12 +882,11 @@ mod tests {
             parse(args("infer --db shop --collection users --collection orders --sample 50 --out models")),
             Ok(Command::Infer(
                 Connection { uri: None, db: Some("shop".into()), timeout: None },
-                crate::ops::infer::InferOptions {
-                    sample: 50,
-                    collections: vec!["users".into(), "orders".into()],
-                    workload: false,
-                    progress: true,
-                },
+                crate::ops::infer::InferOptions::default()
+                    .sample(50)
+                    .collections(["users", "orders"])
+                    .workload(false)
+                    .progress(true),
                 PathBuf::from("models")
             ))
         );
@@ -889,7 +894,7 @@ mod tests {
             parse(args("infer --workload")),
             Ok(Command::Infer(
                 Connection::default(),
-                crate::ops::infer::InferOptions { workload: true, progress: true, ..Default::default() },
+                crate::ops::infer::InferOptions::default().workload(true).progress(true),
                 PathBuf::from("inferred")
             ))
         );
