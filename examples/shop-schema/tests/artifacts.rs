@@ -449,8 +449,22 @@ fn a_fifo_where_an_artifact_is_expected_is_refused_within_seconds() {
     let made = Command::new("mkfifo").arg(&fifo).status().expect("run mkfifo");
     assert!(made.success());
     for command in ["verify", "export"] {
+        // Killed after 10 s, so that a command that blocks fails the test instead of
+        // hanging it.
         let started = std::time::Instant::now();
-        let out = shopctl(&[command, dir.to_str().unwrap()]);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_shopctl"))
+            .args([command, dir.to_str().unwrap()])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run shopctl");
+        while child.try_wait().unwrap().is_none() && started.elapsed() < std::time::Duration::from_secs(10) {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        if child.try_wait().unwrap().is_none() {
+            child.kill().unwrap();
+        }
+        let out = child.wait_with_output().unwrap();
         assert!(started.elapsed() < std::time::Duration::from_secs(10), "{command}: {:?}", started.elapsed());
         assert_eq!(out.status.code(), Some(2), "{command}");
         let err = String::from_utf8_lossy(&out.stderr);
