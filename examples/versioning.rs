@@ -74,8 +74,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     println!("== 4. backfill the rest");
-    let report =
-        versioning::backfill::<User>(&db, BackfillOptions { batch_size: 250, ..Default::default() }).await?;
+    let report = versioning::backfill::<User>(&db, BackfillOptions::default().batch_size(250)).await?;
     println!(
         "   upgraded {}, raced {}, failed {}; counts now {}",
         report.progress.upgraded, report.progress.raced, report.progress.failed, report.counts

@@ -331,7 +331,7 @@ async fn a_backfill_is_a_span_with_its_progress_as_events() {
         users.insert_one(doc! { "_id": i, "name": format!("User {i}") }).await.unwrap();
     }
     let (seen, _guard) = collect();
-    let options = BackfillOptions { progress: Progress::Silent, batch_size: 2, ..Default::default() };
+    let options = BackfillOptions::default().progress(Progress::Silent).batch_size(2);
     let report = versioning::backfill::<User>(&db, options).await.unwrap();
     assert_eq!(report.progress.upgraded, 5);
     let span = one(seen.spans("backfill"), "backfill span");
@@ -364,7 +364,7 @@ async fn a_backfill_is_a_span_with_its_progress_as_events() {
     .await
     .unwrap()
     .database("tracing_backfill");
-    let options = BackfillOptions { progress: Progress::Silent, ..Default::default() };
+    let options = BackfillOptions::default().progress(Progress::Silent);
     let err = versioning::backfill::<User>(&unreachable, options).await.unwrap_err();
     let failed = one(seen.events("failed"), "failed event");
     assert_eq!(failed.parent.as_deref(), Some("backfill"));

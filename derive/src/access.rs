@@ -34,12 +34,23 @@ pub(crate) struct Parsed {
     shard: TokenStream,
     /// The compile-time checks of the patterns' nested paths, set by [`check`].
     nested: TokenStream,
+    /// The rule `old_version_field`'s compile-time checks, set by [`check`]: emitted
+    /// even beside other errors (see [`expand`]).
+    old_versions: TokenStream,
 }
 
 /// Reads every `#[access]` on the struct.
 pub(crate) fn parse(cx: &Context, errors: &mut Accumulator) -> Parsed {
-    let patterns = if cx.is_model() { read(&cx.container.attrs, errors) } else { Vec::new() };
-    Parsed { patterns, shard: TokenStream::new(), nested: TokenStream::new() }
+    let mut patterns = if cx.is_model() { read(&cx.container.attrs, errors) } else { Vec::new() };
+    for a in &mut patterns {
+        a.owner = Some(cx.container.ident.clone());
+    }
+    Parsed {
+        patterns,
+        shard: TokenStream::new(),
+        nested: TokenStream::new(),
+        old_versions: TokenStream::new(),
+    }
 }
 
 /// Reads the shard key, then serves every pattern by an index or explains why not.
@@ -70,12 +81,8 @@ pub(crate) fn check(
             .into_iter()
             .find(|f| f.recv.attrs.iter().any(|a| a.path().is_ident("schema_version")))
             .and_then(|f| f.name.clone());
-        parsed.nested.extend(versions::checks(
-            c,
-            &parsed.patterns,
-            m.migrate.as_ref(),
-            version_field.as_deref(),
-        ));
+        parsed.old_versions =
+            versions::checks(c, &parsed.patterns, m.migrate.as_ref(), version_field.as_deref());
     }
     for a in &mut parsed.patterns {
         a.reads = freq::docs_per_call(a, &index.indexes);
@@ -119,6 +126,15 @@ pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> (Expansion, TokenStream) 
     let polymorphic = cx.polymorphic.as_ref().map(|_| {
         quote!(const POLYMORPHIC_ROWS: &'static [(&'static str, &'static str, &'static str)] = &[#(#rows),*];)
     });
+    // The rule `old_version_field` rests only on rows that parsed and on the older
+    // shapes as written, never on a value another error left neutral: its checks go
+    // beside the views, which are emitted whatever the errors, so that they arrive in
+    // the same build as the derive's own errors (a `mutable_sort` on another row, say)
+    // instead of once those are fixed.
+    let mut outer = outer;
+    if !parsed.old_versions.is_empty() {
+        outer.extend(crate::common::dummy::dummy(parsed.old_versions.clone()));
+    }
     (Expansion { model: quote!(#patterns #shard #polymorphic), items, ..Expansion::default() }, outer)
 }
 
@@ -136,7 +152,9 @@ struct AccessOpts {
     fields: Option<KeyList>,
     freq: Option<LitStr>,
     consistency: Option<LitStr>,
-    allow: Option<Allow>,
+    /// Several `allow(...)` are one waiver, each rule with its own reason.
+    #[darling(multiple)]
+    allow: Vec<Allow>,
     paginate: crate::attr::Flag,
     update: Option<darling::util::SpannedValue<write::UpdateOpts>>,
     upsert: Option<darling::util::SpannedValue<write::UpsertOpts>>,
@@ -188,6 +206,9 @@ pub(crate) struct Access {
     pub upsert: Option<write::UpsertRow>,
     /// `view(...)`: the view type's name and derives.
     pub view: ViewOpts,
+    /// The model the row belongs to, set by [`parse`]: its view struct is named after
+    /// both (see `find::view_struct_ident`).
+    pub owner: Option<syn::Ident>,
     /// `cache = Family`: the string key family the row reads through.
     pub cache: Option<syn::Path>,
     /// `variant = Click`: on a polymorphic model, the variant the row reads.
@@ -408,6 +429,7 @@ fn read(attrs: &[Attribute], errors: &mut Accumulator) -> Vec<Access> {
             update,
             upsert,
             view: opts.view.unwrap_or_default(),
+            owner: None,
             operation: opts.operation.as_ref().map_or_else(|| name.clone(), LitStr::value),
             name,
             span,
@@ -421,7 +443,7 @@ fn read(attrs: &[Attribute], errors: &mut Accumulator) -> Vec<Access> {
             guarantee: consistency::parse(opts.consistency.as_ref(), errors),
             rate: freq::parse(opts.freq.as_ref(), errors),
             reads: freq::Reads::default(),
-            allow: opts.allow.unwrap_or_default(),
+            allow: Allow::merged(opts.allow),
             index: None,
             paginate,
             foreign: Vec::new(),
@@ -902,8 +924,8 @@ fn patterns_const(patterns: &[Access], cx: &Context) -> TokenStream {
             Some(i) => quote!(::core::option::Option::Some(#i)),
             None => quote!(::core::option::Option::None),
         };
-        let reason = &a.allow.reason;
-        let waivers = a.allow.rules.iter().map(|(r, _)| quote!((#r, #reason)));
+        let waivers =
+            a.allow.rules.iter().zip(&a.allow.reasons).map(|((r, _), reason)| quote!((#r, #reason)));
         let paginate = a.paginate.is_some();
         let kind = match (&a.update, &a.upsert) {
             (None, _) => quote!(__ds::RowKind::Read),

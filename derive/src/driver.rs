@@ -13,7 +13,9 @@
 //! mistake leaves a neutral value in its place (no consistency, no rate, no serving
 //! index, no method for a row whose name cannot be one), and the expansion leaves out
 //! its compile-time checks ([`fallback::without_checks`]), which could rest on such a
-//! value. A type whose attributes darling refuses (an unknown key in `#[validate]`)
+//! value. The checks that rest only on what parsed (the rule `old_version_field`, a
+//! row against an older version's type) are emitted beside the views instead, so their
+//! errors arrive in the same build as the others, not once those are fixed. A type whose attributes darling refuses (an unknown key in `#[validate]`)
 //! is read again without the refused items ([`fallback::without_refused_items`]),
 //! and expands beside the refusal. Only a type whose shape cannot be read at all
 //! gets the stub impls of [`fallback::expand`].

@@ -180,7 +180,9 @@ struct IndexOpts {
     case_insensitive: Flag,
     locale: Option<LitStr>,
     partial_filter: Option<LitStr>,
-    allow: Option<Allow>,
+    /// Several `allow(...)` are one waiver, each rule with its own reason.
+    #[darling(multiple)]
+    allow: Vec<Allow>,
 }
 
 /// A checked index.
@@ -348,7 +350,7 @@ fn finish(keys: Vec<Key>, opts: &IndexOpts, span: Span, errors: &mut Accumulator
         ttl,
         locale,
         partial,
-        allow: opts.allow.clone().unwrap_or_default(),
+        allow: Allow::merged(opts.allow.clone()),
         span,
         variant: None,
     })

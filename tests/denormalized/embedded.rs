@@ -412,7 +412,7 @@ async fn a_sync_copy_inside_an_array_follows_in_the_renames_call() {
     let names = |d: &Digest| d.mentions.iter().map(|m| m.member_name.clone()).collect::<Vec<_>>();
     assert_eq!(names(&digest), ["Ann", "Bob", "Ann"]);
     for (round, atomicity) in [Atomicity::Auto, Atomicity::Sequential].into_iter().enumerate() {
-        let options = UpdateOptions { atomicity };
+        let options = UpdateOptions::default().atomicity(atomicity);
         let name = format!("Ann {round}");
         let done =
             denormalized::update_one_with::<Member>(&db, "ann", rename(&name), &options).await.unwrap();

@@ -188,7 +188,7 @@ async fn a_refused_copy_document_does_not_stop_update_one() {
     let db = setup_bands("refresh_refused_update").await;
     band_with_copies(&db, "b1", "old", 0, 6).await;
     block_one(&db, "gigs", 3).await;
-    let sequential = UpdateOptions { atomicity: Atomicity::Sequential };
+    let sequential = UpdateOptions::default().atomicity(Atomicity::Sequential);
     let err =
         denormalized::update_one_with::<Band>(&db, "b1", doc! { "$set": { "name": "new" } }, &sequential)
             .await

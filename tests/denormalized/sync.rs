@@ -10,7 +10,7 @@ use mongodb::Database;
 use super::*;
 
 fn sequential() -> UpdateOptions {
-    UpdateOptions { atomicity: Atomicity::Sequential }
+    UpdateOptions::default().atomicity(Atomicity::Sequential)
 }
 
 async fn insert_comments(db: &Database, author: &str, name: &str, ids: std::ops::Range<i64>) {
@@ -93,7 +93,7 @@ async fn a_nested_source_field_is_copied_and_a_removed_one_unsets_the_copy() {
             &db,
             "u1",
             doc! { "$unset": { "profile": "" } },
-            &UpdateOptions { atomicity },
+            &UpdateOptions::default().atomicity(atomicity),
         )
         .await
         .unwrap();
@@ -130,7 +130,7 @@ async fn a_snapshot_keeps_the_name_it_was_written_with() {
             &db,
             "u1",
             rename("Ada Lovelace"),
-            &UpdateOptions { atomicity },
+            &UpdateOptions::default().atomicity(atomicity),
         )
         .await
         .unwrap();
@@ -179,7 +179,7 @@ async fn a_failed_copy_is_named_and_a_transaction_leaves_nothing_while_sequentia
         &db,
         "u1",
         rename(long),
-        &UpdateOptions { atomicity: Atomicity::Transaction },
+        &UpdateOptions::default().atomicity(Atomicity::Transaction),
     )
     .await
     .unwrap_err();
@@ -242,7 +242,7 @@ async fn concurrent_renames_leave_the_sync_copies_at_the_last_name() {
                         &db,
                         "u1",
                         rename(&name),
-                        &UpdateOptions { atomicity },
+                        &UpdateOptions::default().atomicity(atomicity),
                     )
                     .await
                     .unwrap();
@@ -283,7 +283,7 @@ async fn a_rename_costs_one_write_per_copy_and_no_extra_read() {
                 &db,
                 "u1",
                 rename("Ada Lovelace"),
-                &UpdateOptions { atomicity },
+                &UpdateOptions::default().atomicity(atomicity),
             )
             .await
             .unwrap();

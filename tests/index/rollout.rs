@@ -88,7 +88,7 @@ async fn an_older_releases_sync_does_not_take_the_validator_back() {
     assert!(!report.is_clean(), "{report}");
 
     // A deliberate rollback installs it; the newer release's sync takes it back.
-    let rollback = SyncOptions { allow_older_schema: true, ..SyncOptions::default() };
+    let rollback = SyncOptions::default().allow_older_schema(true);
     docshape::sync::sync_spec(&db, &old, rollback).await.unwrap();
     let refused = accounts.insert_one(doc! { "_id": "c", "display_name": "Cy", "schema_version": 2 }).await;
     assert!(refused.is_err(), "the old validator refuses version 2, which is why the default refuses it");

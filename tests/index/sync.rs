@@ -87,8 +87,7 @@ async fn the_dry_run_plan_is_what_sync_then_does() {
     // Without the opt-ins, the changed and the extra index are left in place.
     assert_eq!(index_names(&db).await, vec!["_id_", "by_tag", "owner_1_created_-1", "sku_1"]);
 
-    let options =
-        SyncOptions { drop_extra_indexes: true, rebuild_changed_indexes: true, ..SyncOptions::default() };
+    let options = SyncOptions::default().drop_extra_indexes(true).rebuild_changed_indexes(true);
     let plan = docshape::sync::plan::<ItemV2>(&db, options).await.unwrap();
     assert_eq!(
         plan.report.changes,
@@ -278,7 +277,7 @@ async fn account_indexes(db: &mongodb::Database) -> Vec<Document> {
 async fn a_replaced_index_is_dropped_only_after_its_successor_exists() {
     let (db, log) = testkit::monitored("accounts_order").await.unwrap();
     release_1_indexes(&db).await;
-    let options = SyncOptions { drop_extra_indexes: true, ..SyncOptions::default() };
+    let options = SyncOptions::default().drop_extra_indexes(true);
     let plan = docshape::sync::plan::<AccountV2>(&db, options).await.unwrap();
     let index_changes: Vec<&SyncChange> = plan
         .report
@@ -321,7 +320,7 @@ async fn a_unique_rebuild_over_duplicates_keeps_the_old_index() {
         ])
         .await
         .unwrap();
-    let options = SyncOptions { rebuild_changed_indexes: true, ..SyncOptions::default() };
+    let options = SyncOptions::default().rebuild_changed_indexes(true);
     let plan = docshape::sync::plan::<AccountV2>(&db, options).await.unwrap();
     assert!(
         plan.report.notes.iter().any(|n| matches!(n, SyncNote::UniqueMeetsDuplicates { name, key, count }
@@ -364,7 +363,7 @@ async fn a_same_name_rebuild_keeps_a_bridge_index_until_its_successor_exists() {
         ])
         .await
         .unwrap();
-    let options = SyncOptions { rebuild_changed_indexes: true, ..SyncOptions::default() };
+    let options = SyncOptions::default().rebuild_changed_indexes(true);
     log.clear();
     docshape::sync_with::<AccountV2>(&db, options).await.unwrap();
     let steps: Vec<(String, String)> = log

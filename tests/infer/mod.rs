@@ -401,11 +401,7 @@ async fn infer_samples_at_most_the_sample_size_and_only_the_named_collections() 
     let db = testkit::database("infer_sample").await.unwrap();
     seed_customers(&db).await;
     seed_wide(&db).await;
-    let options = InferOptions {
-        sample: 40,
-        collections: vec!["customers".into(), "missing".into()],
-        ..InferOptions::default()
-    };
+    let options = InferOptions::default().sample(40).collections(["customers", "missing"]);
     let inferred = infer(&db, &options).await.unwrap();
     let names: Vec<&str> = inferred.collections.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["customers", "missing"]);
@@ -505,8 +501,7 @@ async fn infer_proposes_access_rows_from_the_profiler() {
     customers.insert_one(doc! { "email": "new@example.com" }).await.unwrap();
     db.run_command(doc! { "profile": 0 }).await.unwrap();
 
-    let options =
-        InferOptions { workload: true, collections: vec!["customers".into()], ..InferOptions::default() };
+    let options = InferOptions::default().workload(true).collections(["customers"]);
     let inferred = infer(&db, &options).await.unwrap();
     let workload = inferred.collections[0].workload.as_ref().unwrap();
     let counts: Vec<u64> = workload.shapes.iter().map(|s| s.count).collect();
@@ -549,7 +544,7 @@ async fn a_field_that_tells_shapes_apart_is_proposed_as_a_polymorphic_tag() {
         });
     }
     events.insert_many(all).await.unwrap();
-    let options = InferOptions { collections: vec!["events".into()], ..InferOptions::default() };
+    let options = InferOptions::default().collections(["events"]);
     let inferred = infer(&db, &options).await.unwrap();
     let d = inferred.collections[0].discriminator().expect("a discriminator");
     assert_eq!(d.field, "kind");

@@ -136,8 +136,7 @@ async fn check_workload_names_the_undeclared_shape_the_unused_row_and_the_row_wi
     db.run_command(doc! { "profile": 0 }).await.unwrap();
 
     // infer: six rows, each at its shape's rate (count / window) within 20%.
-    let options =
-        InferOptions { workload: true, collections: vec![COLLECTION.into()], ..InferOptions::default() };
+    let options = InferOptions::default().workload(true).collections([COLLECTION]);
     let inferred = infer(&db, &options).await.unwrap();
     let source = inferred.source();
     let rows: Vec<&str> = source.lines().filter(|l| l.contains("#[access(name = ")).collect();
@@ -228,7 +227,7 @@ async fn check_workload_names_the_undeclared_shape_the_unused_row_and_the_row_wi
     );
 
     // Since the planted calls: only `by_sku` ran; every other row is unused.
-    let since = WorkloadOptions { since: Some(planted) };
+    let since = WorkloadOptions::default().since(planted);
     let report = check_workload::<WorkloadOrder>(&db, &since).await.unwrap();
     assert_eq!(report.entries, 5, "{report}");
     let unused: Vec<&str> = report

@@ -298,10 +298,7 @@ async fn backfill_upgrades_every_variant_and_reports_the_unreadable() {
     })
     .await
     .unwrap();
-    let report =
-        versioning::backfill::<Order>(&db, BackfillOptions { batch_size: 3, ..BackfillOptions::default() })
-            .await
-            .unwrap();
+    let report = versioning::backfill::<Order>(&db, BackfillOptions::default().batch_size(3)).await.unwrap();
     assert_eq!(report.progress.upgraded, 10, "{report:?}");
     assert_eq!(report.failures.len(), 1, "{report:?}");
     assert!(

@@ -9,9 +9,9 @@ use docshape::check::Drift;
 use docshape::sync::{SyncChange, SyncNote};
 use docshape::timeseries::TimeSeriesError;
 use docshape::{testkit, Embedded, Model, SyncOptions};
-use serde::{Deserialize, Serialize};
 use docshape_examples::timeseries::SensorReading;
 use mongodb::Database;
+use serde::{Deserialize, Serialize};
 
 /// 2026-08-05T00:00:00Z.
 const DAY_START: i64 = 1_785_888_000_000;
@@ -147,8 +147,7 @@ async fn the_servers_own_time_series_index_is_never_dropped() {
     })
     .await
     .unwrap();
-    let options =
-        SyncOptions { drop_extra_indexes: true, rebuild_changed_indexes: true, ..Default::default() };
+    let options = SyncOptions::default().drop_extra_indexes(true).rebuild_changed_indexes(true);
     let report = docshape::sync_with::<SensorReading>(&db, options).await.unwrap();
     assert!(report.is_unchanged(), "{report}");
     assert!(report.notes.is_empty(), "{report}");
@@ -242,7 +241,10 @@ async fn an_embedded_meta_is_the_series_key() {
     let readings: Vec<SiteReading> = (0..10)
         .flat_map(|i| {
             let at = DateTime::from_millis(DAY_START + i * 60_000);
-            [SiteReading { source: a.clone(), at, kwh: i as f64 }, SiteReading { source: b.clone(), at, kwh: 0.5 }]
+            [
+                SiteReading { source: a.clone(), at, kwh: i as f64 },
+                SiteReading { source: b.clone(), at, kwh: 0.5 },
+            ]
         })
         .collect();
     assert_eq!(docshape::timeseries::insert_many(&db, &readings).await.unwrap().count, 20);

@@ -16,12 +16,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let client = docshape::mongodb::Client::with_uri_str(uri).await?;
     let db = client.database(database);
-    let options = BackfillOptions {
-        batch_size: batch.parse()?,
-        max_per_second: Some(rate.parse()?),
-        progress: Progress::Events(std::sync::Arc::new(|e| println!("upgraded {}", e.upgraded))),
-        ..Default::default()
-    };
+    let options = BackfillOptions::default()
+        .batch_size(batch.parse()?)
+        .max_per_second(rate.parse::<f64>()?)
+        .progress(Progress::Events(std::sync::Arc::new(|e| println!("upgraded {}", e.upgraded))));
     let report = versioning::backfill::<profiles::Profile>(&db, options).await?;
     println!("end {:?}", report.end);
     Ok(())

@@ -33,27 +33,23 @@ async fn a_lost_cursor_is_read_again_from_the_runs_position() {
     db.collection::<Document>("profiles").insert_many(v1_profiles(0, 200)).await.unwrap();
     let killed = Arc::new(AtomicBool::new(false));
     let (watch, name, flag) = (log.clone(), db.name().to_owned(), killed.clone());
-    let options = BackfillOptions {
-        batch_size: 20,
-        progress: Progress::Events(Arc::new(move |e| {
-            // After the second batch the cursor has been asked for more once: kill it,
-            // as a server restart would lose it.
-            if e.upgraded == 40 && !flag.swap(true, Ordering::SeqCst) {
-                let cursor = watch.named("getMore").last().and_then(|g| g.get_i64("getMore").ok());
-                let cursor = cursor.expect("the backfill's cursor asked for a second batch");
-                let name = name.clone();
-                meanwhile(async move {
-                    let client = testkit::server().unwrap().client().await.unwrap();
-                    client
-                        .database(&name)
-                        .run_command(doc! { "killCursors": "profiles", "cursors": [cursor] })
-                        .await
-                        .unwrap();
-                });
-            }
-        })),
-        ..Default::default()
-    };
+    let options = BackfillOptions::default().batch_size(20).progress(Progress::Events(Arc::new(move |e| {
+        // After the second batch the cursor has been asked for more once: kill it,
+        // as a server restart would lose it.
+        if e.upgraded == 40 && !flag.swap(true, Ordering::SeqCst) {
+            let cursor = watch.named("getMore").last().and_then(|g| g.get_i64("getMore").ok());
+            let cursor = cursor.expect("the backfill's cursor asked for a second batch");
+            let name = name.clone();
+            meanwhile(async move {
+                let client = testkit::server().unwrap().client().await.unwrap();
+                client
+                    .database(&name)
+                    .run_command(doc! { "killCursors": "profiles", "cursors": [cursor] })
+                    .await
+                    .unwrap();
+            });
+        }
+    })));
     let report = versioning::backfill::<Profile>(&db, options).await.unwrap();
     assert!(killed.load(Ordering::SeqCst), "the cursor was killed mid-run");
     assert!(report.retried >= 1, "{report:?}");
@@ -69,22 +65,18 @@ async fn documents_written_behind_the_cursor_are_swept_and_done_means_none_left(
     db.collection::<Document>("profiles").insert_many(v1_profiles(1_000, 300)).await.unwrap();
     let written = Arc::new(AtomicBool::new(false));
     let (name, flag) = (db.name().to_owned(), written.clone());
-    let options = BackfillOptions {
-        batch_size: 50,
-        progress: Progress::Events(Arc::new(move |e| {
-            // The old release writes 20 more version-1 documents, all behind the
-            // cursor (lower `_id`s), while the run is past them.
-            if e.upgraded >= 50 && !e.done && !flag.swap(true, Ordering::SeqCst) {
-                let name = name.clone();
-                meanwhile(async move {
-                    let client = testkit::server().unwrap().client().await.unwrap();
-                    let profiles = client.database(&name).collection::<Document>("profiles");
-                    profiles.insert_many(v1_profiles(0, 20)).await.unwrap();
-                });
-            }
-        })),
-        ..Default::default()
-    };
+    let options = BackfillOptions::default().batch_size(50).progress(Progress::Events(Arc::new(move |e| {
+        // The old release writes 20 more version-1 documents, all behind the
+        // cursor (lower `_id`s), while the run is past them.
+        if e.upgraded >= 50 && !e.done && !flag.swap(true, Ordering::SeqCst) {
+            let name = name.clone();
+            meanwhile(async move {
+                let client = testkit::server().unwrap().client().await.unwrap();
+                let profiles = client.database(&name).collection::<Document>("profiles");
+                profiles.insert_many(v1_profiles(0, 20)).await.unwrap();
+            });
+        }
+    })));
     let report = versioning::backfill::<Profile>(&db, options).await.unwrap();
     assert!(written.load(Ordering::SeqCst), "the documents were written mid-run");
     assert_eq!(report.counts.older_than(3), 0, "{}", report.counts);
@@ -129,24 +121,20 @@ async fn a_server_restart_mid_run_is_ridden_over() {
     db.collection::<Document>("profiles").insert_many(v1_profiles(0, 200)).await.unwrap();
     let restarting = Arc::new(Mutex::new(None));
     let (slot, restart) = (restarting.clone(), server.clone());
-    let options = BackfillOptions {
-        batch_size: 20,
-        progress: Progress::Events(Arc::new(move |e| {
-            // After three batches, with the cursor open on the next: the restart starts,
-            // and the run goes on once the old process is dead (its port refuses), so
-            // that no write of the run is in flight at the kill and its next read meets
-            // the server down.
-            let mut slot = slot.lock().unwrap();
-            if e.upgraded == 60 && slot.is_none() {
-                let restart = restart.clone();
-                *slot = Some(std::thread::spawn(move || restart.restart()));
-                while std::net::TcpStream::connect(&addr).is_ok() {
-                    std::thread::sleep(Duration::from_millis(5));
-                }
+    let options = BackfillOptions::default().batch_size(20).progress(Progress::Events(Arc::new(move |e| {
+        // After three batches, with the cursor open on the next: the restart starts,
+        // and the run goes on once the old process is dead (its port refuses), so
+        // that no write of the run is in flight at the kill and its next read meets
+        // the server down.
+        let mut slot = slot.lock().unwrap();
+        if e.upgraded == 60 && slot.is_none() {
+            let restart = restart.clone();
+            *slot = Some(std::thread::spawn(move || restart.restart()));
+            while std::net::TcpStream::connect(&addr).is_ok() {
+                std::thread::sleep(Duration::from_millis(5));
             }
-        })),
-        ..Default::default()
-    };
+        }
+    })));
     let report = versioning::backfill::<Profile>(&db, options).await.unwrap();
     let restart = restarting.lock().unwrap().take().expect("the server was restarted mid-run");
     restart.join().unwrap().unwrap();
@@ -182,24 +170,20 @@ async fn an_upgrade_refused_while_the_server_shuts_down_is_read_again() {
     db.collection::<Document>("profiles").insert_many(v1_profiles(0, 100)).await.unwrap();
     let armed = Arc::new(AtomicBool::new(false));
     let flag = armed.clone();
-    let options = BackfillOptions {
-        batch_size: 20,
-        progress: Progress::Events(Arc::new(move |e| {
-            if e.upgraded == 40 && !flag.swap(true, Ordering::SeqCst) {
-                let uri = uri.clone();
-                meanwhile(async move {
-                    let client = docshape::mongodb::Client::with_uri_str(&uri).await.unwrap();
-                    let fail = doc! {
-                        "configureFailPoint": "failCommand",
-                        "mode": { "times": 2 },
-                        "data": { "failCommands": ["update"], "errorCode": 91 },
-                    };
-                    client.database("admin").run_command(fail).await.unwrap();
-                });
-            }
-        })),
-        ..Default::default()
-    };
+    let options = BackfillOptions::default().batch_size(20).progress(Progress::Events(Arc::new(move |e| {
+        if e.upgraded == 40 && !flag.swap(true, Ordering::SeqCst) {
+            let uri = uri.clone();
+            meanwhile(async move {
+                let client = docshape::mongodb::Client::with_uri_str(&uri).await.unwrap();
+                let fail = doc! {
+                    "configureFailPoint": "failCommand",
+                    "mode": { "times": 2 },
+                    "data": { "failCommands": ["update"], "errorCode": 91 },
+                };
+                client.database("admin").run_command(fail).await.unwrap();
+            });
+        }
+    })));
     let report = versioning::backfill::<Profile>(&db, options).await.unwrap();
     assert!(armed.load(Ordering::SeqCst), "the failpoint was set mid-run");
     assert!(report.failures.is_empty(), "{:?}", report.failures);
@@ -255,12 +239,9 @@ async fn a_killed_run_resumes_from_its_timed_checkpoint() {
     }
     let counts = versioning::version_counts::<Profile>(&db).await.unwrap();
     assert!(counts.older_than(3) > 0, "the kills left work to do: {counts}");
-    let report = versioning::backfill::<Profile>(
-        &db,
-        BackfillOptions { progress: Progress::Silent, ..Default::default() },
-    )
-    .await
-    .unwrap();
+    let report = versioning::backfill::<Profile>(&db, BackfillOptions::default().progress(Progress::Silent))
+        .await
+        .unwrap();
     assert!(report.resumed, "{report:?}");
     assert_eq!(report.end, BackfillEnd::Done, "{report:?}");
     assert_eq!(report.counts.older_than(3), 0, "{}", report.counts);

@@ -49,12 +49,9 @@ async fn dotted_and_dollar_field_names_are_compared_as_names() {
     loaded.value.visits = 5;
     assert!(matches!(loaded.save(&db).await, Err(versioning::VersionError::Conflict { .. })));
 
-    let report = versioning::backfill::<User>(
-        &db,
-        BackfillOptions { progress: Progress::Silent, ..Default::default() },
-    )
-    .await
-    .unwrap();
+    let report = versioning::backfill::<User>(&db, BackfillOptions::default().progress(Progress::Silent))
+        .await
+        .unwrap();
     assert_eq!(
         (report.progress.upgraded, report.progress.raced, report.progress.failed),
         (2, 0, 0),

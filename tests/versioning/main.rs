@@ -329,7 +329,7 @@ async fn concurrent_upgraders_and_writers_lose_no_update() {
                 for id in 0..DOCS {
                     let entry = format!("w{w}-r{round}");
                     // Plenty of attempts: with every task on the same documents, races are the point.
-                    let policy = RetryPolicy { max_attempts: 100 };
+                    let policy = RetryPolicy::default().max_attempts(100);
                     versioning::update_one::<User>(
                         &db,
                         &id,
@@ -360,19 +360,16 @@ async fn concurrent_upgraders_and_writers_lose_no_update() {
     {
         let db = db.clone();
         tasks.push(tokio::spawn(async move {
-            let options = BackfillOptions { batch_size: 7, progress: Progress::Silent, ..Default::default() };
+            let options = BackfillOptions::default().batch_size(7).progress(Progress::Silent);
             versioning::backfill::<User>(&db, options).await.unwrap();
         }));
     }
     for t in tasks {
         t.await.unwrap();
     }
-    let report = versioning::backfill::<User>(
-        &db,
-        BackfillOptions { progress: Progress::Silent, ..Default::default() },
-    )
-    .await
-    .unwrap();
+    let report = versioning::backfill::<User>(&db, BackfillOptions::default().progress(Progress::Silent))
+        .await
+        .unwrap();
     assert!(report.failures.is_empty(), "{:?}", report.failures);
     assert_eq!(report.counts.by_version, BTreeMap::from([(2, DOCS as u64)]));
 
@@ -410,12 +407,10 @@ async fn backfill_of_thousands_of_mixed_documents_survives_interruption() {
     // A budget of 750: stops, keeps its checkpoint.
     let events: Arc<Mutex<Vec<BackfillEvent>>> = Arc::default();
     let sink = events.clone();
-    let options = BackfillOptions {
-        batch_size: 120,
-        max_documents: Some(750),
-        progress: Progress::Events(Arc::new(move |e| sink.lock().unwrap().push(e.clone()))),
-        ..Default::default()
-    };
+    let options = BackfillOptions::default()
+        .batch_size(120)
+        .max_documents(750)
+        .progress(Progress::Events(Arc::new(move |e| sink.lock().unwrap().push(e.clone()))));
     let first = versioning::backfill::<Profile>(&db, options).await.unwrap();
     assert!(first.stopped_early && !first.resumed);
     assert_eq!(first.end, BackfillEnd::Stopped(StopReason::MaxDocuments), "not done: stopped by its budget");
@@ -438,13 +433,10 @@ async fn backfill_of_thousands_of_mixed_documents_survives_interruption() {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<u64>();
     let aborted = {
         let db = db.clone();
-        let options = BackfillOptions {
-            batch_size: 75,
-            progress: Progress::Events(Arc::new(move |e| {
+        let options =
+            BackfillOptions::default().batch_size(75).progress(Progress::Events(Arc::new(move |e| {
                 let _ = tx.send(e.upgraded);
-            })),
-            ..Default::default()
-        };
+            })));
         tokio::spawn(async move { versioning::backfill::<Profile>(&db, options).await })
     };
     while let Some(upgraded) = rx.recv().await {
@@ -459,12 +451,9 @@ async fn backfill_of_thousands_of_mixed_documents_survives_interruption() {
     assert!(mid.older_than(3) > 0, "aborted before the end: {mid}");
 
     // Run again: resumes from the checkpoint, then sweeps from the start.
-    let last = versioning::backfill::<Profile>(
-        &db,
-        BackfillOptions { progress: Progress::Silent, ..Default::default() },
-    )
-    .await
-    .unwrap();
+    let last = versioning::backfill::<Profile>(&db, BackfillOptions::default().progress(Progress::Silent))
+        .await
+        .unwrap();
     assert!(last.resumed && !last.stopped_early);
     assert!(last.failures.is_empty(), "{:?}", last.failures);
     assert_eq!(last.counts.by_version, BTreeMap::from([(3, N as u64)]));
@@ -487,12 +476,9 @@ async fn backfill_of_thousands_of_mixed_documents_survives_interruption() {
         assert_eq!(keys, BTreeSet::from(["_id", "email", "email_verified", "tags", "v"]), "{d}");
     }
     // Idempotent: nothing left to do.
-    let again = versioning::backfill::<Profile>(
-        &db,
-        BackfillOptions { progress: Progress::Silent, ..Default::default() },
-    )
-    .await
-    .unwrap();
+    let again = versioning::backfill::<Profile>(&db, BackfillOptions::default().progress(Progress::Silent))
+        .await
+        .unwrap();
     assert_eq!((again.progress.scanned, again.progress.upgraded), (0, 0));
 }
 
@@ -580,8 +566,7 @@ async fn backfill_keeps_to_its_rate_limit() {
     docshape::sync::<User>(&db).await.unwrap();
     db.collection::<Document>("users").insert_many((0..40).map(user_v1)).await.unwrap();
     let started = std::time::Instant::now();
-    let options =
-        BackfillOptions { max_per_second: Some(100.0), progress: Progress::Silent, ..Default::default() };
+    let options = BackfillOptions::default().max_per_second(100.0).progress(Progress::Silent);
     let report = versioning::backfill::<User>(&db, options).await.unwrap();
     assert_eq!(report.progress.upgraded, 40);
     assert!(started.elapsed() >= std::time::Duration::from_millis(390), "{:?}", started.elapsed());
@@ -626,7 +611,7 @@ async fn version_one_on_unversioned_documents_reads_writes_and_stamps() {
         &db,
         &1_i64,
         doc! { "$inc": { "n": 1 } },
-        RetryPolicy { max_attempts: 1 },
+        RetryPolicy::default().max_attempts(1),
     )
     .await
     .unwrap();
@@ -652,12 +637,9 @@ async fn version_one_on_unversioned_documents_reads_writes_and_stamps() {
     // The backfill stamps documents without the field; one whose version is a double is
     // at the current version already and is read as such, not rewritten.
     col.insert_one(doc! { "_id": 3_i64, "n": 0_i64 }).await.unwrap();
-    let report = versioning::backfill::<Tally>(
-        &db,
-        BackfillOptions { progress: Progress::Silent, ..Default::default() },
-    )
-    .await
-    .unwrap();
+    let report = versioning::backfill::<Tally>(&db, BackfillOptions::default().progress(Progress::Silent))
+        .await
+        .unwrap();
     assert_eq!(report.progress.upgraded, 1);
     assert_eq!(col.find_one(doc! { "_id": 3_i64 }).await.unwrap().unwrap().get_i32("v").unwrap(), 1);
     assert_eq!(report.counts.by_version, BTreeMap::from([(1, 3)]));
@@ -694,7 +676,7 @@ async fn backfill_visits_mixed_ids_and_goes_on_past_a_document_it_cannot_write()
     }
     col.insert_many(stored).await.unwrap();
     // Small batches, so the pass crosses from numbers to strings to ObjectIds.
-    let options = BackfillOptions { batch_size: 7, progress: Progress::Silent, ..Default::default() };
+    let options = BackfillOptions::default().batch_size(7).progress(Progress::Silent);
     let report = versioning::backfill::<Item>(&db, options).await.unwrap();
     // "DUP" and "dup" both become "dup": one of them cannot be written (11000), and is
     // reported; every other document is upgraded.

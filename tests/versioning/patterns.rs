@@ -191,7 +191,7 @@ async fn appends_racing_the_upgrade_lose_no_comment() {
                 &db,
                 &2,
                 doc! { "$set": { "title": format!("edit {n}") } },
-                RetryPolicy { max_attempts: 50 },
+                RetryPolicy::default().max_attempts(50),
             )
             .await
             .map(|_| ())

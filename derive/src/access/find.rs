@@ -142,7 +142,7 @@ pub(crate) fn expand(
         let (range_params, range_inserts) = ranges(c, a, &mut taken);
         params.extend(range_params);
         inserts.extend(range_inserts);
-        let doc = finder_doc(a, view.as_ref().map(|v| v.0.to_string()));
+        let doc = finder_doc(a, view.as_ref().map(|_| view_ident(a).to_string()));
         let vis = &c.vis;
         if let Some(family) = &a.cache {
             methods.push(cached(i, a, method, family, &result, &doc, vis));
@@ -180,7 +180,7 @@ fn has_view(c: &Container, a: &Access) -> bool {
 /// The type a read row returns: its view, or the model (`Self`).
 pub(crate) fn result_type(c: &Container, a: &Access) -> TokenStream {
     if has_view(c, a) {
-        let ident = view_ident(a);
+        let ident = view_struct_ident(a);
         quote!(#ident)
     } else {
         quote!(Self)
@@ -269,6 +269,45 @@ fn view_ident(a: &Access) -> syn::Ident {
     format_ident!("{}View", out, span = a.span)
 }
 
+/// The view struct's own name. With `view(name = ...)`, that name. Otherwise the
+/// model's name before the row's view name (`Order` and `load_order` ->
+/// `OrderLoadOrderView`), and [`view_alias`] names it after the row in the model's
+/// module: two models of one module with rows of the same name then define two
+/// structs, and only the two imports of one name collide, in one error under both
+/// rows' names (a struct defined twice also had its serde and `Projection` impls
+/// conflict, in three more errors that named neither row).
+fn view_struct_ident(a: &Access) -> syn::Ident {
+    match (&a.view.name, &a.owner) {
+        (None, Some(owner)) => format_ident!("{}{}", owner, view_ident(a), span = a.span),
+        _ => view_ident(a),
+    }
+}
+
+/// The row's name for the view struct, in the model's module, when the struct is not
+/// named after the row alone: `type LoadOrderView = OrderLoadOrderView;` (a struct
+/// literal and pattern work through it), or for a newtype wrapper, whose constructor a
+/// type alias does not carry, `use OrderLoadOrderView as LoadOrderView;`. With the
+/// model's visibility, under the row's name, so that a collision points at both rows.
+fn view_alias(a: &Access, vis: &syn::Visibility, tuple: bool) -> TokenStream {
+    let (public, real) = (view_ident(a), view_struct_ident(a));
+    if public == real {
+        return TokenStream::new();
+    }
+    let doc = format!("What the access pattern `{}` reads: the row's name for [`{real}`].", a.name);
+    if tuple {
+        quote::quote_spanned! {a.span=>
+            #[allow(unused_imports)]
+            #vis use #real as #public;
+        }
+    } else {
+        quote::quote_spanned! {a.span=>
+            #[doc = #doc]
+            #[allow(dead_code)]
+            #vis type #public = #real;
+        }
+    }
+}
+
 /// `#[serde(...)]` of a model field without its renames: the view names each field
 /// by its stored name itself.
 fn serde_attrs(field: &Field) -> Vec<TokenStream> {
@@ -295,7 +334,7 @@ fn view(c: &Container, a: &Access, versioned: bool) -> (syn::Ident, TokenStream,
     if let (Some(inner), Some(variant), Some((_, value))) = (&c.wraps, &a.variant, &a.discriminator) {
         return wrapper_view(c, a, inner, variant, value);
     }
-    let ident = view_ident(a);
+    let ident = view_struct_ident(a);
     let model = &c.ident;
     let vis = &c.vis;
     // A row that reads one variant whole takes its view from the enum's own decoding,
@@ -367,6 +406,7 @@ fn view(c: &Container, a: &Access, versioned: bool) -> (syn::Ident, TokenStream,
         None => doc,
     };
     let deserialize = whole.is_none().then(|| quote!(, ::docshape::__private::serde::Deserialize));
+    let alias = view_alias(a, vis, false);
     let tokens = quote! {
         #[doc = #doc]
         #[derive(::docshape::__private::serde::Serialize #deserialize #(, #derives)*)]
@@ -375,6 +415,7 @@ fn view(c: &Container, a: &Access, versioned: bool) -> (syn::Ident, TokenStream,
             #(#fields,)*
         }
     };
+    let tokens = quote!(#tokens #alias);
     let (fields_const, decode) = if let Some((variant, tag, value)) = whole {
         let fields = if versioned {
             quote!(::core::option::Option::None)
@@ -426,7 +467,7 @@ fn wrapper_view(
     variant: &syn::Ident,
     value: &str,
 ) -> (syn::Ident, TokenStream, TokenStream) {
-    let ident = view_ident(a);
+    let ident = view_struct_ident(a);
     let model = &c.ident;
     let vis = &c.vis;
     let shown = quote!(#inner).to_string().replace(' ', "");
@@ -436,6 +477,7 @@ fn wrapper_view(
     );
     // A cached row reads its view back from the cache.
     let deserialize = a.cache.is_some().then(|| quote!(, ::docshape::__private::serde::Deserialize));
+    let alias = view_alias(a, vis, true);
     let derives = a.view.derive.iter();
     let tokens = quote! {
         #[doc = #doc]
@@ -465,6 +507,8 @@ fn wrapper_view(
                 &mut self.0
             }
         }
+
+        #alias
     };
     let impls = quote! {
         #[automatically_derived]

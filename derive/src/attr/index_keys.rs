@@ -126,12 +126,34 @@ pub(crate) const RULES: &[&str] = &[
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Allow {
     pub rules: Vec<(String, Span)>,
+    /// The reason of the first `allow(...)`.
     pub reason: String,
+    /// Each rule's reason, in the order of `rules`: rows and indexes may say
+    /// `allow(...)` more than once, each with its own reason.
+    pub reasons: Vec<String>,
 }
 
 impl Allow {
     pub(crate) fn waives(&self, rule: &str) -> bool {
         self.rules.iter().any(|(r, _)| r == rule)
+    }
+
+    /// Several `allow(...)` of one row or index as one waiver, each rule with the
+    /// reason it was given with (a rule waived twice keeps its first reason).
+    pub(crate) fn merged(allows: Vec<Allow>) -> Allow {
+        let mut out = Allow::default();
+        for allow in allows {
+            if out.reason.is_empty() {
+                out.reason = allow.reason.clone();
+            }
+            for (rule, reason) in allow.rules.into_iter().zip(allow.reasons) {
+                if !out.waives(&rule.0) {
+                    out.rules.push(rule);
+                    out.reasons.push(reason);
+                }
+            }
+        }
+        out
     }
 }
 
@@ -163,6 +185,7 @@ impl FromMeta for Allow {
                 }
             }
         }
+        out.reasons = vec![out.reason.clone(); out.rules.len()];
         if out.reason.is_empty() && !out.rules.is_empty() {
             errors.push(
                 Error::custom("a waiver needs `reason = \"...\"`: say why this design is right")

@@ -410,7 +410,8 @@ fn failures_that_are_not_drift_exit_2_with_one_line_naming_the_cause() {
     let err = one_line(&out);
     assert!(err.contains("products.validator.json") && err.contains("UTF-8"), "{err}");
 
-    // A link to an endless device is read up to a cap, not until memory runs out.
+    // A link to an endless device is refused for what it is, not read; a regular file
+    // above the cap is read no further than the cap.
     #[cfg(unix)]
     {
         let dir = scratch("endless");
@@ -419,9 +420,65 @@ fn failures_that_are_not_drift_exit_2_with_one_line_naming_the_cause() {
         std::os::unix::fs::symlink("/dev/zero", dir.join("orders.indexes.json")).unwrap();
         let started = std::time::Instant::now();
         let out = shopctl(&["verify", dir.to_str().unwrap()]);
-        assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
+        assert!(started.elapsed() < std::time::Duration::from_secs(10), "{:?}", started.elapsed());
+        assert_eq!(out.status.code(), Some(2));
+        let err = one_line(&out);
+        assert!(err.contains("orders.indexes.json: is a character device, not a regular file"), "{err}");
+        std::fs::remove_file(dir.join("orders.indexes.json")).unwrap();
+        // Sparse: no disk space.
+        let big = std::fs::File::create(dir.join("orders.indexes.json")).unwrap();
+        big.set_len(artifacts::MAX_ARTIFACT_BYTES + 1).unwrap();
+        let out = shopctl(&["verify", dir.to_str().unwrap()]);
         assert_eq!(out.status.code(), Some(2));
         let err = one_line(&out);
         assert!(err.contains("orders.indexes.json") && err.contains("larger than"), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
+}
+
+/// A FIFO where an artifact is expected would block `open` until a writer came:
+/// `verify` and `export` refuse it at once (exit 2, naming the path and what it is),
+/// and so does the library's reader.
+#[cfg(unix)]
+#[test]
+fn a_fifo_where_an_artifact_is_expected_is_refused_within_seconds() {
+    let dir = scratch("fifo");
+    assert!(shopctl(&["export", dir.to_str().unwrap()]).status.success());
+    let fifo = dir.join("products.validator.json");
+    std::fs::remove_file(&fifo).unwrap();
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("run mkfifo");
+    assert!(made.success());
+    for command in ["verify", "export"] {
+        // Killed after 10 s, so that a command that blocks fails the test instead of
+        // hanging it.
+        let started = std::time::Instant::now();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_shopctl"))
+            .args([command, dir.to_str().unwrap()])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run shopctl");
+        while child.try_wait().unwrap().is_none() && started.elapsed() < std::time::Duration::from_secs(10) {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        if child.try_wait().unwrap().is_none() {
+            child.kill().unwrap();
+        }
+        let out = child.wait_with_output().unwrap();
+        assert!(started.elapsed() < std::time::Duration::from_secs(10), "{command}: {:?}", started.elapsed());
+        assert_eq!(out.status.code(), Some(2), "{command}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let named = format!("{}: is a FIFO (named pipe), not a regular file", fifo.display());
+        assert!(err.contains(&named), "{command}: {err}");
+    }
+    // Still a FIFO: export did not write over it.
+    use std::os::unix::fs::FileTypeExt as _;
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+    // The library's readers, on the same directory.
+    let e = artifacts::read(&dir).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
+    assert!(e.to_string().contains("is a FIFO"), "{e}");
+    let e = artifacts::compare(&dir, &build_time()).unwrap_err();
+    assert!(e.to_string().contains("is a FIFO"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,6 +1,7 @@
 //! The `docshape` tool: `infer` writes models from a live database; `export`, `verify`,
 //! `check` and `sync` work on the models a program links, which this binary has none
-//! of (link your models into a binary of your own that calls `docshape::cli::main`).
+//! of, so here they exit 2 saying so (link your models into a binary of your own that
+//! calls `docshape::cli::main`).
 //!
 //! ```text
 //! cargo run -p docshape --features cli --bin docshape -- infer --uri mongodb://localhost/shop --out inferred

@@ -120,12 +120,81 @@ pub fn collection_artifacts(spec: &CollectionSpec) -> Vec<Artifact> {
 /// running out.
 pub const MAX_ARTIFACT_BYTES: u64 = 16 * 1024 * 1024;
 
-/// Reads one artifact file as UTF-8 text, at most [`MAX_ARTIFACT_BYTES`]; every error
-/// names the file (a missing file keeps [`io::ErrorKind::NotFound`]).
+/// Opens `path` for reading only if it is a regular file (a symbolic link is
+/// followed), so that a reader never blocks on what is not one: a FIFO would block
+/// `open` until a writer came, a terminal or socket would block the read, a device may
+/// never end. The type is checked before opening, and again on the opened file (on
+/// Unix the open is non-blocking, so a FIFO swapped in between cannot block it either).
+/// The error names the path and what it is (`is a FIFO (named pipe), not a regular
+/// file`), with [`io::ErrorKind::InvalidInput`]; a missing file keeps
+/// [`io::ErrorKind::NotFound`].
+pub fn open_regular_file(path: &Path) -> io::Result<std::fs::File> {
+    let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
+    refuse_unless_regular(path, &std::fs::metadata(path).map_err(named)?.file_type())?;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        // A regular file reads the same with or without O_NONBLOCK.
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path).map_err(named)?;
+    refuse_unless_regular(path, &file.metadata().map_err(named)?.file_type())?;
+    Ok(file)
+}
+
+/// Whether a file of type `kind` may be read or written as an artifact: an error
+/// naming `path` and its kind when it is not a regular file.
+fn refuse_unless_regular(path: &Path, kind: &std::fs::FileType) -> io::Result<()> {
+    if kind.is_file() {
+        return Ok(());
+    }
+    let what = if kind.is_dir() { "a directory" } else { special_kind(kind) };
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("{}: is {what}, not a regular file", path.display()),
+    ))
+}
+
+#[cfg(unix)]
+fn special_kind(kind: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt as _;
+    if kind.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else {
+        "a special file"
+    }
+}
+
+#[cfg(not(unix))]
+fn special_kind(_: &std::fs::FileType) -> &'static str {
+    "a special file"
+}
+
+/// Refuses to write over `path` when it exists and is not a regular file: writing
+/// into a FIFO would block until a reader came, into a device would not be a file.
+fn writable_artifact(path: &Path) -> io::Result<()> {
+    match std::fs::metadata(path) {
+        Ok(meta) => refuse_unless_regular(path, &meta.file_type()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
+    }
+}
+
+/// Reads one artifact file as UTF-8 text, at most [`MAX_ARTIFACT_BYTES`], opened with
+/// [`open_regular_file`] (a FIFO, a device or a socket is an error, never a wait);
+/// every error names the file (a missing file keeps [`io::ErrorKind::NotFound`]).
 pub fn read_artifact(path: &Path) -> io::Result<String> {
     use std::io::Read as _;
     let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
-    let file = std::fs::File::open(path).map_err(named)?;
+    let file = open_regular_file(path)?;
     let mut bytes = Vec::new();
     file.take(MAX_ARTIFACT_BYTES + 1).read_to_end(&mut bytes).map_err(named)?;
     if bytes.len() as u64 > MAX_ARTIFACT_BYTES {
@@ -208,6 +277,7 @@ pub fn write(dir: &Path, artifacts: &[Artifact]) -> io::Result<Vec<String>> {
     let mut written = Vec::new();
     for a in artifacts {
         let path = dir.join(&a.file_name);
+        writable_artifact(&path)?;
         if read_artifact(&path).ok().as_deref() != Some(a.contents.as_str()) {
             std::fs::write(&path, &a.contents)?;
             written.push(a.file_name.clone());

@@ -237,8 +237,7 @@ async fn check_spec_inner(db: &Database, spec: &CollectionSpec) -> Result<CheckR
     // What sync would do, read as what differs: one comparison, so `check` is clean
     // exactly when `sync` would change and note nothing.
     // An older code's validator is drift to report, not a sync to refuse.
-    let plan =
-        plan_spec(db, spec, SyncOptions { allow_older_schema: true, ..SyncOptions::default() }).await?;
+    let plan = plan_spec(db, spec, SyncOptions::default().allow_older_schema(true)).await?;
     let mut drift = Vec::new();
     let index = |name: &str| spec.indexes.iter().find(|i| i.get_str("name").ok() == Some(name)).cloned();
     if plan

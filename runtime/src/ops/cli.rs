@@ -67,7 +67,9 @@
 //! --workload`, also on any workload finding: see
 //! [`WorkloadReport`](crate::check::WorkloadReport)), 2 on a usage error or any other
 //! failure (no server, a directory that does not exist, a file that cannot
-//! be read), with an `error: ...` on stderr that names the cause (one line, but for
+//! be read or is not a regular file, a program that links no models for `export`,
+//! `verify`, `check` or `sync`, an `infer --db` or `--collection` that is not on the
+//! server), with an `error: ...` on stderr that names the cause (one line, but for
 //! usage errors, which add the usage).
 
 use std::path::PathBuf;
@@ -323,12 +325,19 @@ impl From<Commands> for Command {
                 allow_older_schema,
             } => Command::Sync(
                 connection,
-                SyncOptions { drop_extra_indexes, rebuild_changed_indexes, allow_older_schema },
+                SyncOptions::default()
+                    .drop_extra_indexes(drop_extra_indexes)
+                    .rebuild_changed_indexes(rebuild_changed_indexes)
+                    .allow_older_schema(allow_older_schema),
                 dry_run,
             ),
             Commands::Infer { connection, collection, sample, out, workload } => Command::Infer(
                 connection,
-                crate::ops::infer::InferOptions { sample, collections: collection, workload, progress: true },
+                crate::ops::infer::InferOptions::default()
+                    .sample(sample)
+                    .collections(collection)
+                    .workload(workload)
+                    .progress(true),
                 out,
             ),
         }
@@ -382,6 +391,7 @@ fn timeout(text: &str) -> std::result::Result<Duration, String> {
 fn execute(command: Command) -> Result<bool> {
     match command {
         Command::Export(dir) => {
+            require_models("export", true)?;
             let artifacts = crate::ops::artifacts::registered()?;
             let written = crate::ops::artifacts::write(&dir, &artifacts)
                 .map_err(|e| format!("cannot write into {}: {e}", dir.display()))?;
@@ -396,6 +406,7 @@ fn execute(command: Command) -> Result<bool> {
             if !dir.is_dir() {
                 return Err(format!("cannot read {}: no such directory", dir.display()).into());
             }
+            require_models("verify", true)?;
             let artifacts = crate::ops::artifacts::registered()?;
             let drift = crate::ops::artifacts::compare(&dir, &artifacts)
                 .map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
@@ -408,6 +419,7 @@ fn execute(command: Command) -> Result<bool> {
             Ok(drift.is_empty())
         }
         Command::Check(connection, workload) => block_on(async {
+            require_models("check", false)?;
             let db = connect(&connection).await?;
             let reports = crate::ops::check::check_all(&db).await?;
             for report in &reports {
@@ -415,9 +427,8 @@ fn execute(command: Command) -> Result<bool> {
             }
             let mut clean = reports.iter().all(|r| r.is_clean());
             if let Some(since) = workload {
-                let options = crate::ops::check::WorkloadOptions {
-                    since: since.map(|s| s.start(bson::DateTime::now())),
-                };
+                let options = crate::ops::check::WorkloadOptions::default()
+                    .since(since.map(|s| s.start(bson::DateTime::now())));
                 for report in crate::ops::check::check_workload_all(&db, &options).await? {
                     print!("{report}");
                     clean &= report.is_clean();
@@ -426,6 +437,7 @@ fn execute(command: Command) -> Result<bool> {
             Ok(clean)
         }),
         Command::Sync(connection, options, dry_run) => block_on(async {
+            require_models("sync", false)?;
             let db = connect(&connection).await?;
             // A dry run gates a deploy as `check` does: exit 1 when anything would change.
             let mut unchanged = true;
@@ -455,6 +467,9 @@ fn execute(command: Command) -> Result<bool> {
         }),
         Command::Infer(connection, options, out) => block_on(async {
             let db = connect(&connection).await?;
+            // Before anything is sampled or written: a database or collection that is
+            // not there would give empty files that read as an empty schema.
+            require_collections(&db, &options.collections).await?;
             let inferred = crate::ops::infer::infer(&db, &options).await?;
             let written =
                 inferred.write(&out).map_err(|e| format!("cannot write into {}: {e}", out.display()))?;
@@ -474,6 +489,109 @@ fn execute(command: Command) -> Result<bool> {
             Ok(true)
         }),
     }
+}
+
+/// An error when this program links nothing `command` works on, before any server is
+/// reached: a command over no models would print nothing and exit 0, which reads as a
+/// clean result when nothing was looked at (the `docshape` binary links none).
+/// `artifacts`: whether key families alone (their catalog, `KEYS.md`) are enough; the
+/// design-decision table comes from the models, and has nothing to say without them.
+fn require_models(command: &str, artifacts: bool) -> Result<()> {
+    let none = crate::core::registry::specs()?.is_empty()
+        && (!artifacts
+            || crate::core::hooks::generated_files()?
+                .iter()
+                .all(|(file, _)| *file == crate::core::relation::DESIGN_DECISIONS_FILE));
+    if none {
+        return Err(format!(
+            "this program links no models, so `{command}` has nothing to work on: run it from a binary \
+             that links your models and calls `docshape::cli::main` (the `docshape` binary links none; \
+             it only runs `infer`)"
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// An error when `db` does not exist (it holds no collection: MongoDB has no empty
+/// databases), naming the databases that do when the server lists them, or when one
+/// of `wanted` is not a collection of it, with the closest name.
+async fn require_collections(db: &Database, wanted: &[String]) -> Result<()> {
+    let mut names: Vec<String> =
+        db.list_collection_names().await?.into_iter().filter(|n| !n.starts_with("system.")).collect();
+    names.sort();
+    if names.is_empty() {
+        // listDatabases needs a privilege the user may lack: the list is a help, not
+        // a requirement.
+        let others = match db.client().list_database_names().await {
+            Ok(all) => {
+                let all: Vec<String> =
+                    all.into_iter().filter(|n| !["admin", "config", "local"].contains(&n.as_str())).collect();
+                if all.is_empty() {
+                    "; the server holds no other database".to_owned()
+                } else {
+                    format!("; the databases there: {}", all.join(", "))
+                }
+            }
+            Err(_) => String::new(),
+        };
+        return Err(format!(
+            "database `{}` does not exist on the server (it holds no collections), nothing written{others}",
+            db.name()
+        )
+        .into());
+    }
+    for name in wanted {
+        if !names.contains(name) {
+            let hint = match closest(name, &names) {
+                Some(close) => format!("; did you mean `{close}`?"),
+                None => format!("; its collections: {}", listed(&names)),
+            };
+            return Err(format!(
+                "collection `{name}` does not exist in database `{}`, nothing written{hint}",
+                db.name()
+            )
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// At most ten names, then how many more.
+fn listed(names: &[String]) -> String {
+    let mut text = names.iter().take(10).map(String::as_str).collect::<Vec<_>>().join(", ");
+    if names.len() > 10 {
+        text.push_str(&format!(" and {} more", names.len() - 10));
+    }
+    text
+}
+
+/// The name among `names` nearest to `name` (case aside), if it is near enough to
+/// be a typo: at most a third of its characters apart, and at least one.
+fn closest<'a>(name: &str, names: &'a [String]) -> Option<&'a str> {
+    let name = name.to_lowercase();
+    names
+        .iter()
+        .map(|n| (edit_distance(&name, &n.to_lowercase()), n))
+        .filter(|(d, _)| *d <= (name.chars().count() / 3).max(1))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, n)| n.as_str())
+}
+
+/// Levenshtein distance, in characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1).min(row[j] + 1).min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
 }
 
 fn block_on<T>(work: impl std::future::Future<Output = Result<T>>) -> Result<T> {
@@ -617,31 +735,41 @@ mod tests {
         );
         assert!(parse("schema check --db a.b").is_err());
         assert!(parse("schema frobnicate").is_err());
-        // The user's tool runs the parsed command: an export into a fresh directory
-        // succeeds (status 0), verifying a directory that is not there fails (2).
+        // The user's tool runs the parsed command. This test binary links no models:
+        // an export refuses (status 2) and writes nothing, as does verifying a
+        // directory that is not there (shopctl's tests run both over models).
         let dir = std::env::temp_dir().join(format!("docshape-cli-embed-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let UserCommand::Schema(export) = parse(&format!("schema export {}", dir.display())).unwrap() else {
             panic!("not the schema command")
         };
-        assert_eq!(execute_status(export), 0);
-        assert!(dir.is_dir());
+        assert_eq!(execute_status(export), 2);
+        assert!(!dir.exists());
         let UserCommand::Schema(verify) = parse(&format!("schema verify {}", dir.display())).unwrap() else {
             panic!("not the schema command")
         };
-        assert_eq!(execute_status(verify), 0);
-        let missing = dir.join("missing");
-        let UserCommand::Schema(verify) = parse(&format!("schema verify {}", missing.display())).unwrap()
-        else {
-            panic!("not the schema command")
-        };
         assert_eq!(execute_status(verify), 2);
-        let _ = std::fs::remove_dir_all(&dir);
+        let error = execute(Command::Export(dir.clone())).unwrap_err().to_string();
+        assert!(error.starts_with("this program links no models, so `export`"), "{error}");
         // The help of the user's tool lists docshape's commands under its own.
         let help = UserTool::command().find_subcommand_mut("schema").unwrap().render_help().to_string();
         for command in ["export", "verify", "check", "sync"] {
             assert!(help.contains(command), "{help}");
         }
+    }
+
+    #[test]
+    fn a_missing_collection_is_matched_to_the_closest_name_only_when_near() {
+        let names: Vec<String> = ["customers", "orders", "order_items"].map(String::from).to_vec();
+        assert_eq!(closest("ordres", &names), Some("orders"));
+        assert_eq!(closest("Customer", &names), Some("customers"));
+        assert_eq!(closest("order_item", &names), Some("order_items"));
+        assert_eq!(closest("invoices", &names), None);
+        assert_eq!(closest("x", &names), None);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+        let many: Vec<String> = (0..12).map(|i| format!("c{i}")).collect();
+        assert_eq!(listed(&many), "c0, c1, c2, c3, c4, c5, c6, c7, c8, c9 and 2 more");
     }
 
     #[test]
@@ -713,7 +841,7 @@ mod tests {
             parse(args("sync --db x --dry-run --drop-extra-indexes")),
             Ok(Command::Sync(
                 Connection { uri: None, db: Some("x".into()), timeout: None },
-                SyncOptions { drop_extra_indexes: true, ..SyncOptions::default() },
+                SyncOptions::default().drop_extra_indexes(true),
                 true
             ))
         );
@@ -721,7 +849,7 @@ mod tests {
             parse(args("sync --allow-older-schema")),
             Ok(Command::Sync(
                 Connection { uri: None, db: None, timeout: None },
-                SyncOptions { allow_older_schema: true, ..SyncOptions::default() },
+                SyncOptions::default().allow_older_schema(true),
                 false
             ))
         );
@@ -754,12 +882,11 @@ mod tests {
             parse(args("infer --db shop --collection users --collection orders --sample 50 --out models")),
             Ok(Command::Infer(
                 Connection { uri: None, db: Some("shop".into()), timeout: None },
-                crate::ops::infer::InferOptions {
-                    sample: 50,
-                    collections: vec!["users".into(), "orders".into()],
-                    workload: false,
-                    progress: true,
-                },
+                crate::ops::infer::InferOptions::default()
+                    .sample(50)
+                    .collections(["users", "orders"])
+                    .workload(false)
+                    .progress(true),
                 PathBuf::from("models")
             ))
         );
@@ -767,7 +894,7 @@ mod tests {
             parse(args("infer --workload")),
             Ok(Command::Infer(
                 Connection::default(),
-                crate::ops::infer::InferOptions { workload: true, progress: true, ..Default::default() },
+                crate::ops::infer::InferOptions::default().workload(true).progress(true),
                 PathBuf::from("inferred")
             ))
         );

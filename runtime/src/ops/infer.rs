@@ -78,8 +78,10 @@ const BATCH: u32 = 500;
 /// The distinct values kept per field for an `allowed = [...]` proposal.
 const DISTINCT: usize = 5;
 
-/// What [`infer`] reads.
+/// What [`infer`] reads: `InferOptions::default()` and the setters,
+/// `InferOptions::default().sample(200).collections(["users"])`.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct InferOptions {
     /// Documents sampled per collection (`$sample`'s size); a smaller collection is
     /// read whole. Default 1,000.
@@ -101,6 +103,36 @@ pub struct InferOptions {
 impl Default for InferOptions {
     fn default() -> Self {
         InferOptions { sample: 1_000, collections: Vec::new(), workload: false, progress: false }
+    }
+}
+
+impl InferOptions {
+    /// Sets the field `sample`.
+    pub fn sample(mut self, documents: u64) -> Self {
+        self.sample = documents;
+        self
+    }
+
+    /// Sets the field `collections` (none: every collection).
+    pub fn collections<I>(mut self, names: I) -> Self
+    where
+        I: IntoIterator,
+        I::Item: Into<String>,
+    {
+        self.collections = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the field `workload`.
+    pub fn workload(mut self, read: bool) -> Self {
+        self.workload = read;
+        self
+    }
+
+    /// Sets the field `progress`.
+    pub fn progress(mut self, draw: bool) -> Self {
+        self.progress = draw;
+        self
     }
 }
 

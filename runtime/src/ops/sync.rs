@@ -20,8 +20,11 @@ use crate::core::trace;
 mod rebuild;
 use rebuild::duplicate_for_unique;
 
-/// What [`sync`] may do beyond the safe default.
+/// What [`sync`] may do beyond the safe default: `SyncOptions::default()` and the
+/// setters, `SyncOptions::default().drop_extra_indexes(true)` (the fields can be read;
+/// a later release may add some, so there is no struct literal outside docshape).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SyncOptions {
     /// Drop indexes the server has and the model does not declare (never `_id_`).
     pub drop_extra_indexes: bool,
@@ -31,6 +34,26 @@ pub struct SyncOptions {
     /// schema version (a deliberate rollback). Without it, that is
     /// [`Error::OlderSchema`](crate::Error::OlderSchema) and nothing changes.
     pub allow_older_schema: bool,
+}
+
+impl SyncOptions {
+    /// Sets the field `drop_extra_indexes`.
+    pub const fn drop_extra_indexes(mut self, drop: bool) -> Self {
+        self.drop_extra_indexes = drop;
+        self
+    }
+
+    /// Sets the field `rebuild_changed_indexes`.
+    pub const fn rebuild_changed_indexes(mut self, rebuild: bool) -> Self {
+        self.rebuild_changed_indexes = rebuild;
+        self
+    }
+
+    /// Sets the field `allow_older_schema`.
+    pub const fn allow_older_schema(mut self, allow: bool) -> Self {
+        self.allow_older_schema = allow;
+        self
+    }
 }
 
 /// One change [`sync`] makes (or, in a [`SyncPlan`], would make).

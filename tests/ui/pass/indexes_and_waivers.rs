@@ -88,9 +88,31 @@ struct Draft {
     updated_at: DateTime,
 }
 
+// Two waivers on one row, each with its own reason: one `allow(...)` per reason, the
+// same as `allow(a, b, reason = "...")` when the reason is shared.
+#[derive(Serialize, Deserialize, Model)]
+#[model(collection = "questions")]
+#[index(keys(board, score = -1, _id = -1))]
+#[access(name = "top_questions", filter(board), sort(score = -1), paginate,
+         allow(mutable_sort, reason = "a question whose score moves may be seen twice"),
+         allow(scatter_gather, reason = "x"))]
+#[access(name = "upvote", filter(_id), update(inc(score)))]
+struct Question {
+    #[serde(rename = "_id")]
+    id: i64,
+    board: String,
+    score: i64,
+}
+
 pub(super) fn main() {
     let served: Vec<Option<&str>> = Draft::ACCESS_PATTERNS.iter().map(|p| p.index).collect();
     assert_eq!(served, [Some("_id_"), Some("_id_")]);
+    // The row keeps its method and its paginator.
+    let _ = Question::top_questions("rust").page_size(20);
+    assert_eq!(
+        Question::ACCESS_PATTERNS[0].waivers,
+        [("mutable_sort", "a question whose score moves may be seen twice"), ("scatter_gather", "x")]
+    );
     let names: Vec<&str> = Post::INDEXES.iter().map(|i| i.name).collect();
     assert_eq!(names, ["author_id_1_created_at_-1", "slug_1", "body_text"]);
     let served: Vec<Option<&str>> = Post::ACCESS_PATTERNS.iter().map(|p| p.index).collect();

@@ -49,12 +49,22 @@ use crate::ops::infer::workload::{self as shapes, QueryShape};
 /// sized for (the table's documents and bytes per second double too).
 pub const FREQ_TOLERANCE: f64 = 2.0;
 
-/// Which profiler entries [`check_workload`] reads.
+/// Which profiler entries [`check_workload`] reads: `WorkloadOptions::default()` and
+/// the setter, `WorkloadOptions::default().since(start)`.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
 pub struct WorkloadOptions {
     /// Only entries at or after this time (`ts`); all of them when `None`. Either
     /// way at most 100,000 entries per collection are read.
     pub since: Option<DateTime>,
+}
+
+impl WorkloadOptions {
+    /// Sets the field `since`: a time, or `None` for every entry.
+    pub fn since(mut self, start: impl Into<Option<DateTime>>) -> Self {
+        self.since = start.into();
+        self
+    }
 }
 
 /// One way a collection's workload differs from its model's access-pattern table.

@@ -19,6 +19,7 @@ use crate::core::transaction::{
 
 /// Whether [`update_one_with`] writes the source and its copies in one transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub enum Atomicity {
     /// A transaction when the deployment has them (a replica set or a sharded
     /// cluster), the sequential order otherwise (see the [module docs](crate::denormalized)). A
@@ -32,11 +33,21 @@ pub enum Atomicity {
     Sequential,
 }
 
-/// [`update_one_with`]'s settings.
+/// [`update_one_with`]'s settings: `UpdateOptions::default()` and the setter,
+/// `UpdateOptions::default().atomicity(Atomicity::Sequential)`.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct UpdateOptions {
     /// Whether the writes are one transaction. Default [`Atomicity::Auto`].
     pub atomicity: Atomicity,
+}
+
+impl UpdateOptions {
+    /// Sets the field `atomicity`.
+    pub fn atomicity(mut self, atomicity: Atomicity) -> Self {
+        self.atomicity = atomicity;
+        self
+    }
 }
 
 /// What one touched copy got from [`update_one`].

@@ -94,6 +94,7 @@ pub async fn version_counts<T: Versioned>(db: &Database) -> Result<VersionCounts
 
 /// How [`backfill`] reports progress.
 #[derive(Clone, Default)]
+#[non_exhaustive]
 pub enum Progress {
     /// A progress bar on stderr when stderr is a terminal; nothing otherwise.
     #[default]
@@ -114,8 +115,10 @@ impl fmt::Debug for Progress {
     }
 }
 
-/// [`backfill`]'s settings.
+/// [`backfill`]'s settings: `BackfillOptions::default()` and the setters,
+/// `BackfillOptions::default().batch_size(200).max_per_second(500.0)`.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct BackfillOptions {
     /// Documents read per batch: memory stays within one batch. Default 500.
     pub batch_size: u32,
@@ -131,6 +134,32 @@ pub struct BackfillOptions {
 impl Default for BackfillOptions {
     fn default() -> Self {
         Self { batch_size: 500, max_per_second: None, max_documents: None, progress: Progress::Auto }
+    }
+}
+
+impl BackfillOptions {
+    /// Sets the field `batch_size`.
+    pub fn batch_size(mut self, documents: u32) -> Self {
+        self.batch_size = documents;
+        self
+    }
+
+    /// Sets the field `max_per_second`: a rate, or `None` for no limit.
+    pub fn max_per_second(mut self, rate: impl Into<Option<f64>>) -> Self {
+        self.max_per_second = rate.into();
+        self
+    }
+
+    /// Sets the field `max_documents`: a count, or `None` to run to the end.
+    pub fn max_documents(mut self, documents: impl Into<Option<u64>>) -> Self {
+        self.max_documents = documents.into();
+        self
+    }
+
+    /// Sets the field `progress`.
+    pub fn progress(mut self, progress: Progress) -> Self {
+        self.progress = progress;
+        self
     }
 }
 

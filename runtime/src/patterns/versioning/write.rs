@@ -266,8 +266,10 @@ pub async fn insert_one<T: Versioned>(db: &Database, value: &T) -> Result<(), Ve
     Ok(())
 }
 
-/// How many times a write retries after losing a race with another writer.
+/// How many times a write retries after losing a race with another writer:
+/// `RetryPolicy::default()` and the setter, `RetryPolicy::default().max_attempts(3)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RetryPolicy {
     /// Attempts in all, the first included; at least 1.
     pub max_attempts: u32,
@@ -277,6 +279,14 @@ impl Default for RetryPolicy {
     /// Eight attempts: each lost race means another writer made progress.
     fn default() -> Self {
         Self { max_attempts: 8 }
+    }
+}
+
+impl RetryPolicy {
+    /// Sets the field `max_attempts` (at least 1: the first attempt).
+    pub const fn max_attempts(mut self, attempts: u32) -> Self {
+        self.max_attempts = attempts;
+        self
     }
 }
 
