@@ -209,7 +209,7 @@ pub(crate) fn check(
     for f in crate::common::paths::stored_fields(&cx.container) {
         for a in &f.recv.attrs {
             let what = if a.path().is_ident("denormalized") {
-                "a denormalized copy is refreshed by updates matched on its reference, which the server refuses on a time-series collection (updates match the meta field only); store the value itself in each reading, or keep the series' details in a model of their own, referenced from `meta`"
+                "a denormalized copy is filled by docshape's inserts and refreshed by updates matched on its reference, but readings go in through `timeseries::insert_many`, which fills none, and the server refuses updates outside the meta field on a time-series collection; store the value itself in each reading, or keep the series' details in a model of their own, referenced from `meta`"
             } else if a.path().is_ident("outlier") {
                 "an outlier array is pushed to by updates matched on `_id`, which the server refuses on a time-series collection; store one reading per document instead of an array"
             } else {
