@@ -441,18 +441,7 @@ pub(crate) fn add_index(parsed: &Parsed, index: &mut crate::index::Parsed) {
         Key { path: series.clone(), kind: KeyKind::Asc, span: b.series.span },
         Key { path: period.clone(), kind: KeyKind::Asc, span: b.period.span },
     ];
-    indexes.push(IndexDef {
-        keys,
-        name: format!("{series}_1_{period}_1"),
-        unique: None,
-        sparse: false,
-        ttl: None,
-        locale: None,
-        partial: None,
-        allow: Default::default(),
-        span: b.series.span,
-        variant: None,
-    });
+    indexes.push(IndexDef::added(keys, format!("{series}_1_{period}_1"), b.series.span));
 }
 
 /// The validator learns the bucket's bounds: `maxItems` on the items, `count` between

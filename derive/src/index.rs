@@ -202,6 +202,23 @@ pub(crate) struct IndexDef {
 }
 
 impl IndexDef {
+    /// An ascending index a pattern adds for its own reads (a bucket's series and
+    /// period, a time-series collection's meta and time): no option, no waiver.
+    pub(crate) fn added(keys: Vec<Key>, name: String, span: Span) -> Self {
+        Self {
+            keys,
+            name,
+            unique: None,
+            sparse: false,
+            ttl: None,
+            locale: None,
+            partial: None,
+            allow: Default::default(),
+            span,
+            variant: None,
+        }
+    }
+
     /// Whether the index holds the documents a row on `variant` reads: an index on
     /// every document does; a variant's partial index holds only its own.
     pub(crate) fn holds(&self, variant: Option<&str>) -> bool {

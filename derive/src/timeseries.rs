@@ -156,18 +156,7 @@ pub(crate) fn add_index(parsed: &Parsed, index: &mut crate::index::Parsed) {
         return;
     }
     let name = keys.iter().map(|k| format!("{}_1", k.path)).collect::<Vec<_>>().join("_");
-    index.indexes.push(IndexDef {
-        keys,
-        name,
-        unique: None,
-        sparse: false,
-        ttl: None,
-        locale: None,
-        partial: None,
-        allow: Default::default(),
-        span: d.span,
-        variant: None,
-    });
+    index.indexes.push(IndexDef::added(keys, name, d.span));
 }
 
 /// What the server refuses or makes slow on a time-series collection, each under the
