@@ -99,7 +99,8 @@ impl Stamps {
     /// The stamps of the registered model stored in `collection` (what a writer that
     /// knows the collection only, such as a copy's refresh, applies).
     pub fn of_collection(collection: &str) -> Stamps {
-        crate::core::registry::models()
+        // Unsorted: one pass over what the program registered, on every copy write.
+        inventory::iter::<crate::core::registry::RegisteredModel>
             .into_iter()
             .find(|m| m.collection == collection)
             .map(|m| m.stamps)
