@@ -375,6 +375,7 @@ fn runtime() -> Crate {
         ("error", Core),
         ("hooks", Core),
         ("model", Core),
+        ("stamps", Core),
         ("ops", Ops),
         ("sync", Ops),
         ("check", Ops),
@@ -414,6 +415,8 @@ fn derive() -> Crate {
         ("index", Core),
         ("access", Core),
         ("polymorphic", Core),
+        // Stamps are applied by the core's writers: the derive states them as a core fact.
+        ("stamps", Core),
         ("paginate", Pattern("paginate")),
         ("versioning", Pattern("versioning")),
         ("bucket", Pattern("bucket")),

@@ -17,6 +17,7 @@ mod layering;
 mod paginate;
 mod polymorphic;
 mod spans;
+mod stamps;
 mod timeseries;
 mod tls;
 mod validator;

@@ -39,6 +39,7 @@ fn ui() {
         "ui/fail_denormalized/bson2",
         "ui/fail_polymorphic",
         "ui/fail_timeseries",
+        "ui/fail_stamps",
     ] {
         t.cases(dir);
     }

@@ -31,7 +31,7 @@ use crate::common::bounds;
 use crate::common::dummy::dummy;
 use crate::common::fallback;
 use crate::{
-    access, bucket, denormalized, index, model, outlier, paginate, polymorphic, relation, timeseries,
+    access, bucket, denormalized, index, model, outlier, paginate, polymorphic, relation, stamps, timeseries,
     validator, versioning,
 };
 
@@ -160,6 +160,7 @@ fn model_expansion(recv: ModelReceiver) -> Expanded {
     let mut access = access::parse(&cx, &mut errors);
     let mut paginate = paginate::parse(&cx, &mut errors);
     let timeseries = timeseries::parse(&cx, &mut errors);
+    let stamps = stamps::parse(&cx, &mut errors);
     // What patterns give the core: a bucket's range index, a time-series collection's
     // meta/time index, and the bounds the
     // validator learns from buckets, outliers and `#[embed(max = N)]`.
@@ -199,12 +200,13 @@ fn model_expansion(recv: ModelReceiver) -> Expanded {
     let bucket = bucket::expand(&bucket, &cx, stamp);
     let outlier = outlier::expand(&outlier, &cx);
     let timeseries = timeseries::expand(&timeseries);
+    let stamps = stamps::expand(&stamps);
     let paginate = paginate::expand(&paginate, &bounded, &access);
     let (access, views) = access::expand(&access, &bounded);
     let (model, registration) = model::expand(
         &model,
         &bounded,
-        &[&index, &access, &versioning, &relation, &denormalized, &outlier, &bucket, &timeseries],
+        &[&index, &access, &versioning, &relation, &denormalized, &outlier, &bucket, &timeseries, &stamps],
     );
     let c = &bounded.container;
     let (paths, size) = (crate::common::paths::has_field_impls(c), crate::common::size::impl_for(c));
@@ -246,6 +248,7 @@ fn polymorphic_expansion(
     let mut paginate = paginate::parse(&cx, &mut errors);
     // Refused on an enum, with its error: no part of it expands.
     let _ = timeseries::parse(&cx, &mut errors);
+    let _ = stamps::parse(&cx, &mut errors);
 
     // Check every pattern.
     polymorphic::check(&cx, p, &mut errors);
@@ -322,6 +325,8 @@ fn embedded_expansion(recv: EmbeddedReceiver) -> Expanded {
     let mut validator = validator::parse(&cx, &mut errors);
     let mut relation = relation::parse(&cx, &mut errors);
     let mut denormalized = denormalized::parse(&cx, &mut errors);
+    // Refused on an embedded type, with its error: no writer stamps a sub-document.
+    let _ = stamps::parse(&cx, &mut errors);
     let bounds = relation::bounds(&relation);
 
     // Check every pattern.

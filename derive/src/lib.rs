@@ -17,7 +17,7 @@
 //! - the core modules `model`, `validator`, `index`, `access`, `polymorphic` (an enum
 //!   model's variants read as structs, for the other core modules), and the patterns
 //!   `paginate`, `versioning`, `bucket`, `outlier`, `relation`,
-//!   `denormalized` and `keys`, each with `parse`, `check` and `expand`; a pattern
+//!   `denormalized`, `stamps` and `keys`, each with `parse`, `check` and `expand`; a pattern
 //!   reads the core modules' results, never another pattern's: where two patterns
 //!   meet (a versioned bucket or outlier), the driver hands one plain facts of the
 //!   other (`common::fields::Kept`, the version stamp), and no pattern module names another.
@@ -39,6 +39,7 @@ mod outlier;
 mod paginate;
 mod polymorphic;
 mod relation;
+mod stamps;
 mod timeseries;
 mod validator;
 mod versioning;
@@ -59,7 +60,10 @@ mod versioning;
         outlier,
         embed,
         reference,
-        denormalized
+        denormalized,
+        created_at,
+        updated_at,
+        revision
     )
 )]
 pub fn derive_model(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
@@ -68,7 +72,10 @@ pub fn derive_model(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
 
 /// Derives `docshape::validator::Schema` for a sub-document type (struct or enum) that
 /// has no collection of its own. See the `docshape` crate for the attributes.
-#[proc_macro_derive(Embedded, attributes(embedded, validate, embed, reference, denormalized))]
+#[proc_macro_derive(
+    Embedded,
+    attributes(embedded, validate, embed, reference, denormalized, created_at, updated_at, revision)
+)]
 pub fn derive_embedded(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
     driver::expand_embedded(input.into()).into()
 }

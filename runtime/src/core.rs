@@ -26,6 +26,7 @@ pub mod registry;
 pub mod relation;
 pub mod size;
 pub mod spec;
+pub mod stamps;
 pub(crate) mod trace;
 pub mod transaction;
 pub mod validator;

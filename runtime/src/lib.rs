@@ -249,7 +249,7 @@ mod patterns;
 pub mod testkit;
 
 // core
-pub use crate::core::{access, index, size, validator};
+pub use crate::core::{access, index, size, stamps, validator};
 // ops
 #[cfg(feature = "cli")]
 pub use crate::ops::cli;
@@ -476,6 +476,7 @@ pub mod __private {
     };
     pub use crate::core::size as sz;
     pub use crate::core::size::{MaxBsonSize, Probe, ProbeFallback};
+    pub use crate::core::stamps::Stamps;
     pub use crate::core::validator::{
         adjacent, any_of, array_of, assert_array, assert_number, assert_string, bound, bson_type, constrain,
         constrained, nullable, object, single_key, string_enum, tuple, with_tag, Base, Constraint, Lit,

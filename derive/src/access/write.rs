@@ -13,6 +13,7 @@ use crate::access::find::{equality, param_name, param_type, ranges};
 use crate::access::Access;
 use crate::ast::Container;
 use crate::attr::index_keys::KeyList;
+use crate::common::fields::stamp_of;
 use crate::common::message::did_you_mean;
 use crate::common::message::rule;
 use crate::common::paths;
@@ -274,6 +275,14 @@ pub(crate) fn check(
         let Some(r) = errors.handle(paths::resolve(c, path, *span)) else { continue };
         checks.extend(paths::nested_checks(c, &r, *span, false));
         let Some(field) = r.field else { continue };
+        if let Some((stamp, _)) = stamp_of(field).filter(|_| r.rest.is_empty()) {
+            errors.push(Error::custom(format!(
+                "`{}({path})`: `{path}` is `#[{stamp}]`, which every write sets itself in the same command ({}); a write row never takes it as a parameter: drop it from `update(...)`",
+                op.word(),
+                if stamp == "revision" { "`$inc` by one" } else { "from the server's clock" }
+            )).with_span(span));
+            continue;
+        }
         let ty = &field.recv.ty;
         let spelt = quote!(#ty).to_string().replace(' ', "");
         let nested = !r.rest.is_empty();
@@ -394,6 +403,10 @@ fn check_upsert(
             continue;
         }
         if let Some(r) = errors.handle(paths::resolve(c, path, *span)) {
+            if let Some((stamp, _)) = r.field.and_then(stamp_of) {
+                errors.push(Error::custom(format!("`{path}` is `#[{stamp}]`, which the upsert sets itself when it creates the document: drop it from `upsert(...)`")).with_span(span));
+                continue;
+            }
             if r.field.is_none() && path != "_id" {
                 errors.push(
                     Error::custom(format!(
@@ -431,7 +444,9 @@ fn check_upsert(
         // The validator requires what serde always writes; the version field comes
         // from the version the write row's filter requires.
         let required = f.serde.skip_serializing_if.is_none();
-        let version = f.recv.attrs.iter().any(|a| a.path().is_ident("schema_version"));
+        // So do the stamps, which the upsert itself writes.
+        let version =
+            f.recv.attrs.iter().any(|a| a.path().is_ident("schema_version")) || stamp_of(f).is_some();
         if required && !version && name != "_id" && !filled.contains(&name) {
             missing.push(name.to_owned());
         }

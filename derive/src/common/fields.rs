@@ -74,3 +74,12 @@ pub(crate) struct Kept<'a> {
     /// What the field is to its pattern, for messages: "the outlier array".
     pub what: &'static str,
 }
+
+/// The stamp attributes a field can carry (`#[created_at]`, `#[updated_at]`,
+/// `#[revision]`): the writers set these fields themselves.
+pub(crate) const STAMPS: &[&str] = &["created_at", "updated_at", "revision"];
+
+/// The stamp attribute on `field`, by its name, when it carries one.
+pub(crate) fn stamp_of(field: &crate::ast::Field) -> Option<(&'static str, &syn::Attribute)> {
+    field.recv.attrs.iter().find_map(|a| STAMPS.iter().find(|s| a.path().is_ident(s)).map(|s| (*s, a)))
+}

@@ -146,6 +146,10 @@ pub trait Model: Schema + Sized {
     /// Its denormalized copies (`#[denormalized]`), filled by
     /// [`crate::relation::snapshot`] and refreshed as each one's policy says.
     const COPIES: &'static [CopySpec] = &[];
+    /// Its timestamps and revision (`#[created_at]`, `#[updated_at]`, `#[revision]` on
+    /// its fields): the stored names every docshape writer stamps
+    /// ([`crate::core::stamps`]). None by default.
+    const STAMPS: crate::core::stamps::Stamps = crate::core::stamps::Stamps::NONE;
 
     /// How generated readers (paginators) decode a stored document: `None` for serde as
     /// is; a versioned model upgrades older versions ([`crate::versioning::decode`]).

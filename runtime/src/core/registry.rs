@@ -28,6 +28,9 @@ pub struct RegisteredModel {
     pub relations: &'static [crate::core::relation::Relation],
     /// The relations inside its embedded types.
     pub nested: &'static [crate::core::relation::Nested],
+    /// Its timestamps and revision ([`Model::STAMPS`]), which every writer of the
+    /// collection applies.
+    pub stamps: crate::core::stamps::Stamps,
 }
 
 impl RegisteredModel {
@@ -41,6 +44,7 @@ impl RegisteredModel {
             polymorphic_rows: T::POLYMORPHIC_ROWS,
             relations: T::RELATIONS,
             nested: T::NESTED,
+            stamps: T::STAMPS,
         }
     }
 }

@@ -324,6 +324,9 @@ where
 
 /// Inserts `value` with its copies filled ([`snapshot`]), and returns its `_id`.
 ///
+/// The model's stamps are set in the inserted document ([`crate::stamps`]): both times
+/// from this machine's clock, the revision at 1. `value` keeps the values it had.
+///
 /// A copy that is refreshed (`sync` or `async`) could miss a rename that lands between
 /// the snapshot and the insert: the refresh would run before this document exists.
 /// So after inserting, the new document's refreshed copies are brought in line by the
@@ -338,7 +341,10 @@ where
     T: Model + Serialize + DeserializeOwned,
 {
     snapshot(db, value).await?;
-    let stored = to_document(value)?;
+    let mut stored = to_document(value)?;
+    // Its `#[created_at]`, `#[updated_at]` and `#[revision]`, in the insert itself:
+    // the writer's clock, as an insert cannot read the server's (`crate::stamps`).
+    T::STAMPS.on_insert(&mut stored);
     let collection = db.collection::<Document>(T::COLLECTION);
     let mongo = |source| RefError::Mongo { collection: T::COLLECTION, source: Box::new(source) };
     let id = collection.insert_one(&stored).await.map_err(mongo)?.inserted_id;

@@ -88,6 +88,15 @@ pub enum UpdateError {
         /// This code's version.
         current: i64,
     },
+    /// A conditional write (a row whose filter holds the model's `#[revision]`) matched
+    /// nothing, and the document is there at another revision: another writer got
+    /// there first. Nothing was written; read it again and decide.
+    Conflict {
+        /// The collection.
+        collection: &'static str,
+        /// The document's revision now (`None` when it holds none).
+        current: Option<i64>,
+    },
     /// The filter or update could not be built, or the command failed for another
     /// reason than the server refusing the write (the network, a timeout).
     Find(FindError),
@@ -138,6 +147,16 @@ impl std::fmt::Display for UpdateError {
                 f,
                 "{collection}: document {id} is at schema version {stored}, newer than this code's {current}: a newer release wrote it, and this code cannot write its shape; nothing was written (run the newer release, or see README \"Upgrades and rollbacks\")"
             ),
+            Self::Conflict { collection, current } => match current {
+                Some(current) => write!(
+                    f,
+                    "{collection}: the document is at revision {current}, not the one the write expected; nothing was written, read it again"
+                ),
+                None => write!(
+                    f,
+                    "{collection}: the document holds no revision, not the one the write expected; nothing was written"
+                ),
+            },
             Self::Find(e) => write!(f, "{e}"),
             Self::WriteRefused { collection, code, message, .. } => {
                 write!(f, "{collection}: the server refused the write (code {code}): {message}; nothing was written")
@@ -429,11 +448,22 @@ impl<T: Model, S: SessionSlot> Update<T, S> {
         self.pattern
     }
 
-    /// The `findAndModify` filter and update as sent: the row's filter, plus each
-    /// bounded push's guard.
+    /// The filter and update as sent: the row's filter, plus each bounded push's
+    /// guard; the update with the model's stamps (`$currentDate` of `#[updated_at]`,
+    /// `$inc` of `#[revision]`: see [`crate::stamps`]).
     pub fn command(&self) -> Result<(Document, Document), UpdateError> {
+        self.command_as(false)
+    }
+
+    /// [`Update::command`]; for an upsert, with `#[created_at]` set on insert.
+    fn command_as(&self, upsert: bool) -> Result<(Document, Document), UpdateError> {
         let mut filter = self.filter.clone()?;
         let update = self.update.as_ref().map_err(|e| UpdateError::from(e.clone()))?;
+        let mut stamped = update.update.clone();
+        match upsert {
+            true => T::STAMPS.on_upsert(&mut stamped),
+            false => T::STAMPS.on_update(&mut stamped),
+        }
         for b in &update.bounds {
             // The array's element N-1 exists exactly when it holds N or more items.
             filter.insert(format!("{}.{}", b.field, b.max.saturating_sub(1)), doc! { "$exists": false });
@@ -441,7 +471,7 @@ impl<T: Model, S: SessionSlot> Update<T, S> {
         if let Some((field, current)) = self.version {
             filter.insert(field, doc! { "$eq": current });
         }
-        Ok((filter, update.update.clone()))
+        Ok((filter, stamped))
     }
 
     /// Sends the update, one command on success: an `update` when the row names its
@@ -537,7 +567,7 @@ impl<T: Model, S: SessionSlot> Update<T, S> {
     }
 
     async fn attempt(&mut self, db: &Database, upsert: bool) -> Result<Wrote, UpdateError> {
-        let (filter, update) = self.command()?;
+        let (filter, update) = self.command_as(upsert)?;
         let collection = db.collection::<Document>(T::COLLECTION);
         // The filter names the document by `_id` (and perhaps more: a variant's
         // discriminator), so its id is known without the server returning it.
@@ -631,11 +661,39 @@ impl<T: Model, S: SessionSlot> Update<T, S> {
     async fn why_not(&mut self, db: &Database) -> UpdateError {
         let not_found = UpdateError::NotFound { collection: T::COLLECTION, pattern: self.pattern.name };
         let Ok(update) = &self.update else { return not_found };
+        let Ok(filter) = self.filter.clone() else { return not_found };
+        let collection = db.collection::<Document>(T::COLLECTION);
+        // A conditional write: the filter holds the revision the writer read. The same
+        // filter without it finds the document, if it is there at another revision.
+        if let Some(revision) = T::STAMPS.revision.filter(|r| filter.contains_key(*r)) {
+            let mut without = filter.clone();
+            without.remove(revision);
+            let mut find = collection.find_one(without).projection(doc! { "_id": 1, revision: 1 });
+            if let Some(collation) = crate::core::access::command::collation(self.pattern) {
+                find = find.collation(collation);
+            }
+            let found = match self.session.session() {
+                Some(session) => find.session(session).await,
+                None => find.await,
+            };
+            let expected = filter.get_document(revision).ok().and_then(|eq| eq.get("$eq"));
+            let expected = crate::core::stamps::revision_of(expected);
+            match found {
+                Ok(Some(doc)) => {
+                    let current = crate::core::stamps::revision_of(doc.get(revision));
+                    if current != expected || expected.is_none() {
+                        return UpdateError::Conflict { collection: T::COLLECTION, current };
+                    }
+                    // At the revision the writer read: another guard refused the
+                    // write (a bound, a version), which the reads below tell.
+                }
+                Ok(None) => return not_found,
+                Err(e) => return e.into(),
+            }
+        }
         if update.bounds.is_empty() && self.version.is_none() {
             return not_found;
         }
-        let Ok(filter) = self.filter.clone() else { return not_found };
-        let collection = db.collection::<Document>(T::COLLECTION);
         let mut projection = doc! { "_id": 1 };
         if let Some((field, _)) = self.version {
             projection.insert(field, 1);

@@ -183,10 +183,13 @@ pub(crate) fn via_filter(spec: &CopySpec, id: &Bson) -> Document {
 pub(crate) fn change(spec: &CopySpec, id: &Bson, value: Option<&Bson>) -> (Document, Vec<Document>) {
     let layout = Layout::of(spec);
     let path = layout.update_path(spec);
-    let update = match stored(spec, value) {
+    let mut update = match stored(spec, value) {
         Some(v) => doc! { "$set": { path: v.clone() } },
         None => doc! { "$unset": { path: "" } },
     };
+    // A copy's refresh is a modification of the document holding it: its model's
+    // `#[updated_at]` and `#[revision]` move, in the same command.
+    crate::core::stamps::Stamps::of_collection(spec.collection).on_update(&mut update);
     let filters = (0..layout.hops.len())
         .map(|i| {
             let inner = layout.wrap(Some(i), doc! { leaf(spec.via): via_condition(id) });
@@ -466,7 +469,11 @@ pub(crate) async fn write_copy(
     // A collection whose documents something derives data from (cached keys) is
     // written by `_id`, in batches: a bulk write by reference says how many documents
     // it changed, not which, and the hooks need exactly those (see `write_batch`).
-    let watched = crate::core::hooks::copy_write_watched(write.spec.collection);
+    // So is a stamped collection's (`#[updated_at]`, `#[revision]`): a write by
+    // reference would stamp every document referencing the source, not only those
+    // whose copy differs.
+    let watched = crate::core::hooks::copy_write_watched(write.spec.collection)
+        || !crate::core::stamps::Stamps::of_collection(write.spec.collection).is_empty();
     let (size, guard) = match batching {
         Batching::Whole if watched => (FALLBACK_BATCH, None),
         Batching::Whole => {

@@ -143,7 +143,12 @@ pub async fn update_one_with<S: Identified>(
     // What other patterns derive from the source must be kept in line after the
     // write, or nothing is written (cached keys nobody would delete).
     crate::core::hooks::before_source_write(db, S::COLLECTION)?;
-    let update = update.into();
+    let mut update = update.into();
+    // The source's stamps, in the same command (a pipeline update is the caller's
+    // own: it is sent as given).
+    if let UpdateModifications::Document(d) = &mut update {
+        S::STAMPS.on_update(d);
+    }
     let written = match &update {
         UpdateModifications::Document(d) => Some(d.clone()),
         _ => None,

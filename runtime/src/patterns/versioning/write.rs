@@ -172,6 +172,13 @@ impl<T: Versioned> Loaded<T> {
         for key in self.original.keys().filter(|k| *k != "_id" && !new.contains_key(k.as_str())) {
             unset.insert(key.clone(), "");
         }
+        // The stamps are the write's to set, never the value's: whatever the value
+        // holds there is left out, and the write stamps the document itself.
+        let stamps = T::STAMPS;
+        for field in [stamps.created, stamps.updated, stamps.revision].into_iter().flatten() {
+            set.remove(field);
+            unset.remove(field);
+        }
         let collection = db.collection::<Document>(T::COLLECTION);
         let filter = unchanged_since::<T>(&self.original);
         // A key `$set` would read as a path or an operator: replace the document instead
@@ -181,9 +188,35 @@ impl<T: Versioned> Loaded<T> {
         // What the write may have changed, for the denormalized copies of this model:
         // `None` for a replacement (anything).
         let mut written: Option<Document> = None;
+        // The stamps the write stored, which the document as read then holds.
+        let mut stamped = Document::new();
         let matched = if !set.keys().chain(unset.keys()).all(plain) {
             let mut replacement = new.clone();
             replacement.insert("_id", self.id());
+            // A replacement takes no `$currentDate`: the writer's clock, and the
+            // revision as read plus one (the filter holds the one read).
+            for field in [stamps.created, stamps.revision].into_iter().flatten() {
+                match self.original.get(field) {
+                    Some(v) => replacement.insert(field, v.clone()),
+                    None => replacement.remove(field),
+                };
+            }
+            if let Some(updated) = stamps.updated {
+                replacement.insert(updated, bson::DateTime::now());
+            }
+            if let Some(revision) = stamps.revision {
+                let next = crate::core::stamps::revision_of(self.original.get(revision)).unwrap_or(0) + 1;
+                let next = match (stamps.wide_revision, i32::try_from(next)) {
+                    (false, Ok(n)) => Bson::Int32(n),
+                    _ => Bson::Int64(next),
+                };
+                replacement.insert(revision, next);
+            }
+            stamped = stamps
+                .projection()
+                .keys()
+                .filter_map(|k| Some((k.clone(), replacement.get(k)?.clone())))
+                .collect();
             let replace = collection.replace_one(filter, replacement);
             match session.as_deref_mut() {
                 Some(s) => replace.session(s).await?,
@@ -205,12 +238,34 @@ impl<T: Versioned> Loaded<T> {
             if !unset.is_empty() {
                 update.insert("$unset", unset.clone());
             }
-            let write = collection.update_one(filter, update.clone());
-            let matched = match session {
-                Some(s) => write.session(s).await?,
-                None => write.await?,
-            }
-            .matched_count;
+            let matched = if stamps.is_empty() {
+                let write = collection.update_one(filter, update.clone());
+                match session {
+                    Some(s) => write.session(s).await?,
+                    None => write.await?,
+                }
+                .matched_count
+            } else {
+                // Stamped in the same command (`$currentDate`, `$inc`), the stamps
+                // returned, so that the next save compares what is stored.
+                stamps.on_update(&mut update);
+                let write = collection
+                    .find_one_and_update(filter, update.clone())
+                    .projection(stamps.projection())
+                    .return_document(mongodb::options::ReturnDocument::After);
+                let found = match session {
+                    Some(s) => write.session(s).await?,
+                    None => write.await?,
+                };
+                match found {
+                    Some(mut found) => {
+                        found.remove("_id");
+                        stamped = found;
+                        1
+                    }
+                    None => 0,
+                }
+            };
             written = Some(update);
             matched
         };
@@ -234,6 +289,18 @@ impl<T: Versioned> Loaded<T> {
             self.original.remove(key);
         }
         self.original.extend(set);
+        if !stamped.is_empty() {
+            self.original.extend(stamped.clone());
+            // The value holds the stamps as stored too.
+            let mut value = encode(&self.value)?;
+            value.extend(stamped);
+            self.value = bson_compat::from_document(value).map_err(|source| VersionError::Upgrade {
+                collection: T::COLLECTION,
+                id: self.id(),
+                version: T::VERSION,
+                failure: crate::core::version::StepFailure::Decode { version: T::VERSION, source },
+            })?;
+        }
         Ok(())
     }
 }
@@ -262,7 +329,10 @@ pub async fn find<T: Versioned>(db: &Database, filter: Document) -> Result<Vec<L
 
 /// Inserts `value` at the current version, whatever its version field says.
 pub async fn insert_one<T: Versioned>(db: &Database, value: &T) -> Result<(), VersionError> {
-    db.collection::<Document>(T::COLLECTION).insert_one(encode(value)?).await?;
+    let mut document = encode(value)?;
+    // Its stamps from the writer's clock, as `relation::insert_one` sets them.
+    T::STAMPS.on_insert(&mut document);
+    db.collection::<Document>(T::COLLECTION).insert_one(document).await?;
     Ok(())
 }
 
@@ -336,6 +406,9 @@ async fn update_one_inner<T: Versioned + Identified>(
 ) -> Result<UpdateOutcome, VersionError> {
     crate::core::hooks::before_source_write(db, T::COLLECTION)
         .map_err(|e| VersionError::Refused(Box::new(e)))?;
+    let mut update = update;
+    // The model's stamps, in the same command.
+    T::STAMPS.on_update(&mut update);
     let collection = db.collection::<Document>(T::COLLECTION);
     let mut upgraded = false;
     let mut stored = T::VERSION;

@@ -1,0 +1,13 @@
+use docshape::Model;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, Model)]
+#[model(collection = "notes")]
+struct Note {
+    #[serde(rename = "_id")]
+    id: String,
+    #[updated_at]
+    updated_at: String,
+}
+
+fn main() {}
