@@ -21,3 +21,4 @@ mod stamps;
 mod timeseries;
 mod tls;
 mod validator;
+mod writes;

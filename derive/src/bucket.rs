@@ -406,7 +406,9 @@ fn fields_rule(c: &Container, def: &BucketDef, version_field: Option<&str>, erro
         let maintained = named.iter().any(|(m, _)| std::ptr::eq(*m, f))
             || def.id.is_some_and(|i| std::ptr::eq(i, f))
             || def.aggregates.iter().any(|a| std::ptr::eq(a.field, f))
-            || (version_field.is_some() && f.name.as_deref() == version_field);
+            || (version_field.is_some() && f.name.as_deref() == version_field)
+            // The stamps: every append sets them (the runtime's write pipeline).
+            || crate::common::fields::stamp_of(f).is_some();
         if maintained || f.serde.skip_serializing_if.is_some() {
             continue;
         }

@@ -305,7 +305,7 @@ fn outliers(c: &Container, outliers: &[OutlierDef]) -> TokenStream {
             }
         });
         // The embedded array and each overflow document must fit in a document.
-        let item = crate::common::size::probe_part(item_ty);
+        let item = crate::common::size::item_part(o.field, item_ty);
         let limit = LIMIT as usize;
         let fix = "lower `threshold` or `per_doc`, or make the items smaller";
         let parent = crate::common::size::value_part(id_field);

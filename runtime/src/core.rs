@@ -31,3 +31,4 @@ pub(crate) mod trace;
 pub mod transaction;
 pub mod validator;
 pub mod version;
+pub mod write;

@@ -371,20 +371,17 @@ pub mod bucket {
     use mongodb::Database;
 
     pub use crate::patterns::bucket::*;
-    use crate::{SyncOptions, SyncReport};
+    use crate::SyncReport;
 
     /// Creates (or brings up to date) `B`'s collection and, when it declares a `cap`,
-    /// its counter collection ([`cap_collection_spec`]). [`crate::sync_all`] does both
-    /// too, with every other registered collection; [`crate::sync()`] covers the bucket
-    /// collection only.
+    /// its counter collection ([`cap_collection_spec`]): one report each.
+    /// [`crate::sync()`] does both too (the counters' report in
+    /// [`SyncReport::owned`]), and so does [`crate::sync_all`], with every other
+    /// registered collection.
     pub async fn sync<B: Bucket>(db: &Database) -> crate::Result<Vec<SyncReport>> {
-        let mut reports = vec![crate::sync::<B>(db).await?];
-        if B::BUCKET.cap.is_some() {
-            reports.push(
-                crate::ops::sync::sync_spec(db, &cap_collection_spec::<B>(), SyncOptions::default()).await?,
-            );
-        }
-        Ok(reports)
+        let mut report = crate::sync::<B>(db).await?;
+        let owned = std::mem::take(&mut report.owned);
+        Ok(std::iter::once(report).chain(owned).collect())
     }
 }
 

@@ -375,6 +375,13 @@ fn check_upsert(
     for (path, span) in &a.filter {
         if path.contains('.') {
             errors.push(Error::custom(format!("upsert row `{}` filters on `{path}`, a nested path: a created document would hold only that part of `{}`; filter on whole top-level fields", a.name, path.split('.').next().unwrap_or(path))).with_span(span));
+            continue;
+        }
+        // A stamp in an upsert's filter: the write is meant to be conditional, but a
+        // miss creates a document instead of reporting the conflict.
+        let stamp = paths::resolve(c, path, *span).ok().and_then(|r| r.field).and_then(|f| stamp_of(f));
+        if let Some((stamp, _)) = stamp {
+            errors.push(Error::custom(format!("upsert row `{}` filters on `{path}`, the `#[{stamp}]` field: a filter on it makes a conditional write, and an upsert would create a second document (or collide on `_id`) when another writer moved it, instead of reporting the conflict; drop `upsert` (the row then returns `UpdateError::Conflict`), or drop `{path}` from the filter", a.name)).with_span(span));
         }
     }
     // Fields written on insert are neither matched nor updated: the server refuses a

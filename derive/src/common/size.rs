@@ -99,6 +99,28 @@ pub(crate) fn value_part(f: &Field) -> TokenStream {
     }
 }
 
+/// The size of one element of array field `f` whose element type is `item`: a string
+/// as long as the field's `items(max_length = N)` lets it be (the bound a string
+/// element carries), any other type as its own size says.
+pub(crate) fn item_part(f: &Field, item: &Type) -> TokenStream {
+    if classify(item) != Kind::String || is_char(item) {
+        return probe_part(item);
+    }
+    match f.recv.items.as_ref().and_then(|i| i.max_length.as_ref()) {
+        Some(m) => {
+            let m = **m as usize;
+            quote!((__ds::sz::string(#m), __ds::sz::Unsized::Known))
+        }
+        None => quote!((
+            ::core::option::Option::<usize>::None,
+            __ds::sz::Unsized::Value {
+                what: "an array of Strings with no `#[validate(items(max_length = N))]`",
+                fix: true
+            }
+        )),
+    }
+}
+
 /// [`value_part`] as separate `(size, reason)` tokens.
 pub(crate) fn value_size(f: &Field) -> (TokenStream, TokenStream) {
     let part = value_part(f);

@@ -3,7 +3,9 @@
 //!
 //! A pattern fills a hook at link time with `inventory::submit!`, the way
 //! `#[derive(Model)]` fills the [model registry](crate::registry); the code that acts
-//! calls every registered hook and knows none of them by name:
+//! calls every registered hook and knows none of them by name. On the write path
+//! that code is one module, the write pipeline ([`crate::core::write`]): no writer
+//! calls a hook itself.
 //!
 //! - [`SourceWriteHook`]: after a docshape writer changes a document (the versioned
 //!   `save`, `update_one`, `modify` and backfill, the write rows, `denormalized::update_one`),
@@ -81,15 +83,10 @@ pub struct SourceWriteGuard {
 
 inventory::collect!(SourceWriteGuard);
 
-/// Runs every [`SourceWriteGuard`] for a write to `source` that is about to happen,
-/// stopping at the first refusal. No I/O: the guards look at what is installed.
+/// Runs every [`SourceWriteGuard`] for a write to `source` that is about to happen
+/// but those of the kind `skip`, stopping at the first refusal. No I/O: the guards
+/// look at what is installed.
 // The hooks' error, `CopyError`, is large but rare: the same type as after a write.
-#[allow(clippy::result_large_err)]
-pub fn before_source_write(db: &Database, source: &'static str) -> Result<(), CopyError> {
-    before_source_write_except(None, db, source)
-}
-
-/// [`before_source_write`] without the guards of the kind `skip`.
 #[allow(clippy::result_large_err)]
 pub fn before_source_write_except(
     skip: Option<Derived>,
@@ -102,19 +99,9 @@ pub fn before_source_write_except(
         .try_for_each(|g| (g.check)(db, source))
 }
 
-/// Runs every [`SourceWriteHook`] for one write, in registration order, stopping at
-/// the first error. Costs nothing when no hook is interested in `source`.
-pub async fn after_source_write(
-    db: &Database,
-    source: &'static str,
-    id: &Bson,
-    update: Option<&Document>,
-) -> Result<(), CopyError> {
-    after_source_write_except(None, db, source, id, update).await
-}
-
-/// [`after_source_write`] without the hooks of the kind `skip`: for a writer that
-/// keeps that kind of derived data in line itself.
+/// Runs every [`SourceWriteHook`] for one write but those of the kind `skip` (kept by
+/// the writer itself), in registration order, stopping at the first error. Costs
+/// nothing when no hook is interested in `source`.
 pub async fn after_source_write_except(
     skip: Option<Derived>,
     db: &Database,

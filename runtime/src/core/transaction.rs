@@ -17,6 +17,7 @@ use mongodb::error::{
 use mongodb::{Client, ClientSession, Database};
 
 use crate::core::denormalized::CopyError;
+use crate::core::write::Effects;
 
 /// How long [`transaction`] keeps running a body that fails with transient errors:
 /// the driver's own limit for its `with_transaction`.
@@ -164,8 +165,8 @@ impl std::ops::DerefMut for Transaction<'_> {
 
 /// A hook run deferred to the commit: what a write row wrote in the transaction.
 struct Written {
+    effects: Effects,
     db: Database,
-    collection: &'static str,
     id: Bson,
     update: Option<Document>,
 }
@@ -177,30 +178,21 @@ tokio::task_local! {
     static AFTER_COMMIT: Deferred;
 }
 
-/// Runs the hooks of what is derived from a written document: at once, or, for a
-/// write made in the session of a running [`transaction`] (`in_session`), after its
-/// commit (an aborted attempt's writes are forgotten with it).
-pub(crate) async fn after_write(
-    db: &Database,
-    collection: &'static str,
-    id: &Bson,
-    update: Option<&Document>,
-    in_session: bool,
-) -> Result<(), CopyError> {
-    if in_session {
-        let deferred = AFTER_COMMIT.try_with(|d| {
+/// Defers what is derived from a document written in the session of a running
+/// [`transaction`] to its commit (an aborted attempt's writes are forgotten with it):
+/// `true` when deferred, `false` when no transaction's body is running, so the caller
+/// ([`crate::core::write::Effects::after`]) applies it now.
+pub(crate) fn defer(effects: Effects, db: &Database, id: &Bson, update: Option<&Document>) -> bool {
+    AFTER_COMMIT
+        .try_with(|d| {
             d.lock().unwrap_or_else(PoisonError::into_inner).push(Written {
+                effects,
                 db: db.clone(),
-                collection,
                 id: id.clone(),
                 update: update.cloned(),
             })
-        });
-        if deferred.is_ok() {
-            return Ok(());
-        }
-    }
-    crate::core::hooks::after_source_write(db, collection, id, update).await
+        })
+        .is_ok()
 }
 
 /// Whether the caller runs inside a [`transaction`]'s body: a write there cannot be
@@ -356,7 +348,8 @@ where
         }
         let written = std::mem::take(&mut *deferred.lock().unwrap_or_else(PoisonError::into_inner));
         for w in written {
-            crate::core::hooks::after_source_write(&w.db, w.collection, &w.id, w.update.as_ref())
+            w.effects
+                .after(&w.db, &w.id, w.update.as_ref(), false)
                 .await
                 .map_err(|e| TransactionError::AfterCommit(Box::new(e)))?;
         }

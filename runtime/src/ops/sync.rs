@@ -183,6 +183,7 @@ pub enum SyncNote {
 
 /// What [`sync`] did to one collection, or what [`plan`] says it would do.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct SyncReport {
     /// The collection's name.
     pub collection: String,
@@ -190,12 +191,17 @@ pub struct SyncReport {
     pub changes: Vec<SyncChange>,
     /// Differences left alone.
     pub notes: Vec<SyncNote>,
+    /// The collections the model owns besides its own, synced with it by [`sync`]
+    /// (a capped bucket's counters, outlier overflow collections); empty from
+    /// [`sync_spec`] and [`sync_all`], which list every collection on its own.
+    pub owned: Vec<SyncReport>,
 }
 
 impl SyncReport {
-    /// Whether the collection already matched the model (notes aside).
+    /// Whether the collection, and those it owns, already matched the model (notes
+    /// aside).
     pub fn is_unchanged(&self) -> bool {
-        self.changes.is_empty()
+        self.changes.is_empty() && self.owned.iter().all(SyncReport::is_unchanged)
     }
 }
 
@@ -282,6 +288,9 @@ impl fmt::Display for SyncReport {
         for note in &self.notes {
             write!(f, "; note: {note}")?;
         }
+        for owned in &self.owned {
+            write!(f, "; {owned}")?;
+        }
         Ok(())
     }
 }
@@ -313,8 +322,23 @@ pub async fn sync<T: Model>(db: &Database) -> Result<SyncReport> {
 }
 
 /// [`sync`] with options: dropping extra indexes, rebuilding changed ones.
+///
+/// The collections the model owns besides its own (a capped bucket's counters, an
+/// outlier field's overflow documents) are synced with it, after it: their reports
+/// are in [`SyncReport::owned`].
 pub async fn sync_with<T: Model>(db: &Database, options: SyncOptions) -> Result<SyncReport> {
-    sync_spec(db, &CollectionSpec::of::<T>(), options).await
+    let mut report = sync_spec(db, &CollectionSpec::of::<T>(), options).await?;
+    let owner = std::any::type_name::<T>();
+    let mut owned: Vec<CollectionSpec> = inventory::iter::<crate::core::registry::RegisteredCollection>
+        .into_iter()
+        .filter(|c| (c.owner)() == owner)
+        .map(|c| (c.spec)())
+        .collect();
+    owned.sort_by(|a, b| a.name.cmp(&b.name));
+    for spec in owned {
+        report.owned.push(sync_spec(db, &spec, options).await?);
+    }
+    Ok(report)
 }
 
 /// [`sync_with`] for every registered model (see [`crate::registry`]), one collection
@@ -378,7 +402,12 @@ pub async fn plan_spec(db: &Database, spec: &CollectionSpec, options: SyncOption
 }
 
 async fn plan_spec_inner(db: &Database, spec: &CollectionSpec, options: SyncOptions) -> Result<SyncPlan> {
-    let mut report = SyncReport { collection: spec.name.clone(), changes: Vec::new(), notes: Vec::new() };
+    let mut report = SyncReport {
+        collection: spec.name.clone(),
+        changes: Vec::new(),
+        notes: Vec::new(),
+        owned: Vec::new(),
+    };
     let current = collection_options_for(db, &spec.name, spec.timeseries.is_some()).await?;
     let server_indexes = match &current {
         Some(_) => list_indexes(db, &spec.name).await?,
@@ -859,7 +888,7 @@ mod tests {
     }
 
     fn ts_report() -> SyncReport {
-        SyncReport { collection: "r".into(), changes: Vec::new(), notes: Vec::new() }
+        SyncReport { collection: "r".into(), changes: Vec::new(), notes: Vec::new(), owned: Vec::new() }
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! adds `sync` (an operation over this pattern's collections).
 
 use crate::core::bson_compat;
+use crate::core::write::Effects;
 use std::fmt;
 
 use bson::{doc, Bson, Document};
@@ -336,9 +337,14 @@ async fn settle(
 /// copies inside the items are filled from their sources first, as
 /// `relation::insert_one` fills a document's, and the refreshed ones settled after the
 /// push: a source renamed between the read and the push is not lost.
+///
+/// The parent is written through the write pipeline ([`crate::stamps`]): its
+/// `#[updated_at]` and `#[revision]` move in the write that completes the push, and
+/// what is derived from it (copies of the array elsewhere, cached keys of the parent)
+/// is kept in line afterwards; a push that could not keep them writes nothing.
 pub async fn push<P: Serialize + ?Sized, I: Serialize>(
     db: &Database,
-    collection: &str,
+    collection: &'static str,
     spec: &OutlierSpec,
     parent: &P,
     items: &[I],
@@ -349,9 +355,15 @@ pub async fn push<P: Serialize + ?Sized, I: Serialize>(
     if docs.is_empty() {
         return Ok(Pushed::default());
     }
+    let effects = Effects::of_collection(collection);
+    effects.check(db).map_err(|e| OutlierError::Copies(Box::new(e)))?;
     let followed = fill_items(db, spec, &mut docs).await?;
-    let pushed = push_filled(db, collection, spec, &parent, docs).await?;
+    let pushed = push_filled(db, collection, spec, &effects, &parent, docs).await?;
     settle(db, collection, spec, &parent, followed, pushed.overflow > 0).await?;
+    // What changed in the parent, for the derived data's hooks: its array (and count).
+    let mut changed = doc! { "$push": { spec.field: { "$each": [] } } };
+    effects.on_update(&mut changed);
+    effects.after(db, &parent, Some(&changed), false).await.map_err(|e| OutlierError::Copies(Box::new(e)))?;
     Ok(pushed)
 }
 
@@ -360,6 +372,7 @@ async fn push_filled(
     db: &Database,
     collection: &str,
     spec: &OutlierSpec,
+    effects: &Effects,
     parent: &Bson,
     docs: Vec<Bson>,
 ) -> Result<Pushed, OutlierError> {
@@ -378,6 +391,7 @@ async fn push_filled(
         let slot = format!("{}.{}", spec.field, spec.threshold as usize - k);
         let mut update = doc! { "$push": { spec.field: { "$each": docs.clone() } } };
         update.extend(inc_count(k));
+        effects.on_update(&mut update);
         pushed.commands += 1;
         let r = parents
             .update_one(doc! { "_id": eq(parent.clone()), slot: { "$exists": false } }, update)
@@ -389,8 +403,13 @@ async fn push_filled(
     }
     // Flag first: a reader that sees overflow items' effects must also see the flag.
     pushed.commands += 1;
-    let r =
-        parents.update_one(doc! { "_id": eq(parent.clone()) }, doc! { "$set": { spec.flag: true } }).await?;
+    let mut flag = doc! { "$set": { spec.flag: true } };
+    // The parent's stamps move once per push, in its last write: the count's, or this
+    // one when there is no count.
+    if spec.count.is_none() {
+        effects.on_update(&mut flag);
+    }
+    let r = parents.update_one(doc! { "_id": eq(parent.clone()) }, flag).await?;
     if r.matched_count == 0 {
         return Err(OutlierError::ParentNotFound(parent));
     }
@@ -411,8 +430,9 @@ async fn push_filled(
     run.run(docs, &mut report, &mut Ledger::default()).await?;
     pushed.commands += report.updates + report.finds;
     pushed.overflow = k;
-    let inc = inc_count(k);
+    let mut inc = inc_count(k);
     if !inc.is_empty() {
+        effects.on_update(&mut inc);
         pushed.commands += 1;
         parents.update_one(doc! { "_id": eq(parent.clone()) }, inc).await?;
     }

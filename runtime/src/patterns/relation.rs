@@ -344,17 +344,61 @@ where
     let mut stored = to_document(value)?;
     // Its `#[created_at]`, `#[updated_at]` and `#[revision]`, in the insert itself:
     // the writer's clock, as an insert cannot read the server's (`crate::stamps`).
-    T::STAMPS.on_insert(&mut stored);
+    // (Step 2 of the write pipeline: an insert has no other.)
+    crate::core::write::Effects::of::<T>().on_insert(&mut stored);
     let collection = db.collection::<Document>(T::COLLECTION);
     let mongo = |source| RefError::Mongo { collection: T::COLLECTION, source: Box::new(source) };
     let id = collection.insert_one(&stored).await.map_err(mongo)?.inserted_id;
+    settle_copies::<T>(db, &stored, &id).await?;
+    Ok(id)
+}
+
+/// [`insert_one`] of several documents in one `insert` command (ordered): each one's
+/// copies filled, its stamps set, and its refreshed copies settled after the insert,
+/// as `insert_one` does. Returns their `_id`s in order.
+///
+/// An error of the insert leaves the documents before the failing one inserted (an
+/// ordered insert stops there) and their copies as filled before the insert: a
+/// rename landing in between reaches them at the source's next write, or with
+/// `denormalized::reconcile`.
+pub async fn insert_many<T>(db: &Database, values: &mut [T]) -> Result<Vec<Bson>, RefError>
+where
+    T: Model + Serialize + DeserializeOwned,
+{
+    if values.is_empty() {
+        return Ok(Vec::new());
+    }
+    let effects = crate::core::write::Effects::of::<T>();
+    let mut stored = Vec::with_capacity(values.len());
+    for value in values.iter_mut() {
+        snapshot(db, value).await?;
+        let mut document = to_document(value)?;
+        effects.on_insert(&mut document);
+        stored.push(document);
+    }
+    let collection = db.collection::<Document>(T::COLLECTION);
+    let mongo = |source| RefError::Mongo { collection: T::COLLECTION, source: Box::new(source) };
+    let inserted = collection.insert_many(&stored).await.map_err(mongo)?.inserted_ids;
+    let mut ids = Vec::with_capacity(stored.len());
+    for (i, document) in stored.iter().enumerate() {
+        let id = inserted.get(&i).cloned().or_else(|| document.get("_id").cloned()).unwrap_or(Bson::Null);
+        settle_copies::<T>(db, document, &id).await?;
+        ids.push(id);
+    }
+    Ok(ids)
+}
+
+/// Brings the refreshed copies of `stored`, just inserted with `_id` `id`, in line
+/// with their sources: a rename that landed between the snapshot and the insert is
+/// not lost.
+async fn settle_copies<T: Model>(db: &Database, stored: &Document, id: &Bson) -> Result<(), RefError> {
     // One refresh per source document, with its refreshed copies (inside arrays, of
     // every element that references it).
     let refreshed: Vec<&'static CopySpec> =
         copies_of::<T>().into_iter().filter(|c| c.refresh != Refresh::Never).collect();
     let copies = |source| RefError::Copies { collection: T::COLLECTION, source: Box::new(source) };
-    for ((source, _), (via, specs)) in groups(&stored, &refreshed) {
-        let refreshed = refresh(db, source, &via, &specs, None, Some(&id)).await.map_err(copies)?;
+    for ((source, _), (via, specs)) in groups(stored, &refreshed) {
+        let refreshed = refresh(db, source, &via, &specs, None, Some(id)).await.map_err(copies)?;
         if !refreshed.found {
             return Err(RefError::Missing { collection: T::COLLECTION, ids: vec![via] });
         }
@@ -363,7 +407,7 @@ where
             return Err(copies(CopyError::Refused { id: via, documents: refused }));
         }
     }
-    Ok(id)
+    Ok(())
 }
 
 /// Type-level checks the derives emit for references and copies, each with a message

@@ -145,9 +145,17 @@ where
     if readings.is_empty() {
         return Ok(Inserted { count: 0 });
     }
+    // Step 2 of the write pipeline (an insert has no other): a reading model's
+    // `#[created_at]` and `#[revision]`, as every insert sets them.
+    let effects = crate::core::write::Effects::of::<T>();
     let docs = readings
         .iter()
-        .map(bson_compat::to_document)
+        .map(|r| {
+            bson_compat::to_document(r).map(|mut d| {
+                effects.on_insert(&mut d);
+                d
+            })
+        })
         .collect::<Result<Vec<Document>, _>>()
         .map_err(|source| TimeSeriesError::Serialize { collection, source })?;
     let total = docs.len();

@@ -460,9 +460,10 @@ impl<T: Model, S: SessionSlot> Update<T, S> {
         let mut filter = self.filter.clone()?;
         let update = self.update.as_ref().map_err(|e| UpdateError::from(e.clone()))?;
         let mut stamped = update.update.clone();
+        let effects = crate::core::write::Effects::of::<T>();
         match upsert {
-            true => T::STAMPS.on_upsert(&mut stamped),
-            false => T::STAMPS.on_update(&mut stamped),
+            true => effects.on_upsert(&mut stamped),
+            false => effects.on_update(&mut stamped),
         }
         for b in &update.bounds {
             // The array's element N-1 exists exactly when it holds N or more items.
@@ -503,8 +504,7 @@ impl<T: Model, S: SessionSlot> Update<T, S> {
     /// retried, a few times. An upsert that loses the race to insert the document
     /// (a duplicate key) is sent again, to update the document the winner inserted.
     async fn run_inner(&mut self, db: &Database, upsert: bool) -> Result<Wrote, UpdateError> {
-        crate::core::hooks::before_source_write(db, T::COLLECTION)
-            .map_err(|e| UpdateError::Refused(Box::new(e)))?;
+        crate::core::write::Effects::of::<T>().check(db).map_err(|e| UpdateError::Refused(Box::new(e)))?;
         let mut attempt = 0;
         let mut duplicates = 0;
         loop {
@@ -641,7 +641,8 @@ impl<T: Model, S: SessionSlot> Update<T, S> {
             Wrote::Updated(id) => (id, Some(&update)),
             Wrote::Inserted(id) => (id, None),
         };
-        crate::core::transaction::after_write(db, T::COLLECTION, id, written, in_session)
+        crate::core::write::Effects::of::<T>()
+            .after(db, id, written, in_session)
             .await
             .map_err(|e| UpdateError::AfterWrite(Box::new(e)))?;
         Ok(done)

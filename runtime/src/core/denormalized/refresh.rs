@@ -189,7 +189,7 @@ pub(crate) fn change(spec: &CopySpec, id: &Bson, value: Option<&Bson>) -> (Docum
     };
     // A copy's refresh is a modification of the document holding it: its model's
     // `#[updated_at]` and `#[revision]` move, in the same command.
-    crate::core::stamps::Stamps::of_collection(spec.collection).on_update(&mut update);
+    crate::core::write::Effects::of_collection(spec.collection).on_update(&mut update);
     let filters = (0..layout.hops.len())
         .map(|i| {
             let inner = layout.wrap(Some(i), doc! { leaf(spec.via): via_condition(id) });
@@ -371,6 +371,14 @@ impl CopyWrite<'_> {
         (self.scope(), update, filters)
     }
 
+    /// [`CopyWrite::statement`] over the documents whose copy differs only: what a
+    /// transaction sends for a stamped collection's copies (`#[updated_at]`,
+    /// `#[revision]`), whose refresh must stamp the documents it changes and no other.
+    pub(crate) fn changing_statement(&self) -> (Document, Document, Vec<Document>) {
+        let (update, filters) = change(self.spec, self.source, self.value);
+        (self.stale(&[]), update, filters)
+    }
+
     /// The copy documents that differ from the value, leaving out `refused`.
     fn stale(&self, refused: &[Refusal]) -> Document {
         let mut filter = stale_filter(self.spec, self.source, self.value);
@@ -472,8 +480,8 @@ pub(crate) async fn write_copy(
     // So is a stamped collection's (`#[updated_at]`, `#[revision]`): a write by
     // reference would stamp every document referencing the source, not only those
     // whose copy differs.
-    let watched = crate::core::hooks::copy_write_watched(write.spec.collection)
-        || !crate::core::stamps::Stamps::of_collection(write.spec.collection).is_empty();
+    let effects = crate::core::write::Effects::of_collection(write.spec.collection);
+    let watched = effects.copies_watched() || !effects.stamps().is_empty();
     let (size, guard) = match batching {
         Batching::Whole if watched => (FALLBACK_BATCH, None),
         Batching::Whole => {
@@ -590,12 +598,12 @@ async fn after_batch(
     write: &CopyWrite<'_>,
     ids: &[Bson],
 ) -> Result<(), WriteError> {
-    let collection = write.spec.collection;
-    if ids.is_empty() || !crate::core::hooks::copy_write_watched(collection) {
+    let effects = crate::core::write::Effects::of_collection(write.spec.collection);
+    if ids.is_empty() || !effects.copies_watched() {
         return Ok(());
     }
     let db = target.client().database(&target.namespace().db);
-    crate::core::hooks::after_copy_write(&db, collection, ids).await.map_err(WriteError::Derived)
+    effects.after_copies(&db, ids).await.map_err(WriteError::Derived)
 }
 
 /// What [`refresh`] did, per copy in the order given.

@@ -265,6 +265,11 @@ async fn append_refs<B: Bucket>(
     }
     let groups = group_by_period::<B>(items)?;
     let collection = db.collection::<Document>(B::COLLECTION);
+    let effects = crate::core::write::Effects::of::<B>();
+    effects.check(db).map_err(|e| BucketError::Derived(Box::new(e)))?;
+    // What an append changes, for step 4's hooks: the items, the count, the stamps.
+    let mut appended = doc! { "$push": { spec.items: { "$each": [] } }, "$inc": { spec.count: 1 } };
+    effects.on_update(&mut appended);
     let mut report = Appended::default();
     let mut stored: Vec<(Bson, Vec<usize>)> = Vec::new();
     for (g, (start, indices, docs)) in groups.iter().enumerate() {
@@ -275,6 +280,12 @@ async fn append_refs<B: Bucket>(
             doc! { spec.series: series_bson.clone(), spec.period: period_value(spec, start)? };
         if let Some(stamp) = spec.version {
             on_insert.insert(stamp.field, stamp.value());
+        }
+        // The bucket model's stamps (the write pipeline's step 2): `#[created_at]`
+        // when the append creates the bucket; `#[updated_at]` and `#[revision]` with
+        // every append, in `extra` below.
+        if let Some(created) = effects.stamps().created {
+            on_insert.insert(created, bson::DateTime::now());
         }
         // With a cap, the items' places are reserved first; only those granted are
         // appended, and the rest of the period's items are refused.
@@ -308,7 +319,11 @@ async fn append_refs<B: Bucket>(
             },
         };
         let id_of = |seq: u32| id_for::<B>(&series_bson, start, seq);
-        let extra = |chunk: &[Bson]| aggregate_update(spec, chunk);
+        let extra = |chunk: &[Bson]| {
+            let mut update = aggregate_update(spec, chunk)?;
+            effects.on_update(&mut update);
+            Ok(update)
+        };
         let run = GuardedAppend {
             collection: collection.clone(),
             hint_key: format!("{}\u{0}{}\u{0}{base}", db.name(), B::COLLECTION),
@@ -344,6 +359,14 @@ async fn append_refs<B: Bucket>(
             next += n;
             (id, v)
         });
+        // What was stored changed its buckets: their derived data is kept in line
+        // before the error is returned (a failure here is logged, the append's own
+        // error being the one to report).
+        for (id, _) in &stored {
+            if let Err(e) = effects.after(db, id, Some(&appended), false).await {
+                crate::core::trace::event!(WARN, error = %e, "derived data of an appended bucket not kept in line");
+            }
+        }
         if let Some(c) = &counter {
             // Places granted to items certainly not stored (never sent, or refused by
             // the server) are given back; those of an update in doubt are kept, so the
@@ -357,6 +380,11 @@ async fn append_refs<B: Bucket>(
             in_doubt,
             unsent: unsent_from(next),
         })));
+    }
+    // Step 4 of the write pipeline: what is derived from the written buckets (their
+    // cached keys, copies of them), now that every item is stored.
+    for (id, _) in &stored {
+        effects.after(db, id, Some(&appended), false).await.map_err(|e| BucketError::Derived(Box::new(e)))?;
     }
     Ok(report)
 }

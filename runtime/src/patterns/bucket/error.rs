@@ -84,6 +84,10 @@ pub enum BucketError {
     /// A stored bucket of a versioned model could not be read at its version (see
     /// [`VersionError`](crate::versioning::VersionError)).
     Version(Box<crate::core::version::VersionError>),
+    /// What is derived from the buckets (their cached keys, copies of their fields)
+    /// could not be kept in line: refused before anything was written (cached keys
+    /// nobody would delete), or failed after every item was stored.
+    Derived(Box<crate::core::denormalized::CopyError>),
 }
 
 /// What an interrupted `append_many` stored, by index into the items it was given.
@@ -150,6 +154,7 @@ impl fmt::Display for BucketError {
                 i.cause
             ),
             Self::Version(e) => write!(f, "{e}"),
+            Self::Derived(e) => write!(f, "derived data of the buckets: {e}"),
         }
     }
 }
@@ -162,6 +167,7 @@ impl std::error::Error for BucketError {
             Self::Decode(e) => Some(e),
             Self::Incomplete(i) => Some(&i.cause),
             Self::Version(e) => Some(e.as_ref()),
+            Self::Derived(e) => Some(e.as_ref()),
             Self::SeqField { source: Some(e), .. } => Some(e.as_ref()),
             _ => None,
         }

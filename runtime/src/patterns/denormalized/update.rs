@@ -1,6 +1,8 @@
 //! Updating a source document and the copies its update may touch, in one
 //! transaction or in the documented sequential order.
 
+use crate::core::hooks::Derived;
+use crate::core::write::Effects;
 use bson::{doc, Bson, Document};
 use mongodb::error::{TRANSIENT_TRANSACTION_ERROR, UNKNOWN_TRANSACTION_COMMIT_RESULT};
 use mongodb::options::{ReturnDocument, UpdateModifications};
@@ -142,12 +144,15 @@ pub async fn update_one_with<S: Identified>(
     let id = id.id_bson().map_err(|error| CopyError::IdEncode { collection: S::COLLECTION, error })?;
     // What other patterns derive from the source must be kept in line after the
     // write, or nothing is written (cached keys nobody would delete).
-    crate::core::hooks::before_source_write(db, S::COLLECTION)?;
+    // The write pipeline's effects, but the copies, which this writer writes itself
+    // (in the source write's transaction when there is one).
+    let effects = Effects::of::<S>().keeping(Derived::Denormalized);
+    effects.check(db)?;
     let mut update = update.into();
     // The source's stamps, in the same command (a pipeline update is the caller's
     // own: it is sent as given).
     if let UpdateModifications::Document(d) = &mut update {
-        S::STAMPS.on_update(d);
+        effects.on_update(d);
     }
     let written = match &update {
         UpdateModifications::Document(d) => Some(d.clone()),
@@ -174,14 +179,7 @@ pub async fn update_one_with<S: Identified>(
     // read-through cache's keys) is kept in line by their hooks, as after every
     // docshape writer.
     if done.matched > 0 {
-        crate::core::hooks::after_source_write_except(
-            Some(crate::core::hooks::Derived::Denormalized),
-            db,
-            S::COLLECTION,
-            &id,
-            written.as_ref(),
-        )
-        .await?;
+        effects.after(db, &id, written.as_ref(), false).await?;
     }
     Ok(done)
 }
@@ -279,9 +277,13 @@ impl<'a> SourceWrite<'a> {
                 Refresh::Sync => {
                     let value = after.as_ref().and_then(|a| value_at(a, spec.source_field));
                     let write = CopyWrite { spec, source: &self.id, value: value.as_ref(), only: None };
-                    let (filter, update, filters) = write.statement();
+                    let effects = Effects::of_collection(spec.collection);
+                    let (filter, update, filters) = match effects.stamps().is_empty() {
+                        true => write.statement(),
+                        false => write.changing_statement(),
+                    };
                     let target = self.db.collection::<Document>(spec.collection);
-                    if crate::core::hooks::copy_write_watched(spec.collection) {
+                    if effects.copies_watched() {
                         let ids = ids_in(&target, filter.clone(), session)
                             .await
                             .map_err(|e| (Stage::Copy(spec), e))?;
@@ -377,7 +379,7 @@ impl<'a> SourceWrite<'a> {
     async fn after_commit(&self, rewritten: &[(&'static CopySpec, Vec<Bson>)]) -> Result<(), CopyError> {
         for (spec, ids) in rewritten {
             for chunk in ids.chunks(1000) {
-                crate::core::hooks::after_copy_write(self.db, spec.collection, chunk).await?;
+                Effects::of_collection(spec.collection).after_copies(self.db, chunk).await?;
             }
         }
         Ok(())

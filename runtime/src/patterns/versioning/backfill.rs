@@ -333,14 +333,21 @@ fn trace_progress(p: &BackfillEvent, position: Option<&Bson>) {
 
 async fn run<T: Versioned>(db: &Database, options: BackfillOptions) -> Result<BackfillReport, VersionError> {
     // Refused before the first document rather than at it.
-    crate::core::hooks::before_source_write(db, T::COLLECTION)
-        .map_err(|e| VersionError::Refused(Box::new(e)))?;
+    crate::core::write::Effects::of::<T>().check(db).map_err(|e| VersionError::Refused(Box::new(e)))?;
     let collection = db.collection::<Document>(T::COLLECTION);
     let checkpoints = db.collection::<Document>(CHECKPOINTS);
     let old = doc! { T::VERSION_FIELD: { "$not": { "$gte": T::VERSION } } };
-    let total = collection.count_documents(old.clone()).await?;
-    let checkpoint =
-        checkpoints.find_one(doc! { "_id": T::COLLECTION }).await?.and_then(|c| c.get("after").cloned());
+    // Every command of the run outside the cursor's loop is retried after a transient
+    // error as the loop's reads are: a failover at the start or the end of a long
+    // backfill does not fail the run.
+    let mut retried = 0;
+    let total =
+        with_retries(&mut retried, || async { Ok(collection.count_documents(old.clone()).await?) }).await?;
+    let checkpoint = with_retries(&mut retried, || async {
+        Ok(checkpoints.find_one(doc! { "_id": T::COLLECTION }).await?)
+    })
+    .await?
+    .and_then(|c| c.get("after").cloned());
     let resumed = checkpoint.is_some();
     let started = Instant::now();
     let mut progress = BackfillEvent {
@@ -365,7 +372,6 @@ async fn run<T: Versioned>(db: &Database, options: BackfillOptions) -> Result<Ba
     // ran (or before a resumed run's checkpoint), and `_id`s of another type.
     let passes: Vec<Option<Bson>> = vec![checkpoint, None];
     let mut stopped_early = false;
-    let mut retried = 0;
     let mut last_saved = Instant::now();
     'passes: for start in passes {
         // Where this pass is: the last `_id` it handled. A transient error reads again
@@ -459,12 +465,15 @@ async fn run<T: Versioned>(db: &Database, options: BackfillOptions) -> Result<Ba
             }
         }
     }
-    let counts = version_counts::<T>(db).await?;
+    let counts = with_retries(&mut retried, || version_counts::<T>(db)).await?;
     let left = counts.older_than(T::VERSION);
     let end = if stopped_early {
         BackfillEnd::Stopped(StopReason::MaxDocuments)
     } else {
-        checkpoints.delete_one(doc! { "_id": T::COLLECTION }).await?;
+        with_retries(&mut retried, || async {
+            Ok(checkpoints.delete_one(doc! { "_id": T::COLLECTION }).await.map(drop)?)
+        })
+        .await?;
         if left == 0 {
             BackfillEnd::Done
         } else {
@@ -483,6 +492,28 @@ async fn run<T: Versioned>(db: &Database, options: BackfillOptions) -> Result<Ba
     };
     trace::event!(INFO, stopped_early, resumed, retried, left, outcome, "finished");
     Ok(BackfillReport { progress, stopped_early, resumed, failures, end, retried, counts })
+}
+
+/// `op`, sent again after a transient error (a failover, a dropped connection) with
+/// the cursor's backoff, [`TRANSIENT_RETRIES`] times at most; each retry counted in
+/// `retried`. Every `op` here is a read or an idempotent write.
+async fn with_retries<R, F, Fut>(retried: &mut u32, mut op: F) -> Result<R, VersionError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<R, VersionError>>,
+{
+    let mut failed = 0;
+    loop {
+        match op().await {
+            Err(e) if is_transient(&e) && failed < TRANSIENT_RETRIES => {
+                trace::event!(WARN, error = %e, "sent again after a transient error");
+                tokio::time::sleep(FIRST_BACKOFF * 2_u32.pow(failed)).await;
+                failed += 1;
+                *retried += 1;
+            }
+            done => return done,
+        }
+    }
 }
 
 /// How one document's upgrade ended.

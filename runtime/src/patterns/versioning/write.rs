@@ -10,6 +10,7 @@ use super::decode::{decode_at, id_of, require_id, stored_version, Versioned};
 use crate::core::access::literal::Literal;
 use crate::core::model::{eq, IdOf, Identified};
 use crate::core::version::VersionError;
+use crate::core::write::Effects;
 
 /// The current shape of `value` as stored: serialized, with the current version in the
 /// BSON type serde writes for the field (an `i32` field stays an int).
@@ -160,8 +161,8 @@ impl<T: Versioned> Loaded<T> {
     ) -> Result<(), VersionError> {
         let in_session = session.is_some();
         require_id::<T>(&self.original)?;
-        crate::core::hooks::before_source_write(db, T::COLLECTION)
-            .map_err(|e| VersionError::Refused(Box::new(e)))?;
+        let effects = Effects::of::<T>();
+        effects.check(db).map_err(|e| VersionError::Refused(Box::new(e)))?;
         let new = encode(&self.value)?;
         let (mut set, mut unset) = (Document::new(), Document::new());
         for (key, value) in new.iter().filter(|(k, _)| *k != "_id") {
@@ -174,7 +175,7 @@ impl<T: Versioned> Loaded<T> {
         }
         // The stamps are the write's to set, never the value's: whatever the value
         // holds there is left out, and the write stamps the document itself.
-        let stamps = T::STAMPS;
+        let stamps = effects.stamps();
         for field in [stamps.created, stamps.updated, stamps.revision].into_iter().flatten() {
             set.remove(field);
             unset.remove(field);
@@ -248,7 +249,7 @@ impl<T: Versioned> Loaded<T> {
             } else {
                 // Stamped in the same command (`$currentDate`, `$inc`), the stamps
                 // returned, so that the next save compares what is stored.
-                stamps.on_update(&mut update);
+                effects.on_update(&mut update);
                 let write = collection
                     .find_one_and_update(filter, update.clone())
                     .projection(stamps.projection())
@@ -273,15 +274,10 @@ impl<T: Versioned> Loaded<T> {
             return Err(VersionError::Conflict { collection: T::COLLECTION, id: self.id(), attempts: 1 });
         }
         if !(set.is_empty() && unset.is_empty()) {
-            crate::core::transaction::after_write(
-                db,
-                T::COLLECTION,
-                &self.id(),
-                written.as_ref(),
-                in_session,
-            )
-            .await
-            .map_err(|e| VersionError::Copies(Box::new(e)))?;
+            effects
+                .after(db, &self.id(), written.as_ref(), in_session)
+                .await
+                .map_err(|e| VersionError::Copies(Box::new(e)))?;
         }
         self.value.stamp();
         self.stored_version = T::VERSION;
@@ -330,8 +326,9 @@ pub async fn find<T: Versioned>(db: &Database, filter: Document) -> Result<Vec<L
 /// Inserts `value` at the current version, whatever its version field says.
 pub async fn insert_one<T: Versioned>(db: &Database, value: &T) -> Result<(), VersionError> {
     let mut document = encode(value)?;
-    // Its stamps from the writer's clock, as `relation::insert_one` sets them.
-    T::STAMPS.on_insert(&mut document);
+    // Its stamps from the writer's clock (step 2 of the write pipeline: an insert has
+    // no copies elsewhere and no cached keys yet, a miss being never cached).
+    Effects::of::<T>().on_insert(&mut document);
     db.collection::<Document>(T::COLLECTION).insert_one(document).await?;
     Ok(())
 }
@@ -404,11 +401,11 @@ async fn update_one_inner<T: Versioned + Identified>(
     update: Document,
     policy: RetryPolicy,
 ) -> Result<UpdateOutcome, VersionError> {
-    crate::core::hooks::before_source_write(db, T::COLLECTION)
-        .map_err(|e| VersionError::Refused(Box::new(e)))?;
+    let effects = Effects::of::<T>();
+    effects.check(db).map_err(|e| VersionError::Refused(Box::new(e)))?;
     let mut update = update;
     // The model's stamps, in the same command.
-    T::STAMPS.on_update(&mut update);
+    effects.on_update(&mut update);
     let collection = db.collection::<Document>(T::COLLECTION);
     let mut upgraded = false;
     let mut stored = T::VERSION;
@@ -420,7 +417,8 @@ async fn update_one_inner<T: Versioned + Identified>(
             .update_one(doc! { "_id": eq(id.clone()), T::VERSION_FIELD: T::VERSION }, update.clone())
             .await?;
         if done.matched_count == 1 {
-            crate::core::hooks::after_source_write(db, T::COLLECTION, &id, Some(&update))
+            effects
+                .after(db, &id, Some(&update), false)
                 .await
                 .map_err(|e| VersionError::Copies(Box::new(e)))?;
             return Ok(UpdateOutcome { stored_version: stored, upgraded, attempts: attempt });

@@ -1,0 +1,136 @@
+//! The write pipeline: the effects a model declares once, applied by every docshape
+//! writer around its command, in one order, from this one module.
+//!
+//! Each writer builds its own command (a write row's `update` or `findAndModify`, a
+//! versioned save's compare-and-set, a bucket's guarded upsert, a copy refresh's
+//! bulk write), because their shapes and their retries differ; what happens around
+//! the command is not theirs to decide. For a write to a document of `collection`,
+//! [`Effects`] applies, in this order:
+//!
+//! 1. **Guards** ([`Effects::check`]), before anything is sent: every pattern that
+//!    keeps data derived from the collection's documents confirms it will be able to
+//!    do its part afterwards (cached keys with no connection to delete them refuse
+//!    the write), so a refused write writes nothing.
+//! 2. **Stamps** ([`Effects::on_update`], [`Effects::on_upsert`],
+//!    [`Effects::on_insert`]), inside the command itself: `#[updated_at]` from the
+//!    server's clock (`$currentDate`), `#[revision]` incremented (`$inc`),
+//!    `#[created_at]` on creation ([`crate::stamps`]). One command: no window in which
+//!    the document is written and not stamped.
+//! 3. **The command**, the writer's own. A revision-guarded write that matched nothing
+//!    reads once to tell a conflict ([`crate::access::UpdateError::Conflict`]) from a
+//!    missing document.
+//! 4. **Derived data** ([`Effects::after`]), once the write is acknowledged: the
+//!    document's denormalized copies elsewhere (written now or queued for the worker,
+//!    per copy), then the cached keys that read it. In a [`crate::transaction`]'s body
+//!    this waits for the commit (an aborted attempt's writes are forgotten with it).
+//!    A writer of copies ([`Effects::after_copies`]) has only the caches to keep:
+//!    copies are not sources of further copies.
+//!
+//! An insert creates a document: it has step 2 only (no copy of it exists elsewhere
+//! yet, and a cached row never caches a miss).
+//!
+//! The writers that go through it: write and upsert rows (`core::access::update`),
+//! inserts (`relation::insert_one`, `relation::insert_many`, `versioning::insert_one`),
+//! versioned saves, `versioning::update_one` and `modify` and backfill
+//! (`patterns::versioning`), `denormalized::update_one`, every copy refresh (the
+//! worker, the watcher, `reconcile`, `repair`: `core::denormalized::refresh`),
+//! outlier pushes (`patterns::outlier`), bucket appends (`patterns::bucket`) and
+//! time-series inserts (`patterns::timeseries`).
+//!
+//! Steps 1 and 4 are kept by patterns this layer does not import (the copies by
+//! `denormalized`, the caches by `keys`): they register their part in
+//! [`crate::core::hooks`] at link time, because what they keep is declared on other
+//! types than the model written (a copy on the model that holds it, a cache on a key
+//! family). The pipeline is the only caller of those hooks.
+
+use bson::{Bson, Document};
+use mongodb::Database;
+
+use crate::core::denormalized::CopyError;
+use crate::core::hooks::{self, Derived};
+use crate::core::model::Model;
+use crate::core::stamps::Stamps;
+
+/// The declared effects of a write to one collection, applied in the order of the
+/// [module docs](self).
+#[derive(Debug, Clone, Copy)]
+pub struct Effects {
+    collection: &'static str,
+    stamps: Stamps,
+    /// Derived data the writer keeps itself (`denormalized::update_one` writes the
+    /// copies in its own transaction): its guard and hook are skipped.
+    kept: Option<Derived>,
+}
+
+impl Effects {
+    /// The effects of writing a document of model `T`.
+    pub fn of<T: Model>() -> Self {
+        Effects { collection: T::COLLECTION, stamps: T::STAMPS, kept: None }
+    }
+
+    /// The effects of writing a document of `collection`, from the registry: for the
+    /// writers that know a collection, not a type (the copy refresh).
+    pub fn of_collection(collection: &'static str) -> Self {
+        Effects { collection, stamps: Stamps::of_collection(collection), kept: None }
+    }
+
+    /// The same effects but `kind`, which the writer keeps in line itself.
+    pub fn keeping(mut self, kind: Derived) -> Self {
+        self.kept = Some(kind);
+        self
+    }
+
+    /// The model's stamps.
+    pub fn stamps(&self) -> Stamps {
+        self.stamps
+    }
+
+    /// Step 1: whether the write may go ahead. No I/O.
+    // The hooks' error, `CopyError`, is large but rare.
+    #[allow(clippy::result_large_err)]
+    pub fn check(&self, db: &Database) -> Result<(), CopyError> {
+        hooks::before_source_write_except(self.kept, db, self.collection)
+    }
+
+    /// Step 2 for an update of an existing document (an update document of operators).
+    pub fn on_update(&self, update: &mut Document) {
+        self.stamps.on_update(update);
+    }
+
+    /// Step 2 for an upsert: [`Effects::on_update`], and `#[created_at]` on insert.
+    pub fn on_upsert(&self, update: &mut Document) {
+        self.stamps.on_upsert(update);
+    }
+
+    /// Step 2 for a document about to be inserted.
+    pub fn on_insert(&self, document: &mut Document) {
+        self.stamps.on_insert(document);
+    }
+
+    /// Step 4 after a write of document `id` by `update` (`None`: created, replaced or
+    /// changed in unknown ways, so every copy of it is refreshed). `in_session`: the
+    /// write was made in a session, which may be a running transaction's.
+    pub async fn after(
+        &self,
+        db: &Database,
+        id: &Bson,
+        update: Option<&Document>,
+        in_session: bool,
+    ) -> Result<(), CopyError> {
+        if in_session && self.kept.is_none() && crate::core::transaction::defer(*self, db, id, update) {
+            return Ok(());
+        }
+        hooks::after_source_write_except(self.kept, db, self.collection, id, update).await
+    }
+
+    /// Step 4 after a copy writer rewrote the documents `ids` (one batch, at most a
+    /// few thousand) of this collection.
+    pub async fn after_copies(&self, db: &Database, ids: &[Bson]) -> Result<(), CopyError> {
+        hooks::after_copy_write(db, self.collection, ids).await
+    }
+
+    /// Whether step 4 of a copy writer needs the `_id`s of the documents it rewrites.
+    pub fn copies_watched(&self) -> bool {
+        hooks::copy_write_watched(self.collection)
+    }
+}
