@@ -3,7 +3,7 @@
 //! `ui/compile_fail.rs`); `ui/pass` cases compile with this binary and run as its tests
 //! (see `ui/pass/mod.rs`).
 //!
-//! The `.stderr` files were made with the toolchain named in README.md; regenerate
+//! The `.stderr` files were made with the toolchain named in CONTRIBUTING.md; regenerate
 //! them with `DOCSHAPE_UI=overwrite cargo test -p docshape-tests --test ui` after a
 //! compiler upgrade, and review the diff.
 

@@ -322,9 +322,9 @@ impl<V: Projection + Send + Sync + 'static> Find<V> {
     ///
     /// The row is looked up here, in generic code, rather than written
     /// `&ACCESS_PATTERNS[index]` in each finder: a finder's body that named the table
-    /// cost the models' crate about as much as the rest of the body (BENCHMARKS.md),
-    /// the table with every size bound it holds being evaluated for it; here it is
-    /// evaluated where a finder is instantiated.
+    /// cost the models' crate about as much as the rest of the body (benches/README.md,
+    /// "Finders' filters as one expression"), the table with every size bound it holds
+    /// being evaluated for it; here it is evaluated where a finder is instantiated.
     pub fn row(index: usize, filter: Result<Document, crate::core::bson_compat::SerError>) -> Self {
         let pattern = &<V::Model as Model>::ACCESS_PATTERNS[index];
         Self { pattern, filter, session: NoSession, _view: PhantomData }
