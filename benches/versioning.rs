@@ -1,4 +1,4 @@
-//! Decode + upgrade of a v1 document against decode of a current one (issue target:
+//! Decode + upgrade of a v1 document against decode of a current one (the goal:
 //! at most 1.5x). Both start from an owned `Document` as a cursor yields it, so the
 //! difference is the upgrade chain: reading the version, decoding the v1 shape, `From`.
 //!

@@ -1,9 +1,10 @@
 //! TLS on a real connection: a local server that speaks TLS only, a certificate
 //! authority made for the test, and the generated finder and `sync` over it. A client
 //! that does not trust the authority, or does not ask for TLS, gets nothing. README's
-//! test command runs it with docshape's default backend (`rustls-tls`, ring) and again
-//! with `--features docshape/rustls-tls-aws-lc` (the driver then uses aws-lc-rs), and
-//! with this crate's `openssl-tls` (the driver then uses OpenSSL, built from source).
+//! test command runs it with docshape's default backend (`rustls-tls`, ring); CI runs
+//! it again with `--features docshape/rustls-tls-aws-lc` (the driver then uses
+//! aws-lc-rs), and with this crate's `openssl-tls` (the driver then uses OpenSSL,
+//! built from source).
 
 use std::path::Path;
 use std::time::Duration;

@@ -146,6 +146,7 @@ pub(crate) fn expand(
         let vis = &c.vis;
         if let Some(family) = &a.cache {
             methods.push(cached(i, a, method, family, &result, &doc, vis));
+            items.extend(cached_copies(c, a, family));
             continue;
         }
         methods.push(quote! {
@@ -217,6 +218,31 @@ fn cached(
             __ds::CachedFind::new(__ds::Find::row(#i, __filter), __family)
         }
     }
+}
+
+/// A cached row whose value holds a denormalized copy: its family may not accept
+/// staleness up to its TTL (`staleness = "ttl"`), or the cached view could be older
+/// than the copy's `max_stale` by the TTL besides. Checked where the family's decision
+/// is known, in a `const` under the family's tokens.
+fn cached_copies(c: &Container, a: &Access, family: &syn::Path) -> TokenStream {
+    let copies: Vec<String> = crate::common::paths::stored_fields(c)
+        .into_iter()
+        .filter(|f| f.recv.attrs.iter().any(|at| at.path().is_ident("denormalized")))
+        .filter_map(|f| f.name.clone())
+        .filter(|n| {
+            a.fields.is_empty() || a.fields.iter().any(|(p, _)| p == n || p.starts_with(&format!("{n}.")))
+        })
+        .collect();
+    if copies.is_empty() {
+        return TokenStream::new();
+    }
+    let family_name = quote!(#family).to_string().replace(' ', "");
+    let message = format!(
+        "docshape rule `cached_copy`: row `{}` caches {}, a denormalized copy that its writers keep within `max_stale`, but `{family_name}` declares `staleness = \"ttl\"`, so a cached view could be older than `max_stale` by up to the TTL besides; drop `staleness = \"ttl\"` (every docshape writer of the copy then deletes the keys), or leave the copy out of the row's `fields(...)`",
+        a.name,
+        copies.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")
+    );
+    quote_spanned!(family.span()=> const _: () = __ds::copies_invalidated::<#family>(#message);)
 }
 
 fn finder_doc(a: &Access, view: Option<String>) -> String {

@@ -130,6 +130,17 @@ pub const fn cache_of<F: CachesId<I>, I: DeserializeOwned>() -> CacheOf<F, I> {
     }
 }
 
+/// The compile-time check of a cached row whose value holds a denormalized copy: its
+/// family must not accept staleness up to its TTL, or a cached view could be older
+/// than the copy's `max_stale` by the TTL besides (the copy writers delete the keys
+/// only when they are bound to). Generated code evaluates it in a `const`, whose
+/// error is `message`.
+pub const fn copies_invalidated<F: KeyFamily>(message: &str) {
+    if matches!(F::SPEC.staleness, Staleness::Ttl) {
+        panic!("{}", message);
+    }
+}
+
 /// The keys to delete after a write to the document `id` of a model whose `_id` type
 /// is `I`, cached by the family `F`: the stored `_id` is read as an `I` (as the model
 /// reads it) and its key built as a read of that id builds it.
