@@ -487,8 +487,8 @@ pub mod __private {
     };
     #[cfg(feature = "redis")]
     pub use crate::patterns::keys::cache::{
-        cache_of, copies_invalidated, keys_for_written, CacheOf, CachedFamily, CachedFind, CachedModel, CachedUpdate,
-        WrittenKeys,
+        cache_of, copies_invalidated, keys_for_written, CacheOf, CachedFamily, CachedFind, CachedModel,
+        CachedUpdate, WrittenKeys,
     };
     pub use crate::patterns::keys::generated::{parse_placeholder, placeholder_text, placeholder_texts};
     pub use crate::patterns::keys::registry::RegisteredKeyFamily;

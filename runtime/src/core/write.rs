@@ -89,7 +89,11 @@ impl Effects {
     // The hooks' error, `CopyError`, is large but rare.
     #[allow(clippy::result_large_err)]
     pub fn check(&self, db: &Database) -> Result<(), CopyError> {
-        hooks::before_source_write_except(self.kept, db, self.collection)
+        let checked = hooks::before_source_write_except(self.kept, db, self.collection);
+        if let Err(e) = &checked {
+            crate::core::trace::event!(DEBUG, collection = self.collection, error = %e, "write refused before sending");
+        }
+        checked
     }
 
     /// Step 2 for an update of an existing document (an update document of operators).
@@ -117,7 +121,12 @@ impl Effects {
         update: Option<&Document>,
         in_session: bool,
     ) -> Result<(), CopyError> {
-        if in_session && self.kept.is_none() && crate::core::transaction::defer(*self, db, id, update) {
+        if in_session && crate::core::transaction::defer(*self, db, id, update) {
+            crate::core::trace::event!(
+                DEBUG,
+                collection = self.collection,
+                "derived data deferred to the commit"
+            );
             return Ok(());
         }
         hooks::after_source_write_except(self.kept, db, self.collection, id, update).await
