@@ -139,6 +139,11 @@ pub trait Model: Schema + Sized {
     /// assert_eq!(Event::POLYMORPHIC_ROWS, &[("clicks_of", "kind", "click")]);
     /// ```
     const POLYMORPHIC_ROWS: &'static [(&'static str, &'static str, &'static str)] = &[];
+    /// On a polymorphic model, its variants in declaration order: the discriminator's
+    /// stored name and each variant's value (`[{tag: "kind", value: "click"}, ...]`),
+    /// for what describes the collection without reading its validator (the model
+    /// diagram among the [artifacts](crate::artifacts)). Empty for a struct.
+    const VARIANTS: &'static [crate::core::relation::Variant] = &[];
     /// For a time-series collection (`#[model(timeseries(...))]`), its options:
     /// [`sync`](fn@crate::sync) creates the collection with them. `None` for a plain
     /// collection.
