@@ -137,6 +137,9 @@ pub trait Model: Schema + Sized {
     /// }
     ///
     /// assert_eq!(Event::POLYMORPHIC_ROWS, &[("clicks_of", "kind", "click")]);
+    /// // Its variants, as `Model::VARIANTS` lists them.
+    /// let values: Vec<(&str, &str)> = Event::VARIANTS.iter().map(|v| (v.tag, v.value)).collect();
+    /// assert_eq!(values, [("kind", "click"), ("kind", "view")]);
     /// ```
     const POLYMORPHIC_ROWS: &'static [(&'static str, &'static str, &'static str)] = &[];
     /// On a polymorphic model, its variants in declaration order: the discriminator's
