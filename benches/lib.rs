@@ -1,8 +1,8 @@
 //! Models shared by the benchmarks: the patterns-en user, stored at v1 (`name`) and at
 //! v2 (`full_name`), so that decoding either measures only docshape's upgrade path; a
 //! paginated feed (sorted by date, and by `_id` alone) with a projected finder, a cart
-//! with a bounded write row, a day bucket, and two Redis key
-//! families.
+//! with a bounded write row, a stamped note with a revision-guarded write row, a day
+//! bucket, and two Redis key families.
 
 use docshape::bson::{doc, oid::ObjectId, DateTime, Document};
 use docshape::{Embedded, Model};
@@ -137,6 +137,30 @@ pub struct PostById {
 }
 
 pub use docshape_examples::bucket::{Reading, SensorDay};
+
+/// A note every docshape write stamps (`updated_at` from the server's clock, the
+/// revision up by one), and whose write row is conditional: its filter holds the
+/// revision the caller read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(collection = "stamped_notes")]
+#[access(name = "edit_if_at", filter(_id, rev), update(set(body)))]
+pub struct StampedNote {
+    /// Its id.
+    #[serde(rename = "_id")]
+    pub id: String,
+    /// The text.
+    #[validate(max_length = 200)]
+    pub body: String,
+    /// Created, by the inserting writer's clock.
+    #[created_at]
+    pub created_at: DateTime,
+    /// Last written, by the server's clock.
+    #[updated_at]
+    pub updated_at: DateTime,
+    /// The writes that made it, its creation included.
+    #[revision]
+    pub rev: i64,
+}
 
 /// patterns-en's rate-limit window: two placeholders, one of them an address.
 #[derive(Debug, Clone, PartialEq, docshape::KeyFamily)]

@@ -18,8 +18,8 @@ use std::time::Instant;
 
 use docshape::bson::{doc, oid::ObjectId, DateTime, Document};
 use docshape::paginate::CursorKey;
-use docshape::{testkit, versioning, Model};
-use docshape_benches::{Cart, CartLine, Post, PostById, Reading, SensorDay, User, UserV1};
+use docshape::{relation, testkit, versioning, Model};
+use docshape_benches::{Cart, CartLine, Post, PostById, Reading, SensorDay, StampedNote, User, UserV1};
 use futures_util::TryStreamExt;
 use mongodb::options::Hint;
 use mongodb::Database;
@@ -247,6 +247,39 @@ async fn hand_add_line(db: &Database, cart: &str, line: &CartLine) -> Result<(),
     }
 }
 
+/// The revision-guarded write row's command by hand: the filter names the document and
+/// the revision the caller read; the update sets the body and applies the stamps, the
+/// server's clock into `updated_at` and the revision up by one (an `i64`, as stored).
+fn hand_edit_command(id: &str, rev: i64, body: &str) -> (Document, Document) {
+    (
+        doc! { "_id": { "$eq": id }, "rev": { "$eq": rev } },
+        doc! { "$set": { "body": body }, "$currentDate": { "updated_at": true }, "$inc": { "rev": 1_i64 } },
+    )
+}
+
+/// The revision-guarded write by hand: one `update_one`; nothing matched is an error
+/// (the hand-written code does not read again to say why).
+async fn hand_edit_if_at(db: &Database, id: &str, rev: i64, body: &str) -> Result<(), String> {
+    let (filter, update) = hand_edit_command(id, rev, body);
+    let done = db
+        .collection::<Document>(StampedNote::COLLECTION)
+        .update_one(filter, update)
+        .await
+        .map_err(|e| e.to_string())?;
+    if done.matched_count == 1 {
+        Ok(())
+    } else {
+        Err(format!("note {id} is not at revision {rev}"))
+    }
+}
+
+/// A note at revision 1, as `relation::insert_one` stores it (both times from this
+/// machine's clock).
+fn stamped_note(id: &str) -> StampedNote {
+    let zero = DateTime::from_millis(0);
+    StampedNote { id: id.to_owned(), body: "first".into(), created_at: zero, updated_at: zero, rev: 0 }
+}
+
 async fn hand_versioned_read(
     db: &Database,
     id: ObjectId,
@@ -266,6 +299,10 @@ async fn seed(b: &Bench, plan: &Plan) -> Result<(Vec<ObjectId>, Vec<ObjectId>), 
     docshape::sync::<Post>(db).await?;
     docshape::sync::<PostById>(db).await?;
     docshape::sync::<SensorDay>(db).await?;
+    docshape::sync::<StampedNote>(db).await?;
+    for id in ["note_ds", "note_hw"] {
+        relation::insert_one(db, &mut stamped_note(id)).await?;
+    }
     let posts: Vec<Post> = (0..plan.posts)
         .map(|i| Post {
             id: ObjectId::new(),
@@ -333,7 +370,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "versioned read (v1 document)",
         "finder, first 20 projected",
         "bounded push (write row)",
+        "stamped write row, revision-guarded",
     ];
+    // Both sides send the very same command: the row's filter and update, stamps
+    // included, are the hand-written ones.
+    assert_eq!(
+        StampedNote::edit_if_at("note_ds", 7_i64, "text").command()?,
+        hand_edit_command("note_ds", 7, "text")
+    );
+    // The revision each side's note is at: both start at 1, each write adds one.
+    let (mut ds_rev, mut hw_rev) = (1_i64, 1_i64);
     let mut rows: Vec<Row> = names.iter().map(|_| Row::default()).collect();
     let mut serial = 1000;
     for round in 0..plan.rounds {
@@ -484,6 +530,28 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                         };
                         r?;
                         rows[7].record(side, us, n);
+
+                        // The same text on both sides, so their notes end alike.
+                        let body = format!("edit {round}.{pair}");
+                        let (r, us, n) = if side {
+                            b.call(async {
+                                StampedNote::edit_if_at("note_ds", ds_rev, body.as_str())
+                                    .run(db)
+                                    .await
+                                    .map(|_| ())
+                                    .map_err(|e| e.to_string())
+                            })
+                            .await
+                        } else {
+                            b.call(hand_edit_if_at(db, "note_hw", hw_rev, &body)).await
+                        };
+                        r?;
+                        if side {
+                            ds_rev += 1;
+                        } else {
+                            hw_rev += 1;
+                        }
+                        rows[8].record(side, us, n);
                     }
                     if pair < plan.page_pairs {
                         let (page, us, n) = if side {
@@ -531,6 +599,20 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for pair in carts.chunks(2) {
         assert_eq!(pair[0].lines, pair[1].lines, "{} and {}", pair[0].id, pair[1].id);
     }
+    // Both sides stamped the same writes: the same body and revision, the server's
+    // clock in `updated_at`.
+    let notes: Vec<StampedNote> =
+        StampedNote::collection(db).find(doc! {}).sort(doc! { "_id": 1 }).await?.try_collect().await?;
+    assert_eq!(notes.len(), 2);
+    assert_eq!((ds_rev, hw_rev), (1 + (plan.rounds * plan.pairs) as i64, ds_rev));
+    for note in &notes {
+        assert_eq!((note.rev, note.body.as_str()), (ds_rev, notes[0].body.as_str()), "{}", note.id);
+        assert!(note.updated_at > note.created_at, "{}: {note:?}", note.id);
+    }
+    // The revision-guarded row takes one round trip: the read that explains a
+    // conflict is sent only when nothing matched, which never happened here.
+    let stamped = &rows[8].docshape.commands;
+    assert!(stamped.iter().all(|&n| n == 1), "commands per stamped write row: {stamped:?}");
     // Both sides read the same pages.
     let ds_page = Post::posts_by_author("u_42").signed_with(&key).after(&ds_date_cursor).fetch(db).await?;
     assert_eq!(ds_page.items, hand_page_by_date(db, &hand_date_cursor).await?.0);

@@ -271,7 +271,9 @@ fn polymorphic_expansion(
     let denormalized = denormalized::expand(&denormalized, &cx);
     // Each variant's rows and copies, in its entry of `Model::NESTED`.
     let variants = cx.polymorphic.as_ref().map(|p| relation::variant_entries(p, &[&relation, &denormalized]));
-    let variants = variants.unwrap_or_default();
+    let mut variants = variants.unwrap_or_default();
+    // And the variants themselves, for what describes the collection.
+    variants.model = polymorphic::variants_const(p);
     let index = index::expand(&index, &cx);
     let paginate = paginate::expand(&paginate, &cx, &access);
     let (access, views) = access::expand(&access, &cx);

@@ -315,6 +315,16 @@ pub(crate) fn check(cx: &crate::ast::Context, p: &Polymorphic, errors: &mut Accu
     }
 }
 
+/// `Model::VARIANTS`: the discriminator's stored name and each variant's value, in
+/// declaration order.
+pub(crate) fn variants_const(p: &Polymorphic) -> TokenStream {
+    let tag = &p.tag;
+    let values = p.variants.iter().map(|v| &v.value);
+    quote! {
+        const VARIANTS: &'static [__ds::Variant] = &[#(__ds::Variant { tag: #tag, value: #values }),*];
+    }
+}
+
 /// A partial index's filter for the variant stored as `value`: `{tag: {$eq: value}}`,
 /// then the user's own partial filter, which keeps every key it has. `Err` when the
 /// user's filter already constrains the tag (the two could contradict).

@@ -66,6 +66,7 @@ fn committed_artifacts_match_the_code() {
             "ACCESS_PATTERNS.md",
             "DESIGN_DECISIONS.md",
             "KEYS.md",
+            "MODEL.md",
             "customers.indexes.json",
             "customers.validator.json",
             "orders.indexes.json",

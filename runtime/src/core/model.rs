@@ -137,8 +137,16 @@ pub trait Model: Schema + Sized {
     /// }
     ///
     /// assert_eq!(Event::POLYMORPHIC_ROWS, &[("clicks_of", "kind", "click")]);
+    /// // Its variants, as `Model::VARIANTS` lists them.
+    /// let values: Vec<(&str, &str)> = Event::VARIANTS.iter().map(|v| (v.tag, v.value)).collect();
+    /// assert_eq!(values, [("kind", "click"), ("kind", "view")]);
     /// ```
     const POLYMORPHIC_ROWS: &'static [(&'static str, &'static str, &'static str)] = &[];
+    /// On a polymorphic model, its variants in declaration order: the discriminator's
+    /// stored name and each variant's value (`[{tag: "kind", value: "click"}, ...]`),
+    /// for what describes the collection without reading its validator (the model
+    /// diagram among the [artifacts](crate::artifacts)). Empty for a struct.
+    const VARIANTS: &'static [crate::core::relation::Variant] = &[];
     /// For a time-series collection (`#[model(timeseries(...))]`), its options:
     /// [`sync`](fn@crate::sync) creates the collection with them. `None` for a plain
     /// collection.

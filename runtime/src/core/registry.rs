@@ -31,6 +31,11 @@ pub struct RegisteredModel {
     /// Its timestamps and revision ([`Model::STAMPS`]), which every writer of the
     /// collection applies.
     pub stamps: crate::core::stamps::Stamps,
+    /// Its own denormalized copies ([`Model::COPIES`]; those inside its embedded types
+    /// are placed under its collection by the denormalized pattern).
+    pub copies: &'static [crate::core::denormalized::CopySpec],
+    /// A polymorphic model's variants ([`Model::VARIANTS`]); empty for a struct.
+    pub variants: &'static [crate::core::relation::Variant],
 }
 
 impl RegisteredModel {
@@ -45,6 +50,8 @@ impl RegisteredModel {
             relations: T::RELATIONS,
             nested: T::NESTED,
             stamps: T::STAMPS,
+            copies: T::COPIES,
+            variants: T::VARIANTS,
         }
     }
 }

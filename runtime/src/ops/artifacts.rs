@@ -10,6 +10,7 @@
 //! | `ACCESS_PATTERNS.md` | every model's access-pattern table, in the seed's format |
 //! | `KEYS.md` | the Redis key catalog, in the seed's format, when key families exist |
 //! | `DESIGN_DECISIONS.md` | per relation and array pattern: embed, reference, copy, outlier or bucket, its bound, its refresh policy and its reason |
+//! | `MODEL.md` | the collections as a Mermaid flowchart (GitHub renders it): embedded types inside their collection, references and copies as arrows (a copy's with its refresh policy and `max_stale`), an outlier's overflow, buckets, time-series and polymorphic collections marked |
 //!
 //! The text is canonical extended JSON (`{"$numberInt": "2"}`), so the BSON types
 //! survive any client: `bson.json_util.loads` in Python, `EJSON.parse` in JavaScript or
@@ -57,6 +58,9 @@ use crate::core::spec::CollectionSpec;
 pub const ACCESS_PATTERNS_FILE: &str = "ACCESS_PATTERNS.md";
 
 pub use crate::core::relation::DESIGN_DECISIONS_FILE;
+
+mod diagram;
+pub use diagram::MODEL_FILE;
 
 /// One generated file: its name (no directory) and its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -242,8 +246,8 @@ pub fn specs_from(artifacts: &[Artifact]) -> Result<Vec<CollectionSpec>> {
 }
 
 /// Every registered model's artifacts (see [`crate::registry`]), ordered by file name:
-/// two files per collection, `ACCESS_PATTERNS.md`, `DESIGN_DECISIONS.md`, and `KEYS.md`
-/// when key families are registered. Two models claiming one collection, or two key families whose patterns
+/// two files per collection, `ACCESS_PATTERNS.md`, `DESIGN_DECISIONS.md`, `MODEL.md`,
+/// and `KEYS.md` when key families are registered. Two models claiming one collection, or two key families whose patterns
 /// can match the same key, are an error.
 pub fn registered() -> Result<Vec<Artifact>> {
     let specs = crate::core::registry::specs()?;
@@ -262,12 +266,44 @@ pub fn registered() -> Result<Vec<Artifact>> {
             crate::core::access::access_tables_with_variants(&tables)
         ),
     });
+    out.push(Artifact { file_name: MODEL_FILE.to_owned(), contents: model_diagram(&specs, &models) });
     // The design-decision table and the key catalog come from their patterns.
     for (file_name, contents) in crate::core::hooks::generated_files()? {
         out.push(Artifact { file_name: file_name.to_owned(), contents });
     }
     out.sort_by(|a, b| a.file_name.cmp(&b.file_name));
     Ok(out)
+}
+
+/// `MODEL.md` of the registered `models`, with the collections of `specs` no model is
+/// stored in (an outlier's overflow).
+fn model_diagram(
+    specs: &[CollectionSpec],
+    models: &[&'static crate::core::registry::RegisteredModel],
+) -> String {
+    let nested = crate::core::denormalized::nested_copies();
+    let collections: Vec<diagram::Collection<'static>> = models
+        .iter()
+        .map(|m| diagram::Collection {
+            name: m.collection,
+            // The path's last segment: module paths say nothing about the model.
+            type_name: (m.type_name)().rsplit("::").next().unwrap_or_default(),
+            relations: m.relations,
+            nested: m.nested,
+            copies: m
+                .copies
+                .iter()
+                .chain(nested.iter().copied().filter(|c| c.collection == m.collection))
+                .collect(),
+            variants: m.variants,
+        })
+        .collect();
+    let others: Vec<&str> = specs
+        .iter()
+        .map(|s| s.name.as_str())
+        .filter(|name| !models.iter().any(|m| m.collection == *name))
+        .collect();
+    diagram::model_file(&collections, &others)
 }
 
 /// Writes `artifacts` into `dir` (created if missing), rewriting only files whose text
@@ -333,7 +369,7 @@ fn is_artifact_name(name: &str) -> bool {
         || name.ends_with(".indexes.json")
         || name.ends_with(".shard_key.json")
         || name.ends_with(".timeseries.json")
-        || [ACCESS_PATTERNS_FILE, DESIGN_DECISIONS_FILE, "KEYS.md"].contains(&name)
+        || [ACCESS_PATTERNS_FILE, DESIGN_DECISIONS_FILE, MODEL_FILE, "KEYS.md"].contains(&name)
 }
 
 /// How the files in `dir` differ from `artifacts`: empty when they match byte for byte,
