@@ -12,6 +12,7 @@ use crate::core::spec::CollectionSpec;
 
 /// One registered model: what a program needs of it without a database.
 #[derive(Clone, Copy)]
+#[non_exhaustive]
 pub struct RegisteredModel {
     /// The collection it is stored in.
     pub collection: &'static str,
