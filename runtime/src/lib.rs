@@ -37,7 +37,20 @@
 //! assert!(Post::validator_json().contains(r#""maxLength": 200"#));
 //! assert_eq!(Post::INDEXES[0].name, "author_id_1_created_at_-1");
 //! assert_eq!(Post::ACCESS_PATTERNS[0].index, Some("author_id_1_created_at_-1"));
-//! # println!("{}", Post::validator_json());
+//! # // The validator as README.md shows it.
+//! # let readme: serde_json::Value = serde_json::from_str(r#"
+//! # {"$jsonSchema": {
+//! #   "bsonType": "object",
+//! #   "required": ["_id", "author_id", "title", "created_at"],
+//! #   "properties": {
+//! #     "_id": {"bsonType": "string"},
+//! #     "author_id": {"bsonType": "string", "maxLength": 64},
+//! #     "title": {"bsonType": "string", "minLength": 1, "maxLength": 200},
+//! #     "created_at": {"bsonType": "date"}
+//! #   }
+//! # }}
+//! # "#).unwrap();
+//! # assert_eq!(serde_json::from_str::<serde_json::Value>(&Post::validator_json()).unwrap(), readme);
 //!
 //! # async fn run(db: &docshape::mongodb::Database) -> Result<(), Box<dyn std::error::Error>> {
 //! // With one: the collection, then one `find` per call, returning the row's view.
