@@ -282,7 +282,7 @@ struct NotificationDay {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let db = fresh_database("docshape_qa").await?;
     // A transaction's session comes from the client the database belongs to (an
-    // application builds its own: README, "Using docshape in an application").
+    // application builds its own: the guide's chapter `docshape::guide::application`).
     let client = db.client().clone();
     let redis_server = docshape::testkit::redis::server()?;
     let mut redis = redis_server.database().await?;

@@ -397,6 +397,8 @@ fn runtime() -> Crate {
         ("timeseries", Pattern("timeseries")),
         // Test support, outside the layers (feature `testkit`).
         ("testkit", Free),
+        // The guide: documentation modules, no code of their own.
+        ("guide", Free),
         ("__private", Free),
     ]);
     Crate { src: workspace().join("runtime/src"), layers }

@@ -47,7 +47,8 @@ mod versioning;
 /// Derives `docshape::Model` (and `docshape::validator::Schema`) for a struct with
 /// named fields stored in a collection, or for an internally tagged enum
 /// (`#[serde(tag = "kind")]`) whose variants are the shapes of a polymorphic collection.
-/// See the `docshape` crate for the attributes.
+/// Every attribute it reads, with every key, is listed once, in the attribute reference
+/// of the `docshape` crate's guide (`docshape::guide::attributes`).
 #[proc_macro_derive(
     Model,
     attributes(
@@ -71,7 +72,8 @@ pub fn derive_model(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
 }
 
 /// Derives `docshape::validator::Schema` for a sub-document type (struct or enum) that
-/// has no collection of its own. See the `docshape` crate for the attributes.
+/// has no collection of its own. Its attributes are listed in the attribute reference
+/// of the `docshape` crate's guide (`docshape::guide::attributes`).
 #[proc_macro_derive(
     Embedded,
     attributes(embedded, validate, embed, reference, denormalized, created_at, updated_at, revision)
@@ -82,7 +84,8 @@ pub fn derive_embedded(input: proc_macro::TokenStream) -> proc_macro::TokenStrea
 
 /// Derives `docshape::keys::KeyFamily` for a struct whose fields are the placeholders
 /// of a Redis key pattern: `#[key(pattern = "cache:product:{id}", kind = string,
-/// ttl = "300s")]`. See `docshape::keys` for the attribute.
+/// ttl = "300s")]`. Its keys are listed in the attribute reference of the `docshape`
+/// crate's guide (`docshape::guide::attributes`).
 #[proc_macro_derive(KeyFamily, attributes(key))]
 pub fn derive_key_family(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
     keys::expand(input.into()).into()

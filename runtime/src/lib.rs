@@ -4,204 +4,74 @@
 //! the application need, and checked before any data exists.
 //!
 //! Derive [`Model`] on a struct stored in a collection and [`Embedded`] on the types it
-//! contains. docshape reads serde's own attributes (`rename`, `rename_all`, `skip`,
-//! `skip_serializing_if`, `default`, `flatten`, `transparent`, `into`, enum tagging) so
-//! that every name in a validator is the name actually stored, and generates a
-//! `$jsonSchema` validator with this guarantee: **every value the Rust type can
-//! serialize passes its validator, and the validator rejects what the attributes
-//! forbid.**
+//! contains, and docshape generates the collection's `$jsonSchema` validator (**every
+//! value the Rust type can serialize passes it, and it rejects what the attributes
+//! forbid**), its indexes, and its access-pattern table, checked at compile time to be
+//! served by the indexes and generated as the application's typed query and update API.
+//! The patterns of document modelling (keyset pagination, schema versions with lazy
+//! migration, buckets, outliers, time series, embedded, referenced and denormalized
+//! relations, a Redis key catalog) are attributes too, and a design the server could not
+//! hold does not compile.
 //!
 //! ```
-//! use docshape::{Model, Embedded, validator::Schema};
-//! use docshape::bson::oid::ObjectId;
-//! use serde::{Deserialize, Serialize};
-//!
-//! #[derive(Serialize, Deserialize, Model)]
-//! #[model(collection = "usuarios", validation_action = "error")]
-//! struct Usuario {
-//!     #[serde(rename = "_id")]
-//!     id: ObjectId,
-//!     #[validate(min_length = 2, max_length = 100)]
-//!     nombre: String,
-//!     #[validate(pattern = r"^[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\.[a-zA-Z]{2,}$")]
-//!     email: String,
-//!     #[serde(skip_serializing_if = "Option::is_none")]
-//!     #[validate(minimum = 0, maximum = 150)]
-//!     edad: Option<i32>,
-//!     direccion: Direccion,
-//! }
-//!
-//! #[derive(Serialize, Deserialize, Embedded)]
-//! struct Direccion {
-//!     calle: String,
-//!     ciudad: String,
-//!     #[validate(pattern = "^[0-9]{5}$")]
-//!     cp: String,
-//! }
-//!
-//! let json = Usuario::validator_json();
-//! assert!(json.contains(r#""minLength": 2"#));
-//! ```
-//!
-//! Then `docshape::sync::<Usuario>(&db).await?` creates the collection with that
-//! validator, or `collMod`s an existing one, and reports what changed.
-//! [`sync_all`] does it for every model linked into the program ([`registry`]),
-//! [`check`](check::check_all) reports how a live database differs from the code, and
-//! [`artifacts`] writes validators and indexes as files without a database; the `cli`
-//! feature turns all of it into a deploy tool's `main` ([`cli`]).
-//!
-//! ## Attributes
-//!
-//! On the container:
-//!
-//! | attribute | meaning |
-//! |---|---|
-//! | `#[model(collection = "name")]` | required on a `Model`: the collection |
-//! | `#[model(validation_level = "strict" \| "moderate" \| "off")]` | the `validationLevel` (default `strict`) |
-//! | `#[model(validation_action = "error" \| "warn")]` | the `validationAction` (default `error`) |
-//! | `#[model(strict)]`, `#[embedded(strict)]` | `additionalProperties: false`: only what serde writes (and `_id`) is admitted |
-//! | `#[model(version = N, migrate(v1 = OldType, v2(document = upgrade_fn)))]` | the current schema version and one upgrade step per older version ([`versioning`]) |
-//! | `#[schema_version]`, `#[schema_version(missing = N)]` on an integer field | the field that stores the version; documents without it are version 1 (or `N`) |
-//!
-//! On a field, `#[validate(...)]`:
-//!
-//! | key | applies to | schema keyword |
-//! |---|---|---|
-//! | `min_length = N`, `max_length = N` | strings | `minLength`, `maxLength` (code points) |
-//! | `pattern = "regex"` | strings | `pattern` (checked to parse at compile time) |
-//! | `minimum = N`, `maximum = N` | numbers | `minimum`, `maximum` |
-//! | `exclusive_minimum = N`, `exclusive_maximum = N` | numbers | `minimum`/`maximum` with `exclusiveMinimum`/`exclusiveMaximum` |
-//! | `min_items = N`, `max_items = N`, `unique_items` | arrays | `minItems`, `maxItems`, `uniqueItems` |
-//! | `allowed = [v, ...]` | strings, numbers | `enum` |
-//! | `bson_type = "date"` | any | replaces the inferred `bsonType`, for fields whose `serialize_with`/`with` writes another type |
-//!
-//! Contradictions (`min_length` above `max_length`, an empty range, a pattern that does
-//! not parse, a constraint on a type it cannot apply to) are compile errors under the
-//! offending tokens, and every bad attribute is reported at once.
-//!
-//! ## The access-pattern table is the API
-//!
-//! Each `#[access(...)]` row is a row of the seed's access-pattern table, checked at
-//! compile time to be served by an index, and a generated method named after it: a
-//! typed finder for a read row ([`access::Find`]: `.one`, `.first(n)`, `.stream`,
-//! `.count`, `.all`), a keyset paginator for a `paginate` row ([`paginate`]), a typed
-//! single-command update for an `update(...)` row ([`access::Update`]), and a read
-//! through Redis for a `cache = Family` row ([`keys::CachedFind`]). Each call sends
-//! one command with exactly the row's filter and sort, every value under `$eq` (or a
-//! comparison operator, for a range), and `fields(...)` is the projection: the finder
-//! returns a generated view holding exactly those fields.
-//!
-//! ```no_run
+//! use docshape::bson::DateTime;
 //! use docshape::Model;
 //! use serde::{Deserialize, Serialize};
 //!
 //! #[derive(Serialize, Deserialize, Model)]
-//! #[model(collection = "orders")]
-//! #[index(keys(customer_id, created_at = -1))]
-//! #[access(name = "load_order", filter(_id), fields(status, lines))]
-//! #[access(name = "orders_of_customer", filter(customer_id), sort(created_at = -1))]
-//! #[access(name = "add_line", filter(_id), update(push(lines)))]
-//! struct Order {
+//! #[model(collection = "posts")]
+//! #[index(keys(author_id, created_at = -1))]
+//! #[access(name = "posts_by_author", filter(author_id), sort(created_at = -1),
+//!          fields(title, created_at), freq = "500 r/s")]
+//! struct Post {
 //!     #[serde(rename = "_id")]
 //!     id: String,
-//!     customer_id: String,
-//!     created_at: docshape::bson::DateTime,
-//!     status: String,
-//!     #[embed(max = 50, reason = "a few lines, read with the order")]
-//!     lines: Vec<String>,
+//!     #[validate(max_length = 64)]
+//!     author_id: String,
+//!     #[validate(min_length = 1, max_length = 200)]
+//!     title: String,
+//!     created_at: DateTime,
 //! }
 //!
+//! // Before any database exists: the validator, the indexes, the access table.
+//! assert!(Post::validator_json().contains(r#""maxLength": 200"#));
+//! assert_eq!(Post::INDEXES[0].name, "author_id_1_created_at_-1");
+//! assert_eq!(Post::ACCESS_PATTERNS[0].index, Some("author_id_1_created_at_-1"));
+//! # // The validator as README.md shows it.
+//! # let readme: serde_json::Value = serde_json::from_str(r#"
+//! # {"$jsonSchema": {
+//! #   "bsonType": "object",
+//! #   "required": ["_id", "author_id", "title", "created_at"],
+//! #   "properties": {
+//! #     "_id": {"bsonType": "string"},
+//! #     "author_id": {"bsonType": "string", "maxLength": 64},
+//! #     "title": {"bsonType": "string", "minLength": 1, "maxLength": 200},
+//! #     "created_at": {"bsonType": "date"}
+//! #   }
+//! # }}
+//! # "#).unwrap();
+//! # assert_eq!(serde_json::from_str::<serde_json::Value>(&Post::validator_json()).unwrap(), readme);
+//!
 //! # async fn run(db: &docshape::mongodb::Database) -> Result<(), Box<dyn std::error::Error>> {
-//! let page: Option<LoadOrderView> = Order::load_order("o1").one(db).await?;
-//! let latest: Vec<Order> = Order::orders_of_customer("c1").first(10, db).await?;
-//! Order::add_line("o1", "A-1").run(db).await?; // UpdateError::Full at 50 lines
+//! // With one: the collection, then one `find` per call, returning the row's view.
+//! docshape::sync::<Post>(db).await?;
+//! let latest: Vec<PostsByAuthorView> = Post::posts_by_author("u_42").first(20, db).await?;
 //! # Ok(()) }
 //! ```
 //!
-//! [`Model::collection`] is the escape hatch: the driver's typed collection, for
-//! inserts and for anything the table does not declare (and so does not check).
+//! ## Where to read on
 //!
-//! ## Embed, reference, copy
+//! - The [guide] teaches docshape one chapter per pattern and per operation, starting
+//!   with [a model and its validator](guide::validator).
+//! - The [attribute reference](guide::attributes) lists every attribute the derives read.
+//! - The modules below are the API reference: [`sync`](mod@sync), [`check`](mod@check)
+//!   and [`artifacts`] keep a database in step with the code; [`access`], [`paginate`],
+//!   [`versioning`], [`bucket`], [`outlier`], [`timeseries`], [`relation`] and
+//!   [`refs`], [`denormalized`] and [`keys`] are the patterns' runtime.
 //!
-//! Every relation is a stated decision ([`relation`]): a sub-document or a bounded
-//! array of them (`#[embed]`, `#[embed(max = N)]`: an array of sub-documents or of
-//! references with no bound does not compile), a typed reference ([`refs::Ref<T>`],
-//! or `#[reference(T)]` on a raw id; loaded many at a time in one query with
-//! [`refs::load_many`]), or a denormalized copy with its refresh policy
-//! ([`denormalized`]):
-//!
-//! | attribute | meaning |
-//! |---|---|
-//! | `#[embed(max = N, reason = "...")]` | embedded, at most `N` elements (`maxItems`) |
-//! | `#[reference(reason = "...")]` on a `Ref<T>`, `#[reference(T, max = N)]` | a reference, with its reason and, for an array, its bound |
-//! | `#[denormalized(from = "User::name", via = "author_id", refresh = "never")]` | a snapshot taken at write time |
-//! | `... refresh = "sync"` | rewritten in the source's update call ([`denormalized::update_one`]) |
-//! | `... refresh = "async", max_stale = "5m"` | queued by the source's update and rewritten by a [`denormalized::Worker`] |
-//! | `... on_delete = "keep" \| "clear" \| "report"` | what the copy holds once its source is deleted ([`denormalized::OnDelete`]) |
-//!
-//! Writes made by other programs reach the copies through a [`denormalized::Watcher`] (change
-//! streams: a replica set or a sharded cluster), which queues their refresh jobs.
-//!
-//! An access pattern that names another model's field (`fields(title, User::name)`)
-//! must be served by a copy of it, or waive the `lookup` rule with a reason.
-//! `DESIGN_DECISIONS.md`, among the [`artifacts`], lists every relation, outlier array
-//! and bucket, with its bound and its declared reason.
-//!
-//! ## Access patterns: consistency and load
-//!
-//! Each `#[access(...)]` row's `consistency` is one of a closed set of words
-//! (`strong`, `strong (same doc)`, `read-your-writes`, `eventual ok`, `eventual (≤ 90s)`),
-//! each mapped to the read preference, read concern and write concern its queries carry
-//! ([`access::Consistency`]); its `freq` (`500 r/s`, `2 w/h`) becomes a load estimate,
-//! documents and bytes per call and per second ([`access::Load`]), shown in
-//! `Model::access_table()` and `ACCESS_PATTERNS.md`. Either, malformed, is a compile error.
-//!
-//! ## Redis key families
-//!
-//! Derive [`KeyFamily`] on a struct whose fields fill the placeholders of a Redis key
-//! pattern: a row of the seed's key catalog, with a TTL decision the compiler insists on.
-//!
-//! | attribute | meaning |
-//! |---|---|
-//! | `#[key(pattern = "user:{id}:session")]` | the keys: literal segments and `{field}` placeholders between `:`s; `{0..15}` shards a `sharded_counter` |
-//! | `#[key(kind = string \| hash \| counter \| list \| set \| sorted_set \| sharded_counter)]` | what the keys hold, and so the operations |
-//! | `#[key(value = Product)]` | values stored as JSON of this type (text without it) |
-//! | `#[key(ttl = "300s")]`, `#[key(ttl = "30d", sliding)]` | required: the expiry, fixed from creation or extended by every read and write |
-//! | `#[key(ttl = "none", reason = "...")]` | never expires, for a stated reason (not under `cache:`) |
-//! | `#[key(note = "...")]` | the catalog's notes |
-//!
-//! ```
-//! use docshape::KeyFamily;
-//!
-//! #[derive(KeyFamily)]
-//! #[key(pattern = "rate:{ip}:{minute}", kind = counter, ttl = "120s", note = "rate limiting window")]
-//! struct RateWindow { ip: std::net::IpAddr, minute: u64 }
-//!
-//! let window = RateWindow { ip: "203.0.113.7".parse().unwrap(), minute: 202608051211 };
-//! assert_eq!(window.key(), "rate:203.0.113.7:202608051211");
-//! ```
-//!
-//! With the `redis` feature, `window.incr(&mut conn, 1).await?` runs `INCR` and sets
-//! the 120 s expiry only if the key has none, in one round trip. See [`keys`] for the kinds, the escaping of
-//! placeholder values, `SCAN`, and the catalog.
-//!
-//! ## Layout
-//!
-//! The crate is three layers, and imports point one way, towards the core:
-//!
-//! | layer | modules (public path) | may import |
-//! |---|---|---|
-//! | core | [`Model`], [`validator`], [`index`], [`access`], [`size`], [`registry`], [`Error`], paths, the collection spec, the guarded append, hooks | nothing above it |
-//! | ops | [`sync`](mod@sync), [`check`](mod@check), [`artifacts`], `cli` | the core |
-//! | patterns | [`paginate`], [`versioning`], [`bucket`], [`outlier`], [`relation`] and [`refs`], [`denormalized`] (its former name `copies` is a deprecated alias), [`keys`] | the core, never another pattern |
-//!
-//! A descriptor that the `Model` trait or the registry names (a relation, a copy, the
-//! error of decoding a stored version) lives in the core and is re-exported by its
-//! pattern. A pattern that reacts to another registers a hook in the core: the
-//! versioned writers refresh denormalized copies through one, and the key catalog and
-//! the design-decision table join the artifacts through another. A public module that
-//! gathers items of several layers ([`registry`], [`outlier`]) is put together here,
-//! in the crate root, the one place that imports everything.
+//! docshape re-exports the crates it is built on ([`mongodb`], [`bson`], and `redis`
+//! with the `redis` feature), so an application uses the same versions without naming
+//! them; its features are described in [the guide](guide::features).
 
 #![warn(missing_docs)]
 // Some docs link to items of optional features (`cli`, `testkit`, `redis`,
@@ -217,7 +87,19 @@
 // Lets the derives' `::docshape::...` paths resolve inside this crate's own tests.
 extern crate self as docshape;
 
-pub use docshape_derive::{Embedded, KeyFamily, Model};
+/// Derives the schema of a sub-document type (struct or enum) with no collection of its
+/// own. Its attributes (`#[embedded]`, `#[validate]`, `#[embed]`, `#[reference]`,
+/// `#[denormalized]`) are listed in the [attribute reference](guide::attributes).
+pub use docshape_derive::Embedded;
+/// Derives [`KeyFamily`](trait@KeyFamily) for a struct whose fields fill the placeholders of
+/// a Redis key pattern. Its attribute, `#[key(...)]`, is described in the [attribute
+/// reference](guide::attributes#redis-key-families).
+pub use docshape_derive::KeyFamily;
+/// Derives [`Model`](trait@Model) for a struct stored in a collection, or for an internally
+/// tagged enum whose variants are the shapes of a polymorphic collection. Its attributes
+/// (`#[model]`, `#[index]`, `#[access]`, `#[validate]`, ...) are listed in the [attribute
+/// reference](guide::attributes).
+pub use docshape_derive::Model;
 
 // One of the two renamed dependencies becomes `bson` for the whole crate (an aliased
 // `extern crate` at the root joins the extern prelude, so `use bson::...` works in
@@ -240,13 +122,33 @@ pub use mongodb;
 #[cfg(feature = "redis")]
 pub use redis;
 
-// The three layers (see "Layout" above). Private: the paths below are the public ones.
+// The crate is three layers, and imports point one way, towards the core
+// (`tests/layering.rs` checks it):
+//
+// - core: `Model`, validator, index, access, size, registry, `Error`, paths, the
+//   collection spec, the guarded append, hooks; imports nothing above it;
+// - ops: sync, check, artifacts, cli; import the core;
+// - patterns: paginate, versioning, bucket, outlier, relation and refs, denormalized
+//   (its former name `copies` is a deprecated alias), keys; import the core, never
+//   another pattern.
+//
+// A descriptor that the `Model` trait or the registry names (a relation, a copy, the
+// error of decoding a stored version) lives in the core and is re-exported by its
+// pattern. A pattern that reacts to another registers a hook in the core: the
+// versioned writers refresh denormalized copies through one, and the key catalog and
+// the design-decision table join the artifacts through another. A public module that
+// gathers items of several layers (`registry`, `outlier`) is put together here, in the
+// crate root, the one place that imports everything.
+//
+// Private: the paths below are the public ones.
 mod core;
 mod ops;
 mod patterns;
 
 #[cfg(feature = "testkit")]
 pub mod testkit;
+
+pub mod guide;
 
 // core
 pub use crate::core::{access, index, size, stamps, validator};

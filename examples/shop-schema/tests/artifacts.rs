@@ -77,6 +77,20 @@ fn committed_artifacts_match_the_code() {
     );
 }
 
+/// The guide's artifacts chapter shows the shop's diagram: the committed one, so a
+/// change to the models that redraws it fails here until the guide shows it too.
+#[test]
+fn the_guide_shows_the_committed_diagram() {
+    let model = &ARTIFACTS.iter().find(|(f, _)| *f == "MODEL.md").expect("MODEL.md").1;
+    let chart = &model[model.find("```mermaid").expect("a mermaid block")..];
+    let guide = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../runtime/src/guide/artifacts.md");
+    let guide = std::fs::read_to_string(&guide).expect("read the guide's artifacts chapter");
+    assert!(
+        guide.contains(chart.trim_end()),
+        "runtime/src/guide/artifacts.md does not show the shop's MODEL.md chart:\n{chart}"
+    );
+}
+
 #[test]
 fn a_tampered_or_stale_directory_is_reported_file_by_file() {
     let dir = scratch("tampered");

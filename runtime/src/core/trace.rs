@@ -13,7 +13,7 @@
 //! - an async operation runs its body in its span with [`in_span`], so every event of
 //!   the driver's futures inside it, too, is attributed to it.
 //!
-//! The span names and fields are listed in the README ("Tracing").
+//! The span names and fields are listed in the guide (`docshape::guide::tracing`).
 
 use std::future::Future;
 

@@ -724,7 +724,7 @@ fn report_collection(out: &mut String, c: &CollectionShape) {
         );
         let _ = writeln!(
             out,
-            "`{}` looks like a discriminator: its values tell documents of different shapes apart. A polymorphic model (an enum with `#[serde(tag = \"{}\")]`, one variant per value; README \"Polymorphic collections\") would validate each shape on its own and index each variant's fields with partial indexes. The source proposes one in a comment.\n",
+            "`{}` looks like a discriminator: its values tell documents of different shapes apart. A polymorphic model (an enum with `#[serde(tag = \"{}\")]`, one variant per value; the guide's chapter `docshape::guide::polymorphic`) would validate each shape on its own and index each variant's fields with partial indexes. The source proposes one in a comment.\n",
             md(&d.field),
             md(&d.field)
         );

@@ -30,15 +30,8 @@
 //!
 //! ## `#[key(...)]`
 //!
-//! | key | meaning |
-//! |---|---|
-//! | `pattern = "user:{id}:session"` | `:`-separated segments: literal text, a `{field}` placeholder filling a whole segment, or for a sharded counter one `{first..last}` shard range (inclusive, `{0..15}` is sixteen shards) |
-//! | `kind = string \| hash \| counter \| list \| set \| sorted_set \| sharded_counter` | what the keys hold, and so the operations ([`StringFamily`], [`HashFamily`], [`CounterFamily`], [`ListFamily`], [`SetFamily`], [`SortedSetFamily`], [`ShardedCounterFamily`]) |
-//! | `value = Type` | for `string`, `hash`, `list`, `set`, `sorted_set`: values are this type, stored as JSON; without it they are text (`&str` in, `String` out) |
-//! | `ttl = "300s"` / `"5m"` / `"2h"` / `"30d"` | required: keys expire this long after they are created |
-//! | `sliding` | with a TTL: every read and write starts the period again (a session) |
-//! | `ttl = "none", reason = "..."` | keys never expire, for a stated reason; refused for keys under `cache:` |
-//! | `note = "..."` | the catalog's notes column |
+//! The attribute's keys are listed in the [attribute
+//! reference](crate::guide::attributes#redis-key-families).
 //!
 //! Compile-time rules, each an error under the offending tokens: a family without
 //! `ttl` (rule `key_ttl`), `ttl = "none"` without a reason (`ttl_reason`), a `cache:`

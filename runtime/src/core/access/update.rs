@@ -145,7 +145,7 @@ impl std::fmt::Display for UpdateError {
             Self::Upgrade(e) => write!(f, "upgrading the document before the write: {e}"),
             Self::NewerVersion { collection, id, stored, current } => write!(
                 f,
-                "{collection}: document {id} is at schema version {stored}, newer than this code's {current}: a newer release wrote it, and this code cannot write its shape; nothing was written (run the newer release, or see README \"Upgrades and rollbacks\")"
+                "{collection}: document {id} is at schema version {stored}, newer than this code's {current}: a newer release wrote it, and this code cannot write its shape; nothing was written (run the newer release, or see the guide's chapter `docshape::guide::upgrades`)"
             ),
             Self::Conflict { collection, current } => match current {
                 Some(current) => write!(
