@@ -47,8 +47,9 @@
 //! validator, or `collMod`s an existing one, and reports what changed.
 //! [`sync_all`] does it for every model linked into the program ([`registry`]),
 //! [`check`](check::check_all) reports how a live database differs from the code, and
-//! [`artifacts`] writes validators and indexes as files without a database; the `cli`
-//! feature turns all of it into a deploy tool's `main` ([`cli`]).
+//! [`artifacts`] writes validators and indexes as files without a database; the crate `docshape-cli`
+//! turns all of it into a deploy tool's `main`, and `docshape-testkit` gives tests a
+//! real server.
 //!
 //! ## Attributes
 //!
@@ -192,7 +193,7 @@
 //! | layer | modules (public path) | may import |
 //! |---|---|---|
 //! | core | [`Model`], [`validator`], [`index`], [`access`], [`size`], [`registry`], [`Error`], paths, the collection spec, the guarded append, hooks | nothing above it |
-//! | ops | [`sync`](mod@sync), [`check`](mod@check), [`artifacts`], `cli` | the core |
+//! | ops | [`sync`](mod@sync), [`check`](mod@check), [`artifacts`] | the core |
 //! | patterns | [`paginate`], [`versioning`], [`bucket`], [`outlier`], [`relation`] and [`refs`], [`denormalized`] (its former name `copies` is a deprecated alias), [`keys`] | the core, never another pattern |
 //!
 //! A descriptor that the `Model` trait or the registry names (a relation, a copy, the
@@ -204,15 +205,12 @@
 //! in the crate root, the one place that imports everything.
 
 #![warn(missing_docs)]
-// Some docs link to items of optional features (`cli`, `testkit`, `redis`,
-// `redis-cluster`), which exist only when those are on. The documentation is built with
+// Some docs link to items of optional features (`redis`, `redis-cluster`), which
+// exist only when those are on. The documentation is built with
 // every feature (`package.metadata.docs.rs`), where every link resolves and is checked
 // (`RUSTDOCFLAGS="-D warnings" cargo doc -p docshape --no-deps --all-features`); in a
 // build without them, those links are left as text instead of warning.
-#![cfg_attr(
-    not(all(feature = "cli", feature = "testkit", feature = "redis-cluster")),
-    allow(rustdoc::broken_intra_doc_links)
-)]
+#![cfg_attr(not(feature = "redis-cluster"), allow(rustdoc::broken_intra_doc_links))]
 
 // Lets the derives' `::docshape::...` paths resolve inside this crate's own tests.
 extern crate self as docshape;
@@ -245,15 +243,10 @@ mod core;
 mod ops;
 mod patterns;
 
-#[cfg(feature = "testkit")]
-pub mod testkit;
-
 // core
 pub use crate::core::{access, index, size, stamps, validator};
 // ops
-#[cfg(feature = "cli")]
-pub use crate::ops::cli;
-pub use crate::ops::{artifacts, check, infer, sync};
+pub use crate::ops::{artifacts, check, sync};
 // patterns
 pub use crate::patterns::denormalized;
 /// The denormalized pattern under its first name, kept for code written against it:
@@ -466,6 +459,8 @@ pub mod __private {
     pub use crate::core::access::literal::literal as to_bson;
     pub use crate::core::bson_compat::SerError as BsonSerError;
     pub use crate::core::denormalized::{nested_vias_indexed, Cleared, CopySpec, OnDelete, Refresh};
+    // For `docshape-cli`: whether a program links anything its commands work on.
+    pub use crate::core::hooks::generated_files;
     pub use crate::core::index::{Index, IndexKey};
     pub use crate::core::model::eq as eq_filter;
     pub use crate::core::model::{Model, ValidationAction, ValidationLevel};
