@@ -3,7 +3,7 @@
 //!
 //! The profiler's entries of the collection (`system.profile`, over a window) are
 //! grouped into query shapes as `infer --workload` groups them
-//! ([`QueryShape`](crate::infer::QueryShape)), and each shape is matched with the rows
+//! ([`QueryShape`]), and each shape is matched with the rows
 //! of the table ([`AccessPattern`]): same equality fields (`filter`, in any order),
 //! same range fields, the row's sort as its reads send it (forwards or backwards), and
 //! for a row with a `freq`, the same kind (read or write). A paginated row's later
