@@ -17,7 +17,8 @@ use std::sync::Arc;
 
 use bson::{doc, oid::ObjectId, DateTime, Document};
 use docshape::refs::Ref;
-use docshape::{testkit, Model};
+use docshape::Model;
+use docshape_testkit as testkit;
 use futures_util::TryStreamExt;
 use mongodb::event::command::CommandEvent;
 use mongodb::event::EventHandler;

@@ -18,8 +18,9 @@ use std::time::Instant;
 
 use docshape::bson::{doc, oid::ObjectId, DateTime, Document};
 use docshape::paginate::CursorKey;
-use docshape::{relation, testkit, versioning, Model};
+use docshape::{relation, versioning, Model};
 use docshape_benches::{Cart, CartLine, Post, PostById, Reading, SensorDay, StampedNote, User, UserV1};
+use docshape_testkit as testkit;
 use futures_util::TryStreamExt;
 use mongodb::options::Hint;
 use mongodb::Database;

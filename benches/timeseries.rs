@@ -24,9 +24,9 @@
 use std::time::{Duration, Instant};
 
 use docshape::bson::{doc, DateTime, Document};
-use docshape::testkit;
 use docshape_examples::bucket::{Reading, SensorDay};
 use docshape_examples::timeseries::SensorReading;
+use docshape_testkit as testkit;
 use mongodb::Database;
 
 /// 2026-08-05T00:00:00Z.

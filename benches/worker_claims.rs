@@ -21,7 +21,8 @@ use std::time::{Duration, Instant};
 use docshape::bson::{doc, DateTime, Document};
 use docshape::denormalized::{Worker, QUEUE};
 use docshape::refs::Ref;
-use docshape::{testkit, Model};
+use docshape::Model;
+use docshape_testkit as testkit;
 use mongodb::Database;
 use serde::{Deserialize, Serialize};
 

@@ -20,9 +20,9 @@ use docshape::bson::{doc, DateTime};
 use docshape::denormalized::{self, Watcher, Worker};
 use docshape::refs::Ref;
 use docshape::relation;
-use docshape::testkit;
 use docshape::{Embedded, Model};
 use docshape_examples::fresh_database;
+use docshape_testkit as testkit;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize, Model)]

@@ -84,7 +84,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     println!("## Redis key catalog\n\n{}", catalog_markdown(&catalog));
 
-    let server = docshape::testkit::redis::server()?;
+    let server = docshape_testkit::redis::server()?;
     if server.is_external() {
         println!("server: REDIS_URL");
     } else {

@@ -2,7 +2,7 @@
 //! bucket models, which the tests and benchmarks use too.
 
 use docshape::bson::Document;
-use docshape::testkit;
+use docshape_testkit as testkit;
 use mongodb::Database;
 
 /// A clean database named `name` on a real server: the one `MONGODB_URI` names, or a

@@ -56,7 +56,7 @@ fn post(n: u32, minute: i64) -> Post {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let db = fresh_database("docshape_feed").await?;
     docshape::sync::<Post>(&db).await?;
-    docshape::testkit::assert_access_patterns_use_indexes::<Post>(&db).await;
+    docshape_testkit::assert_access_patterns_use_indexes::<Post>(&db).await;
     // 23 posts, two or three a minute: many share a timestamp.
     let posts: Vec<Post> = (0..23).map(|n| post(n, i64::from(n) / 3)).collect();
     Post::collection(&db).insert_many(&posts).await?;

@@ -284,7 +284,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // A transaction's session comes from the client the database belongs to (an
     // application builds its own: the guide's chapter `docshape::guide::application`).
     let client = db.client().clone();
-    let redis_server = docshape::testkit::redis::server()?;
+    let redis_server = docshape_testkit::redis::server()?;
     let mut redis = redis_server.database().await?;
     ProfileCache { id: "u_ann".into() }.delete(&mut redis).await?;
     ProfileCache { id: "u_bob".into() }.delete(&mut redis).await?;

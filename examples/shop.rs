@@ -35,9 +35,9 @@ use docshape::bson::oid::ObjectId;
 use docshape::bson::{doc, DateTime, Document};
 use docshape::keys::KeyFamily;
 use docshape::refs::Ref;
-use docshape::testkit::CommandLog;
 use docshape::Model;
 use docshape_examples::{fresh_database, why};
+use docshape_testkit::CommandLog;
 use shop_models::{Address, Customer, LineItem, Order, Payment, Product, ProductCache, Status, Tier};
 use std::collections::BTreeMap;
 
@@ -210,7 +210,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// Step 6, on its own client with command monitoring, so each call's commands are shown.
 async fn the_table_is_the_api(alice: &Customer, order: &Order) -> Result<(), Box<dyn std::error::Error>> {
     let log = CommandLog::new();
-    let client = docshape::testkit::monitored_client(&log).await?;
+    let client = docshape_testkit::monitored_client(&log).await?;
     let db = client.database("docshape_shop");
     let sent = |log: &CommandLog| log.take().into_iter().map(|(name, _)| name).collect::<Vec<_>>().join(", ");
 
@@ -219,7 +219,7 @@ async fn the_table_is_the_api(alice: &Customer, order: &Order) -> Result<(), Box
     println!("   customer_by_email(\"ALICE@example.com\") -> {who:?}  [{}]", sent(&log));
 
     // The product page reads through Redis: a miss asks MongoDB and fills the key, a hit does not.
-    let redis_server = docshape::testkit::redis::server()?;
+    let redis_server = docshape_testkit::redis::server()?;
     let mut redis = redis_server.database().await?;
     ProductCache { sku: "A-1".into() }.delete(&mut redis).await?;
     let page = Product::product_page("A-1").one(&db, &mut redis).await?.ok_or("no product A-1")?;

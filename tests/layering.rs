@@ -10,6 +10,14 @@
 //! derive: the driver (`driver.rs`) names every pattern; the shared layer (`common`),
 //! the parsed model (`ast`, `attr`) and the core rules (`model`, `validator`, `index`,
 //! `access`, `polymorphic`) import no pattern; a pattern imports those, never another pattern.
+//!
+//! The tools (`cli/src`, crate `docshape-cli`; `testkit/src`, crate `docshape-testkit`)
+//! stand outside docshape and on top of it: every module of theirs is in their table,
+//! every `docshape::...` path they write starts with a name docshape's lib.rs makes
+//! public (read from lib.rs itself), and of `docshape::__private` only the items listed
+//! in [`TOOLS_PRIVATE`]. docshape does not depend on them: neither its manifest's
+//! dependencies nor its or the derive's sources name them, but for the testkit in
+//! docshape's `#[cfg(test)]` modules (a dev-dependency).
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -26,6 +34,9 @@ enum Layer {
     Ops,
     /// A pattern, by name.
     Pattern(&'static str),
+    /// A module of a tool crate (`docshape-cli`, `docshape-testkit`): above all of
+    /// docshape, which it reaches through its public paths only.
+    Tool,
     /// Not ruled on (tests support, feature-gated helpers outside the layers).
     Free,
 }
@@ -77,6 +88,9 @@ fn allowed(from: Layer, to: Layer) -> Result<(), &'static str> {
     use Layer::*;
     match (from, to) {
         (Root, _) | (Free, _) | (_, Free) | (_, Root) => Ok(()),
+        // A tool crate's modules, among themselves; docshape's layers are not in its
+        // `crate::` paths, and its `docshape::` paths are checked by `tool_violations`.
+        (Tool, _) | (_, Tool) => Ok(()),
         (Core, Core) => Ok(()),
         (Core, Ops) | (Core, Pattern(_)) => Err("core imports nothing above it (ops, patterns)"),
         (Ops, Core) | (Ops, Ops) => Ok(()),
@@ -95,6 +109,13 @@ fn allowed(from: Layer, to: Layer) -> Result<(), &'static str> {
 /// comments and strings skipped. Relative paths keep their first segment (`super`,
 /// `self`) for [`absolute`] to resolve.
 fn crate_paths(source: &str) -> Vec<(usize, Vec<String>)> {
+    paths_after(source, &["crate::", "super::", "self::"])
+}
+
+/// Every path of a source text that starts with one of `prefixes` (`crate::`, or
+/// `docshape::` for a tool crate's paths into docshape), as [`crate_paths`] reads them:
+/// the prefix dropped but for `super` and `self`.
+fn paths_after(source: &str, prefixes: &[&'static str]) -> Vec<(usize, Vec<String>)> {
     let code = strip_comments_and_strings(source);
     let mut out = Vec::new();
     let bytes: Vec<char> = code.chars().collect();
@@ -108,7 +129,7 @@ fn crate_paths(source: &str) -> Vec<(usize, Vec<String>)> {
         }
         let at_word_start =
             i == 0 || !(bytes[i - 1].is_alphanumeric() || bytes[i - 1] == '_' || bytes[i - 1] == ':');
-        let prefix = ["crate::", "super::", "self::"].into_iter().find(|p| code_at(&bytes, i, p));
+        let prefix = prefixes.iter().copied().find(|p| code_at(&bytes, i, p));
         if let (true, Some(prefix)) = (at_word_start, prefix) {
             let start_line = line;
             let mut j = i + prefix.len();
@@ -134,7 +155,7 @@ fn crate_paths(source: &str) -> Vec<(usize, Vec<String>)> {
                 j += 1;
             }
             for mut path in expand_tree(&text) {
-                if prefix != "crate::" {
+                if prefix == "super::" || prefix == "self::" {
                     path.insert(0, prefix.trim_end_matches(':').to_owned());
                 }
                 if !path.is_empty() {
@@ -380,10 +401,6 @@ fn runtime() -> Crate {
         ("sync", Ops),
         ("check", Ops),
         ("artifacts", Ops),
-        ("cli", Ops),
-        ("infer", Ops),
-        // The `docshape` binary: a user of the crate, through its public paths.
-        ("bin", Free),
         ("patterns", Free),
         ("paginate", Pattern("paginate")),
         ("versioning", Pattern("versioning")),
@@ -395,8 +412,6 @@ fn runtime() -> Crate {
         ("copies", Pattern("denormalized")),
         ("keys", Pattern("keys")),
         ("timeseries", Pattern("timeseries")),
-        // Test support, outside the layers (feature `testkit`).
-        ("testkit", Free),
         // The guide: documentation modules, no code of their own.
         ("guide", Free),
         ("__private", Free),
@@ -430,6 +445,238 @@ fn derive() -> Crate {
         ("tests", Free),
     ]);
     Crate { src: workspace().join("derive/src"), layers }
+}
+
+/// `docshape-cli`: the deploy tool's entry points (lib.rs), `infer` and the workload
+/// check, over docshape's public API.
+fn cli() -> Crate {
+    use Layer::*;
+    let layers = BTreeMap::from([
+        ("infer", Tool),
+        ("check", Tool),
+        ("trace", Tool),
+        // The `docshape` binary: a user of the library, through its public paths.
+        ("main", Free),
+    ]);
+    Crate { src: workspace().join("cli/src"), layers }
+}
+
+/// `docshape-testkit`: servers for tests (lib.rs), Redis, the command log.
+fn testkit() -> Crate {
+    use Layer::*;
+    let layers = BTreeMap::from([("monitor", Tool), ("redis", Tool), ("tests", Free)]);
+    Crate { src: workspace().join("testkit/src"), layers }
+}
+
+/// The items of `docshape::__private` (what generated code calls, no API) that a tool
+/// crate may name, each for a reason: anything else it needs from docshape's insides
+/// is either made public API or added here on purpose.
+const TOOLS_PRIVATE: &[&str] = &[
+    // Whether a program links anything `export` and `verify` work on (the registered
+    // files of the artifacts, without building the model-derived ones).
+    "generated_files",
+    // `{name: {$eq: v}}`, the filter every docshape query writes for an equality.
+    "eq_filter",
+];
+
+/// The names docshape's lib.rs makes public at its root: `pub use`d items (by their
+/// last segment or alias), `pub mod`s and `pub extern crate`s.
+fn docshape_public_names(lib_rs: &str) -> Vec<String> {
+    let code = strip_comments_and_strings(lib_rs);
+    let mut names = Vec::new();
+    let mut rest = code.as_str();
+    while let Some(at) = rest.find("pub ") {
+        let line_start = rest[..at].rfind('\n').map_or(0, |n| n + 1);
+        let at_top = rest[line_start..at].is_empty();
+        let statement = &rest[at + 4..];
+        rest = statement;
+        if !at_top {
+            continue;
+        }
+        if let Some(used) = statement.strip_prefix("use ") {
+            let text = used[..used.find(';').unwrap_or(used.len())].replace(" as ", "=>");
+            for path in expand_tree(&text) {
+                let last = path.last().cloned().unwrap_or_default();
+                names.push(last.rsplit("=>").next().unwrap_or_default().to_owned());
+            }
+        } else if let Some(declared) =
+            statement.strip_prefix("mod ").or_else(|| statement.strip_prefix("extern crate "))
+        {
+            let text = &declared[..declared.find([';', '{']).unwrap_or(declared.len())];
+            names.push(text.rsplit(" as ").next().unwrap_or_default().trim().to_owned());
+        }
+    }
+    names
+}
+
+/// A tool crate's `docshape::...` paths that are not docshape's public API.
+fn tool_violations(krate: &Crate, public: &[String]) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(&krate.src, &mut files);
+    let mut found = Vec::new();
+    for file in files {
+        let rel = file.strip_prefix(krate.src.parent().unwrap().parent().unwrap()).unwrap();
+        let source = fs::read_to_string(&file).unwrap();
+        for (line, path) in paths_after(&source, &["docshape::"]) {
+            let shown = format!("docshape::{}", path.join("::"));
+            match path.first().map(String::as_str) {
+                Some("__private")
+                    if path.get(1).is_some_and(|item| TOOLS_PRIVATE.contains(&item.as_str())) => {}
+                Some("__private") => found.push(format!(
+                    "{}:{line}: {shown}: a tool names docshape's `__private` items only from TOOLS_PRIVATE",
+                    rel.display()
+                )),
+                Some(first) if public.iter().any(|p| p == first) => {}
+                _ => found.push(format!(
+                    "{}:{line}: {shown}: a tool reaches docshape through its public paths only",
+                    rel.display()
+                )),
+            }
+        }
+    }
+    found
+}
+
+/// Where docshape names its tools: its manifest's dependencies (a dev-dependency on
+/// the testkit is its tests' business), and its and the derive's sources, but for
+/// `docshape_testkit` inside a `#[cfg(test)]` module.
+fn docshape_names_its_tools(manifest: &str, sources: &[(String, String)]) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut section = String::new();
+    for (n, line) in manifest.lines().enumerate() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            section = line.trim_matches(|c| c == '[' || c == ']').to_owned();
+            continue;
+        }
+        let depends = section == "dependencies"
+            || section == "build-dependencies"
+            || (section.starts_with("target.")
+                && section.ends_with("dependencies")
+                && !section.ends_with("dev-dependencies"));
+        let dev = section == "dev-dependencies" || section.ends_with(".dev-dependencies");
+        let names_cli = line.contains("docshape-cli");
+        let names_testkit = line.contains("docshape-testkit");
+        if (depends && (names_cli || names_testkit)) || (dev && names_cli) {
+            found.push(format!(
+                "runtime/Cargo.toml:{}: [{section}] {line}: docshape does not depend on its tools",
+                n + 1
+            ));
+        }
+    }
+    for (file, source) in sources {
+        let code = strip_comments_and_strings(source);
+        let tests = cfg_test_modules(&code);
+        for tool in ["docshape_cli", "docshape_testkit"] {
+            for (at, _) in code.match_indices(tool) {
+                let in_test = tool == "docshape_testkit" && tests.iter().any(|r| r.contains(&at));
+                if !in_test {
+                    let line = code[..at].matches('\n').count() + 1;
+                    found.push(format!("{file}:{line}: {tool}: docshape does not depend on its tools"));
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The byte ranges of the `#[cfg(test)] mod name { ... }` modules of a source whose
+/// comments and strings are blanked.
+fn cfg_test_modules(code: &str) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    for (at, attr) in code.match_indices("#[cfg(test)]") {
+        let after = code[at + attr.len()..].trim_start();
+        let Some(module) = after.strip_prefix("mod ") else { continue };
+        let Some(open) = module.find(['{', ';']).filter(|&k| module.as_bytes()[k] == b'{') else {
+            continue;
+        };
+        let start = code.len() - module.len() + open;
+        let mut depth = 0;
+        for (k, c) in code[start..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        out.push(at..start + k + 1);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_tools_keep_their_modules_in_order_and_use_docshape_from_outside() {
+    let public = docshape_public_names(&fs::read_to_string(workspace().join("runtime/src/lib.rs")).unwrap());
+    for name in ["sync", "check", "artifacts", "registry", "bson", "mongodb", "Model", "access", "__private"]
+    {
+        assert!(public.iter().any(|p| p == name), "{name} not read as public from lib.rs: {public:?}");
+    }
+    for krate in [cli(), testkit()] {
+        let mut found = violations(&krate);
+        found.extend(tool_violations(&krate, &public));
+        assert!(found.is_empty(), "imports against the layering:\n{}", found.join("\n"));
+    }
+}
+
+#[test]
+fn docshape_does_not_depend_on_its_tools() {
+    let manifest = fs::read_to_string(workspace().join("runtime/Cargo.toml")).unwrap();
+    let mut sources = Vec::new();
+    for dir in ["runtime/src", "derive/src"] {
+        let mut files = Vec::new();
+        rust_files(&workspace().join(dir), &mut files);
+        for file in files {
+            let rel = file.strip_prefix(workspace()).unwrap().display().to_string();
+            sources.push((rel, fs::read_to_string(&file).unwrap()));
+        }
+    }
+    let found = docshape_names_its_tools(&manifest, &sources);
+    assert!(found.is_empty(), "docshape names its tools:\n{}", found.join("\n"));
+}
+
+#[test]
+fn a_tool_that_reaches_into_docshape_or_a_docshape_that_needs_a_tool_is_reported() {
+    let public =
+        docshape_public_names("pub use crate::ops::{artifacts, sync};\npub extern crate bson2 as bson;\npub mod __private {}\n    pub use inner::hidden;\n");
+    assert_eq!(public, ["artifacts", "sync", "bson", "__private"]);
+
+    let dir = std::env::temp_dir().join(format!("docshape_layering_tools_{}", std::process::id()));
+    let src = dir.join("cli/src");
+    fs::create_dir_all(&src).unwrap();
+    fs::write(
+        src.join("check.rs"),
+        "use docshape::sync::plan_spec;\nuse docshape::core::trace;\nfn f() { docshape::__private::eq_filter(x); docshape::__private::Paginator::new(); }\n",
+    )
+    .unwrap();
+    let mut krate = cli();
+    krate.src = src;
+    let found = tool_violations(&krate, &public);
+    let module_found = violations(&krate);
+    let _ = fs::remove_dir_all(&dir);
+    assert!(module_found.is_empty(), "{module_found:?}");
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(found[0].starts_with("cli/src/check.rs:2: docshape::core::trace: a tool reaches docshape through its public paths only"), "{found:?}");
+    assert!(
+        found[1].starts_with("cli/src/check.rs:3: docshape::__private::Paginator::new: a tool names"),
+        "{found:?}"
+    );
+
+    let manifest = "[dependencies]\ndocshape-cli = { path = \"../cli\" }\n[dev-dependencies]\ndocshape-testkit = { path = \"../testkit\" }\n";
+    let sources = [
+        ("runtime/src/ops/sync.rs".to_owned(), "fn f() {}\n#[cfg(test)]\nmod tests {\n    use docshape_testkit::TestServer;\n}\nuse docshape_testkit::database;\n".to_owned()),
+    ];
+    let found = docshape_names_its_tools(manifest, &sources);
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(found[0].starts_with("runtime/Cargo.toml:2: [dependencies] docshape-cli"), "{found:?}");
+    assert_eq!(
+        found[1],
+        "runtime/src/ops/sync.rs:6: docshape_testkit: docshape does not depend on its tools"
+    );
 }
 
 #[test]

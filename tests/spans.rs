@@ -16,8 +16,9 @@ use bson::{doc, DateTime, Document};
 use docshape::denormalized::{Worker, QUEUE};
 use docshape::refs::Ref;
 use docshape::versioning::{self, BackfillOptions, Progress};
-use docshape::{testkit, Embedded, Model};
+use docshape::{Embedded, Model};
 use docshape_examples::bucket::Reading;
+use docshape_testkit as testkit;
 use serde::{Deserialize, Serialize};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
@@ -274,8 +275,8 @@ async fn sync_and_check_have_a_span_per_collection_with_what_they_found() {
 
     // Nothing was profiled: each of the model's rows went uncalled.
     seen.clear();
-    let options = docshape::check::WorkloadOptions::default();
-    let report = docshape::check::check_workload::<Note>(&db, &options).await.unwrap();
+    let options = docshape_cli::check::WorkloadOptions::default();
+    let report = docshape_cli::check::check_workload::<Note>(&db, &options).await.unwrap();
     let rows = Note::ACCESS_PATTERNS.len().to_string();
     let span = one(seen.spans("check.workload"), "check.workload span");
     assert_eq!(span.field("collection"), Some("notes"));

@@ -12,8 +12,8 @@ use std::time::Duration;
 use docshape::bson::{doc, Document};
 use docshape::mongodb::options::ClientOptions;
 use docshape::mongodb::Client;
-use docshape::testkit::TestServer;
 use docshape::Model;
+use docshape_testkit::TestServer;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]

@@ -74,15 +74,12 @@
 //! them; its features are described in [the guide](guide::features).
 
 #![warn(missing_docs)]
-// Some docs link to items of optional features (`cli`, `testkit`, `redis`,
-// `redis-cluster`), which exist only when those are on. The documentation is built with
+// Some docs link to items of optional features (`redis`, `redis-cluster`), which
+// exist only when those are on. The documentation is built with
 // every feature (`package.metadata.docs.rs`), where every link resolves and is checked
 // (`RUSTDOCFLAGS="-D warnings" cargo doc -p docshape --no-deps --all-features`); in a
 // build without them, those links are left as text instead of warning.
-#![cfg_attr(
-    not(all(feature = "cli", feature = "testkit", feature = "redis-cluster")),
-    allow(rustdoc::broken_intra_doc_links)
-)]
+#![cfg_attr(not(feature = "redis-cluster"), allow(rustdoc::broken_intra_doc_links))]
 
 // Lets the derives' `::docshape::...` paths resolve inside this crate's own tests.
 extern crate self as docshape;
@@ -127,7 +124,8 @@ pub use redis;
 //
 // - core: `Model`, validator, index, access, size, registry, `Error`, paths, the
 //   collection spec, the guarded append, hooks; imports nothing above it;
-// - ops: sync, check, artifacts, cli; import the core;
+// - ops: sync, check, artifacts; import the core (the tools, the CLI and `infer`, are
+//   the crate `docshape-cli`; the test servers `docshape-testkit`);
 // - patterns: paginate, versioning, bucket, outlier, relation and refs, denormalized
 //   (its former name `copies` is a deprecated alias), keys; import the core, never
 //   another pattern.
@@ -145,17 +143,12 @@ mod core;
 mod ops;
 mod patterns;
 
-#[cfg(feature = "testkit")]
-pub mod testkit;
-
 pub mod guide;
 
 // core
 pub use crate::core::{access, index, size, stamps, validator};
 // ops
-#[cfg(feature = "cli")]
-pub use crate::ops::cli;
-pub use crate::ops::{artifacts, check, infer, sync};
+pub use crate::ops::{artifacts, check, sync};
 // patterns
 pub use crate::patterns::denormalized;
 /// The denormalized pattern under its first name, kept for code written against it:
@@ -365,6 +358,8 @@ pub mod __private {
     pub use crate::core::access::literal::literal as to_bson;
     pub use crate::core::bson_compat::SerError as BsonSerError;
     pub use crate::core::denormalized::{nested_vias_indexed, Cleared, CopySpec, OnDelete, Refresh};
+    // For `docshape-cli`: whether a program links anything its commands work on.
+    pub use crate::core::hooks::generated_files;
     pub use crate::core::index::{Index, IndexKey};
     pub use crate::core::model::eq as eq_filter;
     pub use crate::core::model::{Model, ValidationAction, ValidationLevel};

@@ -2,9 +2,9 @@
 //! directory, for every model at once.
 //!
 //! [`sync`] makes collections match the models, [`check`] reports how they differ,
-//! [`artifacts`] writes validators, indexes and tables as files, [`infer`] writes
-//! models from a sample of live data, and [`cli`] turns them into a deploy tool's
-//! `main`.
+//! [`artifacts`] writes validators, indexes and tables as files. The deploy tool over
+//! them (`infer`, the workload check and the `docshape` binary) is the crate
+//! `docshape-cli`, so that an application links none of it.
 //!
 //! **Rule:** operations import the core only. What a pattern adds to them (an
 //! outlier's overflow collection, the key catalog, the design-decision table) reaches
@@ -13,7 +13,4 @@
 
 pub mod artifacts;
 pub mod check;
-#[cfg(feature = "cli")]
-pub mod cli;
-pub mod infer;
 pub mod sync;

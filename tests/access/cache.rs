@@ -5,7 +5,8 @@
 use bson::doc;
 use docshape::bson;
 use docshape::keys::StringFamily;
-use docshape::{testkit, KeyFamily, Model};
+use docshape::{KeyFamily, Model};
+use docshape_testkit as testkit;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]

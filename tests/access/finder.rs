@@ -2,8 +2,8 @@
 
 use bson::{doc, Bson, DateTime, Document};
 use docshape::bson;
-use docshape::testkit;
 use docshape::Model;
+use docshape_testkit as testkit;
 use futures_util::TryStreamExt;
 
 use super::{order, Order, OrderRow};

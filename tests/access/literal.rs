@@ -8,7 +8,8 @@ use bson::{doc, Bson, Document, JavaScriptCodeWithScope, RawDocumentBuf, Regex};
 use docshape::access::UpdateError;
 use docshape::bson;
 use docshape::refs::{self, Ref};
-use docshape::{testkit, Model};
+use docshape::Model;
+use docshape_testkit as testkit;
 use proptest::prelude::Rng as _;
 use serde::{Deserialize, Serialize};
 

@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use bson::oid::ObjectId;
 use bson::{doc, Bson, DateTime, Document};
 use docshape::access::{UpdateError, Upserted};
-use docshape::{bson, testkit, Model, TransactionError};
+use docshape::{bson, Model, TransactionError};
+use docshape_testkit as testkit;
 use serde::{Deserialize, Serialize};
 
 /// One user's vote on one item: at most one per (item, user), by its unique index.

@@ -6,7 +6,8 @@
 use bson::doc;
 use docshape::access::UpdateError;
 use docshape::bson;
-use docshape::{testkit, Embedded, Model};
+use docshape::{Embedded, Model};
+use docshape_testkit as testkit;
 use serde::{Deserialize, Serialize};
 
 /// One line of a basket.

@@ -4,7 +4,8 @@
 use bson::doc;
 use docshape::access::UpdateError;
 use docshape::bson;
-use docshape::{testkit, Model};
+use docshape::Model;
+use docshape_testkit as testkit;
 
 use super::{order, Line, Order};
 

@@ -5,8 +5,8 @@
 
 use docshape::bson::{doc, Bson, DateTime, Document};
 use docshape::bucket::BucketError;
-use docshape::testkit;
 use docshape_examples::bucket::Reading;
+use docshape_testkit as testkit;
 use mongodb::IndexModel;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;

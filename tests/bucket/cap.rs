@@ -8,8 +8,9 @@ use std::collections::HashSet;
 
 use docshape::bson::{doc, Bson, DateTime, Document};
 use docshape::bucket::{Bucket, BucketError};
-use docshape::{testkit, Embedded, Model};
+use docshape::{Embedded, Model};
 use docshape_examples::bucket::Reading;
+use docshape_testkit as testkit;
 use futures_util::TryStreamExt;
 use mongodb::Database;
 use serde::{Deserialize, Serialize};

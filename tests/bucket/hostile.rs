@@ -7,8 +7,9 @@ use std::time::{Duration, Instant};
 
 use docshape::bson::{doc, Bson, DateTime, Document};
 use docshape::bucket::BucketError;
-use docshape::{testkit, Embedded, Model};
+use docshape::{Embedded, Model};
 use docshape_examples::bucket::Reading;
+use docshape_testkit as testkit;
 use futures_util::TryStreamExt;
 use serde::{Deserialize, Serialize};
 

@@ -5,8 +5,9 @@
 use docshape::bson::{doc, Bson, Document};
 use docshape::size::MaxBsonSize;
 use docshape::validator::Schema;
-use docshape::{testkit, Model};
+use docshape::Model;
 use docshape_examples::bucket::Reading;
+use docshape_testkit as testkit;
 use serde::{Deserialize, Serialize};
 
 use super::{at, runtime, DAY, T0};

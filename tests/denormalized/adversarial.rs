@@ -4,7 +4,7 @@
 
 use docshape::bson::{doc, Bson, DateTime, Document};
 use docshape::denormalized::{self, Worker, QUEUE};
-use docshape::testkit;
+use docshape_testkit as testkit;
 use proptest::prelude::Rng as _;
 use proptest::test_runner::TestRng;
 

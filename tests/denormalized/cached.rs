@@ -9,7 +9,8 @@ use docshape::denormalized::{self, Watcher, Worker};
 use docshape::keys::StringFamily;
 use docshape::redis::aio::MultiplexedConnection;
 use docshape::versioning::{self, BackfillOptions, RetryPolicy};
-use docshape::{testkit, KeyFamily, Model};
+use docshape::{KeyFamily, Model};
+use docshape_testkit as testkit;
 use mongodb::Database;
 use serde::{Deserialize, Serialize};
 

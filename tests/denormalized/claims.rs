@@ -4,7 +4,7 @@
 
 use docshape::bson::{doc, oid::ObjectId, Bson, DateTime, Document};
 use docshape::denormalized::{self, RefreshReport, Worker, QUEUE};
-use docshape::testkit;
+use docshape_testkit as testkit;
 
 use super::worker::{midway, users_with_posts};
 use super::*;

@@ -6,7 +6,8 @@
 use docshape::bson::{doc, Bson, Document};
 use docshape::denormalized::{self, Watcher, Worker};
 use docshape::refs::Ref;
-use docshape::{relation, testkit, Embedded, Model};
+use docshape::{relation, Embedded, Model};
+use docshape_testkit as testkit;
 use futures_util::TryStreamExt;
 use mongodb::Database;
 use serde::{Deserialize, Serialize};

@@ -7,7 +7,8 @@ use docshape::bson;
 use docshape::bson::{doc, Bson, Document};
 use docshape::denormalized::{self, CopyError, Worker, QUEUE};
 use docshape::refs::Ref;
-use docshape::{testkit, Model};
+use docshape::Model;
+use docshape_testkit as testkit;
 use serde::{Deserialize, Serialize};
 
 use super::{count, rename};

@@ -8,7 +8,8 @@ use docshape::bson::{doc, Bson, Document};
 use docshape::denormalized::{self, Atomicity, CopyError, UpdateOptions, Worker};
 use docshape::refs::Ref;
 use docshape::versioning::{self, RetryPolicy, VersionError};
-use docshape::{testkit, Model};
+use docshape::Model;
+use docshape_testkit as testkit;
 use mongodb::Database;
 use serde::{Deserialize, Serialize};
 

@@ -8,7 +8,8 @@ use std::time::Instant;
 use docshape::bson::{doc, Bson, Document};
 use docshape::denormalized::{self, CopySpec, SkipReason, Watcher, Worker};
 use docshape::refs::Ref;
-use docshape::{testkit, Model};
+use docshape::Model;
+use docshape_testkit as testkit;
 use mongodb::Database;
 use serde::{Deserialize, Serialize};
 

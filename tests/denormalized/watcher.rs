@@ -11,7 +11,8 @@ use docshape::denormalized::{
     self, CopyError, ReconcileReason, WatchReport, Watcher, Worker, WATCH_POSITIONS,
 };
 use docshape::refs::Ref;
-use docshape::{testkit, Model};
+use docshape::Model;
+use docshape_testkit as testkit;
 use futures_util::TryStreamExt;
 use mongodb::Database;
 use serde::{Deserialize, Serialize};

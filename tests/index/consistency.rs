@@ -7,7 +7,8 @@ use std::time::Duration;
 use bson::{doc, Bson, Document};
 use docshape::access::{AccessPattern, Consistency};
 use docshape::mongodb::options::{FindOptions, UpdateOptions};
-use docshape::{testkit, Model};
+use docshape::Model;
+use docshape_testkit as testkit;
 use futures_util::TryStreamExt;
 use serde::{Deserialize, Serialize};
 

@@ -3,7 +3,8 @@
 use docshape::bson;
 use docshape::bson::oid::ObjectId;
 use docshape::bson::DateTime;
-use docshape::{testkit, Embedded, Model};
+use docshape::{Embedded, Model};
+use docshape_testkit as testkit;
 use docshape_tests::{Order, Post};
 use serde::{Deserialize, Serialize};
 

@@ -7,7 +7,8 @@
 
 use docshape::bson::doc;
 use docshape::sync::SyncOptions;
-use docshape::{testkit, Error, Model};
+use docshape::{Error, Model};
+use docshape_testkit as testkit;
 
 mod release1 {
     use docshape::Model;

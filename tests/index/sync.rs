@@ -4,7 +4,8 @@
 use docshape::bson;
 use docshape::bson::{doc, Document};
 use docshape::sync::{SyncChange, SyncNote};
-use docshape::{testkit, Model, SyncOptions};
+use docshape::{Model, SyncOptions};
+use docshape_testkit as testkit;
 use serde::{Deserialize, Serialize};
 
 #[derive(Serialize, Deserialize, Model)]

@@ -12,8 +12,8 @@
 mod workload;
 
 use docshape::bson::{doc, Bson, DateTime, Document};
-use docshape::infer::{infer, InferOptions};
-use docshape::testkit;
+use docshape_cli::infer::{infer, InferOptions};
+use docshape_testkit as testkit;
 use mongodb::options::IndexOptions;
 use mongodb::IndexModel;
 

@@ -16,9 +16,10 @@ use std::time::Duration;
 
 use docshape::bson::oid::ObjectId;
 use docshape::bson::{doc, DateTime, Document};
-use docshape::check::{check_workload, WorkloadFinding, WorkloadOptions};
-use docshape::infer::{infer, InferOptions};
-use docshape::{testkit, Model};
+use docshape::Model;
+use docshape_cli::check::{check_workload, WorkloadFinding, WorkloadOptions};
+use docshape_cli::infer::{infer, InferOptions};
+use docshape_testkit as testkit;
 use mongodb::IndexModel;
 use serde::{Deserialize, Serialize};
 

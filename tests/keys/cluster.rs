@@ -12,7 +12,7 @@ use docshape::KeyFamily;
 use super::{EmailQueue, OrderCounter, Product, ProductCache, RateWindow, UserSession};
 
 async fn cluster() -> ClusterConnection {
-    docshape::testkit::redis::cluster().expect("a Redis Cluster for the tests").connection().await.unwrap()
+    docshape_testkit::redis::cluster().expect("a Redis Cluster for the tests").connection().await.unwrap()
 }
 
 async fn pttl(conn: &mut ClusterConnection, key: &str) -> i64 {
@@ -49,7 +49,7 @@ async fn the_local_cluster_has_three_primaries_sharing_every_slot() {
     let info: String = docshape::redis::cmd("CLUSTER").arg("INFO").query_async(&mut conn).await.unwrap();
     assert!(info.contains("cluster_state:ok"), "{info}");
     assert!(info.contains("cluster_slots_assigned:16384"), "{info}");
-    if !docshape::testkit::redis::cluster().unwrap().is_external() {
+    if !docshape_testkit::redis::cluster().unwrap().is_external() {
         assert!(info.contains("cluster_size:3"), "{info}");
     }
 }
@@ -135,7 +135,7 @@ async fn scan_cluster_visits_every_primary() {
         item.set(&mut conn, "x").await.unwrap();
         owners.insert(owner(&mut conn, &item.key()).await);
     }
-    if !docshape::testkit::redis::cluster().unwrap().is_external() {
+    if !docshape_testkit::redis::cluster().unwrap().is_external() {
         assert_eq!(owners.len(), 3, "300 keys spread over the three primaries");
     }
     // A lookalike and a key that is not UTF-8, on whatever node they hash to.
@@ -148,7 +148,7 @@ async fn scan_cluster_visits_every_primary() {
         .unwrap();
 
     // What one SCAN loop on the cluster connection sees: one node's keys, at most.
-    if !docshape::testkit::redis::cluster().unwrap().is_external() {
+    if !docshape_testkit::redis::cluster().unwrap().is_external() {
         let one_node = ClusterItem::scan(&mut conn).await.map(|v| v.len()).unwrap_or(0);
         assert!(one_node < items.len(), "a plain SCAN saw {one_node} of {} keys", items.len());
     }

@@ -77,7 +77,7 @@ pub const SEED: [&docshape::keys::KeySpec; 5] =
 
 /// A connection to a database of this test's own on the testkit's redis-server.
 pub async fn redis() -> MultiplexedConnection {
-    docshape::testkit::redis::database().await.expect("a Redis server for the tests")
+    docshape_testkit::redis::database().await.expect("a Redis server for the tests")
 }
 
 /// The key's remaining time to live in milliseconds, as Redis reports it: -1 when it

@@ -5,7 +5,7 @@
 
 use docshape::bson::{doc, Bson, Document};
 use docshape::outlier::OutlierError;
-use docshape::testkit;
+use docshape_testkit as testkit;
 use mongodb::IndexModel;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;

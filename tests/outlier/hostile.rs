@@ -4,7 +4,7 @@
 
 use docshape::bson::{doc, Bson, Document};
 use docshape::outlier::OutlierError;
-use docshape::testkit;
+use docshape_testkit as testkit;
 
 use super::{runtime, Usuario};
 

@@ -4,7 +4,8 @@
 //! own validator and index and is covered by `sync_all` and `check`.
 
 use docshape::bson::{doc, Document};
-use docshape::{testkit, Model};
+use docshape::Model;
+use docshape_testkit as testkit;
 use futures_util::TryStreamExt;
 use serde::{Deserialize, Serialize};
 

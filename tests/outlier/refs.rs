@@ -7,7 +7,8 @@
 use docshape::bson::{doc, Document};
 use docshape::refs::{load_many, Ref};
 use docshape::size::MaxBsonSize;
-use docshape::{testkit, Embedded, Model};
+use docshape::{Embedded, Model};
+use docshape_testkit as testkit;
 use serde::{Deserialize, Serialize};
 
 use super::runtime;

@@ -9,7 +9,8 @@ use std::collections::{HashMap, HashSet};
 
 use docshape::bson::{doc, Bson, DateTime, Document};
 use docshape::paginate::PageError;
-use docshape::{testkit, Model};
+use docshape::Model;
+use docshape_testkit as testkit;
 use proptest::prelude::Rng;
 use proptest::test_runner::TestRng;
 

@@ -5,7 +5,8 @@
 
 use docshape::bson;
 use docshape::bson::{doc, Bson, Document};
-use docshape::{testkit, Embedded, Model};
+use docshape::{Embedded, Model};
+use docshape_testkit as testkit;
 use serde::{Deserialize, Serialize, Serializer};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Embedded)]

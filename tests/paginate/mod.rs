@@ -17,7 +17,8 @@ use std::collections::HashSet;
 
 use docshape::bson::{doc, Document};
 use docshape::paginate::{CursorError, CursorKey, PageError};
-use docshape::{testkit, Model};
+use docshape::Model;
+use docshape_testkit as testkit;
 use futures_util::TryStreamExt;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;

@@ -7,7 +7,8 @@
 use std::collections::{HashMap, HashSet};
 
 use docshape::bson::doc;
-use docshape::{testkit, Model};
+use docshape::Model;
+use docshape_testkit as testkit;
 use futures_util::TryStreamExt;
 use proptest::prelude::Rng;
 use proptest::test_runner::TestRng;

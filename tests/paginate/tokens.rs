@@ -2,7 +2,8 @@
 //! in one database is refused in another, and one owner's token on another owner's feed.
 
 use docshape::paginate::{CursorError, CursorKey, PageError};
-use docshape::{testkit, Model};
+use docshape::Model;
+use docshape_testkit as testkit;
 
 use super::{item, FeedItem};
 

@@ -6,7 +6,8 @@
 use std::collections::HashSet;
 
 use docshape::bson::{doc, DateTime, Document};
-use docshape::{testkit, Model};
+use docshape::Model;
+use docshape_testkit as testkit;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize, Model)]

@@ -139,7 +139,7 @@ fn each_variants_copy_is_registered_under_its_variant() {
 /// note, whose fields only share the names, is never written.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rename_refreshes_the_copies_of_its_variant_only() {
-    let db = docshape::testkit::database("poly_copies").await.unwrap();
+    let db = docshape_testkit::database("poly_copies").await.unwrap();
     docshape::sync::<Owner>(&db).await.unwrap();
     docshape::sync::<Team>(&db).await.unwrap();
     docshape::sync::<Task>(&db).await.unwrap();

@@ -2,8 +2,8 @@
 //! command carries the discriminator's `$eq`. A row on the enum reads every variant.
 
 use docshape::bson::doc;
-use docshape::testkit;
 use docshape::Model;
+use docshape_testkit as testkit;
 
 use super::{events, ClicksOfUserView, Event, PurchaseByOrderView};
 

@@ -31,7 +31,7 @@ fn variant_indexes_are_partial_to_their_variant() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_unique_variant_field_is_unique_among_that_variant_only() {
-    let db = docshape::testkit::database("poly_unique").await.unwrap();
+    let db = docshape_testkit::database("poly_unique").await.unwrap();
     let report = docshape::sync::<Event>(&db).await.unwrap();
     assert!(report.changes.contains(&SyncChange::CreatedIndex { name: "order_id_1_buy".into() }), "{report}");
     assert!(docshape::sync::<Event>(&db).await.unwrap().is_unchanged(), "the partial indexes compare equal");
@@ -70,7 +70,7 @@ async fn a_unique_variant_field_is_unique_among_that_variant_only() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn check_reports_a_partial_index_that_lost_its_filter() {
-    let db = docshape::testkit::database("poly_drift").await.unwrap();
+    let db = docshape_testkit::database("poly_drift").await.unwrap();
     docshape::sync::<Event>(&db).await.unwrap();
     assert!(docshape::check::<Event>(&db).await.unwrap().is_clean());
     // Someone rebuilds the purchase index as a plain unique index under the same name.
@@ -116,7 +116,7 @@ enum Code {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_variants_index_one_field_each_for_itself() {
-    let db = docshape::testkit::database("poly_codes").await.unwrap();
+    let db = docshape_testkit::database("poly_codes").await.unwrap();
     docshape::sync::<Code>(&db).await.unwrap();
     assert!(docshape::check::<Code>(&db).await.unwrap().is_clean());
     let codes = Code::collection(&db);

@@ -80,7 +80,7 @@ pub fn events(user: &str, order_id: &str) -> Vec<Event> {
 /// Every event type round-trips: written by serde, accepted by the validator, read back equal.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_variant_round_trips() {
-    let db = docshape::testkit::database("poly_roundtrip").await.unwrap();
+    let db = docshape_testkit::database("poly_roundtrip").await.unwrap();
     docshape::sync::<Event>(&db).await.unwrap();
     let written = events("u1", "o1");
     Event::collection(&db).insert_many(&written).await.unwrap();
@@ -122,7 +122,7 @@ pub struct EventNote {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reference_to_the_enum_loads_the_variant_it_names() {
     use docshape::bson::{doc, Document};
-    let db = docshape::testkit::database("poly_ref").await.unwrap();
+    let db = docshape_testkit::database("poly_ref").await.unwrap();
     docshape::sync::<Event>(&db).await.unwrap();
     docshape::sync::<EventNote>(&db).await.unwrap();
     let written = events("u1", "o1");

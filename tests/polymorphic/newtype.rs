@@ -6,8 +6,8 @@
 
 use docshape::bson::oid::ObjectId;
 use docshape::bson::{doc, Document};
-use docshape::testkit;
 use docshape::{Embedded, Model};
+use docshape_testkit as testkit;
 use serde::{Deserialize, Serialize};
 
 /// Who writes comments.

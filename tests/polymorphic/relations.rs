@@ -87,7 +87,7 @@ async fn a_variants_bounded_embed_is_validated_in_that_variant_only() {
     let tags = branch(&validator, "tags").get_document("lines").unwrap();
     assert!(!tags.contains_key("maxItems"), "{tags}");
 
-    let db = docshape::testkit::database("poly_embed").await.unwrap();
+    let db = docshape_testkit::database("poly_embed").await.unwrap();
     docshape::sync::<Activity>(&db).await.unwrap();
     let raw = db.collection::<Document>("poly_activities");
     let three: Vec<Document> = ["a", "b", "c"].into_iter().map(line).collect();
@@ -111,7 +111,7 @@ async fn a_variants_bounded_embed_is_validated_in_that_variant_only() {
 /// string of at most 16 characters).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reference_in_a_variant_loads_its_target_and_is_validated() {
-    let db = docshape::testkit::database("poly_ref_variant").await.unwrap();
+    let db = docshape_testkit::database("poly_ref_variant").await.unwrap();
     docshape::sync::<Person>(&db).await.unwrap();
     docshape::sync::<Activity>(&db).await.unwrap();
     let ann = Person { id: "ann".into(), name: "Ann".into() };

@@ -107,7 +107,7 @@ fn a_document_at_its_variants_bound_encodes_within_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_server_accepts_documents_at_the_bound_and_refuses_one_past_it() {
-    let db = docshape::testkit::database("poly_size").await.unwrap();
+    let db = docshape_testkit::database("poly_size").await.unwrap();
     docshape::sync::<Entry>(&db).await.unwrap();
     let written = at_bound();
     Entry::collection(&db).insert_many(&written).await.unwrap();
@@ -225,7 +225,7 @@ async fn an_embedded_tagged_enum_is_sized_per_variant() {
     let label = Drawing { id: 1, shape: Shape::Label { text: widest(8) } };
     let bytes = bson_compat::to_vec(&label).unwrap().len();
     assert_eq!(Some(bytes), Drawing::MAX_BSON_SIZE, "the widest label reaches the bound exactly");
-    let db = docshape::testkit::database("poly_size_embedded").await.unwrap();
+    let db = docshape_testkit::database("poly_size_embedded").await.unwrap();
     docshape::sync::<Drawing>(&db).await.unwrap();
     Drawing::collection(&db).insert_one(&label).await.unwrap();
     let read = Drawing::collection(&db).find_one(doc! { "_id": 1 }).await.unwrap();

@@ -47,7 +47,7 @@ fn click() -> Document {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn strict_refuses_a_mix_of_variants() {
-    let db = docshape::testkit::database("poly_strict").await.unwrap();
+    let db = docshape_testkit::database("poly_strict").await.unwrap();
     docshape::sync::<Event>(&db).await.unwrap();
     let raw = db.collection::<Document>("events");
     raw.insert_one(click()).await.unwrap();

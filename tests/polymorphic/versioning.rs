@@ -91,7 +91,7 @@ fn v1_documents(user: &str, order_id: &str) -> (ObjectId, ObjectId, [Document; 2
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn finders_upgrade_documents_of_every_variant() {
-    let db = docshape::testkit::database("poly_versioned_finders").await.unwrap();
+    let db = docshape_testkit::database("poly_versioned_finders").await.unwrap();
     docshape::sync::<Order>(&db).await.unwrap();
     let raw = db.collection::<Document>("versioned_orders");
     // Written by another program, before this code existed: both variants at v1.
@@ -132,7 +132,7 @@ async fn finders_upgrade_documents_of_every_variant() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_malformed_v1_document_is_a_typed_error() {
-    let db = docshape::testkit::database("poly_versioned_malformed").await.unwrap();
+    let db = docshape_testkit::database("poly_versioned_malformed").await.unwrap();
     docshape::sync::<Order>(&db).await.unwrap();
     let raw = db.collection::<Document>("versioned_orders");
     // The step refuses an amount that is no number.
@@ -185,7 +185,7 @@ fn each_variant_branch_is_pinned_to_the_current_version() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_validator_admits_both_versions_and_refuses_a_mix_of_variants() {
-    let db = docshape::testkit::database("poly_versioned_validator").await.unwrap();
+    let db = docshape_testkit::database("poly_versioned_validator").await.unwrap();
     docshape::sync::<Order>(&db).await.unwrap();
     let raw = db.collection::<Document>("versioned_orders");
     let (_, _, docs) = v1_documents("u1", "o1");
@@ -234,7 +234,7 @@ async fn the_validator_admits_both_versions_and_refuses_a_mix_of_variants() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn writes_of_every_variant_stamp_the_version() {
-    let db = docshape::testkit::database("poly_versioned_stamp").await.unwrap();
+    let db = docshape_testkit::database("poly_versioned_stamp").await.unwrap();
     docshape::sync::<Order>(&db).await.unwrap();
     let raw = db.collection::<Document>("versioned_orders");
     let at = DateTime::from_millis(AT);
@@ -284,7 +284,7 @@ async fn writes_of_every_variant_stamp_the_version() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn backfill_upgrades_every_variant_and_reports_the_unreadable() {
-    let db = docshape::testkit::database("poly_versioned_backfill").await.unwrap();
+    let db = docshape_testkit::database("poly_versioned_backfill").await.unwrap();
     docshape::sync::<Order>(&db).await.unwrap();
     let raw = db.collection::<Document>("versioned_orders");
     for i in 0..5 {
@@ -321,7 +321,7 @@ async fn backfill_upgrades_every_variant_and_reports_the_unreadable() {
 /// a v1 click's `_id` is not the row's document, and stays as stored.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_row_on_a_variant_upgrades_an_old_document_then_writes() {
-    let db = docshape::testkit::database("poly_versioned_write").await.unwrap();
+    let db = docshape_testkit::database("poly_versioned_write").await.unwrap();
     docshape::sync::<Order>(&db).await.unwrap();
     let raw = db.collection::<Document>("versioned_orders");
     let (click, purchase, docs) = v1_documents("u1", "o1");

@@ -6,8 +6,8 @@
 use docshape::access::UpdateError;
 use docshape::bson::{doc, DateTime, Document};
 use docshape::keys::{CacheError, StringFamily};
-use docshape::testkit;
 use docshape::{KeyFamily, Model};
+use docshape_testkit as testkit;
 use futures_util::TryStreamExt;
 use serde::{Deserialize, Serialize};
 

@@ -5,7 +5,8 @@
 
 use docshape::bson::{doc, Bson, Document};
 use docshape::refs::{self, Ref, RefError};
-use docshape::{testkit, Model};
+use docshape::Model;
+use docshape_testkit as testkit;
 use proptest::prelude::Rng as _;
 
 use super::hardening::Account;

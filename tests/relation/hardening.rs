@@ -4,7 +4,8 @@
 
 use docshape::bson::{doc, Bson, Document};
 use docshape::refs::{self, Ref};
-use docshape::{testkit, Model};
+use docshape::Model;
+use docshape_testkit as testkit;
 use serde::{Deserialize, Serialize};
 
 /// An account keyed by a number, as another service may have stored it.

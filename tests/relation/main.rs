@@ -10,7 +10,8 @@ use docshape::bson;
 use docshape::bson::{doc, DateTime, Document};
 use docshape::refs::{self, Ref, RefError};
 use docshape::relation::{self, RelationKind};
-use docshape::{testkit, Embedded, Model};
+use docshape::{Embedded, Model};
+use docshape_testkit as testkit;
 use serde::{Deserialize, Serialize};
 
 mod adversarial;

@@ -8,8 +8,9 @@ use docshape::bson::{doc, DateTime, Document};
 use docshape::check::Drift;
 use docshape::sync::{SyncChange, SyncNote};
 use docshape::timeseries::TimeSeriesError;
-use docshape::{testkit, Embedded, Model, SyncOptions};
+use docshape::{Embedded, Model, SyncOptions};
 use docshape_examples::timeseries::SensorReading;
+use docshape_testkit as testkit;
 use mongodb::Database;
 use serde::{Deserialize, Serialize};
 

@@ -4,7 +4,8 @@
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, Utc};
 use docshape::bson::{doc, Bson, Document};
-use docshape::{testkit, Model};
+use docshape::Model;
+use docshape_testkit as testkit;
 use serde::{Deserialize, Serialize};
 
 use super::is_validation_failure;

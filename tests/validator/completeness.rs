@@ -2,7 +2,7 @@
 //! constraint is rejected by the server.
 
 use docshape::bson::{Bson, Document};
-use docshape::testkit;
+use docshape_testkit as testkit;
 use docshape_tests::Constrained;
 
 use super::is_validation_failure;

@@ -4,7 +4,9 @@
 use docshape::bson;
 use std::fmt::Debug;
 
-use docshape::{testkit, Model};
+use docshape::Model;
+
+use docshape_testkit as testkit;
 use docshape_tests::{Constrained, EventLog, Order, Profile, Usuario};
 use proptest::strategy::{Strategy, ValueTree};
 use serde::Serialize;

@@ -2,7 +2,8 @@
 
 use docshape::bson::{doc, Document};
 use docshape::sync::SyncChange;
-use docshape::{testkit, Model, ValidationAction, ValidationLevel};
+use docshape::{Model, ValidationAction, ValidationLevel};
+use docshape_testkit as testkit;
 use docshape_tests::Usuario;
 use serde::{Deserialize, Serialize};
 

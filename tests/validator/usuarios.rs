@@ -2,7 +2,7 @@
 //! literal `$jsonSchema`.
 
 use docshape::bson::{doc, Bson, Document};
-use docshape::testkit;
+use docshape_testkit as testkit;
 use docshape_tests::Usuario;
 
 use super::is_validation_failure;

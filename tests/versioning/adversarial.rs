@@ -3,8 +3,8 @@
 //! never panics, and sends a bounded number of commands.
 
 use docshape::bson::{doc, Bson, Document};
-use docshape::testkit;
 use docshape::versioning::{self, VersionCounts, VersionError};
+use docshape_testkit as testkit;
 use proptest::prelude::Rng as _;
 use proptest::test_runner::TestRng;
 

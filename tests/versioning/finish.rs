@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use docshape::bson::{doc, Document};
 use docshape::mongodb::options::{ClientOptions, ServerAddress, ServerMonitoringMode, WriteConcern};
-use docshape::testkit;
 use docshape::versioning::{self, BackfillEnd, BackfillOptions, Progress};
+use docshape_testkit as testkit;
 
 use crate::{profile, Profile};
 

@@ -2,8 +2,8 @@
 //! old-version document, and version fields that are null or not integers.
 
 use docshape::bson::{doc, Bson, Document};
-use docshape::testkit;
 use docshape::versioning::{self, BackfillOptions, Progress, RetryPolicy, VersionCounts};
+use docshape_testkit as testkit;
 
 use crate::{user_v1, User};
 

@@ -7,12 +7,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
 use docshape::bson::{doc, Bson, Document};
-use docshape::testkit;
 use docshape::versioning::{
     self, BackfillEnd, BackfillEvent, BackfillOptions, Progress, RetryPolicy, StopReason, VersionError,
     Versioned, CHECKPOINTS,
 };
 use docshape::{Embedded, Model};
+use docshape_testkit as testkit;
 use futures_util::TryStreamExt;
 use serde::{Deserialize, Serialize};
 

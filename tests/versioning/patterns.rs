@@ -4,9 +4,9 @@
 //! the current version.
 
 use docshape::bson::{doc, Bson, DateTime, Document};
-use docshape::testkit;
 use docshape::versioning::{self, RetryPolicy};
 use docshape::{Embedded, Model};
+use docshape_testkit as testkit;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 

@@ -23,7 +23,8 @@ use docshape::keys::StringFamily;
 use docshape::redis::aio::MultiplexedConnection;
 use docshape::refs::Ref;
 use docshape::versioning::{self, BackfillOptions, RetryPolicy};
-use docshape::{relation, testkit, Embedded, KeyFamily, Model};
+use docshape::{relation, Embedded, KeyFamily, Model};
+use docshape_testkit as testkit;
 use mongodb::Database;
 use serde::{Deserialize, Serialize};
 

@@ -7,5 +7,5 @@ use std::process::ExitCode;
 use shop_models as _;
 
 fn main() -> ExitCode {
-    docshape::cli::main()
+    docshape_cli::main()
 }

@@ -8,8 +8,8 @@ use std::process::{Command, Output};
 use docshape::artifacts::{self, Artifact};
 use docshape::bson::{doc, Bson, Document};
 use docshape::check::Drift;
-use docshape::testkit::{self, TestDb};
 use docshape::Model;
+use docshape_testkit::{self as testkit, TestDb};
 use shop_models::Product;
 use shop_schema::{ARTIFACTS, COMMITTED_DIR};
 

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use docshape::bson::{doc, Document};
-use docshape::testkit::{self, TestServer};
+use docshape_testkit::{self as testkit, TestServer};
 
 /// Set in the re-run inside the namespaces.
 const INSIDE: &str = "DOCSHAPE_SRV_TEST_INSIDE";
@@ -102,7 +102,7 @@ fn inside() {
     assert!(dns.srv_queries() >= 1, "the driver asked the responder for the SRV record");
     assert!(dns.txt_queries() >= 1, "the driver asked the responder for the TXT record");
 
-    // docshape::cli (shopctl) with an SRV URI: sync, then a check that finds no drift.
+    // docshape_cli (shopctl) with an SRV URI: sync, then a check that finds no drift.
     let uri = format!("mongodb+srv://{SRV_NAME}/shop_srv?tls=false");
     let before = dns.srv_queries();
     let sync = shopctl(&["sync", "--uri", &uri]);

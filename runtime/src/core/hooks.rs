@@ -170,7 +170,7 @@ pub struct GeneratedFile {
 
 inventory::collect!(GeneratedFile);
 
-/// Every registered [`GeneratedFile`] that has something to say, as `(file name,
+/// Every registered `GeneratedFile` (above) that has something to say, as `(file name,
 /// text)` pairs, ordered by file name; the first error stops.
 pub fn generated_files() -> Result<Vec<(&'static str, String)>, Error> {
     let mut out = Vec::new();

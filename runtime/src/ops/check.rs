@@ -30,12 +30,6 @@ use crate::core::model::{Model, ValidationAction, ValidationLevel};
 use crate::core::trace;
 use crate::ops::sync::{plan_spec, same_bson, CollectionSpec, SyncChange, SyncNote, SyncOptions};
 
-mod workload;
-pub use workload::{
-    check_workload, check_workload_all, check_workload_of, Table, WorkloadFinding, WorkloadOptions,
-    WorkloadReport, FREQ_TOLERANCE,
-};
-
 /// One way a collection on the server differs from the code.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]

@@ -16,7 +16,7 @@
 //! | [`Find::all`] | `find`, then `getMore` until the end | every match: the caller's choice |
 //!
 //! The filter and sort are the ones `explain` checks
-//! ([`crate::testkit::assert_access_patterns_use_indexes`]), so the index chosen at
+//! (`docshape_testkit::assert_access_patterns_use_indexes`), so the index chosen at
 //! compile time is the one the running query uses.
 
 use std::future::IntoFuture;

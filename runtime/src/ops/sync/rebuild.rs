@@ -231,7 +231,7 @@ async fn build_progress(db: &Database, collection: &str) -> Option<(i64, i64)> {
     Some((number("done")?, number("total")?))
 }
 
-#[cfg(all(test, feature = "testkit"))]
+#[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
     use std::sync::{Arc, Mutex};
@@ -243,7 +243,7 @@ mod tests {
     use tracing::{Event, Metadata};
 
     use super::build_reporting_every;
-    use crate::testkit::TestServer;
+    use docshape_testkit::TestServer;
 
     /// The fields of every `building indexes` event seen where it is the default
     /// subscriber.

@@ -1,4 +1,4 @@
-//! A real Redis for tests (features `testkit` and `redis`).
+//! A real Redis for tests (feature `redis`).
 //!
 //! [`database`] gives each test a connection to a real server, never a stand-in:
 //!
@@ -16,7 +16,7 @@
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! let mut conn = docshape::testkit::redis::database().await?;
+//! let mut conn = docshape_testkit::redis::database().await?;
 //! docshape::redis::cmd("SET").arg("k").arg("v").exec_async(&mut conn).await?;
 //! # Ok(()) }
 //! ```
@@ -28,6 +28,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
 
+use docshape::redis;
 use redis::aio::MultiplexedConnection;
 
 use super::{fail, free_port, TestkitError};
@@ -306,7 +307,7 @@ mod tests {
     fn a_local_server_leaves_no_files_behind() {
         let server = RedisServer::start_local().unwrap();
         let port: u16 = server.url.rsplit(':').next().unwrap().parse().unwrap();
-        let dir = crate::testkit::server_folder("redis", port);
+        let dir = crate::server_folder("redis", port);
         assert!(dir.join("redis.log").is_file(), "no log in {}", dir.display());
         drop(server);
         assert!(!dir.exists(), "{} is left behind", dir.display());

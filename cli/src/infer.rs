@@ -7,7 +7,7 @@
 //!
 //! ```no_run
 //! # async fn run(db: &docshape::mongodb::Database) -> Result<(), Box<dyn std::error::Error>> {
-//! let inferred = docshape::infer::infer(db, &docshape::infer::InferOptions::default()).await?;
+//! let inferred = docshape_cli::infer::infer(db, &docshape_cli::infer::InferOptions::default()).await?;
 //! inferred.write(std::path::Path::new("inferred"))?; // models.rs and INFERRED.md
 //! # Ok(()) }
 //! ```
@@ -40,11 +40,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use bson::{doc, Bson, Document, RawDocumentBuf};
+use docshape::bson::{doc, Bson, Document, RawDocumentBuf};
+use docshape::mongodb::{self, Database};
+use docshape::Result;
 use futures_util::TryStreamExt;
-use mongodb::Database;
-
-use crate::core::error::Result;
 
 mod source;
 pub(crate) mod workload;
@@ -497,8 +496,8 @@ async fn sample(db: &Database, name: &str, size: u64, progress: bool) -> Result<
         if bytes > LARGE_DOCUMENT {
             shape.large_documents += 1;
         }
-        let document: Document = crate::core::bson_compat::from_slice(raw.as_bytes()).map_err(|e| {
-            crate::core::error::Error::UnexpectedReply {
+        let document: Document = docshape::bson_compat::from_slice(raw.as_bytes()).map_err(|e| {
+            docshape::Error::UnexpectedReply {
                 command: "aggregate",
                 detail: format!("a sampled document of `{name}` does not decode: {e}"),
             }
@@ -516,7 +515,7 @@ async fn sample(db: &Database, name: &str, size: u64, progress: bool) -> Result<
     shape.indexes = server_indexes(db, name).await?;
     let mut specs = db
         .list_collections()
-        .filter(doc! { "name": crate::core::model::eq(Bson::String(name.to_owned())) })
+        .filter(doc! { "name": docshape::__private::eq_filter(Bson::String(name.to_owned())) })
         .await?;
     while let Some(spec) = specs.try_next().await? {
         shape.validator = spec.options.validator;
@@ -537,7 +536,7 @@ pub(crate) async fn server_indexes(db: &Database, name: &str) -> Result<Vec<Docu
     })?;
     if let Some(cursor) = &mut indexes {
         while let Some(index) = cursor.try_next().await? {
-            let Ok(raw) = crate::core::bson_compat::to_document(&index) else { continue };
+            let Ok(raw) = docshape::bson_compat::to_document(&index) else { continue };
             if raw.get_str("name").ok() != Some("_id_") {
                 out.push(raw);
             }
@@ -884,7 +883,7 @@ mod tests {
             g.items
         );
         // A sub-document among them: not a clean mix, `Bson`.
-        node.fold(&Bson::Document(bson::doc! { "a": 1 }), 0);
+        node.fold(&Bson::Document(doc! { "a": 1 }), 0);
         let t = g.field_type(&node, "X");
         assert_eq!(t.ty, "Bson");
         assert!(t.notes[0].starts_with("mixed types: "), "{:?}", t.notes);

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use bson::{Bson, Document};
+use docshape::bson::{Bson, Document};
 
 use super::workload::access_rows;
 use super::{distribution, escaped, CollectionShape, Node, LONG_ARRAY, MAX_DEPTH, MAX_FIELDS};

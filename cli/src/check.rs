@@ -3,7 +3,7 @@
 //!
 //! The profiler's entries of the collection (`system.profile`, over a window) are
 //! grouped into query shapes as `infer --workload` groups them
-//! ([`QueryShape`](crate::infer::QueryShape)), and each shape is matched with the rows
+//! ([`QueryShape`]), and each shape is matched with the rows
 //! of the table ([`AccessPattern`]): same equality fields (`filter`, in any order),
 //! same range fields, the row's sort as its reads send it (forwards or backwards), and
 //! for a row with a `freq`, the same kind (read or write). A paginated row's later
@@ -29,19 +29,16 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
-use bson::{Bson, DateTime, Document};
-use mongodb::Database;
+use docshape::access::command::sort_keys;
+use docshape::access::{AccessPattern, RateKind, RowKind};
+use docshape::bson::{self, Bson, DateTime, Document};
+use docshape::index::IndexKey;
+use docshape::mongodb::Database;
+use docshape::sync::CollectionSpec;
+use docshape::{Model, Result};
 
-use crate::core::access::command::sort_keys;
-use crate::core::access::load::RateKind;
-use crate::core::access::table::AccessPattern;
-use crate::core::access::RowKind;
-use crate::core::error::Result;
-use crate::core::index::IndexKey;
-use crate::core::model::Model;
-use crate::core::spec::CollectionSpec;
-use crate::core::trace;
-use crate::ops::infer::workload::{self as shapes, QueryShape};
+use crate::infer::workload::{self as shapes, QueryShape};
+use crate::trace;
 
 /// How many times its declared `freq` a row's observed rate may reach before
 /// [`WorkloadFinding::AboveFreq`] reports it: more than twice the declared rate is
@@ -242,7 +239,7 @@ pub async fn check_workload<T: Model>(db: &Database, options: &WorkloadOptions) 
 /// [`check_workload`] for every registered model, in collection-name order.
 pub async fn check_workload_all(db: &Database, options: &WorkloadOptions) -> Result<Vec<WorkloadReport>> {
     let mut reports = Vec::new();
-    for model in crate::core::registry::models() {
+    for model in docshape::registry::models() {
         let spec = (model.spec)();
         let table = Table { patterns: model.access_patterns, polymorphic_rows: model.polymorphic_rows };
         reports.push(check_workload_of(db, model.collection, table, &spec.indexes, options).await?);
@@ -272,8 +269,8 @@ pub async fn check_workload_of(
     let span = trace::span!("check.workload", collection = collection);
     let work = async {
         let workload = shapes::read(db, collection, options.since).await?;
-        let server = crate::ops::infer::server_indexes(db, collection).await?;
-        Ok::<_, crate::core::error::Error>(compare(collection, table, indexes, &server, &workload))
+        let server = crate::infer::server_indexes(db, collection).await?;
+        Ok::<_, docshape::Error>(compare(collection, table, indexes, &server, &workload))
     };
     let report = trace::in_span(span.clone(), work).await?;
     span.in_scope(|| trace::event!(INFO, findings = report.findings.len(), "checked the workload"));
@@ -470,9 +467,8 @@ fn uses(plan: &str, name: &str, keys: Option<&Document>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::access::consistency::Consistency;
-    use crate::core::access::load::{DocsPerCall, Load, Rate};
     use bson::doc;
+    use docshape::access::{Consistency, DocsPerCall, Load, Rate};
 
     const fn row(
         name: &'static str,
@@ -497,12 +493,12 @@ mod tests {
                 rate: Some(Rate { per_second, kind: RateKind::Read }),
                 docs_per_call: DocsPerCall::Unbounded,
                 doc_bytes: None,
-                doc_unsized: crate::core::size::Unsized::Known,
+                doc_unsized: docshape::size::Unsized::Known,
             },
             index,
             waivers: &[],
             paginate: false,
-            kind: crate::core::access::RowKind::Read,
+            kind: docshape::access::RowKind::Read,
         }
     }
 
@@ -610,7 +606,7 @@ mod tests {
 
     #[test]
     fn a_row_matches_calls_of_its_own_kind() {
-        const fn kind(mut p: AccessPattern, kind: crate::core::access::RowKind) -> AccessPattern {
+        const fn kind(mut p: AccessPattern, kind: docshape::access::RowKind) -> AccessPattern {
             p.kind = kind;
             p.load.rate = None;
             p

@@ -4,7 +4,7 @@
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! let mut conn = docshape::testkit::redis::cluster()?.connection().await?;
+//! let mut conn = docshape_testkit::redis::cluster()?.connection().await?;
 //! docshape::redis::cmd("SET").arg("k").arg("v").exec_async(&mut conn).await?;
 //! # Ok(()) }
 //! ```
@@ -15,11 +15,12 @@ use std::process::Child;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use docshape::redis;
 use redis::cluster::ClusterClient;
 use redis::cluster_async::ClusterConnection;
 
 use super::{redis_server_binary, spawn};
-use crate::testkit::{fail, stop_child, TestkitError};
+use crate::{fail, stop_child, TestkitError};
 
 /// How many primaries the local cluster has.
 const PRIMARIES: usize = 3;
@@ -168,7 +169,7 @@ pub fn cluster() -> Result<&'static RedisCluster, TestkitError> {
                 external: true,
                 children: Vec::new(),
             }),
-            _ => crate::testkit::block_in_place_if_possible(RedisCluster::start_local).map_err(|e| e.message),
+            _ => crate::block_in_place_if_possible(RedisCluster::start_local).map_err(|e| e.message),
         })
         .as_ref()
         .map_err(|e| TestkitError::new(e.clone()))
@@ -184,9 +185,7 @@ mod tests {
         let dirs: Vec<_> = cluster
             .urls()
             .iter()
-            .map(|url| {
-                crate::testkit::server_folder("redis", url.rsplit(':').next().unwrap().parse().unwrap())
-            })
+            .map(|url| crate::server_folder("redis", url.rsplit(':').next().unwrap().parse().unwrap()))
             .collect();
         assert_eq!(dirs.len(), PRIMARIES);
         for dir in &dirs {

@@ -3,13 +3,13 @@
 //! something; `infer` runs against the testkit's real server and refuses a database or
 //! a collection that is not there, writing nothing.
 //!
-//! `cargo test -p docshape --features cli,testkit --test cli`
+//! `cargo test -p docshape-cli --test cli`
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use docshape::bson::doc;
-use docshape::testkit;
+use docshape_testkit as testkit;
 
 fn docshape(args: &[&str]) -> Output {
     let out = Command::new(env!("CARGO_BIN_EXE_docshape"))

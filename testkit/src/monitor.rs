@@ -5,7 +5,7 @@
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! use docshape::bson::{doc, Document};
 //!
-//! let (db, log) = docshape::testkit::monitored("round_trips").await?;
+//! let (db, log) = docshape_testkit::monitored("round_trips").await?;
 //! db.collection::<Document>("c").insert_one(doc! { "a": 1 }).await?;
 //! assert_eq!(log.names(), ["insert"]);
 //! log.clear();
@@ -17,10 +17,10 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use bson::Document;
-use mongodb::event::command::CommandEvent;
-use mongodb::event::EventHandler;
-use mongodb::Client;
+use docshape::bson::Document;
+use docshape::mongodb::event::command::CommandEvent;
+use docshape::mongodb::event::EventHandler;
+use docshape::mongodb::Client;
 
 use super::{database, server, TestDb, TestkitError};
 

@@ -1,8 +1,10 @@
-//! A deploy tool in one call: `fn main() -> ExitCode { docshape::cli::main() }` in a
-//! binary that links the models gives `export`, `verify`, `check` and `sync` for every
-//! registered model (feature `cli`), and `infer`, which writes models from a sample of
-//! a live database (the `docshape` binary of this crate: `cargo run -p docshape
-//! --features cli --bin docshape -- infer --uri ... --db ...`). The arguments are parsed by clap, and the commands
+//! docshape's tools, apart from the runtime an application links: a deploy tool in one
+//! call, `fn main() -> ExitCode { docshape_cli::main() }` in a binary that links the
+//! models, gives `export`, `verify`, `check` and `sync` for every registered model, and
+//! `infer`, which writes models from a sample of a live database (the `docshape`
+//! binary of this crate: `cargo install --path cli`, then `docshape infer --uri ...
+//! --db ...`). The library behind them: [`infer`] (models from live data) and
+//! [`check`] (the workload against the access tables). The arguments are parsed by clap, and the commands
 //! are a [`clap::Subcommand`], [`Commands`], so they can also be one subcommand of a
 //! tool of your own, run with [`run_command`]:
 //!
@@ -21,13 +23,13 @@
 //!     Serve,
 //!     /// The schema: export, verify, check, sync.
 //!     #[command(subcommand)]
-//!     Schema(docshape::cli::Commands),
+//!     Schema(docshape_cli::Commands),
 //! }
 //!
 //! fn main() -> std::process::ExitCode {
 //!     match Tool::parse().command {
 //!         Command::Serve => std::process::ExitCode::SUCCESS,
-//!         Command::Schema(command) => docshape::cli::run_command(command),
+//!         Command::Schema(command) => docshape_cli::run_command(command),
 //!     }
 //! }
 //! ```
@@ -77,10 +79,15 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{CommandFactory, FromArgMatches};
-use mongodb::options::ClientOptions;
-use mongodb::{Client, Database};
+use docshape::mongodb::options::ClientOptions;
+use docshape::mongodb::{self, Client, Database};
 
-use crate::ops::sync::SyncOptions;
+use docshape::bson;
+use docshape::sync::SyncOptions;
+
+pub mod check;
+pub mod infer;
+mod trace;
 
 /// The clap these commands are built with, for a tool that embeds them.
 pub use clap;
@@ -103,6 +110,8 @@ check --workload's findings are drift.";
 /// docshape's commands for every registered model: a [`clap::Subcommand`], to be the
 /// whole of a deploy tool ([`main`]) or one subcommand of yours ([`run_command`]).
 #[derive(Debug, Clone, PartialEq, clap::Subcommand)]
+// More commands may come: a tool that matches on them keeps a `_` arm.
+#[non_exhaustive]
 pub enum Commands {
     /// Write every model's artifacts into DIR.
     Export {
@@ -196,6 +205,8 @@ impl Since {
 
 /// Where `check`, `sync` and `infer` connect.
 #[derive(Debug, Clone, Default, PartialEq, clap::Args)]
+// More options may come: build it from `Default` and set the fields.
+#[non_exhaustive]
 pub struct Connection {
     /// The server's URI, `mongodb://` or `mongodb+srv://`.
     // Its value is never shown in the help: a URI may hold a password.
@@ -306,7 +317,7 @@ enum Command {
     Verify(PathBuf),
     Check(Connection, Option<Option<Since>>),
     Sync(Connection, SyncOptions, bool),
-    Infer(Connection, crate::ops::infer::InferOptions, PathBuf),
+    Infer(Connection, crate::infer::InferOptions, PathBuf),
 }
 
 impl From<Commands> for Command {
@@ -333,7 +344,7 @@ impl From<Commands> for Command {
             ),
             Commands::Infer { connection, collection, sample, out, workload } => Command::Infer(
                 connection,
-                crate::ops::infer::InferOptions::default()
+                crate::infer::InferOptions::default()
                     .sample(sample)
                     .collections(collection)
                     .workload(workload)
@@ -392,8 +403,8 @@ fn execute(command: Command) -> Result<bool> {
     match command {
         Command::Export(dir) => {
             require_models("export", true)?;
-            let artifacts = crate::ops::artifacts::registered()?;
-            let written = crate::ops::artifacts::write(&dir, &artifacts)
+            let artifacts = docshape::artifacts::registered()?;
+            let written = docshape::artifacts::write(&dir, &artifacts)
                 .map_err(|e| format!("cannot write into {}: {e}", dir.display()))?;
             println!("{} artifacts in {}, {} rewritten", artifacts.len(), dir.display(), written.len());
             for name in written {
@@ -407,8 +418,8 @@ fn execute(command: Command) -> Result<bool> {
                 return Err(format!("cannot read {}: no such directory", dir.display()).into());
             }
             require_models("verify", true)?;
-            let artifacts = crate::ops::artifacts::registered()?;
-            let drift = crate::ops::artifacts::compare(&dir, &artifacts)
+            let artifacts = docshape::artifacts::registered()?;
+            let drift = docshape::artifacts::compare(&dir, &artifacts)
                 .map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
             for d in &drift {
                 println!("{d}");
@@ -421,15 +432,15 @@ fn execute(command: Command) -> Result<bool> {
         Command::Check(connection, workload) => block_on(async {
             require_models("check", false)?;
             let db = connect(&connection).await?;
-            let reports = crate::ops::check::check_all(&db).await?;
+            let reports = docshape::check::check_all(&db).await?;
             for report in &reports {
                 print!("{report}");
             }
             let mut clean = reports.iter().all(|r| r.is_clean());
             if let Some(since) = workload {
-                let options = crate::ops::check::WorkloadOptions::default()
+                let options = crate::check::WorkloadOptions::default()
                     .since(since.map(|s| s.start(bson::DateTime::now())));
-                for report in crate::ops::check::check_workload_all(&db, &options).await? {
+                for report in crate::check::check_workload_all(&db, &options).await? {
                     print!("{report}");
                     clean &= report.is_clean();
                 }
@@ -441,18 +452,17 @@ fn execute(command: Command) -> Result<bool> {
             let db = connect(&connection).await?;
             // A dry run gates a deploy as `check` does: exit 1 when anything would change.
             let mut unchanged = true;
-            for spec in crate::core::registry::specs()? {
+            for spec in docshape::registry::specs()? {
                 if dry_run {
-                    let plan = crate::ops::sync::plan_spec(&db, &spec, options).await?;
+                    let plan = docshape::sync::plan_spec(&db, &spec, options).await?;
                     unchanged &= plan.report.is_unchanged();
                     // The changes in the order they would be applied, and under a
                     // replaced validator each path that differs.
                     println!("would: {}", plan.report);
                     for change in &plan.report.changes {
-                        if let crate::ops::sync::SyncChange::ValidatorChanged { before: Some(server) } =
-                            change
+                        if let docshape::sync::SyncChange::ValidatorChanged { before: Some(server) } = change
                         {
-                            for d in crate::ops::check::validator_differences(server, &spec.validator) {
+                            for d in docshape::check::validator_differences(server, &spec.validator) {
                                 println!("    {d}");
                             }
                         }
@@ -460,7 +470,7 @@ fn execute(command: Command) -> Result<bool> {
                 } else {
                     // sync_spec, not plan + apply: it re-plans when another deploy
                     // creates the collection at the same moment.
-                    println!("{}", crate::ops::sync::sync_spec(&db, &spec, options).await?);
+                    println!("{}", docshape::sync::sync_spec(&db, &spec, options).await?);
                 }
             }
             Ok(unchanged)
@@ -470,7 +480,7 @@ fn execute(command: Command) -> Result<bool> {
             // Before anything is sampled or written: a database or collection that is
             // not there would give empty files that read as an empty schema.
             require_collections(&db, &options.collections).await?;
-            let inferred = crate::ops::infer::infer(&db, &options).await?;
+            let inferred = crate::infer::infer(&db, &options).await?;
             let written =
                 inferred.write(&out).map_err(|e| format!("cannot write into {}: {e}", out.display()))?;
             for c in &inferred.collections {
@@ -497,15 +507,15 @@ fn execute(command: Command) -> Result<bool> {
 /// `artifacts`: whether key families alone (their catalog, `KEYS.md`) are enough; the
 /// design-decision table comes from the models, and has nothing to say without them.
 fn require_models(command: &str, artifacts: bool) -> Result<()> {
-    let none = crate::core::registry::specs()?.is_empty()
+    let none = docshape::registry::specs()?.is_empty()
         && (!artifacts
-            || crate::core::hooks::generated_files()?
+            || docshape::__private::generated_files()?
                 .iter()
-                .all(|(file, _)| *file == crate::core::relation::DESIGN_DECISIONS_FILE));
+                .all(|(file, _)| *file == docshape::artifacts::DESIGN_DECISIONS_FILE));
     if none {
         return Err(format!(
             "this program links no models, so `{command}` has nothing to work on: run it from a binary \
-             that links your models and calls `docshape::cli::main` (the `docshape` binary links none; \
+             that links your models and calls `docshape_cli::main` (the `docshape` binary links none; \
              it only runs `infer`)"
         )
         .into());
@@ -882,7 +892,7 @@ mod tests {
             parse(args("infer --db shop --collection users --collection orders --sample 50 --out models")),
             Ok(Command::Infer(
                 Connection { uri: None, db: Some("shop".into()), timeout: None },
-                crate::ops::infer::InferOptions::default()
+                crate::infer::InferOptions::default()
                     .sample(50)
                     .collections(["users", "orders"])
                     .workload(false)
@@ -894,7 +904,7 @@ mod tests {
             parse(args("infer --workload")),
             Ok(Command::Infer(
                 Connection::default(),
-                crate::ops::infer::InferOptions::default().workload(true).progress(true),
+                crate::infer::InferOptions::default().workload(true).progress(true),
                 PathBuf::from("inferred")
             ))
         );

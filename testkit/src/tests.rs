@@ -1,5 +1,7 @@
 //! The testkit's own tests: errors, server folders, and a local server's life.
 
+use docshape::bson;
+
 use super::*;
 
 #[test]

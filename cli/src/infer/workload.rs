@@ -11,15 +11,15 @@
 
 use std::collections::BTreeMap;
 
-use bson::{doc, Bson, Document};
+use docshape::bson::{self, doc, Bson, Document};
+use docshape::mongodb::Database;
 use futures_util::TryStreamExt;
-use mongodb::Database;
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use super::{escaped, key_path, md, rust_ident, CollectionShape};
-use crate::core::error::Result;
+use docshape::Result;
 
 /// Profiler entries read per collection at most.
 pub(crate) const MAX_ENTRIES: i64 = 100_000;
@@ -70,11 +70,11 @@ pub struct Workload {
 /// those at or after `since` when given.
 pub(crate) async fn read(db: &Database, collection: &str, since: Option<bson::DateTime>) -> Result<Workload> {
     let ns = format!("{}.{collection}", db.name());
-    let mut filter = doc! { "ns": crate::core::model::eq(bson::Bson::String(ns)) };
+    let mut filter = doc! { "ns": docshape::__private::eq_filter(bson::Bson::String(ns)) };
     // The window's start, under a comparison operator through the literal encoder.
     let since = since.map(bson::Bson::DateTime);
     let start = since.as_ref().map_or(std::ops::Bound::Unbounded, std::ops::Bound::Included);
-    if let Some(condition) = crate::core::access::find::range_condition(start, std::ops::Bound::Unbounded) {
+    if let Some(condition) = docshape::access::find::range_condition(start, std::ops::Bound::Unbounded) {
         filter.insert("ts", condition);
     }
     let mut cursor =

@@ -1,5 +1,6 @@
-//! A real MongoDB-wire server for tests, yours and docshape's (feature `testkit`); with
-//! the `redis` feature too, a real Redis ([`redis`]).
+//! A real MongoDB-wire server for tests, yours and docshape's; with the `redis` feature
+//! too, a real Redis (`redis`). A crate of its own, apart from `docshape`, so that an
+//! application links none of it: depend on it under `[dev-dependencies]`.
 //!
 //! [`database`] gives each test its own database on a real server over a real
 //! connection, never a mock:
@@ -19,7 +20,7 @@
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! let db = docshape::testkit::database("my_test").await?;
+//! let db = docshape_testkit::database("my_test").await?;
 //! db.collection::<docshape::bson::Document>("c").insert_one(docshape::bson::doc! { "a": 1 }).await?;
 //! # Ok(()) }
 //! ```
@@ -449,15 +450,15 @@ fn block_in_place_if_possible<T>(f: impl FnOnce() -> T) -> T {
 /// # #[access(name = "by_author", filter(author_id))]
 /// # struct Post { author_id: String }
 /// # async fn run() {
-/// let db = docshape::testkit::database("posts").await.unwrap();
-/// docshape::testkit::assert_access_patterns_use_indexes::<Post>(&db).await;
+/// let db = docshape_testkit::database("posts").await.unwrap();
+/// docshape_testkit::assert_access_patterns_use_indexes::<Post>(&db).await;
 /// # }
 /// ```
-pub async fn assert_access_patterns_use_indexes<T: crate::Model>(db: &Database) {
-    if let Err(e) = crate::sync::<T>(db).await {
+pub async fn assert_access_patterns_use_indexes<T: docshape::Model>(db: &Database) {
+    if let Err(e) = docshape::sync::<T>(db).await {
         panic!("sync of {} failed: {e}", T::COLLECTION);
     }
-    let outcomes = match crate::core::access::explain_access_patterns::<T>(db).await {
+    let outcomes = match docshape::access::explain_access_patterns::<T>(db).await {
         Ok(o) => o,
         Err(e) => panic!("explain on {} failed: {e}", T::COLLECTION),
     };
