@@ -237,9 +237,9 @@ pub struct Tick {
 // Helpers.
 
 /// The stored `(created_at, updated_at, rev)` of a document.
-async fn stamps(db: &Database, collection: &str, id: impl Into<Bson>) -> (DateTime, DateTime, i64) {
+async fn stamps(db: &Database, collection: &str, id: &str) -> (DateTime, DateTime, i64) {
     let stored =
-        db.collection::<Document>(collection).find_one(doc! { "_id": id.into() }).await.unwrap().unwrap();
+        db.collection::<Document>(collection).find_one(doc! { "_id": { "$eq": id } }).await.unwrap().unwrap();
     (*stored.get_datetime("created_at").unwrap(), *stored.get_datetime("updated_at").unwrap(), rev(&stored))
 }
 
@@ -975,11 +975,11 @@ async fn bucket_append(hint: &str) -> ((DateTime, DateTime, i64), (DateTime, Dat
     const T0: i64 = 1_700_006_400_000; // a day's start (UTC)
     SensorDay::append(&db, "s-1", &reading(T0 + 1, 1.0)).await.unwrap();
     let first = db.collection::<Document>("wm_sensor_days").find_one(doc! {}).await.unwrap().unwrap();
-    let id = first.get("_id").unwrap().clone();
-    let created = stamps(&db, "wm_sensor_days", id.clone()).await;
+    let id = first.get_str("_id").unwrap().to_owned();
+    let created = stamps(&db, "wm_sensor_days", &id).await;
     tick().await;
     SensorDay::append(&db, "s-1", &reading(T0 + 2, 2.0)).await.unwrap();
-    (created, stamps(&db, "wm_sensor_days", id).await)
+    (created, stamps(&db, "wm_sensor_days", &id).await)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
