@@ -51,6 +51,18 @@ pub enum Error {
         /// The code's schema version (`None`: the code's model is not versioned).
         code: Option<i64>,
     },
+    /// `sync` refused to replace the server's validator: it holds constraints docshape's
+    /// validators cannot express (`multipleOf`, `oneOf`, a query operator beside
+    /// `$jsonSchema`, ...) and the code's validator would drop them, loosening what the
+    /// server enforces. Nothing was changed; keep them in a validator managed by hand,
+    /// or pass [`crate::SyncOptions::allow_weaker_validator`]
+    /// (`--allow-weaker-validator`) to replace it anyway.
+    WeakerValidator {
+        /// The collection.
+        collection: String,
+        /// Each constraint that would be lost, as `path: value`.
+        lost: Vec<String>,
+    },
     /// The model declares a time-series collection (`#[model(timeseries(...))]`) and
     /// the server has a plain collection of that name. The server cannot turn one into
     /// the other: create the time-series collection under a new name, copy the
@@ -125,6 +137,12 @@ impl fmt::Display for Error {
                     "`{collection}`: the server's validator is for schema version {server}, and this code's is for {code}: an older release would refuse the newer one's documents; nothing was changed (sync from the newest release, or pass --allow-older-schema for a deliberate rollback)"
                 )
             }
+            Self::WeakerValidator { collection, lost } => write!(
+                f,
+                "`{collection}`: the server's validator holds {} constraint(s) docshape cannot express, which the code's validator would drop: {}; nothing was changed (pass --allow-weaker-validator to replace it anyway)",
+                lost.len(),
+                lost.join("; ")
+            ),
             Self::NotTimeSeries { collection } => write!(
                 f,
                 "`{collection}` is a plain collection on the server and the model declares a time-series collection; the server cannot add time-series options to an existing collection: create the time-series collection under a new name, copy the documents into it (`$out`), and rename it over `{collection}`; nothing was changed"

@@ -105,7 +105,9 @@ pub enum Drift {
 /// A value at one path of a document that differs between server and code.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ValueDiff {
-    /// The dotted path, array positions in brackets: `$jsonSchema.required[1]`.
+    /// The dotted path, array positions in brackets: `$jsonSchema.properties.tags.enum[1]`
+    /// (a `required` list is a set: its path is the list's, one entry per name one side
+    /// lacks).
     pub path: String,
     /// The server's value; `None` when the server lacks the path.
     pub server: Option<Bson>,
@@ -230,8 +232,11 @@ pub async fn check_spec(db: &Database, spec: &CollectionSpec) -> Result<CheckRep
 async fn check_spec_inner(db: &Database, spec: &CollectionSpec) -> Result<CheckReport> {
     // What sync would do, read as what differs: one comparison, so `check` is clean
     // exactly when `sync` would change and note nothing.
-    // An older code's validator is drift to report, not a sync to refuse.
-    let plan = plan_spec(db, spec, SyncOptions::default().allow_older_schema(true)).await?;
+    // An older code's validator, or one dropping what docshape cannot express, is
+    // drift to report, not a sync to refuse.
+    let plan =
+        plan_spec(db, spec, SyncOptions::default().allow_older_schema(true).allow_weaker_validator(true))
+            .await?;
     let mut drift = Vec::new();
     let index = |name: &str| spec.indexes.iter().find(|i| i.get_str("name").ok() == Some(name)).cloned();
     if plan
@@ -325,6 +330,17 @@ fn diff(path: &mut String, server: Option<&Bson>, code: Option<&Bson>, out: &mut
                 path.truncate(len);
             }
         }
+        // `required` is a set: each name one side lacks, once, whatever the order.
+        (Some(Bson::Array(s)), Some(Bson::Array(c)))
+            if path.ends_with("required") && s.iter().chain(c).all(|n| n.as_str().is_some()) =>
+        {
+            for name in s.iter().filter(|n| !c.contains(n)) {
+                out.push(ValueDiff { path: path.clone(), server: Some(name.clone()), code: None });
+            }
+            for name in c.iter().filter(|n| !s.contains(n)) {
+                out.push(ValueDiff { path: path.clone(), server: None, code: Some(name.clone()) });
+            }
+        }
         (Some(Bson::Array(s)), Some(Bson::Array(c))) => {
             for i in 0..s.len().max(c.len()) {
                 path.push_str(&format!("[{i}]"));
@@ -364,7 +380,7 @@ mod tests {
         assert_eq!(
             lines,
             [
-                "at `$jsonSchema.required[1]` the server has \"b\", the code has nothing",
+                "at `$jsonSchema.required` the server has \"b\", the code has nothing",
                 "at `$jsonSchema.properties.a.maxLength` the server has 50, the code has 100",
                 "at `$jsonSchema.properties.b` the server has nothing, the code has 2",
                 "at `$jsonSchema.properties.x` the server has 1, the code has nothing",
@@ -379,5 +395,15 @@ mod tests {
             &mut none,
         );
         assert!(none.is_empty());
+        // A name added in front of `required`: one entry, not one per shifted position.
+        let mut out = Vec::new();
+        diff(
+            &mut String::new(),
+            Some(&Bson::Document(doc! { "required": ["a", "b", "c", "d"] })),
+            Some(&Bson::Document(doc! { "required": ["_id", "a", "b", "c", "d"] })),
+            &mut out,
+        );
+        let lines: Vec<String> = out.iter().map(ToString::to_string).collect();
+        assert_eq!(lines, ["at `required` the server has nothing, the code has \"_id\""]);
     }
 }

@@ -7,18 +7,20 @@
 //! whose options changed) is reported as a [`SyncNote`] and left alone unless
 //! [`SyncOptions`] opts in.
 
-use std::fmt;
-
 use bson::{doc, Bson, Document};
 use mongodb::Database;
 
 use crate::core::error::{Error, Result};
-use crate::core::model::{Model, ValidationAction, ValidationLevel};
+use crate::core::model::Model;
 pub use crate::core::spec::CollectionSpec;
 use crate::core::trace;
 
 mod rebuild;
+mod report;
+mod weaker;
 use rebuild::duplicate_for_unique;
+pub use report::{SyncChange, SyncNote, SyncReport};
+pub use weaker::inexpressible;
 
 /// What [`sync`] may do beyond the safe default: `SyncOptions::default()` and the
 /// setters, `SyncOptions::default().drop_extra_indexes(true)` (the fields can be read;
@@ -34,6 +36,11 @@ pub struct SyncOptions {
     /// schema version (a deliberate rollback). Without it, that is
     /// [`Error::OlderSchema`](crate::Error::OlderSchema) and nothing changes.
     pub allow_older_schema: bool,
+    /// Replace the server's validator even when it holds constraints docshape cannot
+    /// express, which the code's validator would drop (a hand-written `multipleOf`,
+    /// `oneOf`, a query operator beside `$jsonSchema`). Without it, that is
+    /// [`Error::WeakerValidator`](crate::Error::WeakerValidator) and nothing changes.
+    pub allow_weaker_validator: bool,
 }
 
 impl SyncOptions {
@@ -54,154 +61,11 @@ impl SyncOptions {
         self.allow_older_schema = allow;
         self
     }
-}
 
-/// One change [`sync`] makes (or, in a [`SyncPlan`], would make).
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum SyncChange {
-    /// The collection did not exist and was created with its validator.
-    CreatedCollection,
-    /// The time-series collection did not exist and was created with the model's
-    /// options (`{timeseries, expireAfterSeconds}`); mongod takes no validator on one.
-    CreatedTimeSeries {
-        /// The options it was created with.
-        options: Document,
-    },
-    /// The validator differed and was replaced; `before` is what the server had.
-    ValidatorChanged {
-        /// The validator the server had, if any.
-        before: Option<Document>,
-    },
-    /// The validation level differed and was set.
-    ValidationLevelChanged {
-        /// The server's level before.
-        before: String,
-        /// The level now.
-        after: ValidationLevel,
-    },
-    /// The validation action differed and was set.
-    ValidationActionChanged {
-        /// The server's action before.
-        before: String,
-        /// The action now.
-        after: ValidationAction,
-    },
-    /// An index the model declares was created.
-    CreatedIndex {
-        /// Its name.
-        name: String,
-    },
-    /// An index whose keys or options differed was dropped and recreated
-    /// ([`SyncOptions::rebuild_changed_indexes`]).
-    RebuiltIndex {
-        /// The name of the index that was dropped.
-        dropped: String,
-        /// The name of the index created instead.
-        created: String,
-    },
-    /// An index the model does not declare was dropped ([`SyncOptions::drop_extra_indexes`]).
-    DroppedIndex {
-        /// Its name.
-        name: String,
-    },
-    /// The collection was sharded on the model's shard key.
-    ShardedCollection {
-        /// The shard key.
-        key: Document,
-    },
-    /// A time-series collection's changeable options differed and were set
-    /// (`collMod`): a coarser granularity or bucket span, or another
-    /// `expireAfterSeconds`. Both sides as `{timeseries, expireAfterSeconds}`.
-    TimeSeriesChanged {
-        /// The server's options before.
-        before: Document,
-        /// The model's options now.
-        after: Document,
-    },
-}
-
-/// A difference [`sync`] found and left alone.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum SyncNote {
-    /// The server has an index the model does not declare; set
-    /// [`SyncOptions::drop_extra_indexes`] to drop it.
-    ExtraIndex {
-        /// Its name.
-        name: String,
-        /// Its definition on the server.
-        spec: Document,
-    },
-    /// An index differs from the model's (keys or options, or the same keys under
-    /// another name); set [`SyncOptions::rebuild_changed_indexes`] to rebuild it.
-    ChangedIndex {
-        /// The model's name for it.
-        name: String,
-        /// The server's index it conflicts with.
-        server: Document,
-        /// What the model declares.
-        model: Document,
-    },
-    /// A unique index the plan creates or rebuilds would meet documents that share
-    /// its key: its build would fail. A rebuild is then refused before the index it
-    /// replaces is dropped ([`Error::IndexNotRebuilt`]).
-    UniqueMeetsDuplicates {
-        /// The model's name for the index.
-        name: String,
-        /// One key value stored more than once (the index's fields, in its order).
-        key: Document,
-        /// How many documents hold that value.
-        count: i64,
-    },
-    /// A shard key is declared but the deployment is not sharded, so there is nothing
-    /// to shard.
-    NotSharded {
-        /// The declared key.
-        key: Document,
-    },
-    /// The model declares a time-series collection and the server's collection is a
-    /// plain one (`server` is `None`), or a time-series collection whose time or meta
-    /// field differs, or whose buckets are finer than the model's: none of these can
-    /// change in place, so [`SyncPlan::apply`] refuses to touch the collection
-    /// ([`Error::NotTimeSeries`], [`Error::TimeSeriesDiffers`]).
-    TimeSeriesDiffers {
-        /// The server's `{timeseries, expireAfterSeconds}` options; `None` for a plain
-        /// collection.
-        server: Option<Document>,
-        /// The model's.
-        model: Document,
-    },
-    /// The collection is sharded on another key, which MongoDB cannot change in place.
-    ShardKeyDiffers {
-        /// The server's key.
-        server: Document,
-        /// The model's key.
-        model: Document,
-    },
-}
-
-/// What [`sync`] did to one collection, or what [`plan`] says it would do.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct SyncReport {
-    /// The collection's name.
-    pub collection: String,
-    /// Each change, in the order it is applied; empty when the collection matched.
-    pub changes: Vec<SyncChange>,
-    /// Differences left alone.
-    pub notes: Vec<SyncNote>,
-    /// The collections the model owns besides its own, synced with it by [`sync`]
-    /// (a capped bucket's counters, outlier overflow collections); empty from
-    /// [`sync_spec`] and [`sync_all`], which list every collection on its own.
-    pub owned: Vec<SyncReport>,
-}
-
-impl SyncReport {
-    /// Whether the collection, and those it owns, already matched the model (notes
-    /// aside).
-    pub fn is_unchanged(&self) -> bool {
-        self.changes.is_empty() && self.owned.iter().all(SyncReport::is_unchanged)
+    /// Sets the field `allow_weaker_validator`.
+    pub const fn allow_weaker_validator(mut self, allow: bool) -> Self {
+        self.allow_weaker_validator = allow;
+        self
     }
 }
 
@@ -213,86 +77,6 @@ pub struct SyncPlan {
     spec: CollectionSpec,
     /// The server's indexes by name, for drops.
     server_indexes: Vec<Document>,
-}
-
-impl fmt::Display for SyncChange {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::CreatedCollection => f.write_str("created the collection with its validator"),
-            Self::CreatedTimeSeries { options } => write!(f, "created the time-series collection {options}"),
-            Self::ValidatorChanged { before: None } => f.write_str("added a validator"),
-            Self::ValidatorChanged { before: Some(_) } => f.write_str("replaced the validator"),
-            Self::ValidationLevelChanged { before, after } => {
-                write!(f, "validationLevel {before} -> {after}")
-            }
-            Self::ValidationActionChanged { before, after } => {
-                write!(f, "validationAction {before} -> {after}")
-            }
-            Self::CreatedIndex { name } => write!(f, "created index {name}"),
-            Self::RebuiltIndex { dropped, created } => {
-                write!(f, "rebuilt index {dropped} as {created} (through a bridge index {dropped}__bridge)")
-            }
-            Self::DroppedIndex { name } => write!(f, "dropped index {name}"),
-            Self::ShardedCollection { key } => write!(f, "sharded on {key}"),
-            Self::TimeSeriesChanged { before, after } => {
-                write!(f, "time-series options {before} -> {after} (collMod)")
-            }
-        }
-    }
-}
-
-impl fmt::Display for SyncNote {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::ExtraIndex { name, spec } => write!(
-                f,
-                "index {name} {} is not in the model; left in place (drop it with SyncOptions::drop_extra_indexes)",
-                spec.get("key").map(ToString::to_string).unwrap_or_default()
-            ),
-            Self::ChangedIndex { name, server, model } => write!(
-                f,
-                "index {name} differs: server has {server}, model declares {model}; left in place (rebuild with SyncOptions::rebuild_changed_indexes)"
-            ),
-            Self::UniqueMeetsDuplicates { name, key, count } => write!(
-                f,
-                "unique index {name} would meet {count} documents sharing {key}; remove the duplicates first (a rebuild is refused before anything is dropped)"
-            ),
-            Self::NotSharded { key } => write!(f, "shard key {key} declared; the deployment is not sharded"),
-            Self::TimeSeriesDiffers { server: None, model } => write!(
-                f,
-                "the model declares a time-series collection {model}, the server has a plain collection; create a new one and copy the documents (nothing is changed)"
-            ),
-            Self::TimeSeriesDiffers { server: Some(server), model } => write!(
-                f,
-                "time-series options differ: server has {server}, model declares {model}; they cannot change in place: migrate into a new collection (nothing is changed)"
-            ),
-            Self::ShardKeyDiffers { server, model } => {
-                write!(f, "sharded on {server}, but the model declares {model}; reshard by hand")
-            }
-        }
-    }
-}
-
-impl fmt::Display for SyncReport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: ", self.collection)?;
-        if self.changes.is_empty() {
-            f.write_str("unchanged")?;
-        }
-        for (i, change) in self.changes.iter().enumerate() {
-            if i > 0 {
-                f.write_str("; ")?;
-            }
-            write!(f, "{change}")?;
-        }
-        for note in &self.notes {
-            write!(f, "; note: {note}")?;
-        }
-        for owned in &self.owned {
-            write!(f, "; {owned}")?;
-        }
-        Ok(())
-    }
 }
 
 /// Creates `T`'s collection with its validator and indexes, or brings an existing one
@@ -423,9 +207,7 @@ async fn plan_spec_inner(db: &Database, spec: &CollectionSpec, options: SyncOpti
         (Some(current), Some(model)) => plan_timeseries(current, model, &mut report),
         (Some(current), None) => {
             let validator = current.get_document("validator").ok();
-            let differs = !validator.is_some_and(|v| {
-                same_bson(&Bson::Document(v.clone()), &Bson::Document(spec.validator.clone()))
-            });
+            let differs = !validator.is_some_and(|v| same_validator(v, &spec.validator));
             // Code older than the validator on the server would take the collection
             // back: the newer release's documents would then fail its writes (code 121).
             let server_version = validator.and_then(crate::core::spec::schema_version_of);
@@ -437,6 +219,13 @@ async fn plan_spec_inner(db: &Database, spec: &CollectionSpec, options: SyncOpti
                         server,
                         code: code_version,
                     });
+                }
+            }
+            // What the server enforces and no model can write is not dropped silently.
+            if let (true, Some(server), false) = (differs, validator, options.allow_weaker_validator) {
+                let lost = weaker::lost(server, &spec.validator);
+                if !lost.is_empty() {
+                    return Err(Error::WeakerValidator { collection: spec.name.clone(), lost });
                 }
             }
             if differs {
@@ -856,6 +645,33 @@ pub(crate) fn same_bson(a: &Bson, b: &Bson) -> bool {
     }
 }
 
+/// Validators compared as the server applies them: [`same_bson`], and each `required`
+/// list as a set (the order of its names changes nothing the server checks).
+pub(crate) fn same_validator(a: &Document, b: &Document) -> bool {
+    same_bson(&required_sorted(Bson::Document(a.clone())), &required_sorted(Bson::Document(b.clone())))
+}
+
+/// `value` with every `required` list of strings sorted.
+fn required_sorted(value: Bson) -> Bson {
+    match value {
+        Bson::Document(d) => Bson::Document(
+            d.into_iter()
+                .map(|(k, v)| match v {
+                    Bson::Array(mut names)
+                        if k == "required" && names.iter().all(|n| n.as_str().is_some()) =>
+                    {
+                        names.sort_by(|x, y| x.as_str().cmp(&y.as_str()));
+                        (k, Bson::Array(names))
+                    }
+                    v => (k, required_sorted(v)),
+                })
+                .collect(),
+        ),
+        Bson::Array(items) => Bson::Array(items.into_iter().map(required_sorted).collect()),
+        other => other,
+    }
+}
+
 fn number(b: &Bson) -> Option<f64> {
     match b {
         Bson::Int32(i) => Some(f64::from(*i)),
@@ -885,6 +701,11 @@ mod tests {
         assert!(!same_bson(&a, &c));
         let d = Bson::Document(doc! { "a": 1_i32 });
         assert!(!same_bson(&a, &d));
+        // `required` is a set; any other array keeps its order.
+        let x = doc! { "$jsonSchema": { "required": ["a", "b"], "enum": [1, 2] } };
+        assert!(same_validator(&x, &doc! { "$jsonSchema": { "required": ["b", "a"], "enum": [1, 2] } }));
+        assert!(!same_validator(&x, &doc! { "$jsonSchema": { "required": ["b", "a"], "enum": [2, 1] } }));
+        assert!(!same_validator(&x, &doc! { "$jsonSchema": { "required": ["a"], "enum": [1, 2] } }));
     }
 
     fn ts_report() -> SyncReport {
