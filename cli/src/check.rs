@@ -166,6 +166,37 @@ impl fmt::Display for WorkloadFinding {
     }
 }
 
+/// One declared row beside what the profiler saw of it: the numbers a reader checks
+/// the table's `freq` against.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct RowObserved {
+    /// The row's name.
+    pub pattern: &'static str,
+    /// The declared `freq`, as written (empty when the row declares none).
+    pub declared: &'static str,
+    /// The row's calls in the window.
+    pub calls: u64,
+    /// Their rate, in calls per second ([`QueryShape::per_second`]).
+    pub per_second: f64,
+    /// The row's share of the window's profiler entries, from 0 to 1.
+    pub share: f64,
+}
+
+impl fmt::Display for RowObserved {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let declared = if self.declared.is_empty() { "no freq declared" } else { self.declared };
+        write!(
+            f,
+            "row \"{}\": {} call(s), {:.3}/s observed, {:.1}% of the entries; declared {declared}",
+            self.pattern,
+            self.calls,
+            self.per_second,
+            self.share * 100.0
+        )
+    }
+}
+
 /// How one collection's workload differs from its model's access-pattern table.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WorkloadReport {
@@ -178,6 +209,9 @@ pub struct WorkloadReport {
     /// Calls matched to a row whose plan the profiler did not give (no
     /// `planSummary`), so that only a missing index could show they ran without it.
     pub without_plan: u64,
+    /// Every declared row, in the table's order, with its observed count, rate and
+    /// share (a row never called has 0).
+    pub rows: Vec<RowObserved>,
     /// Each difference; empty when the workload matches the table.
     pub findings: Vec<WorkloadFinding>,
 }
@@ -189,11 +223,16 @@ impl WorkloadReport {
     }
 }
 
-/// One line per finding (`orders: row "by_sku" ran without its index ...`), or
+/// One line per declared row (`orders: row "by_sku": 5 call(s), 0.250/s observed,
+/// 3.7% of the entries; declared 1 r/s`), then one per finding (`orders: row "by_sku"
+/// ran without its index ...`), or
 /// `orders: the workload matches the access table (N entries)`, then a line for
 /// entries not compared.
 impl fmt::Display for WorkloadReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for row in &self.rows {
+            writeln!(f, "{}: {row}", self.collection)?;
+        }
         if self.findings.is_empty() {
             writeln!(
                 f,
@@ -291,6 +330,7 @@ fn compare(
         entries: workload.entries,
         unshaped: workload.unshaped,
         without_plan: 0,
+        rows: Vec::new(),
         findings: Vec::new(),
     };
     let patterns = table.patterns;
@@ -310,6 +350,18 @@ fn compare(
     }
     for pattern in patterns {
         let mine: Vec<&QueryShape> = workload.shapes.iter().filter(|s| matches(s, pattern)).collect();
+        let observed = QueryShape {
+            count: mine.iter().map(|s| s.count).sum(),
+            span_ms: mine.iter().filter_map(|s| s.span_ms).reduce(|(a, b), (c, d)| (a.min(c), b.max(d))),
+            ..QueryShape::default()
+        };
+        report.rows.push(RowObserved {
+            pattern: pattern.name,
+            declared: pattern.freq,
+            calls: observed.count,
+            per_second: if observed.count == 0 { 0.0 } else { observed.per_second() },
+            share: observed.count as f64 / workload.entries.max(1) as f64,
+        });
         if mine.is_empty() {
             report.findings.push(WorkloadFinding::Unused { pattern: pattern.name });
             continue;

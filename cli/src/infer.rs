@@ -45,7 +45,12 @@ use docshape::mongodb::{self, Database};
 use docshape::Result;
 use futures_util::TryStreamExt;
 
+mod anomalies;
+mod links;
+mod server;
 mod source;
+pub use anomalies::{Anomalies, ArrayLengths, CountPair};
+pub use links::{CopiedField, Link};
 pub(crate) mod workload;
 use source::{key_path, rust_ident, Gen};
 use workload::report_workload;
@@ -70,6 +75,10 @@ pub const MANY_INDEXES: usize = 30;
 /// Field names at least this long (bytes), repeated in most documents, are named in
 /// the report with what a short name would save.
 pub const LONG_NAME: usize = 12;
+
+/// The share of the average document a long name must cost to be named: below it,
+/// renaming saves too little to be worth a migration.
+pub const LONG_NAME_SHARE: f64 = 0.05;
 
 /// Documents per batch of the sampling cursor.
 const BATCH: u32 = 500;
@@ -159,6 +168,14 @@ pub struct CollectionShape {
     pub largest_bytes: usize,
     /// How many sampled documents were over [`LARGE_DOCUMENT`].
     pub large_documents: u64,
+    /// The sampled documents' bytes, summed (their average size is what a long field
+    /// name is measured against).
+    pub total_bytes: u64,
+    /// The anomalies, each with the documents that show it.
+    pub anomalies: Anomalies,
+    /// The top-level fields holding another collection's `_id`s, and the copies
+    /// beside them (found across the collections read together).
+    pub links: Vec<Link>,
     /// Every sampled document, as one node: its fields' statistics.
     pub root: Node,
     /// The collection's indexes as `listIndexes` returns them, `_id_` left out.
@@ -166,6 +183,12 @@ pub struct CollectionShape {
     /// The collection's validator (`listCollections`), if it has one: its
     /// `$jsonSchema` bounds that map onto a field's type become `#[validate]`s.
     pub validator: Option<Document>,
+    /// The collection's `validationLevel` (`strict`, `moderate`, `off`), if it has a
+    /// validator: kept as `#[model(validation_level = ...)]`.
+    pub validation_level: Option<String>,
+    /// The collection's `validationAction` (`error`, `warn`): kept as
+    /// `#[model(validation_action = ...)]`.
+    pub validation_action: Option<String>,
     /// The profiler's query shapes, when [`InferOptions::workload`] asked for them.
     pub workload: Option<Workload>,
     /// The top-level fields that may tell document shapes apart: see
@@ -453,6 +476,8 @@ pub async fn infer(db: &Database, options: &InferOptions) -> Result<Inferred> {
         }
         collections.push(shape);
     }
+    // References and copies need every collection's statistics.
+    links::find(db, &mut collections).await?;
     Ok(Inferred { database: db.name().to_owned(), collections })
 }
 
@@ -473,9 +498,14 @@ async fn sample(db: &Database, name: &str, size: u64, progress: bool) -> Result<
         sampled: 0,
         largest_bytes: 0,
         large_documents: 0,
+        total_bytes: 0,
+        anomalies: Anomalies::default(),
+        links: Vec::new(),
         root: Node::default(),
         indexes: Vec::new(),
         validator: None,
+        validation_level: None,
+        validation_action: None,
         workload: None,
         tags: Tags::default(),
     };
@@ -502,6 +532,8 @@ async fn sample(db: &Database, name: &str, size: u64, progress: bool) -> Result<
                 detail: format!("a sampled document of `{name}` does not decode: {e}"),
             }
         })?;
+        shape.total_bytes += bytes as u64;
+        shape.anomalies.fold(&document, bytes);
         shape.sampled += 1;
         shape.root.seen += 1;
         *shape.root.kinds.entry("object").or_default() += 1;
@@ -518,6 +550,12 @@ async fn sample(db: &Database, name: &str, size: u64, progress: bool) -> Result<
         .filter(doc! { "name": docshape::__private::eq_filter(Bson::String(name.to_owned())) })
         .await?;
     while let Some(spec) = specs.try_next().await? {
+        // The driver's enums, as the server names them (`moderate`, `warn`).
+        let named = |v: Option<serde_json::Value>| v.and_then(|v| v.as_str().map(str::to_owned));
+        shape.validation_level =
+            named(spec.options.validation_level.and_then(|l| serde_json::to_value(l).ok()));
+        shape.validation_action =
+            named(spec.options.validation_action.and_then(|a| serde_json::to_value(a).ok()));
         shape.validator = spec.options.validator;
     }
     Ok(shape)
@@ -610,9 +648,13 @@ impl CollectionShape {
     /// The anti-patterns seen in the sample, one sentence each.
     pub fn anti_patterns(&self) -> Vec<String> {
         let mut out = Vec::new();
+        let exact = self.sampled >= self.estimated_count;
+        anomalies::sentences(&self.anomalies, self.sampled, exact, &mut out);
+        links::sentences(self, &mut out);
+        // Arrays below the top level: counted, without their documents.
         let mut arrays = Vec::new();
         walk(&self.root, "", &mut |path, node| {
-            if node.long_arrays > 0 {
+            if node.long_arrays > 0 && path.contains('.') {
                 arrays.push((path.to_owned(), node.max_len, node.long_arrays));
             }
         });
@@ -627,12 +669,13 @@ impl CollectionShape {
                 thousands(LONG_ARRAY as u64)
             ));
         }
-        if self.large_documents > 0 {
+        for (short, long) in redundant_prefixes(&self.indexes) {
             out.push(format!(
-                "**large documents**: {} sampled document(s) over 2 MB (the largest {} bytes): every read \
-                 of one moves it whole; split what is read apart (the subset pattern) or bound what grows",
-                self.large_documents,
-                thousands(self.largest_bytes as u64)
+                "**redundant index** `{}` is a prefix of `{}`: every query it serves, the longer one serves too, and each index costs memory and every write; drop it (`db.getCollection({}).dropIndex({})`) unless the longer one is much larger and rarely used",
+                md(&short),
+                md(&long),
+                escaped(&self.name),
+                escaped(&short)
             ));
         }
         if self.indexes.len() + 1 > MANY_INDEXES {
@@ -643,18 +686,25 @@ impl CollectionShape {
                 MANY_INDEXES
             ));
         }
+        let average = self.total_bytes as f64 / self.sampled.max(1) as f64;
         for (path, name, occurrences) in self.long_names() {
             let saved = (name.len() - 2) as u64 * occurrences;
             let per_document = saved as f64 / self.sampled.max(1) as f64;
+            // A name costs something only when it is a real share of what is stored.
+            if per_document < average * LONG_NAME_SHARE {
+                continue;
+            }
             out.push(format!(
                 "**long field name** `{}` ({} bytes) at `{}`, {} times in {} sampled documents: a 2-byte name \
-                 would save about {:.0} bytes per document, about {} over the estimated {} documents",
+                 would save about {:.0} bytes per document ({:.0}% of the average {:.0} bytes), about {} over the estimated {} documents",
                 md(&name),
                 name.len(),
                 md(&path),
                 thousands(occurrences),
                 thousands(self.sampled),
                 per_document,
+                per_document * 100.0 / average.max(1.0),
+                average,
                 bytes((per_document * self.estimated_count as f64) as u64),
                 thousands(self.estimated_count)
             ));
@@ -677,6 +727,140 @@ impl CollectionShape {
         found.truncate(10);
         found
     }
+}
+
+/// References to other collections and the copies beside them.
+fn report_links(out: &mut String, c: &CollectionShape) {
+    if c.links.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "### References and copies\n");
+    for link in &c.links {
+        let _ = writeln!(
+            out,
+            "- `{}` holds `{}`'s ids: {} of {} distinct sampled values are ids there. A reference: `Ref<{}>` would say so (validated as that `_id`), and `#[reference]` bounds an array of them.",
+            md(&link.field),
+            md(&link.target),
+            link.found,
+            link.checked,
+            source::singular(&source::pascal(&link.target))
+        );
+        for copy in &link.copies {
+            let _ = writeln!(
+                out,
+                "  - `{}` copies `{}.{}` ({} of {} compared documents equal{}): a denormalized copy, `#[denormalized(...)]`, which docshape's writers would keep in step.",
+                md(&copy.field),
+                md(&link.target),
+                md(&copy.source),
+                thousands(copy.compared - copy.stale),
+                thousands(copy.compared),
+                if copy.stale > 0 { format!("; {} stale, see below", thousands(copy.stale)) } else { String::new() }
+            );
+        }
+    }
+    let _ = writeln!(out);
+}
+
+/// The server's validator: its level and action, and each constraint the model does not
+/// keep (those docshape cannot express at all make `sync` refuse to replace it).
+fn report_validator(out: &mut String, c: &CollectionShape) {
+    let Some(validator) = &c.validator else { return };
+    let _ = writeln!(out, "### Server validator\n");
+    let level = c.validation_level.as_deref().unwrap_or("strict");
+    let action = c.validation_action.as_deref().unwrap_or("error");
+    let _ = writeln!(
+        out,
+        "`validationLevel: {}`, `validationAction: {}`, kept in `#[model(...)]`. Every `$jsonSchema` keyword a `#[validate]` can say is on its field in `models.rs` (lengths, `pattern`, bounds, `enum`, item counts), and every name in `required` the model always writes stays required.\n",
+        md(level),
+        md(action)
+    );
+    let mut g = Gen::default();
+    g.model(c);
+    if g.gaps.is_empty() {
+        let _ = writeln!(
+            out,
+            "Nothing of it is lost: a `sync` from the models enforces at least what the server does.\n"
+        );
+        return;
+    }
+    let refused = docshape::sync::inexpressible(validator);
+    let _ = writeln!(
+        out,
+        "Not kept by the models ({}): a `sync` from them would no longer enforce these.\n",
+        g.gaps.len()
+    );
+    for gap in &g.gaps {
+        let flag = if refused.contains(gap) {
+            " — docshape cannot express it: `sync` refuses to replace the validator (`--allow-weaker-validator` to drop it anyway)"
+        } else {
+            " — add it to the field by hand, or keep the server's validator"
+        };
+        let _ = writeln!(out, "- `{}`{flag}", md(gap));
+    }
+    let _ = writeln!(out);
+}
+
+/// Fields holding integers and doubles: their count, the wider type the model gives
+/// them, and the migration that would allow doubles alone.
+fn report_migrations(out: &mut String, c: &CollectionShape) {
+    let mut mixed = Vec::new();
+    walk(&c.root, "", &mut |path, node| {
+        let ints = node.kinds.get("int").copied().unwrap_or(0) + node.kinds.get("long").copied().unwrap_or(0);
+        let doubles = node.kinds.get("double").copied().unwrap_or(0);
+        let numeric = node.non_null().keys().all(|k| ["int", "long", "double"].contains(k));
+        if ints > 0 && doubles > 0 && numeric {
+            mixed.push((path.to_owned(), ints, doubles, false));
+        }
+        if let Some(items) = &node.items {
+            let ints =
+                items.kinds.get("int").copied().unwrap_or(0) + items.kinds.get("long").copied().unwrap_or(0);
+            let doubles = items.kinds.get("double").copied().unwrap_or(0);
+            if ints > 0
+                && doubles > 0
+                && items.non_null().keys().all(|k| ["int", "long", "double"].contains(k))
+            {
+                mixed.push((path.to_owned(), ints, doubles, true));
+            }
+        }
+    });
+    if mixed.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "### Migrations\n");
+    let scope = if c.sampled < c.estimated_count {
+        format!("in the {} sampled of about {} documents", thousands(c.sampled), thousands(c.estimated_count))
+    } else {
+        format!("in all {} documents", thousands(c.sampled))
+    };
+    for (path, ints, doubles, elements) in mixed {
+        let what = if elements { "array elements" } else { "values" };
+        let share = ints as f64 * 100.0 / (ints + doubles) as f64;
+        let convert = format!(
+            "`db.getCollection({}).updateMany({{{}: {{$type: [\"int\", \"long\"]}}}}, [{{$set: {{{}: {{$toDouble: \"${}\"}}}}}}])`",
+            escaped(&c.name),
+            escaped(&path),
+            escaped(&path),
+            md(&path)
+        );
+        if elements {
+            let _ = writeln!(
+                out,
+                "- `{}`: {} of {} {what} ({share:.0}%) {scope} are integers, the rest doubles; the model reads them as `f64`, whose validator (`items: {{bsonType: \"double\"}}`) refuses the integers already stored: migrate them before `sync` (convert each element with `$map` and `$toDouble`), or give the elements a type that takes both.",
+                md(&path),
+                thousands(ints),
+                thousands(ints + doubles)
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "- `{}`: {} of {} {what} ({share:.0}%) {scope} are integers, the rest doubles. A validator of `bsonType: \"double\"` would refuse every one of those integers, so the model takes the wider type: `f64` with `#[validate(bson_type = \"number\")]` (every numeric type). To keep doubles alone, migrate first ({convert}) and then drop the `bson_type`.",
+                md(&path),
+                thousands(ints),
+                thousands(ints + doubles),
+            );
+        }
+    }
+    let _ = writeln!(out);
 }
 
 /// Visits every field under `node` with its dotted path (array elements' fields under
@@ -734,6 +918,9 @@ fn report_collection(out: &mut String, c: &CollectionShape) {
         }
         let _ = writeln!(out);
     }
+    report_links(out, c);
+    report_validator(out, c);
+    report_migrations(out, c);
     let found = c.anti_patterns();
     let _ = writeln!(out, "### Anti-patterns\n");
     if found.is_empty() {
@@ -814,12 +1001,46 @@ fn thousands(n: u64) -> String {
     out
 }
 
+/// Sizes in binary units, as the server's limits are (16 MiB), everywhere in the report.
 fn bytes(n: u64) -> String {
+    const KIB: u64 = 1024;
+    const MIB: u64 = 1024 * 1024;
     match n {
-        n if n >= 10 * 1024 * 1024 => format!("{} MB", thousands(n / (1024 * 1024))),
-        n if n >= 10 * 1024 => format!("{} kB", thousands(n / 1024)),
+        n if n >= 10 * MIB => format!("{} MiB", thousands(n / MIB)),
+        n if n >= MIB => format!("{:.1} MiB", n as f64 / MIB as f64),
+        n if n >= 10 * KIB => format!("{} KiB", thousands(n / KIB)),
         n => format!("{} bytes", thousands(n)),
     }
+}
+
+/// Pairs (prefix, longer) of plain indexes (no option that changes what they hold)
+/// whose keys are the first keys of another.
+fn redundant_prefixes(indexes: &[Document]) -> Vec<(String, String)> {
+    let plain = |i: &Document| {
+        !["unique", "sparse", "partialFilterExpression", "expireAfterSeconds", "collation"]
+            .iter()
+            .any(|k| i.get(*k).is_some_and(|v| v != &Bson::Boolean(false)))
+    };
+    let keys = |i: &Document| -> Vec<(String, String)> {
+        i.get_document("key")
+            .map(|k| k.iter().map(|(f, d)| (f.clone(), d.to_string())).collect())
+            .unwrap_or_default()
+    };
+    let mut out = Vec::new();
+    for a in indexes.iter().filter(|i| plain(i)) {
+        let ka = keys(a);
+        let longer = indexes.iter().find(|b| {
+            let kb = keys(b);
+            !ka.is_empty() && ka.len() < kb.len() && kb[..ka.len()] == ka[..]
+        });
+        if let Some(b) = longer {
+            out.push((
+                a.get_str("name").unwrap_or("").to_owned(),
+                b.get_str("name").unwrap_or("").to_owned(),
+            ));
+        }
+    }
+    out
 }
 
 #[cfg(test)]

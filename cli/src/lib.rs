@@ -54,6 +54,9 @@
 //!                                   when anything would change
 //!       --drop-extra-indexes        drop indexes the code does not declare
 //!       --rebuild-changed-indexes   rebuild indexes whose keys or options changed
+//!       --allow-older-schema        install an older schema version's validator
+//!       --allow-weaker-validator    replace a validator holding constraints docshape
+//!                                   cannot express (they are lost)
 //!   infer          write models inferred from live data (models.rs) and a report
 //!                  (INFERRED.md) into --out DIR (default: inferred)
 //!       --collection NAME           only this collection (repeatable)
@@ -160,6 +163,11 @@ pub enum Commands {
         /// deliberate rollback); without it such a sync changes nothing and exits 2.
         #[arg(long)]
         allow_older_schema: bool,
+        /// Replace a validator even when the server's holds constraints docshape cannot
+        /// express (they would be lost); without it such a sync changes nothing and
+        /// exits 2.
+        #[arg(long)]
+        allow_weaker_validator: bool,
     },
     /// Write models inferred from a sample of each collection (Rust source) and a
     /// report of what was seen (Markdown) into DIR.
@@ -334,12 +342,14 @@ impl From<Commands> for Command {
                 drop_extra_indexes,
                 rebuild_changed_indexes,
                 allow_older_schema,
+                allow_weaker_validator,
             } => Command::Sync(
                 connection,
                 SyncOptions::default()
                     .drop_extra_indexes(drop_extra_indexes)
                     .rebuild_changed_indexes(rebuild_changed_indexes)
-                    .allow_older_schema(allow_older_schema),
+                    .allow_older_schema(allow_older_schema)
+                    .allow_weaker_validator(allow_weaker_validator),
                 dry_run,
             ),
             Commands::Infer { connection, collection, sample, out, workload } => Command::Infer(
@@ -737,6 +747,7 @@ mod tests {
                 drop_extra_indexes: false,
                 rebuild_changed_indexes: false,
                 allow_older_schema: false,
+                allow_weaker_validator: false,
             })
         );
         assert_eq!(
@@ -796,6 +807,7 @@ mod tests {
             "--dry-run",
             "--drop-extra-indexes",
             "--rebuild-changed-indexes",
+            "--allow-weaker-validator",
             "--uri <URI>",
             "[env: MONGODB_URI",
             "--db <NAME>",
@@ -860,6 +872,14 @@ mod tests {
             Ok(Command::Sync(
                 Connection { uri: None, db: None, timeout: None },
                 SyncOptions::default().allow_older_schema(true),
+                false
+            ))
+        );
+        assert_eq!(
+            parse(args("sync --allow-weaker-validator")),
+            Ok(Command::Sync(
+                Connection { uri: None, db: None, timeout: None },
+                SyncOptions::default().allow_weaker_validator(true),
                 false
             ))
         );

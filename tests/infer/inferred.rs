@@ -60,6 +60,7 @@ pub struct Customer {
     // "age": in 300 of 300 (100%); int 257 (86%), double 43 (14%)
     // integers and doubles mixed (int 257 (86%), double 43 (14%)): read as f64, written back as doubles
     // proposed (observed, not enforced): #[validate(minimum = 20.0, maximum = 69.0)]
+    #[validate(bson_type = "number")]
     pub age: f64,
     // "active": in 300 of 300 (100%); bool 300 (100%)
     pub active: bool,
@@ -144,6 +145,8 @@ pub struct Member {
     pub score: i32,
     // "ratio": in 3 of 3 (100%); double 3 (100%)
     // proposed (observed, not enforced): #[validate(minimum = 0.0, maximum = 0.5)]
+    // enforced by the server's $jsonSchema validator already
+    #[validate(minimum = 0.0, exclusive_maximum = 1.0)]
     pub ratio: f64,
 }
 

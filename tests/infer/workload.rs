@@ -226,6 +226,20 @@ async fn check_workload_names_the_undeclared_shape_the_unused_row_and_the_row_wi
         text.contains("row \"by_sku\" ran without its index \"sku_1\", which is not on the server"),
         "{text}"
     );
+    // Every declared row, with what was observed beside its freq, before the findings.
+    let rows: Vec<(&str, u64)> = report.rows.iter().map(|r| (r.pattern, r.calls)).collect();
+    assert_eq!(rows.len(), 7, "{report}");
+    assert!(rows.contains(&("by_sku", 5)) && rows.contains(&("by_customer", 0)), "{rows:?}");
+    let sku = report.rows.iter().find(|r| r.pattern == "by_sku").unwrap();
+    assert!((sku.share - 5.0 / 135.0).abs() < 1e-9 && sku.per_second > 0.0, "{sku:?}");
+    assert!(
+        text.contains("row \"by_sku\": 5 call(s), ") && text.contains("of the entries; declared 100 r/s"),
+        "{text}"
+    );
+    assert!(
+        text.find("row \"by_sku\": 5 call(s)").unwrap() < text.find("was never called").unwrap(),
+        "rows first, then the findings: {text}"
+    );
 
     // Since the planted calls: only `by_sku` ran; every other row is unused.
     let since = WorkloadOptions::default().since(planted);

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 
 use docshape::bson::{Bson, Document};
 
+use super::server;
 use super::workload::access_rows;
 use super::{distribution, escaped, CollectionShape, Node, LONG_ARRAY, MAX_DEPTH, MAX_FIELDS};
 
@@ -18,6 +19,9 @@ pub(super) struct Gen {
     pub(super) imports: BTreeSet<&'static str>,
     /// Whether an embedded type was written (and `Embedded` must be imported).
     pub(super) embedded: bool,
+    /// The server validator's constraints the last model did not keep, as
+    /// `path: value` (for the report).
+    pub(super) gaps: Vec<String>,
 }
 
 /// Type names the generated file imports or the prelude holds: never a model's name.
@@ -92,14 +96,12 @@ impl Gen {
             polymorphic_proposal(&mut head, c, &name, &d);
         }
         let _ = writeln!(head, "#[derive(Debug, Clone, Serialize, Deserialize, Model)]");
-        match budget {
-            Some(n) => {
-                let _ = writeln!(head, "#[model(collection = {}, max_indexes = {n})]", escaped(&c.name));
-            }
-            None => {
-                let _ = writeln!(head, "#[model(collection = {})]", escaped(&c.name));
-            }
-        }
+        let mut options = vec![format!("collection = {}", escaped(&c.name))];
+        // The server's level and action, kept: a sync must not make them stricter
+        // (refusing stored documents) or looser.
+        options.extend(server::model_options(c.validation_level.as_deref(), c.validation_action.as_deref()));
+        options.extend(budget.map(|n| format!("max_indexes = {n}")));
+        let _ = writeln!(head, "#[model({})]", options.join(", "));
         for row in access_rows(c, &plain) {
             match row {
                 Ok(attribute) => {
@@ -115,7 +117,53 @@ impl Gen {
         }
         let schema = c.validator.as_ref().and_then(|v| v.get_document("$jsonSchema").ok());
         let properties = schema.and_then(|s| s.get_document("properties").ok());
-        self.structure(&name, head, &c.root, c.sampled, Some(properties));
+        self.gaps.clear();
+        let fields = self.structure(&name, head, &c.root, c.sampled, Some(properties));
+        self.top_level_gaps(c, &fields);
+    }
+
+    /// The server validator's constraints outside its properties that the model does
+    /// not keep: other query operators, a `required` name the model may leave out,
+    /// object-level keywords.
+    fn top_level_gaps(&mut self, c: &CollectionShape, fields: &[(String, bool)]) {
+        let Some(validator) = &c.validator else { return };
+        for (key, value) in validator {
+            let Bson::Document(schema) = value else {
+                self.gaps.push(format!("{key}: {value}"));
+                continue;
+            };
+            if key != "$jsonSchema" {
+                self.gaps.push(format!("{key}: {value}"));
+                continue;
+            }
+            for (k, v) in schema {
+                match (k.as_str(), v) {
+                    ("bsonType", Bson::String(s)) if s == "object" => {}
+                    ("description" | "title" | "properties", _) => {}
+                    ("required", Bson::Array(names)) => {
+                        for name in names {
+                            let always = fields
+                                .iter()
+                                .any(|(f, required)| Some(f.as_str()) == name.as_str() && *required);
+                            if !always {
+                                self.gaps.push(format!(
+                                    "$jsonSchema.required: {name} (the model may leave it out)"
+                                ));
+                            }
+                        }
+                    }
+                    _ => self.gaps.push(format!("$jsonSchema.{k}: {v}")),
+                }
+            }
+            let Ok(properties) = schema.get_document("properties") else { continue };
+            for (name, property) in properties {
+                if !fields.iter().any(|(f, _)| f == name) {
+                    self.gaps.push(format!(
+                        "$jsonSchema.properties.{name}: {property} (no sampled document holds `{name}`)"
+                    ));
+                }
+            }
+        }
     }
 
     /// Writes the struct `name` for the fields of `node`, whose values were seen as
@@ -129,8 +177,9 @@ impl Gen {
         node: &Node,
         parent: u64,
         model: Option<Option<&Document>>,
-    ) {
+    ) -> Vec<(String, bool)> {
         let properties = model.flatten();
+        let mut written = Vec::new();
         let model = model.is_some();
         let mut body = head;
         let _ = writeln!(body, "pub struct {name} {{");
@@ -183,10 +232,37 @@ impl Gen {
                 let _ = writeln!(body, "    // proposed (observed, not enforced): #[validate({proposal})]");
             }
             let declared = properties.and_then(|p| p.get_document(field).ok());
-            if let Some(parts) = declared.and_then(|schema| from_validator(schema, &typed.ty)) {
-                let _ = writeln!(body, "    // enforced by the server's $jsonSchema validator already");
-                let _ = writeln!(body, "    #[validate({parts})]");
+            // Integers and doubles in one field: a validator of doubles would refuse the
+            // integers stored, so the field takes any number (INFERRED.md says how many
+            // and the migration that would allow `double` alone).
+            let kinds = child.non_null();
+            let widened = typed.ty == "f64"
+                && kinds.contains_key("double")
+                && (kinds.contains_key("int") || kinds.contains_key("long"));
+            let mut validate = Vec::new();
+            if widened {
+                validate.push("bson_type = \"number\"".to_owned());
             }
+            if let Some(schema) = declared {
+                let (parts, kept) = server::from_validator(schema, &typed.ty);
+                if let Some(parts) = parts {
+                    let _ = writeln!(body, "    // enforced by the server's $jsonSchema validator already");
+                    validate.push(parts);
+                }
+                server::property_gaps(
+                    &format!("$jsonSchema.properties.{field}"),
+                    schema,
+                    &typed.ty,
+                    typed.document,
+                    widened,
+                    &kept,
+                    &mut self.gaps,
+                );
+            }
+            if !validate.is_empty() {
+                let _ = writeln!(body, "    #[validate({})]", validate.join(", "));
+            }
+            written.push((field.clone(), !missing));
             if *field != ident {
                 let _ = writeln!(body, "    #[serde(rename = {})]", escaped(field));
             }
@@ -215,6 +291,7 @@ impl Gen {
         }
         body.push_str("}\n");
         self.items.push(body);
+        written
     }
 
     fn element_is_document(&self, items: &Node) -> bool {
@@ -688,63 +765,6 @@ pub(super) fn indexes(c: &CollectionShape) -> (Vec<String>, Vec<String>, Option<
     }
     let budget = (attrs.len() > 10).then_some(attrs.len());
     (attrs, notes, budget, plain)
-}
-
-/// A `#[validate(...)]` from a property of the server's `$jsonSchema`, where it maps
-/// onto the field's type simply: string lengths and `enum` on a `String`, integral
-/// bounds on an integer, bounds on an `f64` (none when `exclusive*` is there).
-fn from_validator(schema: &Document, ty: &str) -> Option<String> {
-    let int = |key: &str| match schema.get(key) {
-        Some(Bson::Int32(n)) => Some(i64::from(*n)),
-        Some(Bson::Int64(n)) => Some(*n),
-        Some(Bson::Double(d)) if d.fract() == 0.0 && d.abs() < 9e15 => Some(*d as i64),
-        _ => None,
-    };
-    let number = |key: &str| match schema.get(key) {
-        Some(Bson::Int32(n)) => Some(f64::from(*n)),
-        Some(Bson::Int64(n)) => Some(*n as f64),
-        Some(Bson::Double(d)) if d.is_finite() => Some(*d),
-        _ => None,
-    };
-    let mut parts = Vec::new();
-    match ty {
-        "String" => {
-            let (min, max) = (int("minLength").filter(|n| *n >= 0), int("maxLength").filter(|n| *n >= 0));
-            if min.zip(max).is_none_or(|(a, b)| a <= b) {
-                parts.extend(min.map(|n| format!("min_length = {n}")));
-                parts.extend(max.map(|n| format!("max_length = {n}")));
-            }
-            if let Ok(values) = schema.get_array("enum") {
-                let strings: Vec<String> = values.iter().filter_map(|v| v.as_str().map(escaped)).collect();
-                if !strings.is_empty() && strings.len() == values.len() {
-                    parts.push(format!("allowed = [{}]", strings.join(", ")));
-                }
-            }
-        }
-        "i32" | "i64" | "f64"
-            if !schema.contains_key("exclusiveMinimum") && !schema.contains_key("exclusiveMaximum") =>
-        {
-            let (min, max) = if ty == "f64" {
-                (number("minimum").map(|n| format!("{n:?}")), number("maximum").map(|n| format!("{n:?}")))
-            } else {
-                let fits = |n: &i64| ty == "i64" || i32::try_from(*n).is_ok();
-                (
-                    int("minimum").filter(fits).map(|n| n.to_string()),
-                    int("maximum").filter(fits).map(|n| n.to_string()),
-                )
-            };
-            let ordered = match (number("minimum"), number("maximum")) {
-                (Some(a), Some(b)) => a <= b,
-                _ => true,
-            };
-            if ordered {
-                parts.extend(min.map(|n| format!("minimum = {n}")));
-                parts.extend(max.map(|n| format!("maximum = {n}")));
-            }
-        }
-        _ => {}
-    }
-    (!parts.is_empty()).then(|| parts.join(", "))
 }
 
 /// A polymorphic model proposed in comments: the tag, one variant per value with the
