@@ -15,16 +15,23 @@
 //! What the sample shows becomes the type; what it suggests stays a comment. The most
 //! common shape does not win over the others: a field missing from some documents is
 //! an `Option` that serde leaves out when `None`, a field holding `null` is an
-//! `Option`, an int/double mix is an `f64`, and any other mix of types is a `Bson` with
+//! `Option`, an int/double mix is an `f64` whose validator takes any number (the report
+//! says how many integers a validator of doubles would refuse, and the migration), and
+//! any other mix of types is a `Bson` with
 //! the observed distribution in a comment, so that every sampled document reads into
 //! the type. Bounds seen in the data (the longest string, the range of numbers, a few
 //! distinct values) are `#[validate(...)]` proposals in comments, never enforced: a
-//! sample is not a rule. An array of sub-documents is bounded by the longest one seen
+//! sample is not a rule. A collection read whole is its own rule for one thing: a
+//! string field of two to five values gets `allowed = [...]` (unless
+//! [`InferOptions::plain`]). An array of sub-documents is bounded by the longest one seen
 //! (`#[embed(max = N, reason = "TODO: ...")]`), as docshape requires, with a reason for
-//! the reader to write. Bounds the collection's own `$jsonSchema` validator enforces
-//! (string lengths and `enum`, number bounds) are `#[validate(...)]` attributes, and
-//! with [`InferOptions::workload`] the profiler's query shapes become proposed
-//! `#[access(...)]` rows ([`Workload`]).
+//! the reader to write. Every keyword of the collection's own `$jsonSchema` validator
+//! that a `#[validate]` can say (lengths, `pattern`, `enum`, bounds, item counts) is
+//! one, its `validationLevel` and `validationAction` are `#[model(...)]` options, and
+//! the report lists what is not kept; with [`InferOptions::workload`] the profiler's
+//! query shapes become proposed `#[access(...)]` rows ([`Workload`]). The anomalies
+//! ([`CollectionShape::anti_patterns`]) name their documents, and references between
+//! collections and the copies beside them are found by looking sampled values up.
 //!
 //! Memory stays bounded whatever the collection holds: documents are read one at a time
 //! from a cursor and folded into per-field statistics (counts, types, lengths, a
@@ -106,11 +113,14 @@ pub struct InferOptions {
     /// Draw a progress line on standard error while a collection is sampled, when
     /// standard error is a terminal (the CLI sets it; a log gets no progress lines).
     pub progress: bool,
+    /// Keep the plain form: a string field of a handful of values stays a `String`
+    /// without `allowed = [...]` (the values stay a comment).
+    pub plain: bool,
 }
 
 impl Default for InferOptions {
     fn default() -> Self {
-        InferOptions { sample: 1_000, collections: Vec::new(), workload: false, progress: false }
+        InferOptions { sample: 1_000, collections: Vec::new(), workload: false, progress: false, plain: false }
     }
 }
 
@@ -142,6 +152,12 @@ impl InferOptions {
         self.progress = draw;
         self
     }
+
+    /// Sets the field `plain`.
+    pub fn plain(mut self, plain: bool) -> Self {
+        self.plain = plain;
+        self
+    }
 }
 
 /// What [`infer`] found: per collection, the statistics of its sample and its indexes.
@@ -153,6 +169,8 @@ pub struct Inferred {
     pub database: String,
     /// Each collection read, by name.
     pub collections: Vec<CollectionShape>,
+    /// [`InferOptions::plain`]: no `allowed = [...]` from the data.
+    pub plain: bool,
 }
 
 /// One collection's sample, folded into statistics.
@@ -478,7 +496,7 @@ pub async fn infer(db: &Database, options: &InferOptions) -> Result<Inferred> {
     }
     // References and copies need every collection's statistics.
     links::find(db, &mut collections).await?;
-    Ok(Inferred { database: db.name().to_owned(), collections })
+    Ok(Inferred { database: db.name().to_owned(), collections, plain: options.plain })
 }
 
 async fn sample(db: &Database, name: &str, size: u64, progress: bool) -> Result<CollectionShape> {
@@ -589,6 +607,7 @@ impl Inferred {
     /// that compiles against `docshape` and `serde`.
     pub fn source(&self) -> String {
         let mut g = Gen::default();
+        g.plain = self.plain;
         for c in &self.collections {
             g.model(c);
         }

@@ -62,6 +62,7 @@
 //!       --collection NAME           only this collection (repeatable)
 //!       --sample N                  documents sampled per collection (default 1000)
 //!       --workload                  propose access rows from system.profile
+//!       --plain                     no `allowed = [...]` from a string's few values
 //!
 //!   check, sync and infer connect with --uri URI (default: $MONGODB_URI) to the database
 //!   --db NAME (default: the URI's database), giving up after --timeout SECONDS
@@ -187,6 +188,9 @@ pub enum Commands {
         /// Also propose access-pattern rows from the profiler's entries (system.profile).
         #[arg(long)]
         workload: bool,
+        /// Keep plain types: no `allowed = [...]` from a string's few values.
+        #[arg(long)]
+        plain: bool,
     },
 }
 
@@ -352,12 +356,13 @@ impl From<Commands> for Command {
                     .allow_weaker_validator(allow_weaker_validator),
                 dry_run,
             ),
-            Commands::Infer { connection, collection, sample, out, workload } => Command::Infer(
+            Commands::Infer { connection, collection, sample, out, workload, plain } => Command::Infer(
                 connection,
                 crate::infer::InferOptions::default()
                     .sample(sample)
                     .collections(collection)
                     .workload(workload)
+                    .plain(plain)
                     .progress(true),
                 out,
             ),

@@ -19,6 +19,8 @@ pub enum CustomerScoreValue {
 pub struct CustomerAddress {
     // "city": in 300 of 300 (100%); string 300 (100%)
     // proposed (observed, not enforced): #[validate(max_length = 4, allowed = ["Lima", "Lyon", "Oslo"])]
+    // every stored value is one of these 3 (all documents read): `allowed` keeps the domain; `infer --plain` leaves a plain String
+    #[validate(allowed = ["Lima", "Lyon", "Oslo"])]
     pub city: String,
     // "zip": in 300 of 300 (100%); string 300 (100%)
     // proposed (observed, not enforced): #[validate(max_length = 5)]
@@ -30,6 +32,8 @@ pub struct CustomerAddress {
 pub struct CustomerOrder {
     // "sku": in 750 of 750 (100%); string 750 (100%)
     // proposed (observed, not enforced): #[validate(max_length = 3, allowed = ["S-0", "S-1", "S-2", "S-3", "S-4"])]
+    // every stored value is one of these 5 (all documents read): `allowed` keeps the domain; `infer --plain` leaves a plain String
+    #[validate(allowed = ["S-0", "S-1", "S-2", "S-3", "S-4"])]
     pub sku: String,
     // "qty": in 750 of 750 (100%); int 750 (100%)
     // proposed (observed, not enforced): #[validate(minimum = 1, maximum = 5)]
@@ -78,6 +82,8 @@ pub struct Customer {
     pub orders: Vec<CustomerOrder>,
     // "customer_loyalty_program_membership_level": in 300 of 300 (100%); string 300 (100%)
     // proposed (observed, not enforced): #[validate(max_length = 6, allowed = ["bronze", "gold", "silver"])]
+    // every stored value is one of these 3 (all documents read): `allowed` keeps the domain; `infer --plain` leaves a plain String
+    #[validate(allowed = ["bronze", "gold", "silver"])]
     pub customer_loyalty_program_membership_level: String,
     // "created_at": in 300 of 300 (100%); date 300 (100%)
     pub created_at: DateTime,
@@ -98,6 +104,8 @@ pub struct FeedItem {
     pub at: DateTime,
     // "kind": in 5001 of 5001 (100%); string 5001 (100%)
     // proposed (observed, not enforced): #[validate(max_length = 2, allowed = ["k0", "k1", "k2", "k3"])]
+    // every stored value is one of these 4 (all documents read): `allowed` keeps the domain; `infer --plain` leaves a plain String
+    #[validate(allowed = ["k0", "k1", "k2", "k3"])]
     pub kind: String,
 }
 

@@ -280,8 +280,13 @@ async fn infer_writes_models_that_compile_and_a_report_naming_every_anti_pattern
     assert!(orders.contains("#[embed(max = 5, reason = \"TODO: "), "{orders}");
     assert!(orders.ends_with("pub orders: Vec<CustomerOrder>,"), "{orders}");
     assert!(struct_body(&source, "CustomerOrder").contains("pub tags: Vec<String>,"), "{source}");
-    // Proposals are comments, never attributes.
+    // Bounds from the data are comments; a string of three values, every document
+    // read, is also `allowed`.
     let level = field_block(customer, "customer_loyalty_program_membership_level");
+    assert!(
+        level.contains("    #[validate(allowed = [\"bronze\", \"gold\", \"silver\"])]\n    pub customer_loyalty_program_membership_level: String,"),
+        "{level}"
+    );
     assert!(level.contains("// proposed (observed, not enforced): #[validate(max_length = 6, allowed = [\"bronze\", \"gold\", \"silver\"])]"), "{level}");
     // The indexes, in docshape's syntax.
     assert!(source.contains("#[index(keys(email), unique, partial_filter = r#\"{\"active\":"), "{source}");
@@ -366,9 +371,12 @@ async fn infer_writes_models_that_compile_and_a_report_naming_every_anti_pattern
         )),
         "{member}"
     );
-    // The validator's four, and the integer/double mix's wider type: nothing from the
+    // The validator's four, the integer/double mix's wider type, and the four strings
+    // of a handful of values in collections read whole (`allowed`); no bound from the
     // sample.
-    assert_eq!(source.matches("\n    #[validate(").count(), 5, "only the validator's: {source}");
+    assert_eq!(source.matches("\n    #[validate(").count(), 9, "{source}");
+    let plain = docshape_cli::infer::Inferred { plain: true, ..inferred.clone() }.source();
+    assert_eq!(plain.matches("\n    #[validate(").count(), 5, "--plain: {plain}");
 
     let report = inferred.report();
     for planted in [

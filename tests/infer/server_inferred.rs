@@ -32,6 +32,8 @@ pub struct SensorReading {
     pub id: ObjectId,
     // "sensor": in 40 of 40 (100%); string 40 (100%)
     // proposed (observed, not enforced): #[validate(max_length = 2, allowed = ["s0", "s1", "s2"])]
+    // every stored value is one of these 3 (all documents read): `allowed` keeps the domain; `infer --plain` leaves a plain String
+    #[validate(allowed = ["s0", "s1", "s2"])]
     pub sensor: String,
     // "value": in 40 of 40 (100%); int 30 (75%), double 10 (25%)
     // integers and doubles mixed (int 30 (75%), double 10 (25%)): read as f64, written back as doubles

@@ -29,6 +29,8 @@ pub struct InferWorkloadOrder {
     pub customer: String,
     // "status": in 200 of 200 (100%); string 200 (100%)
     // proposed (observed, not enforced): #[validate(max_length = 4, allowed = ["new", "paid"])]
+    // every stored value is one of these 2 (all documents read): `allowed` keeps the domain; `infer --plain` leaves a plain String
+    #[validate(allowed = ["new", "paid"])]
     pub status: String,
     // "placed_at": in 200 of 200 (100%); date 200 (100%)
     pub placed_at: DateTime,
@@ -37,6 +39,8 @@ pub struct InferWorkloadOrder {
     pub total: i64,
     // "region": in 200 of 200 (100%); string 200 (100%)
     // proposed (observed, not enforced): #[validate(max_length = 2, allowed = ["eu", "us"])]
+    // every stored value is one of these 2 (all documents read): `allowed` keeps the domain; `infer --plain` leaves a plain String
+    #[validate(allowed = ["eu", "us"])]
     pub region: String,
     // "sku": in 200 of 200 (100%); string 200 (100%)
     // proposed (observed, not enforced): #[validate(max_length = 4)]

@@ -49,6 +49,10 @@ pub struct CopiedField {
     pub examples: Vec<(String, String, String)>,
 }
 
+/// A candidate copy's documents compared, those equal to the source, and examples of
+/// the others.
+type Tally = (u64, u64, Vec<(String, String, String)>);
+
 /// The scalar kind of a value, for matching a field with an `_id` or a copy with its
 /// source.
 fn scalar(value: &Bson) -> Option<&'static str> {
@@ -148,8 +152,7 @@ async fn copies(db: &Database, c: &CollectionShape, link: &Link) -> Result<Vec<C
     pipeline.push(doc! { "$lookup": { "from": &link.target, "localField": &link.field, "foreignField": "_id", "as": "__docshape_source" } });
     let mut cursor = db.collection::<Document>(&c.name).aggregate(pipeline).await?;
     // Per (copy field, source field): compared, equal, stale examples.
-    let mut tally: std::collections::BTreeMap<(String, String), (u64, u64, Vec<(String, String, String)>)> =
-        std::collections::BTreeMap::new();
+    let mut tally: std::collections::BTreeMap<(String, String), Tally> = std::collections::BTreeMap::new();
     while let Some(d) = cursor.try_next().await? {
         let Some(Bson::Document(source)) = d.get_array("__docshape_source").ok().and_then(|a| a.first())
         else {

@@ -22,6 +22,11 @@ pub(super) struct Gen {
     /// The server validator's constraints the last model did not keep, as
     /// `path: value` (for the report).
     pub(super) gaps: Vec<String>,
+    /// Keep the plain form (`InferOptions::plain`).
+    pub(super) plain: bool,
+    /// Whether the model being written read every document of its collection: only
+    /// then do the values seen bound the field (`allowed`).
+    exact: bool,
 }
 
 /// Type names the generated file imports or the prelude holds: never a model's name.
@@ -118,6 +123,7 @@ impl Gen {
         let schema = c.validator.as_ref().and_then(|v| v.get_document("$jsonSchema").ok());
         let properties = schema.and_then(|s| s.get_document("properties").ok());
         self.gaps.clear();
+        self.exact = c.sampled > 0 && c.sampled >= c.estimated_count;
         let fields = self.structure(&name, head, &c.root, c.sampled, Some(properties));
         self.top_level_gaps(c, &fields);
     }
@@ -258,6 +264,18 @@ impl Gen {
                     &kept,
                     &mut self.gaps,
                 );
+            }
+            // A string of a handful of values, in every document (read whole): the
+            // values are the field's domain; `allowed` keeps it so, and every stored
+            // document still passes.
+            let server_enum = declared.is_some_and(|s| s.contains_key("enum"));
+            if let (false, true, false, Some(values)) = (self.plain, self.exact, server_enum, low_cardinality(child)) {
+                let _ = writeln!(
+                    body,
+                    "    // every stored value is one of these {} (all documents read): `allowed` keeps the domain; `infer --plain` leaves a plain String",
+                    values.len()
+                );
+                validate.push(format!("allowed = [{}]", values.join(", ")));
             }
             if !validate.is_empty() {
                 let _ = writeln!(body, "    #[validate({})]", validate.join(", "));
@@ -455,6 +473,15 @@ impl Gen {
         }
         Some(Typed { ty: name, document: false, notes })
     }
+}
+
+/// The values of a string field of two to five short values, each seen, over ten
+/// values at least, as escaped literals.
+fn low_cardinality(node: &Node) -> Option<Vec<String>> {
+    let kinds = node.non_null();
+    let set = node.distinct.as_ref()?;
+    let only_strings = kinds.len() == 1 && kinds.contains_key("string");
+    (only_strings && node.seen >= 10 && (2..=5).contains(&set.len())).then(|| set.iter().map(|v| escaped(v)).collect())
 }
 
 /// A `#[validate(...)]` proposal from what was seen, or `None`.
