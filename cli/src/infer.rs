@@ -120,7 +120,13 @@ pub struct InferOptions {
 
 impl Default for InferOptions {
     fn default() -> Self {
-        InferOptions { sample: 1_000, collections: Vec::new(), workload: false, progress: false, plain: false }
+        InferOptions {
+            sample: 1_000,
+            collections: Vec::new(),
+            workload: false,
+            progress: false,
+            plain: false,
+        }
     }
 }
 

@@ -269,7 +269,9 @@ impl Gen {
             // values are the field's domain; `allowed` keeps it so, and every stored
             // document still passes.
             let server_enum = declared.is_some_and(|s| s.contains_key("enum"));
-            if let (false, true, false, Some(values)) = (self.plain, self.exact, server_enum, low_cardinality(child)) {
+            if let (false, true, false, Some(values)) =
+                (self.plain, self.exact, server_enum, low_cardinality(child))
+            {
                 let _ = writeln!(
                     body,
                     "    // every stored value is one of these {} (all documents read): `allowed` keeps the domain; `infer --plain` leaves a plain String",
@@ -481,7 +483,8 @@ fn low_cardinality(node: &Node) -> Option<Vec<String>> {
     let kinds = node.non_null();
     let set = node.distinct.as_ref()?;
     let only_strings = kinds.len() == 1 && kinds.contains_key("string");
-    (only_strings && node.seen >= 10 && (2..=5).contains(&set.len())).then(|| set.iter().map(|v| escaped(v)).collect())
+    (only_strings && node.seen >= 10 && (2..=5).contains(&set.len()))
+        .then(|| set.iter().map(|v| escaped(v)).collect())
 }
 
 /// A `#[validate(...)]` proposal from what was seen, or `None`.

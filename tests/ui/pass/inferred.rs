@@ -50,10 +50,12 @@ pub fn main() {
     assert_eq!(written.get_str("first-name").unwrap(), "Ada");
     assert!(!written.contains_key("nickname"));
     assert_eq!(written.get("last_login"), Some(&Bson::Null));
-    // The validator names the stored names; proposals stayed comments.
+    // The validator names the stored names; bounds from the sample stayed comments; the
+    // age takes any number; a string of three values (every document read) is an enum.
     let json = Customer::validator_json();
     assert!(json.contains("\"first-name\"") && json.contains("\"maxItems\": 5"), "{json}");
     assert!(!json.contains("maxLength"), "{json}");
+    assert!(json.contains("\"number\"") && json.contains("\"silver\""), "{json}");
     let names: Vec<&str> = Customer::INDEXES.iter().map(|i| i.name).collect();
     assert_eq!(names, ["address.city_1_age_-1", "created_at_1", "email_1"]);
     assert_eq!(Customer::INDEXES[1].expire_after_secs, Some(365 * 24 * 3600));
