@@ -214,6 +214,34 @@ async fn infer_keeps_the_servers_validator_and_sync_from_it_loosens_nothing() {
     let report = docshape::check::<Signup>(&db).await.unwrap();
     assert!(report.is_clean(), "{report}");
 
+    // `required` is a set: the same names in another order are no drift, and a name
+    // missing on the server is one difference, not one per shifted position.
+    let required = |v: &Document| v.get_document("$jsonSchema").unwrap().get_array("required").unwrap().clone();
+    let with_required = |names: Vec<Bson>| {
+        let mut v = new.clone();
+        v.get_document_mut("$jsonSchema").unwrap().insert("required", names);
+        v
+    };
+    let mut names = required(&new);
+    assert!(names.len() >= 3, "{new}");
+    names.reverse();
+    db.run_command(doc! { "collMod": "signups", "validator": with_required(names.clone()) }).await.unwrap();
+    let report = docshape::check::<Signup>(&db).await.unwrap();
+    assert!(report.is_clean(), "{report}");
+    assert!(docshape::sync::<Signup>(&db).await.unwrap().is_unchanged());
+    let dropped = names.pop().unwrap();
+    db.run_command(doc! { "collMod": "signups", "validator": with_required(names) }).await.unwrap();
+    let report = docshape::check::<Signup>(&db).await.unwrap();
+    match &report.drift[..] {
+        [docshape::check::Drift::ValidatorDiffers { differences }] => {
+            assert_eq!(differences.len(), 1, "{report}");
+            assert_eq!(differences[0].path, "$jsonSchema.required", "{report}");
+            assert_eq!((differences[0].server.as_ref(), differences[0].code.as_ref()), (None, Some(&dropped)));
+        }
+        _ => panic!("{report}"),
+    }
+    docshape::sync::<Signup>(&db).await.unwrap();
+
     // The integer/double mix: the stored integers pass the model's validator.
     docshape::sync::<SensorReading>(&db).await.unwrap();
     let (readings_validator, _) = validator_of(&db, "sensor_readings").await;
