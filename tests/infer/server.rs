@@ -216,7 +216,8 @@ async fn infer_keeps_the_servers_validator_and_sync_from_it_loosens_nothing() {
 
     // `required` is a set: the same names in another order are no drift, and a name
     // missing on the server is one difference, not one per shifted position.
-    let required = |v: &Document| v.get_document("$jsonSchema").unwrap().get_array("required").unwrap().clone();
+    let required =
+        |v: &Document| v.get_document("$jsonSchema").unwrap().get_array("required").unwrap().clone();
     let with_required = |names: Vec<Bson>| {
         let mut v = new.clone();
         v.get_document_mut("$jsonSchema").unwrap().insert("required", names);
@@ -236,7 +237,10 @@ async fn infer_keeps_the_servers_validator_and_sync_from_it_loosens_nothing() {
         [docshape::check::Drift::ValidatorDiffers { differences }] => {
             assert_eq!(differences.len(), 1, "{report}");
             assert_eq!(differences[0].path, "$jsonSchema.required", "{report}");
-            assert_eq!((differences[0].server.as_ref(), differences[0].code.as_ref()), (None, Some(&dropped)));
+            assert_eq!(
+                (differences[0].server.as_ref(), differences[0].code.as_ref()),
+                (None, Some(&dropped))
+            );
         }
         _ => panic!("{report}"),
     }
