@@ -34,6 +34,8 @@ use crate::{
     access, bucket, denormalized, index, model, outlier, paginate, polymorphic, relation, stamps, timeseries,
     validator, versioning,
 };
+// Summaries: a model maintained from another model's writes.
+use crate::summary;
 
 /// `#[derive(Model)]` on a token stream: the generated code, with the errors the checks
 /// found, or, when the type cannot be read, the errors with stub impls. Never panics,
@@ -161,9 +163,10 @@ fn model_expansion(recv: ModelReceiver) -> Expanded {
     let mut paginate = paginate::parse(&cx, &mut errors);
     let timeseries = timeseries::parse(&cx, &mut errors);
     let stamps = stamps::parse(&cx, &mut errors);
-    // What patterns give the core: a bucket's range index, a time-series collection's
-    // meta/time index, and the bounds the
-    // validator learns from buckets, outliers and `#[embed(max = N)]`.
+    let mut summary = summary::parse(&cx, &mut errors); // summary
+                                                        // What patterns give the core: a bucket's range index, a time-series collection's
+                                                        // meta/time index, and the bounds the
+                                                        // validator learns from buckets, outliers and `#[embed(max = N)]`.
     bucket::add_index(&bucket, &mut index);
     timeseries::add_index(&timeseries, &mut index);
     let bounds: Vec<_> = [bucket::bounds(&bucket), outlier::bounds(&outlier), relation::bounds(&relation)]
@@ -184,7 +187,8 @@ fn model_expansion(recv: ModelReceiver) -> Expanded {
     paginate::check(&mut paginate, &cx, &mut errors);
     relation::check(&mut relation, &cx, &bounds, &mut errors);
     timeseries::check(&timeseries, &cx, &index, &access, bucket::declared(&bucket), &mut errors);
-    // Emitted with the expansion, never instead of it: see the module's documentation.
+    summary::check(&mut summary, &cx, &mut errors); // summary
+                                                    // Emitted with the expansion, never instead of it: see the module's documentation.
     let errors = errors.finish().err();
 
     // Expand every pattern. The bounds reach the validator as if written in
@@ -201,6 +205,7 @@ fn model_expansion(recv: ModelReceiver) -> Expanded {
     let outlier = outlier::expand(&outlier, &cx);
     let timeseries = timeseries::expand(&timeseries);
     let stamps = stamps::expand(&stamps);
+    let summary = summary::expand(&summary, &bounded); // summary
     let paginate = paginate::expand(&paginate, &bounded, &access);
     let (access, views) = access::expand(&access, &bounded);
     let (model, registration) = model::expand(
@@ -225,6 +230,7 @@ fn model_expansion(recv: ModelReceiver) -> Expanded {
         #bucket
         #outlier
         #timeseries
+        #summary
     };
     Expanded { errors, views, items }
 }
@@ -249,8 +255,10 @@ fn polymorphic_expansion(
     // Refused on an enum, with its error: no part of it expands.
     let _ = timeseries::parse(&cx, &mut errors);
     let _ = stamps::parse(&cx, &mut errors);
+    let mut summary = summary::parse(&cx, &mut errors); // summary: refused by its check
 
     // Check every pattern.
+    summary::check(&mut summary, &cx, &mut errors); // summary
     polymorphic::check(&cx, p, &mut errors);
     model::check(&mut model, &cx, &mut errors);
     validator::check(&mut validator, &cx, &mut errors);
