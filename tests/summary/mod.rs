@@ -12,6 +12,8 @@ use mongodb::Database;
 use serde::{Deserialize, Serialize};
 
 mod basics;
+mod concurrent;
+mod foreign;
 
 /// The source: an order whose items come from several sellers.
 #[derive(Debug, Clone, Serialize, Deserialize, Model)]

@@ -81,7 +81,8 @@ impl Watcher {
                 };
                 let err = |error| SummaryError::Mongo { summary: source, error };
                 let Some(event) = next.map_err(err)? else {
-                    self.save(source, streams[i].1.resume_token()).await?;
+                    let token = streams[i].1.resume_token();
+                    self.save(source, token).await?;
                     continue;
                 };
                 idle = false;
@@ -98,7 +99,8 @@ impl Watcher {
                     }
                 }
                 if report.changes % 64 == 0 {
-                    self.save(source, streams[i].1.resume_token()).await?;
+                    let token = streams[i].1.resume_token();
+                    self.save(source, token).await?;
                 }
             }
             if !stopped && idle {
@@ -108,8 +110,9 @@ impl Watcher {
                 }
             }
             if stopped {
-                for (source, stream) in &streams {
-                    self.save(source, stream.resume_token()).await?;
+                let positions: Vec<_> = streams.iter().map(|(s, st)| (*s, st.resume_token())).collect();
+                for (source, token) in positions {
+                    self.save(source, token).await?;
                 }
                 return Ok(report);
             }
