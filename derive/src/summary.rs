@@ -67,15 +67,14 @@ pub(crate) fn parse(cx: &Context, errors: &mut darling::error::Accumulator) -> P
     let c = &cx.container;
     let fields = paths::stored_fields(c);
     let Some(attr) = c.attrs.iter().find(|a| is_summary(a)) else {
-        for f in &fields {
-            if let Some(a) = f.recv.attrs.iter().find(|a| is_summary(a)) {
-                errors.push(
-                    Error::custom(format!(
-                        "a `#[summary(...)]` field belongs to a summary model: declare the type's summary with {HELP}"
-                    ))
-                    .with_span(a),
-                );
-            }
+        // One error: the first such field says what is missing.
+        if let Some(a) = fields.iter().find_map(|f| f.recv.attrs.iter().find(|a| is_summary(a))) {
+            errors.push(
+                Error::custom(format!(
+                    "a `#[summary(...)]` field belongs to a summary model: declare the type's summary with {HELP}"
+                ))
+                .with_span(a),
+            );
         }
         return Parsed::default();
     };
@@ -338,7 +337,7 @@ pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> TokenStream {
     let walk = |path: &str, span: Span| {
         let segments: Vec<&str> = path.split('.').collect();
         let Walk { items, steps, .. } = paths::walk(source.clone(), &segments, 1, span);
-        let stored = steps.last().map(|s| quote!(#s::Stored)).unwrap_or_default();
+        let stored = steps.last().map(|s| respan(quote!(#s::Stored), span)).unwrap_or_default();
         (items, stored)
     };
     let id_ty = def.id_ty.as_ref().map(|t| quote!(#t)).unwrap_or_default();

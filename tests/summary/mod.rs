@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 mod basics;
 mod concurrent;
+mod cost;
 mod foreign;
 
 /// The source: an order whose items come from several sellers.
