@@ -14,10 +14,10 @@ use quote::{format_ident, quote};
 use syn::spanned::Spanned;
 use syn::{Attribute, LitStr};
 
-use crate::ast::Context;
 use crate::common::duration::parse_duration;
 use crate::common::paths::{self, Walk};
 use crate::common::respan::{bound_check, respan};
+use crate::facts::Facts as Context;
 
 /// A summary model's declaration, when it has one.
 #[derive(Default)]
