@@ -416,6 +416,7 @@ fn runtime() -> Crate {
         ("copies", Pattern("denormalized")),
         ("keys", Pattern("keys")),
         ("timeseries", Pattern("timeseries")),
+        ("summary", Pattern("summary")),
         // The guide: documentation modules, no code of their own.
         ("guide", Free),
         ("__private", Free),
@@ -448,6 +449,7 @@ fn derive() -> Crate {
         ("denormalized", Pattern("denormalized")),
         ("keys", Pattern("keys")),
         ("timeseries", Pattern("timeseries")),
+        ("summary", Pattern("summary")),
         ("tests", Free),
     ]);
     Crate { src: workspace().join("derive/src"), layers }

@@ -18,6 +18,7 @@ mod paginate;
 mod polymorphic;
 mod spans;
 mod stamps;
+mod summary;
 mod timeseries;
 mod tls;
 mod validator;

@@ -35,6 +35,8 @@ use crate::{
     access, bucket, denormalized, index, model, outlier, paginate, polymorphic, relation, stamps, timeseries,
     validator, versioning,
 };
+// Summaries: a model maintained from another model's writes.
+use crate::summary;
 
 /// `#[derive(Model)]` on a token stream: the generated code, with the errors the checks
 /// found, or, when the type cannot be read, the errors with stub impls. Never panics,
@@ -169,6 +171,8 @@ fn expansion(cx: Facts, mut errors: darling::error::Accumulator) -> Expanded {
     // Refused on an enum and on an embedded type, with its error: no part of it expands.
     let timeseries = on(is_model).map(|()| timeseries::parse(&cx, &mut errors)).filter(|_| is_struct);
     let stamps = stamps::parse(&cx, &mut errors);
+    // A polymorphic model's summary is parsed for its refusal.
+    let mut summary = on(is_model).map(|()| summary::parse(&cx, &mut errors));
 
     // Phase: what patterns give the core and one another, as plain facts. A bucket's
     // range index and a time-series collection's meta/time index join the declared
@@ -236,6 +240,9 @@ fn expansion(cx: Facts, mut errors: darling::error::Accumulator) -> Expanded {
         let declared = bucket.as_ref().is_some_and(bucket::declared);
         timeseries::check(t, &cx, index, access, declared, &mut errors);
     }
+    if let Some(summary) = &mut summary {
+        summary::check(summary, &cx, &mut errors);
+    }
     // Emitted with the expansion, never instead of it: see the module's documentation.
     let errors = errors.finish().err();
 
@@ -256,6 +263,7 @@ fn expansion(cx: Facts, mut errors: darling::error::Accumulator) -> Expanded {
     let outlier = outlier.map(|o| outlier::expand(&o, &cx)).unwrap_or_default();
     let timeseries = timeseries.map(|t| timeseries::expand(&t)).unwrap_or_default();
     let stamps = stamps::expand(&stamps);
+    let summary = summary.map(|s| summary::expand(&s, &bounded)).unwrap_or_default();
     let paginate = access.as_ref().map(|a| paginate::expand(&bounded, a)).unwrap_or_default();
     let (access, views) = access.map(|a| access::expand(&a, &bounded)).unwrap_or_default();
     let c = &bounded.container;
@@ -313,6 +321,7 @@ fn expansion(cx: Facts, mut errors: darling::error::Accumulator) -> Expanded {
         #bucket
         #outlier
         #timeseries
+        #summary
     };
     Expanded { errors, views, items }
 }

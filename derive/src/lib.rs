@@ -51,6 +51,7 @@ mod paginate;
 mod polymorphic;
 mod relation;
 mod stamps;
+mod summary;
 mod timeseries;
 mod validator;
 mod versioning;
@@ -75,7 +76,8 @@ mod versioning;
         denormalized,
         created_at,
         updated_at,
-        revision
+        revision,
+        summary
     )
 )]
 pub fn derive_model(input: proc_macro::TokenStream) -> proc_macro::TokenStream {

@@ -16,31 +16,33 @@
 //!    cached keys) and in what order.
 //! 5. [`relation`]: embed, reference or copy.
 //! 6. [`denormalized`]: copies and their refresh (worker, watcher, reconcile).
-//! 7. [`paginate`]: keyset pagination with tamper-evident cursors.
-//! 8. [`versioning`]: schema versions, lazy migration and backfill.
-//! 9. [`polymorphic`]: one collection, several document shapes.
-//! 10. [`bucket`]: many items of one series per document, appended in one round trip.
-//! 11. [`timeseries`]: collections the server buckets itself.
-//! 12. [`outlier`]: an array embedded up to a threshold, with overflow documents.
-//! 13. [`keys`]: the Redis key catalog.
+//! 7. [`summary`]: documents maintained from another model's writes (totals, counts,
+//!    extremes per group), exact under concurrency, crashes and foreign writes.
+//! 8. [`paginate`]: keyset pagination with tamper-evident cursors.
+//! 9. [`versioning`]: schema versions, lazy migration and backfill.
+//! 10. [`polymorphic`]: one collection, several document shapes.
+//! 11. [`bucket`]: many items of one series per document, appended in one round trip.
+//! 12. [`timeseries`]: collections the server buckets itself.
+//! 13. [`outlier`]: an array embedded up to a threshold, with overflow documents.
+//! 14. [`keys`]: the Redis key catalog.
 //!
 //! **Operating**
 //!
-//! 14. [`application`]: connecting, the generated API in an application, and a worked
+//! 15. [`application`]: connecting, the generated API in an application, and a worked
 //!     example (a Q&A site).
-//! 15. [`artifacts`]: `sync` for every model, artifacts as files, drift checks and the
+//! 16. [`artifacts`]: `sync` for every model, artifacts as files, drift checks and the
 //!     command line.
-//! 16. [`upgrades`]: rolling deploys and rollbacks of a changed model.
-//! 17. [`infer`]: adopting docshape over an existing database, and checking the
+//! 17. [`upgrades`]: rolling deploys and rollbacks of a changed model.
+//! 18. [`infer`]: adopting docshape over an existing database, and checking the
 //!     workload against the access table.
-//! 18. [`tracing`]: the spans and events docshape records.
-//! 19. [`testing`]: testing your own models against a real server.
+//! 19. [`tracing`]: the spans and events docshape records.
+//! 20. [`testing`]: testing your own models against a real server.
 //!
 //! **Reference**
 //!
-//! 20. [`types`]: how Rust types are stored and validated.
-//! 21. [`features`]: the crate's features: bson 2 or 3, TLS backends, DNS.
-//! 22. [`attributes`]: every attribute the derives read, with its keys.
+//! 21. [`types`]: how Rust types are stored and validated.
+//! 22. [`features`]: the crate's features: bson 2 or 3, TLS backends, DNS.
+//! 23. [`attributes`]: every attribute the derives read, with its keys.
 
 // Each chapter is a Markdown file beside this one, so that it reads as text in the
 // repository and compiles as doctests here.
@@ -62,6 +64,9 @@ pub mod relation {
 }
 pub mod denormalized {
     #![doc = include_str!("guide/denormalized.md")]
+}
+pub mod summary {
+    #![doc = include_str!("guide/summary.md")]
 }
 pub mod paginate {
     #![doc = include_str!("guide/paginate.md")]

@@ -160,7 +160,7 @@ pub mod copies {
     pub use crate::patterns::denormalized::*;
 }
 pub use crate::patterns::relation::refs;
-pub use crate::patterns::{keys, paginate, relation, timeseries, versioning};
+pub use crate::patterns::{keys, paginate, relation, summary, timeseries, versioning};
 
 pub use crate::core::error::{Error, Result};
 pub use crate::core::model::{IdOf, Identified, Model, ValidationAction, ValidationLevel};
@@ -402,6 +402,10 @@ pub mod __private {
         assert_copy_type, assert_model, assert_reference_id, assert_via, CopyType, ReferenceId, ViaSource,
     };
     pub use crate::patterns::relation::refs::{IdOf, Identified, Ref};
+    pub use crate::patterns::summary::{
+        summary_avg, GroupKey, GroupPart, Summable, SummaryField, SummaryOp, SummaryPeriod, SummaryRefresh,
+        SummarySpec, SummaryTime,
+    };
     pub use crate::patterns::timeseries::{Granularity, SeriesTime, TimeSeries};
     pub use crate::patterns::versioning::{
         decode as versioned_decode, upgrade_in_place, validator as versioned_validator,

@@ -13,5 +13,6 @@ pub mod keys;
 pub mod outlier;
 pub mod paginate;
 pub mod relation;
+pub mod summary;
 pub mod timeseries;
 pub mod versioning;

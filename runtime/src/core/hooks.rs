@@ -53,6 +53,9 @@ pub enum Derived {
     // Registered by the keys pattern under the `redis` feature only.
     #[cfg_attr(not(feature = "redis"), allow(dead_code))]
     Cache,
+    /// Summary documents the source document contributes to (`summary`): the only
+    /// kind an insert has.
+    Summary,
 }
 
 /// A reaction to a source document's write, registered by the pattern that keeps
@@ -111,6 +114,16 @@ pub async fn after_source_write_except(
 ) -> Result<(), CopyError> {
     for hook in inventory::iter::<SourceWriteHook>.into_iter().filter(|h| Some(h.kind) != skip) {
         (hook.after_write)(db, source, id, update).await?;
+    }
+    Ok(())
+}
+
+/// Runs the [`SourceWriteHook`]s of kind [`Derived::Summary`] after document `id` of
+/// `source` was inserted: a new document has no copies or cached keys yet, but it
+/// counts in the summaries of its collection.
+pub async fn after_source_insert(db: &Database, source: &'static str, id: &Bson) -> Result<(), CopyError> {
+    for hook in inventory::iter::<SourceWriteHook>.into_iter().filter(|h| h.kind == Derived::Summary) {
+        (hook.after_write)(db, source, id, None).await?;
     }
     Ok(())
 }

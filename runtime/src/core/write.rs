@@ -26,8 +26,9 @@
 //!    A writer of copies ([`Effects::after_copies`]) has only the caches to keep:
 //!    copies are not sources of further copies.
 //!
-//! An insert creates a document: it has step 2 only (no copy of it exists elsewhere
-//! yet, and a cached row never caches a miss).
+//! An insert creates a document: it has step 2, and of step 4 only the summaries it
+//! counts in ([`Effects::after_insert`]): no copy of it exists elsewhere yet, and a
+//! cached row never caches a miss.
 //!
 //! The writers that go through it: write and upsert rows (`core::access::update`),
 //! inserts (`relation::insert_one`, `relation::insert_many`, `versioning::insert_one`),
@@ -132,6 +133,12 @@ impl Effects {
             return Ok(());
         }
         hooks::after_source_write_except(self.kept, db, self.collection, id, update).await
+    }
+
+    /// Step 4 after document `id` was inserted (not in a session): the summaries it
+    /// counts in ([`crate::core::hooks::after_source_insert`]).
+    pub async fn after_insert(&self, db: &Database, id: &Bson) -> Result<(), CopyError> {
+        hooks::after_source_insert(db, self.collection, id).await
     }
 
     /// Step 4 after a copy writer rewrote the documents `ids` (one batch, at most a

@@ -350,6 +350,8 @@ where
     let mongo = |source| RefError::Mongo { collection: T::COLLECTION, source: Box::new(source) };
     let id = collection.insert_one(&stored).await.map_err(mongo)?.inserted_id;
     settle_copies::<T>(db, &stored, &id).await?;
+    let derived = |source| RefError::Copies { collection: T::COLLECTION, source: Box::new(source) };
+    crate::core::write::Effects::of::<T>().after_insert(db, &id).await.map_err(derived)?; // summaries
     Ok(id)
 }
 
@@ -383,6 +385,8 @@ where
     for (i, document) in stored.iter().enumerate() {
         let id = inserted.get(&i).cloned().or_else(|| document.get("_id").cloned()).unwrap_or(Bson::Null);
         settle_copies::<T>(db, document, &id).await?;
+        let derived = |source| RefError::Copies { collection: T::COLLECTION, source: Box::new(source) };
+        effects.after_insert(db, &id).await.map_err(derived)?; // summaries
         ids.push(id);
     }
     Ok(ids)

@@ -329,7 +329,8 @@ pub async fn insert_one<T: Versioned>(db: &Database, value: &T) -> Result<(), Ve
     // Its stamps from the writer's clock (step 2 of the write pipeline: an insert has
     // no copies elsewhere and no cached keys yet, a miss being never cached).
     Effects::of::<T>().on_insert(&mut document);
-    db.collection::<Document>(T::COLLECTION).insert_one(document).await?;
+    let id = db.collection::<Document>(T::COLLECTION).insert_one(document).await?.inserted_id;
+    Effects::of::<T>().after_insert(db, &id).await.map_err(|e| VersionError::Copies(Box::new(e)))?; // summaries
     Ok(())
 }
 

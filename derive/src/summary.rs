@@ -1,0 +1,440 @@
+//! The summary pattern: a model whose documents are maintained from another model's
+//! writes (`#[summary(of = Order, group(items.seller_id), refresh = "async",
+//! max_stale = "5m")]`), with `#[summary(count)]`, `#[summary(sum = "items.qty")]`,
+//! `#[summary(min = "...")]` and `#[summary(max = "...")]` fields.
+//!
+//! `parse` reads the attributes, `check` the rules that need only this type, and
+//! `expand` the type-level checks against the source model (the paths exist, the
+//! summed ones are numbers, the `_id` has the group key's type), the registry entry
+//! the runtime maintains the summary from, and the `avg_*` accessors.
+
+use darling::Error;
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote};
+use syn::spanned::Spanned;
+use syn::{Attribute, LitStr};
+
+use crate::common::duration::parse_duration;
+use crate::common::paths::{self, Walk};
+use crate::common::respan::{bound_check, respan};
+use crate::facts::Facts as Context;
+
+/// A summary model's declaration, when it has one.
+#[derive(Default)]
+pub(crate) struct Parsed {
+    def: Option<SummaryDef>,
+}
+
+struct SummaryDef {
+    source: syn::Path,
+    source_span: Span,
+    group: Vec<GroupPart>,
+    refresh: Option<u64>,
+    fields: Vec<OpDef>,
+    id_ty: Option<syn::Type>,
+}
+
+enum GroupPart {
+    Field { path: String, span: Span },
+    Period { path: String, per: String, span: Span },
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Op {
+    Count,
+    Sum,
+    Min,
+    Max,
+}
+
+struct OpDef {
+    ident: syn::Ident,
+    stored: String,
+    op: Op,
+    path: Option<(String, Span)>,
+    ty: syn::Type,
+}
+
+const HELP: &str = "`#[summary(of = Order, group(items.seller_id), refresh = \"sync\")]` or `refresh = \"async\", max_stale = \"5m\"`";
+const PERIODS: &[&str] = &["minute", "hour", "day", "week", "month", "year"];
+
+fn is_summary(a: &Attribute) -> bool {
+    a.path().is_ident("summary")
+}
+
+/// Reads `#[summary(...)]` on the type and its fields.
+pub(crate) fn parse(cx: &Context, errors: &mut darling::error::Accumulator) -> Parsed {
+    let c = &cx.container;
+    let fields = paths::stored_fields(c);
+    let Some(attr) = c.attrs.iter().find(|a| is_summary(a)) else {
+        // One error: the first such field says what is missing.
+        if let Some(a) = fields.iter().find_map(|f| f.recv.attrs.iter().find(|a| is_summary(a))) {
+            errors.push(
+                Error::custom(format!(
+                    "a `#[summary(...)]` field belongs to a summary model: declare the type's summary with {HELP}"
+                ))
+                .with_span(a),
+            );
+        }
+        return Parsed::default();
+    };
+    let Some(def) = container(attr, errors) else { return Parsed::default() };
+    let mut def = def;
+    for f in &fields {
+        let name = f.name.clone().unwrap_or_default();
+        if name == "_id" {
+            def.id_ty = Some(f.recv.ty.clone());
+        }
+        for a in f.recv.attrs.iter().filter(|a| is_summary(a)) {
+            if let Some((op, path)) = field_op(a, errors) {
+                let Some(ident) = f.recv.ident.clone() else { continue };
+                def.fields.push(OpDef { ident, stored: name.clone(), op, path, ty: f.recv.ty.clone() });
+            }
+        }
+    }
+    Parsed { def: Some(def) }
+}
+
+fn container(attr: &Attribute, errors: &mut darling::error::Accumulator) -> Option<SummaryDef> {
+    let mut source = None;
+    let mut group = None;
+    let mut refresh: Option<LitStr> = None;
+    let mut max_stale: Option<LitStr> = None;
+    let parsed = attr.parse_nested_meta(|meta| {
+        if meta.path.is_ident("of") {
+            source = Some(meta.value()?.parse::<syn::Path>()?);
+        } else if meta.path.is_ident("group") {
+            let content;
+            syn::parenthesized!(content in meta.input);
+            let mut parts = Vec::new();
+            while !content.is_empty() {
+                parts.push(group_part(&content)?);
+                if content.is_empty() {
+                    break;
+                }
+                content.parse::<syn::Token![,]>()?;
+            }
+            group = Some(parts);
+        } else if meta.path.is_ident("refresh") {
+            refresh = Some(meta.value()?.parse()?);
+        } else if meta.path.is_ident("max_stale") {
+            max_stale = Some(meta.value()?.parse()?);
+        } else {
+            return Err(meta.error(format!(
+                "unknown key in `#[summary]`: a summary takes `of`, `group(...)`, `refresh` and `max_stale`, as in {HELP}"
+            )));
+        }
+        Ok(())
+    });
+    if let Err(e) = parsed {
+        errors.push(e.into());
+        return None;
+    }
+    let Some(source) = source else {
+        errors.push(
+            Error::custom(format!("say which model the summary is kept from: `of = Order`, as in {HELP}"))
+                .with_span(attr.path()),
+        );
+        return None;
+    };
+    let Some(group) = group else {
+        errors.push(
+            Error::custom("say how the source's documents are grouped: `group(seller_id)`, `group(items.seller_id)` (by an array's elements), `group(seller_id, period(created_at, \"day\"))`, or `group()` for one document over the whole collection")
+                .with_span(attr.path()),
+        );
+        return None;
+    };
+    let refresh = match (refresh.as_ref().map(|l| (l.value(), l)), &max_stale) {
+        (None, _) => {
+            errors.push(
+                Error::custom(format!(
+                    "a summary needs a refresh policy, a product decision that is never implicit: {HELP}"
+                ))
+                .with_span(attr.path()),
+            );
+            return None;
+        }
+        (Some((r, _)), None) if r == "sync" => None,
+        (Some((r, _)), Some(stale)) if r == "sync" => {
+            errors.push(
+                Error::custom("`max_stale` is the bound of an `async` refresh; this summary is kept in sync")
+                    .with_span(stale),
+            );
+            return None;
+        }
+        (Some((r, lit)), None) if r == "async" => {
+            errors.push(
+                Error::custom("an `async` summary lags its source: state how much with `max_stale = \"5m\"`")
+                    .with_span(lit),
+            );
+            return None;
+        }
+        (Some((r, _)), Some(stale)) if r == "async" => match parse_duration(stale) {
+            Ok(0) => {
+                errors.push(
+                    Error::custom(
+                        "`max_stale = 0` is a summary that is never stale: use `refresh = \"sync\"`",
+                    )
+                    .with_span(stale),
+                );
+                return None;
+            }
+            Ok(secs) => Some(secs),
+            Err(e) => {
+                errors.push(e);
+                return None;
+            }
+        },
+        (Some((r, lit)), _) => {
+            errors.push(Error::custom(format!("`{r}` is not a refresh policy: {HELP}")).with_span(lit));
+            return None;
+        }
+    };
+    let source_span = source.span();
+    Some(SummaryDef { source, source_span, group, refresh, fields: Vec::new(), id_ty: None })
+}
+
+/// A dotted path of identifiers (`items.seller_id`), or a string literal.
+fn dotted(input: syn::parse::ParseStream) -> syn::Result<(String, Span)> {
+    if input.peek(LitStr) {
+        let lit: LitStr = input.parse()?;
+        return Ok((lit.value(), lit.span()));
+    }
+    let first: syn::Ident = input.call(syn::ext::IdentExt::parse_any)?;
+    let mut span = first.span();
+    let mut path = first.to_string();
+    while input.peek(syn::Token![.]) {
+        input.parse::<syn::Token![.]>()?;
+        let next: syn::Ident = input.call(syn::ext::IdentExt::parse_any)?;
+        span = span.join(next.span()).unwrap_or(span);
+        path.push('.');
+        path.push_str(&next.to_string());
+    }
+    Ok((path, span))
+}
+
+fn group_part(input: syn::parse::ParseStream) -> syn::Result<GroupPart> {
+    let fork = input.fork();
+    if fork.parse::<syn::Ident>().is_ok_and(|i| i == "period") && fork.peek(syn::token::Paren) {
+        let _: syn::Ident = input.parse()?;
+        let content;
+        syn::parenthesized!(content in input);
+        let (path, span) = dotted(&content)?;
+        content.parse::<syn::Token![,]>()?;
+        let per: LitStr = content.parse()?;
+        if !PERIODS.contains(&per.value().as_str()) {
+            return Err(syn::Error::new(
+                per.span(),
+                format!("`{}` is not a period: use one of {}", per.value(), PERIODS.join(", ")),
+            ));
+        }
+        return Ok(GroupPart::Period { path, per: per.value(), span });
+    }
+    let (path, span) = dotted(input)?;
+    Ok(GroupPart::Field { path, span })
+}
+
+fn field_op(
+    attr: &Attribute,
+    errors: &mut darling::error::Accumulator,
+) -> Option<(Op, Option<(String, Span)>)> {
+    let mut found = None;
+    let parsed = attr.parse_nested_meta(|meta| {
+        let op = if meta.path.is_ident("count") {
+            Op::Count
+        } else if meta.path.is_ident("sum") {
+            Op::Sum
+        } else if meta.path.is_ident("min") {
+            Op::Min
+        } else if meta.path.is_ident("max") {
+            Op::Max
+        } else {
+            return Err(meta.error("a summary field is `#[summary(count)]`, `#[summary(sum = \"items.qty\")]`, `#[summary(min = \"...\")]` or `#[summary(max = \"...\")]`; an average is `avg_<sum field>()`, derived on read"));
+        };
+        let path = if op == Op::Count {
+            None
+        } else {
+            let lit: LitStr = meta.value()?.parse()?;
+            Some((lit.value(), lit.span()))
+        };
+        if found.is_some() {
+            return Err(meta.error("one operator per summary field"));
+        }
+        found = Some((op, path));
+        Ok(())
+    });
+    match parsed {
+        Err(e) => {
+            errors.push(e.into());
+            None
+        }
+        Ok(()) if found.is_none() => {
+            errors.push(Error::custom("say what the field keeps: `#[summary(count)]`, `#[summary(sum = \"items.qty\")]`, `min` or `max`").with_span(attr));
+            None
+        }
+        Ok(()) => found,
+    }
+}
+
+/// The rules that need only this type: one count field, an `_id`, no polymorphic
+/// summary, paths that are paths.
+pub(crate) fn check(parsed: &mut Parsed, cx: &Context, errors: &mut darling::error::Accumulator) {
+    let Some(def) = &parsed.def else { return };
+    let attr = cx.container.attrs.iter().find(|a| is_summary(a));
+    let span = attr.map(|a| a.path().span()).unwrap_or_else(Span::call_site);
+    if cx.polymorphic.is_some() || !cx.container.generics.params.is_empty() {
+        errors.push(
+            Error::custom("a summary is a plain struct model: one document per group, of one shape")
+                .with_span(&span),
+        );
+        parsed.def = None;
+        return;
+    }
+    if def.id_ty.is_none() {
+        errors.push(
+            Error::custom("a summary's documents are found by their group key: add the `_id` field (`#[serde(rename = \"_id\")] seller_id: String`)")
+                .with_span(&span),
+        );
+        parsed.def = None;
+        return;
+    }
+    let counts = def.fields.iter().filter(|f| f.op == Op::Count).count();
+    if counts != 1 {
+        errors.push(
+            Error::custom("a summary keeps one `#[summary(count)]` field (an `i64`): it counts the group's source documents, and a group whose count reaches 0 is removed")
+                .with_span(&span),
+        );
+        parsed.def = None;
+        return;
+    }
+    for p in def.group.iter().map(|g| match g {
+        GroupPart::Field { path, span } | GroupPart::Period { path, span, .. } => (path, span),
+    }) {
+        if p.0.split('.').any(str::is_empty) || p.0 == "_id" {
+            errors.push(
+                Error::custom(format!("`{}` is not a stored path of the source to group by", p.0))
+                    .with_span(p.1),
+            );
+            parsed.def = None;
+            return;
+        }
+    }
+}
+
+/// The type-level checks against the source, the registry entry, the accessors.
+pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> TokenStream {
+    let Some(def) = &parsed.def else { return TokenStream::new() };
+    let ident = &cx.container.ident;
+    let source = respan(
+        {
+            let s = &def.source;
+            quote!(#s)
+        },
+        def.source_span,
+    );
+    let mut checks = TokenStream::new();
+    checks.extend(bound_check("assert_model", source.clone(), quote!(__ds::Model), None, def.source_span));
+    let walk = |path: &str, span: Span| {
+        let segments: Vec<&str> = path.split('.').collect();
+        let Walk { items, steps, .. } = paths::walk(source.clone(), &segments, 1, span);
+        let stored = steps.last().map(|s| respan(quote!(#s::Stored), span)).unwrap_or_default();
+        (items, stored)
+    };
+    let id_ty = def.id_ty.as_ref().map(|t| quote!(#t)).unwrap_or_default();
+    let mut parts = Vec::new();
+    for g in &def.group {
+        match g {
+            GroupPart::Field { path, span } => {
+                let (items, stored) = walk(path, *span);
+                let key = (def.group.len() == 1).then(|| {
+                    bound_check(
+                        "assert_group_key",
+                        id_ty.clone(),
+                        quote!(__ds::GroupKey),
+                        Some(stored),
+                        *span,
+                    )
+                });
+                checks.extend(quote!(const _: () = { #items #key };));
+                parts.push(quote!(__ds::GroupPart::Field(#path)));
+            }
+            GroupPart::Period { path, per, span } => {
+                let (items, stored) = walk(path, *span);
+                let time = bound_check("assert_period_time", stored, quote!(__ds::SummaryTime), None, *span);
+                let key = (def.group.len() == 1).then(|| {
+                    let dt = quote!(__ds::DateTime);
+                    bound_check("assert_group_key", id_ty.clone(), quote!(__ds::GroupKey), Some(dt), *span)
+                });
+                checks.extend(quote!(const _: () = { #items #time #key };));
+                let per = format_ident!("{}", capitalize(per));
+                parts.push(quote!(__ds::GroupPart::Period(#path, __ds::SummaryPeriod::#per)));
+            }
+        }
+    }
+    if def.group.is_empty() {
+        let s = quote!(__ds::String);
+        let span = def.source_span;
+        checks.extend(bound_check("assert_group_key", id_ty.clone(), quote!(__ds::GroupKey), Some(s), span));
+    }
+    let mut fields = Vec::new();
+    let mut accessors = TokenStream::new();
+    let count = def.fields.iter().find(|f| f.op == Op::Count).map(|f| f.ident.clone());
+    for f in &def.fields {
+        let stored = &f.stored;
+        let (op, path) = match (&f.op, &f.path) {
+            (Op::Count, _) => (quote!(Count), String::new()),
+            (Op::Sum, Some(p)) => (quote!(Sum), p.0.clone()),
+            (Op::Min, Some(p)) => (quote!(Min), p.0.clone()),
+            (Op::Max, Some(p)) => (quote!(Max), p.0.clone()),
+            _ => continue,
+        };
+        if let Some((p, span)) = &f.path {
+            let (items, stored_ty) = walk(p, *span);
+            let ty = &f.ty;
+            let numeric = (f.op == Op::Sum).then(|| {
+                let a = bound_check("assert_summable", stored_ty, quote!(__ds::Summable), None, *span);
+                let b =
+                    bound_check("assert_summable", quote!(#ty), quote!(__ds::Summable), None, f.ty.span());
+                quote!(#a const _: () = { #b };)
+            });
+            checks.extend(quote!(const _: () = { #items #numeric };));
+        }
+        if f.op == Op::Sum {
+            if let Some(count) = &count {
+                let (name, field) = (format_ident!("avg_{}", f.ident), &f.ident);
+                let doc = format!("The average of `{}` per source document of the group (`None` for an empty group): `{}` divided by the count, derived on read.", f.stored, f.stored);
+                accessors.extend(quote! {
+                    #[doc = #doc]
+                    pub fn #name(&self) -> ::core::option::Option<f64> {
+                        __ds::summary_avg(&self.#field, &self.#count)
+                    }
+                });
+            }
+        }
+        fields.push(quote!(__ds::SummaryField { name: #stored, op: __ds::SummaryOp::#op, path: #path }));
+    }
+    let refresh = match def.refresh {
+        None => quote!(__ds::SummaryRefresh::Sync),
+        Some(secs) => {
+            quote!(__ds::SummaryRefresh::Async { max_stale: __ds::Duration::from_secs(#secs) })
+        }
+    };
+    quote! {
+        #checks
+        impl #ident { #accessors }
+        __ds::inventory::submit! {
+            __ds::SummarySpec {
+                collection: <#ident as __ds::Model>::COLLECTION,
+                source: <#source as __ds::Model>::COLLECTION,
+                group: &[#(#parts),*],
+                fields: &[#(#fields),*],
+                refresh: #refresh,
+            }
+        }
+    }
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    c.next().map(|f| f.to_uppercase().collect::<String>() + c.as_str()).unwrap_or_default()
+}

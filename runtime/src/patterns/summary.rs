@@ -1,0 +1,170 @@
+//! Summaries: a model whose documents are maintained from another model's writes
+//! (MongoDB's *Computed* pattern), declared once:
+//!
+//! ```ignore
+//! #[derive(Serialize, Deserialize, Model)]
+//! #[model(collection = "seller_sales")]
+//! #[summary(of = Order, group(items.seller_id), refresh = "async", max_stale = "5m")]
+//! #[access(name = "sales_of_seller", filter(_id), freq = "5 r/s", consistency = "eventual ok")]
+//! struct SellerSales {
+//!     #[serde(rename = "_id")] seller_id: String,
+//!     #[summary(count)] orders: i64,
+//!     #[summary(sum = "items.qty")] units: i64,
+//! }
+//! ```
+//!
+//! The guide's chapter ([`crate::guide::summary`]) says what each group and operator
+//! means; this module says how the documents stay exact.
+//!
+//! # The ledger
+//!
+//! [`LEDGER`] (`docshape_summary`) is reserved: one record per summary and source
+//! document that reached it, holding what that document adds to its groups as last
+//! applied, and whether a newer write waits:
+//!
+//! ```text
+//! { _id: { s: "seller_sales", id: <the source's _id> },
+//!   g: [ { k: <group key>, v: [<per summary field: the sum, min or max candidate>] } ],
+//!   pending: <bool>, seq: <long: +1 per queueing>, due: <date: the first queueing + max_stale> }
+//! ```
+//!
+//! **Applying** a source document ([`Worker`], a sync summary's write hook) is one
+//! transaction: read its record and the source document, compute its contribution
+//! now (the one function `reconcile` uses too), write the record (`pending: false`
+//! when its `seq` is still the one read), and per group whose contribution changed
+//! write the *delta*: `$inc` of the count (±1) and the sums (new − old), `$min`/`$max`
+//! of a new candidate; a group whose count reaches 0 is deleted. Exactly once
+//! follows from the transaction: the delta is taken against the record, and the
+//! record is replaced in the same commit, so an application run twice (a worker
+//! killed after the commit and before it learned of it, a watcher queueing a change
+//! docshape already applied) finds a delta of zero, and two applications of the same
+//! document, or of two documents of one group, conflict on the record or the group
+//! document, and the server's write conflict makes one run again on the other's
+//! result.
+//!
+//! **min and max** stay exact without reading the source: a candidate that improves
+//! the extreme is `$min`/`$max`; when a document's value that may have been the
+//! extreme is withdrawn or made worse (a removed item, a lowered price), the group's
+//! extreme is recomputed from the ledger's records of the group (`g.k` equal to the
+//! key), inside the same transaction, so it sees exactly the contributions applied.
+//!
+//! # Refresh
+//!
+//! - `sync`: every docshape writer of the source (the write pipeline's step 4:
+//!   inserts, write and upsert rows, versioned saves, outlier pushes, bucket appends)
+//!   applies the document before it returns; in a [`crate::transaction`] after the
+//!   commit, with the other derived data. It costs the application's commands (two
+//!   reads, the record, one write per changed group, the commit).
+//! - `async`: the writer queues the document (one upsert of its record:
+//!   `$inc: {seq: 1}, $set: {pending: true}, $min: {due}`), and a [`Worker`] applies it
+//!   within `max_stale`; [`lag`] reports the pending records.
+//!
+//! A process that dies between a source write and its application or queueing, and
+//! writes made around docshape, reach the summary through the [`Watcher`] (the
+//! source's change stream queues each changed `_id`; the record makes a pre-image
+//! unnecessary) or [`resync`]. [`reconcile`] recounts a summary from its source and
+//! repairs drifting groups; [`check`] reports them.
+//!
+//! Summaries need a deployment with transactions (a replica set or a sharded cluster).
+
+#![allow(clippy::result_large_err)]
+
+mod apply;
+mod contribution;
+mod reconcile;
+mod spec;
+mod watch;
+mod worker;
+
+use bson::{Bson, Document};
+use futures_util::future::BoxFuture;
+use mongodb::Database;
+
+use crate::core::denormalized::CopyError;
+use crate::core::hooks::{Derived, SourceWriteHook};
+
+pub use reconcile::{check, reconcile, Drift, SummaryReconcile};
+pub use spec::{
+    summaries, summaries_of, summary, summary_avg, GroupKey, GroupPart, Summable, SummaryField, SummaryOp,
+    SummaryPeriod, SummaryRefresh, SummarySpec, SummaryTime,
+};
+pub use watch::{resync, SummaryWatch, Watcher};
+pub use worker::{lag, SummaryLag, SummaryRun, Worker};
+
+/// The reserved collection of the summaries' ledger and queue ([module docs](self)).
+pub const LEDGER: &str = "docshape_summary";
+
+/// Why maintaining a summary failed.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum SummaryError {
+    /// The server or the driver failed, maintaining `summary`.
+    Mongo {
+        /// The summary's collection (or [`LEDGER`]).
+        summary: &'static str,
+        /// What the driver or server said.
+        error: mongodb::error::Error,
+    },
+    /// A stored value could not be read.
+    Decode {
+        /// The summary's collection (or its source's).
+        summary: &'static str,
+        /// What was wrong.
+        detail: String,
+    },
+}
+
+impl std::fmt::Display for SummaryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Mongo { summary, error } => write!(f, "maintaining the summary `{summary}`: {error}"),
+            Self::Decode { summary, detail } => write!(f, "reading for the summary `{summary}`: {detail}"),
+        }
+    }
+}
+
+impl std::error::Error for SummaryError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Mongo { error, .. } => Some(error),
+            Self::Decode { .. } => None,
+        }
+    }
+}
+
+/// The source document `id` of `source` was written by a docshape writer: apply it
+/// to its sync summaries, queue it for its async ones.
+pub(crate) async fn after_source_write(
+    db: &Database,
+    source: &'static str,
+    id: &Bson,
+) -> Result<(), CopyError> {
+    for spec in summaries_of(source) {
+        let done = match spec.refresh {
+            SummaryRefresh::Sync => apply::apply(db, spec, id).await.map(drop),
+            _ => watch::queue(db, spec, id).await,
+        };
+        if let Err(e) = done {
+            crate::core::trace::event!(WARN, summary = spec.collection, error = %e, "summary not maintained");
+            let SummaryError::Mongo { error, .. } = e else { continue };
+            return Err(CopyError::Copy {
+                copy: format!("summary {}", spec.collection),
+                id: id.clone(),
+                source_updated: true,
+                error,
+            });
+        }
+    }
+    Ok(())
+}
+
+fn after_write_hook<'a>(
+    db: &'a Database,
+    source: &'static str,
+    id: &'a Bson,
+    _update: Option<&'a Document>,
+) -> BoxFuture<'a, Result<(), CopyError>> {
+    Box::pin(after_source_write(db, source, id))
+}
+
+inventory::submit! { SourceWriteHook { kind: Derived::Summary, after_write: after_write_hook } }

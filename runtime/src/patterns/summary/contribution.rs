@@ -1,0 +1,268 @@
+//! A source document's contribution to its summary: per group key, the values it
+//! adds. The one function every maintainer (the write hook, the worker, `reconcile`)
+//! computes it with, so that they agree.
+
+use bson::{Bson, Document};
+
+use super::spec::{GroupPart, SummaryOp, SummarySpec};
+
+/// What one source document adds to one group: it counts once, and per field of the
+/// spec (in order) a value: the sum's number, the min/max's candidate, `Null` for
+/// the count or a missing value.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Contribution {
+    pub key: Bson,
+    pub values: Vec<Bson>,
+}
+
+/// A number as the summary adds it: integers stay integers.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Num {
+    Int(i64),
+    Float(f64),
+}
+
+impl Num {
+    pub fn of(b: &Bson) -> Option<Num> {
+        match b {
+            Bson::Int32(i) => Some(Num::Int(i64::from(*i))),
+            Bson::Int64(i) => Some(Num::Int(*i)),
+            Bson::Double(f) => Some(Num::Float(*f)),
+            _ => None,
+        }
+    }
+
+    pub fn add(self, other: Num) -> Num {
+        match (self, other) {
+            (Num::Int(a), Num::Int(b)) => Num::Int(a.wrapping_add(b)),
+            (a, b) => Num::Float(a.f() + b.f()),
+        }
+    }
+
+    pub fn neg(self) -> Num {
+        match self {
+            Num::Int(a) => Num::Int(a.wrapping_neg()),
+            Num::Float(f) => Num::Float(-f),
+        }
+    }
+
+    pub fn f(self) -> f64 {
+        match self {
+            Num::Int(i) => i as f64,
+            Num::Float(f) => f,
+        }
+    }
+
+    pub fn is_zero(self) -> bool {
+        self.f() == 0.0
+    }
+
+    pub fn bson(self) -> Bson {
+        match self {
+            Num::Int(i) => Bson::Int64(i),
+            Num::Float(f) => Bson::Double(f),
+        }
+    }
+}
+
+/// The values at `path` under `value`, arrays on the way flattened (as a query
+/// reads a path); a missing field is no value.
+pub(crate) fn values_at<'a>(value: &'a Bson, path: &[&str], out: &mut Vec<&'a Bson>) {
+    match value {
+        Bson::Array(items) => items.iter().for_each(|v| values_at(v, path, out)),
+        _ if path.is_empty() => out.push(value),
+        Bson::Document(d) => {
+            if let Some(v) = d.get(path[0]) {
+                values_at(v, &path[1..], out)
+            }
+        }
+        _ => {}
+    }
+}
+
+fn at<'a>(doc: &'a Document, path: &str) -> Vec<&'a Bson> {
+    let segments: Vec<&str> = path.split('.').collect();
+    let mut out = Vec::new();
+    if let Some(v) = doc.get(segments[0]) {
+        values_at(v, &segments[1..], &mut out);
+    }
+    out
+}
+
+/// The array the group is taken over: the first segment of a part's path whose
+/// value in `doc` is an array, when the path goes on under it.
+fn group_array<'a>(spec: &SummarySpec, doc: &'a Document) -> Option<(&'static str, &'a [Bson])> {
+    spec.group.iter().find_map(|p| {
+        let (first, _) = p.path().split_once('.')?;
+        match doc.get(first) {
+            Some(Bson::Array(items)) => Some((first, items.as_slice())),
+            _ => None,
+        }
+    })
+}
+
+/// One key part's value: the first value found (a missing field is `Null`), a
+/// period's date truncated (a part that is not a date is `Null`).
+fn part_value(part: &GroupPart, values: Vec<&Bson>) -> Bson {
+    let v = values.into_iter().next().cloned().unwrap_or(Bson::Null);
+    match (part, v) {
+        (GroupPart::Period(_, per), Bson::DateTime(t)) => Bson::DateTime(per.start(t)),
+        (GroupPart::Period(..), _) => Bson::Null,
+        (_, v) => v,
+    }
+}
+
+fn key_of(spec: &SummarySpec, parts: Vec<Bson>) -> Bson {
+    match parts.len() {
+        0 => Bson::String("all".into()),
+        1 => parts.into_iter().next().unwrap_or(Bson::Null),
+        _ => Bson::Document(spec.group.iter().map(|p| p.name().to_owned()).zip(parts).collect()),
+    }
+}
+
+/// Folds `values` for one field of `op` into `acc`.
+fn fold(op: SummaryOp, acc: &mut Bson, values: &[&Bson]) {
+    for v in values {
+        match op {
+            SummaryOp::Count => {}
+            SummaryOp::Sum => {
+                if let Some(n) = Num::of(v) {
+                    *acc = Num::of(acc).map_or(n, |a| a.add(n)).bson();
+                }
+            }
+            SummaryOp::Min | SummaryOp::Max if matches!(v, Bson::Null) => {}
+            SummaryOp::Min | SummaryOp::Max => {
+                let better = matches!(acc, Bson::Null)
+                    || match op {
+                        SummaryOp::Min => compare(v, acc).is_lt(),
+                        _ => compare(v, acc).is_gt(),
+                    };
+                if better {
+                    *acc = (*v).clone();
+                }
+            }
+        }
+    }
+}
+
+/// The order of two values as the summary's `$min`/`$max` see them, for the types a
+/// min/max field holds: numbers, dates, strings (others compare equal).
+pub(crate) fn compare(a: &Bson, b: &Bson) -> std::cmp::Ordering {
+    use std::cmp::Ordering::Equal;
+    match (a, b) {
+        (Bson::DateTime(x), Bson::DateTime(y)) => x.cmp(y),
+        (Bson::String(x), Bson::String(y)) => x.cmp(y),
+        _ => match (Num::of(a), Num::of(b)) {
+            (Some(x), Some(y)) => x.f().partial_cmp(&y.f()).unwrap_or(Equal),
+            _ => Equal,
+        },
+    }
+}
+
+/// The contributions of `doc` (`None`: deleted) to `spec`'s groups, one per key, in
+/// the order the keys were met.
+pub(crate) fn contributions(spec: &SummarySpec, doc: Option<&Document>) -> Vec<Contribution> {
+    let Some(doc) = doc else { return Vec::new() };
+    let mut out: Vec<Contribution> = Vec::new();
+    let fresh = |key: Bson| Contribution { key, values: vec![Bson::Null; spec.fields.len()] };
+    match group_array(spec, doc) {
+        // By elements: each element's key; paths under the array sum that element's
+        // values, others the document's, once per group.
+        Some((array, items)) => {
+            let under = |p: &str| p.split_once('.').is_some_and(|(first, _)| first == array);
+            for item in items {
+                let parts = spec
+                    .group
+                    .iter()
+                    .map(|p| {
+                        let mut vs = Vec::new();
+                        match p.path().split_once('.') {
+                            Some((first, rest)) if first == array => {
+                                values_at(item, &rest.split('.').collect::<Vec<_>>(), &mut vs)
+                            }
+                            _ => vs = at(doc, p.path()),
+                        }
+                        part_value(p, vs)
+                    })
+                    .collect();
+                let key = key_of(spec, parts);
+                let i = match out.iter().position(|c| c.key == key) {
+                    Some(i) => i,
+                    None => {
+                        let mut c = fresh(key);
+                        for (f, acc) in spec.fields.iter().zip(c.values.iter_mut()) {
+                            if f.op != SummaryOp::Count && !under(f.path) {
+                                fold(f.op, acc, &at(doc, f.path));
+                            }
+                        }
+                        out.push(c);
+                        out.len() - 1
+                    }
+                };
+                for (f, acc) in spec.fields.iter().zip(out[i].values.iter_mut()) {
+                    if let Some((_, rest)) = f.path.split_once('.').filter(|_| under(f.path)) {
+                        let mut vs = Vec::new();
+                        values_at(item, &rest.split('.').collect::<Vec<_>>(), &mut vs);
+                        fold(f.op, acc, &vs);
+                    }
+                }
+            }
+        }
+        None => {
+            let parts = spec.group.iter().map(|p| part_value(p, at(doc, p.path()))).collect();
+            let mut c = fresh(key_of(spec, parts));
+            for (f, acc) in spec.fields.iter().zip(c.values.iter_mut()) {
+                fold(f.op, acc, &at(doc, f.path));
+            }
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::summary::{SummaryField, SummaryRefresh};
+    use bson::doc;
+
+    static FIELDS: [SummaryField; 3] = [
+        SummaryField { name: "orders", op: SummaryOp::Count, path: "" },
+        SummaryField { name: "units", op: SummaryOp::Sum, path: "items.qty" },
+        SummaryField { name: "top", op: SummaryOp::Max, path: "items.qty" },
+    ];
+
+    fn spec(group: &'static [GroupPart]) -> SummarySpec {
+        SummarySpec {
+            collection: "s",
+            source: "orders",
+            group,
+            fields: &FIELDS,
+            refresh: SummaryRefresh::Sync,
+        }
+    }
+
+    #[test]
+    fn by_elements_sums_the_matching_elements_only() {
+        static G: [GroupPart; 1] = [GroupPart::Field("items.seller_id")];
+        let d = doc! { "items": [
+            { "seller_id": "a", "qty": 2 }, { "seller_id": "b", "qty": 5 }, { "seller_id": "a", "qty": 3_i64 },
+        ] };
+        let c = contributions(&spec(&G), Some(&d));
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[0].key, Bson::from("a"));
+        assert_eq!(c[0].values[1], Bson::Int64(5));
+        assert_eq!(c[0].values[2], Bson::Int64(3));
+        assert_eq!(c[1].values[1], Bson::Int64(5));
+    }
+
+    #[test]
+    fn whole_collection_and_hostile_shapes() {
+        let d = doc! { "items": { "$gt": 1 } };
+        let c = contributions(&spec(&[]), Some(&d));
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].key, Bson::from("all"));
+        assert_eq!(c[0].values[1], Bson::Null);
+        assert!(contributions(&spec(&[]), None).is_empty());
+    }
+}

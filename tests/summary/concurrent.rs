@@ -1,0 +1,151 @@
+//! Eight writers adding, removing and editing the items of orders shared by five
+//! sellers, with workers killed at random points and restarted: once drained, every
+//! summary (sync and async) equals a recount of the orders.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use docshape::summary::{self, Worker};
+
+use super::*;
+
+/// A small deterministic generator: the test needs spread, not secrecy.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+const SELLERS: [&str; 5] = ["s0", "s1", "s2", "s3", "s4"];
+const ORDERS: u64 = 6;
+
+async fn writer(db: Database, seed: u64, ops: usize) {
+    let mut rng = Rng(seed);
+    for op in 0..ops {
+        let id = format!("o{}", rng.below(ORDERS));
+        let seller = SELLERS[rng.below(5) as usize];
+        match rng.below(3) {
+            0 => {
+                let it = item(
+                    seller,
+                    &format!("w{}-{op}", seed % 1000),
+                    1 + rng.below(4) as i64,
+                    100 * (1 + rng.below(9) as i64),
+                );
+                // A full cart refuses the push (the bound): a refusal writes nothing.
+                let _ = Order::add_item(&id, it).run(&db).await;
+            }
+            1 => {
+                let Some(order) = Order::collection(&db).find_one(doc! { "_id": &id }).await.unwrap() else {
+                    continue;
+                };
+                if let Some(it) = order.items.get(rng.below(order.items.len().max(1) as u64) as usize) {
+                    Order::remove_item(&id, it.clone()).run(&db).await.unwrap();
+                }
+            }
+            _ => {
+                let Some(mut order) = Order::collection(&db).find_one(doc! { "_id": &id }).await.unwrap()
+                else {
+                    continue;
+                };
+                if order.items.is_empty() {
+                    continue;
+                }
+                let i = rng.below(order.items.len() as u64) as usize;
+                order.items[i].qty = 1 + rng.below(7) as i64;
+                order.items[i].seller_id = seller.into();
+                Order::set_items(&id, order.items).run(&db).await.unwrap();
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_writers_and_killed_workers_leave_no_drift() {
+    let db = setup("summary_concurrent").await;
+    for i in 0..ORDERS {
+        let items = vec![
+            item(SELLERS[i as usize % 5], "seed", 1, 100),
+            item(SELLERS[(i as usize + 1) % 5], "seed2", 2, 200),
+        ];
+        docshape::relation::insert_one(&db, &mut order(&format!("o{i}"), "c", "2026-08-05T10:00:00Z", items))
+            .await
+            .unwrap();
+    }
+    let writing = Arc::new(AtomicBool::new(true));
+    // Workers started and aborted at random points (mid-transaction included), two
+    // at a time, while the writers run.
+    let killer = {
+        let (db, writing) = ((*db).clone(), writing.clone());
+        tokio::spawn(async move {
+            let mut rng = Rng(docshape_test_seed::seed_for("summary::concurrent::kills") | 1);
+            let mut kills = 0;
+            while writing.load(Ordering::Relaxed) {
+                let a = tokio::spawn({
+                    let db = db.clone();
+                    async move {
+                        Worker::new(&db)
+                            .batch(4)
+                            .run_until(Duration::from_millis(2), std::future::pending())
+                            .await
+                    }
+                });
+                let b = tokio::spawn({
+                    let db = db.clone();
+                    async move {
+                        Worker::new(&db)
+                            .batch(1)
+                            .run_until(Duration::from_millis(2), std::future::pending())
+                            .await
+                    }
+                });
+                tokio::time::sleep(Duration::from_millis(1 + rng.below(25))).await;
+                a.abort();
+                b.abort();
+                for h in [a, b] {
+                    if let Ok(Err(e)) = h.await {
+                        panic!("a worker failed: {e}");
+                    }
+                }
+                kills += 2;
+            }
+            kills
+        })
+    };
+    let base = docshape_test_seed::seed_for("summary::concurrent");
+    let writers: Vec<_> =
+        (0..8).map(|w| tokio::spawn(writer((*db).clone(), base.wrapping_add(w * 7919) | 1, 30))).collect();
+    for w in writers {
+        w.await.unwrap();
+    }
+    writing.store(false, Ordering::Relaxed);
+    let kills = killer.await.unwrap();
+    assert!(kills >= 2, "the workers were killed {kills} times");
+    let drained = Worker::new(&db).run_until_empty().await.unwrap();
+    assert!(drained.failed.is_empty(), "{drained:?}");
+    assert_eq!(summary::lag(&db).await.unwrap().pending, 0);
+    assert_no_drift(&db).await;
+    // Not vacuous: the sellers' totals are there.
+    let sales = all(&db, "sm_seller_sales").await;
+    assert!(sales.len() >= 3, "{sales:?}");
+    assert_eq!(sales, {
+        let mut now = all(&db, "sm_seller_sales_now").await;
+        now.iter_mut().for_each(|d| {
+            d.remove("biggest_line");
+        });
+        let mut s = sales.clone();
+        s.iter_mut().for_each(|d| {
+            for f in ["biggest_line", "total_cents", "first_sale"] {
+                d.remove(f);
+            }
+        });
+        assert_eq!(s, now, "sync and async agree");
+        sales.clone()
+    });
+}

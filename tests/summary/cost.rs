@@ -1,0 +1,79 @@
+//! What a summary costs the source's write path, in commands: the same write row on
+//! a source without a summary, with one async summary (one upsert of the queue
+//! record), and with sync summaries (their application: a transaction per source
+//! document).
+
+use docshape::bson::doc;
+
+use super::*;
+
+/// The same order shape, in a collection no summary reads.
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "sm_plain_orders")]
+#[access(name = "add_item", filter(_id), update(push(items)))]
+pub struct PlainOrder {
+    #[serde(rename = "_id")]
+    pub id: String,
+    pub customer_id: String,
+    pub created_at: DateTime,
+    #[embed(max = 50, reason = "a cart holds a few dozen items at most")]
+    pub items: Vec<Item>,
+}
+
+/// A source with exactly one async summary.
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "sm_carts")]
+#[access(name = "add_item", filter(_id), update(push(items)))]
+pub struct Cart {
+    #[serde(rename = "_id")]
+    pub id: String,
+    #[embed(max = 50, reason = "a cart holds a few dozen items at most")]
+    pub items: Vec<Item>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "sm_cart_units")]
+#[summary(of = Cart, group(items.seller_id), refresh = "async", max_stale = "1m")]
+pub struct CartUnits {
+    #[serde(rename = "_id")]
+    pub seller_id: String,
+    #[summary(count)]
+    pub carts: i64,
+    #[summary(sum = "items.qty")]
+    pub units: i64,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_commands_a_summary_adds_to_a_write() {
+    let (db, log) = testkit::monitored("summary_cost").await.unwrap();
+    let raw = doc! { "_id": "o1", "customer_id": "c", "created_at": at("2026-08-05T10:00:00Z"), "items": [] };
+    db.collection::<Document>("sm_plain_orders").insert_one(raw.clone()).await.unwrap();
+    db.collection::<Document>("sm_carts").insert_one(doc! { "_id": "o1", "items": [] }).await.unwrap();
+    db.collection::<Document>("sm_orders").insert_one(raw).await.unwrap();
+
+    let names = |log: &testkit::CommandLog| log.take().into_iter().map(|(n, _)| n).collect::<Vec<String>>();
+    log.clear();
+    PlainOrder::add_item("o1", item("s1", "a", 1, 10)).run(&db).await.unwrap();
+    let plain = names(&log);
+    assert_eq!(plain, ["update"]);
+
+    // One async summary: one more command, the queue record's upsert.
+    Cart::add_item("o1", item("s1", "a", 1, 10)).run(&db).await.unwrap();
+    let queued = names(&log);
+    assert_eq!(queued, ["update", "update"], "{queued:?}");
+
+    // `Order` has three sync summaries and two async ones: each async one an upsert,
+    // each sync one a transaction (two reads, the ledger record, one findAndModify per
+    // changed group, the commit).
+    Order::add_item("o1", item("s1", "a", 1, 10)).run(&db).await.unwrap();
+    let order = names(&log);
+    let commits = order.iter().filter(|n| *n == "commitTransaction").count();
+    assert_eq!(commits, 3, "{order:?}");
+    let per_sync = (order.len() - 1 - 2) / 3;
+    println!(
+        "write row alone: {} command; one async summary: +{}; per sync summary: +{per_sync} ({order:?})",
+        plain.len(),
+        queued.len() - plain.len()
+    );
+    assert_eq!(per_sync, 5, "{order:?}");
+}
