@@ -18,6 +18,7 @@ mod paginate;
 mod polymorphic;
 mod spans;
 mod stamps;
+mod tenant;
 mod timeseries;
 mod tls;
 mod validator;

@@ -161,6 +161,8 @@ struct AccessOpts {
     view: Option<ViewOpts>,
     cache: Option<syn::Path>,
     variant: Option<syn::Ident>,
+    // Soft delete (`crate::tenant`): the row reads deleted documents too.
+    include_deleted: crate::attr::Flag,
 }
 
 /// `view(name = OrderPage, derive(Debug, Clone))`: the generated view type's name and
@@ -219,6 +221,10 @@ pub(crate) struct Access {
     /// On a read row on one variant without `fields(...)`: it reads the variant whole,
     /// so its view is taken from the enum's own decoding (no deserializer of its own).
     pub whole_variant: bool,
+    // Soft delete (`crate::tenant`): `include_deleted`, and the field whose `null` the
+    // row's commands carry, set by `tenant::check`.
+    pub include_deleted: Option<Span>,
+    pub live: Option<String>,
 }
 
 impl Access {
@@ -233,7 +239,8 @@ impl Access {
                 index.variant.as_ref() == Some(value)
                     && crate::polymorphic::partial_filter(tag, value, None).is_ok_and(|p| p == *partial)
             }
-            (Some(_), None) => false,
+            // Soft delete: an index partial to live documents holds every one a live row reads.
+            (Some(partial), None) => crate::tenant::holds_live(self, partial),
         }
     }
 }
@@ -255,6 +262,7 @@ const KEYS: &[&str] = &[
     "view",
     "cache",
     "variant",
+    "include_deleted",
 ];
 
 /// The keys a row can lose without changing its method or the other checks: its
@@ -450,6 +458,8 @@ fn read(attrs: &[Attribute], errors: &mut Accumulator) -> Vec<Access> {
             variant: opts.variant.clone(),
             discriminator: None,
             whole_variant: false,
+            include_deleted: opts.include_deleted.is_present().then(|| opts.include_deleted.span()),
+            live: None,
         });
     }
     out

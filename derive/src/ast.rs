@@ -118,6 +118,9 @@ pub(crate) struct ModelReceiver {
     pub version: Option<syn::LitInt>,
     pub migrate: Option<crate::attr::migrate::Migrate>,
     pub timeseries: Option<SpannedValue<crate::attr::timeseries::TimeSeriesOpts>>,
+    // Tenant and soft delete (`crate::tenant`).
+    pub tenant: Option<syn::Ident>,
+    pub soft_delete: Option<syn::Ident>,
 }
 
 /// `#[derive(Embedded)]`'s input.
@@ -274,6 +277,9 @@ pub(crate) struct ModelAttrs {
     pub version: Option<syn::LitInt>,
     pub migrate: Option<crate::attr::migrate::Migrate>,
     pub timeseries: Option<SpannedValue<crate::attr::timeseries::TimeSeriesOpts>>,
+    // Tenant and soft delete (`crate::tenant`).
+    pub tenant: Option<syn::Ident>,
+    pub soft_delete: Option<syn::Ident>,
 }
 
 /// What every pattern reads: the type as stored and the derive's own options.
@@ -299,6 +305,8 @@ impl Context {
             version: recv.version,
             migrate: recv.migrate,
             timeseries: recv.timeseries,
+            tenant: recv.tenant,
+            soft_delete: recv.soft_delete,
         };
         let container = container(recv.ident, recv.vis, recv.generics, recv.data, recv.attrs, strict, errors);
         let polymorphic = crate::polymorphic::read(&container);

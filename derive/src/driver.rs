@@ -31,8 +31,8 @@ use crate::common::bounds;
 use crate::common::dummy::dummy;
 use crate::common::fallback;
 use crate::{
-    access, bucket, denormalized, index, model, outlier, paginate, polymorphic, relation, stamps, timeseries,
-    validator, versioning,
+    access, bucket, denormalized, index, model, outlier, paginate, polymorphic, relation, stamps, tenant,
+    timeseries, validator, versioning,
 };
 
 /// `#[derive(Model)]` on a token stream: the generated code, with the errors the checks
@@ -161,6 +161,7 @@ fn model_expansion(recv: ModelReceiver) -> Expanded {
     let mut paginate = paginate::parse(&cx, &mut errors);
     let timeseries = timeseries::parse(&cx, &mut errors);
     let stamps = stamps::parse(&cx, &mut errors);
+    let tenant = tenant::parse(&cx, &mut errors);
     // What patterns give the core: a bucket's range index, a time-series collection's
     // meta/time index, and the bounds the
     // validator learns from buckets, outliers and `#[embed(max = N)]`.
@@ -180,6 +181,7 @@ fn model_expansion(recv: ModelReceiver) -> Expanded {
     outlier::check(&mut outlier, &cx, &mut errors);
     index::check(&mut index, &cx, &mut errors);
     denormalized::check(&mut denormalized, &cx, &index, &mut access, &mut errors);
+    tenant::check(&tenant, &cx, &index, &mut access, &mut errors);
     access::check(&mut access, &cx, &index, &mut errors);
     paginate::check(&mut paginate, &cx, &mut errors);
     relation::check(&mut relation, &cx, &bounds, &mut errors);
@@ -201,12 +203,24 @@ fn model_expansion(recv: ModelReceiver) -> Expanded {
     let outlier = outlier::expand(&outlier, &cx);
     let timeseries = timeseries::expand(&timeseries);
     let stamps = stamps::expand(&stamps);
+    let tenant = tenant::expand(&tenant, &bounded);
     let paginate = paginate::expand(&paginate, &bounded, &access);
     let (access, views) = access::expand(&access, &bounded);
     let (model, registration) = model::expand(
         &model,
         &bounded,
-        &[&index, &access, &versioning, &relation, &denormalized, &outlier, &bucket, &timeseries, &stamps],
+        &[
+            &index,
+            &access,
+            &versioning,
+            &relation,
+            &denormalized,
+            &outlier,
+            &bucket,
+            &timeseries,
+            &stamps,
+            &tenant,
+        ],
     );
     let c = &bounded.container;
     let (paths, size) = (crate::common::paths::has_field_impls(c), crate::common::size::impl_for(c));
@@ -226,6 +240,8 @@ fn model_expansion(recv: ModelReceiver) -> Expanded {
         #outlier
         #timeseries
     };
+    let tenant = &tenant.items;
+    let items = quote!(#items #tenant);
     Expanded { errors, views, items }
 }
 
@@ -249,6 +265,7 @@ fn polymorphic_expansion(
     // Refused on an enum, with its error: no part of it expands.
     let _ = timeseries::parse(&cx, &mut errors);
     let _ = stamps::parse(&cx, &mut errors);
+    let tenant = tenant::parse(&cx, &mut errors);
 
     // Check every pattern.
     polymorphic::check(&cx, p, &mut errors);
@@ -257,6 +274,7 @@ fn polymorphic_expansion(
     versioning::check(&mut versioning, &cx, &[], &mut errors);
     index::check(&mut index, &cx, &mut errors);
     denormalized::check_polymorphic(&mut denormalized, &cx, &index, &mut errors);
+    tenant::check(&tenant, &cx, &index, &mut access, &mut errors);
     access::check(&mut access, &cx, &index, &mut errors);
     relation::check(&mut relation, &cx, &[], &mut errors);
     paginate::check(&mut paginate, &cx, &mut errors);
@@ -277,8 +295,12 @@ fn polymorphic_expansion(
     let index = index::expand(&index, &cx);
     let paginate = paginate::expand(&paginate, &cx, &access);
     let (access, views) = access::expand(&access, &cx);
-    let (model, registration) =
-        model::expand(&model, &cx, &[&index, &access, &versioning, &relation, &denormalized, &variants]);
+    let tenant = tenant::expand(&tenant, &cx);
+    let (model, registration) = model::expand(
+        &model,
+        &cx,
+        &[&index, &access, &versioning, &relation, &denormalized, &variants, &tenant],
+    );
     let size = crate::common::size::impl_for(&cx.container);
     let wrapped = polymorphic::wrapped_checks(p);
     let items = quote! {

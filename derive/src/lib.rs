@@ -40,6 +40,7 @@ mod paginate;
 mod polymorphic;
 mod relation;
 mod stamps;
+mod tenant;
 mod timeseries;
 mod validator;
 mod versioning;
