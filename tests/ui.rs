@@ -40,6 +40,7 @@ fn ui() {
         "ui/fail_polymorphic",
         "ui/fail_timeseries",
         "ui/fail_stamps",
+        "ui/fail_tenant",
     ] {
         t.cases(dir);
     }

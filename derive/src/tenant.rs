@@ -84,11 +84,20 @@ pub(crate) fn check(
     }
     if let Some(t) = &parsed.tenant {
         let name = &t.stored;
-        for a in &access.patterns {
+        for a in &mut access.patterns {
+            // Once reported, the row is read as fixed (the tenant first), so that the
+            // index rules do not report the same mistake again.
             match a.filter.iter().position(|(p, _)| p == name) {
                 Some(0) => {}
-                Some(i) => errors.push(Error::custom(rule("tenant_filter", format!("the tenant `{name}` is the first parameter of every generated method: put it first, `filter({name}, ...)`"))).with_span(&a.filter[i].1)),
-                None => errors.push(Error::custom(rule("tenant_filter", format!("access pattern `{}` does not filter on the tenant `{name}`, so it could read or write another tenant's documents; add it first: `filter({name}, ...)`", a.name))).with_span(&a.span)),
+                Some(i) => {
+                    errors.push(Error::custom(rule("tenant_filter", format!("the tenant `{name}` is the first parameter of every generated method: put it first, `filter({name}, ...)`"))).with_span(&a.filter[i].1));
+                    let tenant = a.filter.remove(i);
+                    a.filter.insert(0, tenant);
+                }
+                None => {
+                    errors.push(Error::custom(rule("tenant_filter", format!("access pattern `{}` does not filter on the tenant `{name}`, so it could read or write another tenant's documents; add it first: `filter({name}, ...)`", a.name))).with_span(&a.span));
+                    a.filter.insert(0, (name.clone(), a.span));
+                }
             }
         }
         for def in &index.indexes {

@@ -23,24 +23,25 @@
 //! 11. [`timeseries`]: collections the server buckets itself.
 //! 12. [`outlier`]: an array embedded up to a threshold, with overflow documents.
 //! 13. [`keys`]: the Redis key catalog.
+//! 14. [`tenant`]: tenants and soft deletes, predicates every row carries.
 //!
 //! **Operating**
 //!
-//! 14. [`application`]: connecting, the generated API in an application, and a worked
+//! 15. [`application`]: connecting, the generated API in an application, and a worked
 //!     example (a Q&A site).
-//! 15. [`artifacts`]: `sync` for every model, artifacts as files, drift checks and the
+//! 16. [`artifacts`]: `sync` for every model, artifacts as files, drift checks and the
 //!     command line.
-//! 16. [`upgrades`]: rolling deploys and rollbacks of a changed model.
-//! 17. [`infer`]: adopting docshape over an existing database, and checking the
+//! 17. [`upgrades`]: rolling deploys and rollbacks of a changed model.
+//! 18. [`infer`]: adopting docshape over an existing database, and checking the
 //!     workload against the access table.
-//! 18. [`tracing`]: the spans and events docshape records.
-//! 19. [`testing`]: testing your own models against a real server.
+//! 19. [`tracing`]: the spans and events docshape records.
+//! 20. [`testing`]: testing your own models against a real server.
 //!
 //! **Reference**
 //!
-//! 20. [`types`]: how Rust types are stored and validated.
-//! 21. [`features`]: the crate's features: bson 2 or 3, TLS backends, DNS.
-//! 22. [`attributes`]: every attribute the derives read, with its keys.
+//! 21. [`types`]: how Rust types are stored and validated.
+//! 22. [`features`]: the crate's features: bson 2 or 3, TLS backends, DNS.
+//! 23. [`attributes`]: every attribute the derives read, with its keys.
 
 // Each chapter is a Markdown file beside this one, so that it reads as text in the
 // repository and compiles as doctests here.
@@ -83,6 +84,9 @@ pub mod outlier {
 }
 pub mod keys {
     #![doc = include_str!("guide/keys.md")]
+}
+pub mod tenant {
+    #![doc = include_str!("guide/tenant.md")]
 }
 pub mod application {
     #![doc = include_str!("guide/application.md")]

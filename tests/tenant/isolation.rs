@@ -1,6 +1,6 @@
 //! The tenant property: two tenants' projects interleaved in one collection; every
 //! generated read and write called for tenant A with hostile values (B's ids and
-//! slugs, operator-shaped strings, B's paginator tokens): no document of B is ever
+//! slugs, operator-shaped strings, B's paginator tokens), and `Ref::load_in` for A: no document of B is ever
 //! read, written, counted or paged for A. 10,000 cases from the seeded generator.
 
 use std::collections::BTreeMap;
@@ -9,6 +9,7 @@ use docshape::access::UpdateError;
 use docshape::bson::oid::ObjectId;
 use docshape::bson::{doc, Document};
 use docshape::paginate::{CursorError, PageError};
+use docshape::refs::Ref;
 use docshape::Model;
 use docshape_testkit as testkit;
 use proptest::prelude::Rng;
@@ -86,9 +87,9 @@ async fn no_call_for_one_tenant_reaches_another() {
     assert!(tokens.len() > 10, "B's feeds gave tokens");
     let raw = db.collection::<Document>(Project::COLLECTION);
     let before = snapshot_b(&raw).await;
-    let mut ops = [0usize; 9];
+    let mut ops = [0usize; 10];
     for case in 0..CASES {
-        let op = (rng.next_u64() % 9) as usize;
+        let op = (rng.next_u64() % 10) as usize;
         ops[op] += 1;
         let id = *pick(&mut rng, &ids);
         let s = pick(&mut rng, &strings).clone();
@@ -154,6 +155,10 @@ async fn no_call_for_one_tenant_reaches_another() {
             7 => {
                 let changed = Project::delete_by_id(A, id).run(&db).await.unwrap();
                 assert!(!(changed && b_ids.contains(&id)), "A deleted B's {id} (seed {seed:#x})");
+            }
+            8 => {
+                let loaded = Ref::<Project>::new(id).load_in(&db, A).await.unwrap();
+                all_of_a(&loaded.into_iter().collect::<Vec<_>>(), "Ref::load_in", seed);
             }
             _ => match Project::restore_by_id(A, id).run(&db).await {
                 Ok(changed) => {
