@@ -10,6 +10,9 @@
 //!
 //! Run: `cargo run -p docshape-examples --example tenants`
 
+// See tests/index/mod.rs: a clippy false positive on repeated helper-attribute keys.
+#![allow(clippy::duplicated_attributes)]
+
 use docshape::bson::{oid::ObjectId, DateTime};
 use docshape::paginate::{CursorError, PageError};
 use docshape::{Embedded, Model};

@@ -70,7 +70,7 @@ async fn unique_keys_are_unique_among_live_documents_and_restore_brings_back() {
     let dup = Project::collection(&db).insert_one(&second).await.unwrap_err();
     assert!(dup.to_string().contains("E11000") || dup.to_string().contains("duplicate"), "{dup}");
     // Another tenant may use the slug: unique per tenant.
-    Project::collection(&db).insert_one(&project("o2", "same", "ann", 1)).await.unwrap();
+    Project::collection(&db).insert_one(project("o2", "same", "ann", 1)).await.unwrap();
 
     assert!(Project::delete_by_id("o1", first.id).run(&db).await.unwrap());
     Project::collection(&db).insert_one(&second).await.unwrap();
