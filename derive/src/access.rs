@@ -4,8 +4,13 @@
 //! the shard key, and expanded into `Model::ACCESS_PATTERNS`.
 
 mod consistency;
+mod expand;
 mod find;
 mod freq;
+mod lookup;
+mod matcher;
+mod read;
+mod shard;
 mod versions;
 mod write;
 
@@ -18,17 +23,23 @@ use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use syn::{Attribute, LitStr};
 
-use crate::ast::{Container, Context};
+use crate::ast::Container;
 use crate::attr::index_keys::{Allow, KeyList, KeyValue};
 use crate::common::expansion::Expansion;
+use crate::common::fields::Lookup;
 use crate::common::message::{did_you_mean, rule};
 use crate::common::paths;
 use crate::common::types::is_option;
+use crate::facts::Facts;
 use crate::index::{IndexDef, Key, KeyKind};
+use expand::patterns_const;
+use matcher::{describe, fit, proposal, Fit};
+use read::read;
+use shard::shard_key;
 
 /// The model's access patterns and shard key, with what the checks found.
 pub(crate) struct Parsed {
-    /// Every `#[access]` row; the denormalized pattern rewrites the paths its copies serve.
+    /// Every `#[access]` row; [`check`] rewrites the paths a denormalized copy serves.
     pub patterns: Vec<Access>,
     /// `SHARD_KEY` and the shard key's nested path checks, set by [`check`].
     shard: TokenStream,
@@ -40,7 +51,7 @@ pub(crate) struct Parsed {
 }
 
 /// Reads every `#[access]` on the struct.
-pub(crate) fn parse(cx: &Context, errors: &mut Accumulator) -> Parsed {
+pub(crate) fn parse(cx: &Facts, errors: &mut Accumulator) -> Parsed {
     let mut patterns = if cx.is_model() { read(&cx.container.attrs, errors) } else { Vec::new() };
     for a in &mut patterns {
         a.owner = Some(cx.container.ident.clone());
@@ -56,10 +67,14 @@ pub(crate) fn parse(cx: &Context, errors: &mut Accumulator) -> Parsed {
 /// Reads the shard key, then serves every pattern by an index or explains why not.
 pub(crate) fn check(
     parsed: &mut Parsed,
-    cx: &Context,
+    cx: &Facts,
     index: &crate::index::Parsed,
+    lookups: Option<&[Lookup]>,
     errors: &mut Accumulator,
 ) {
+    if let Some(copies) = lookups {
+        lookup::resolve(copies, &mut parsed.patterns, errors);
+    }
     let Some(m) = &cx.model else { return };
     let c = &cx.container;
     let (shard_key, shard) = shard_key(cx.container_for(None), &m.shard_key, errors);
@@ -90,7 +105,7 @@ pub(crate) fn check(
 }
 
 /// `Model::ACCESS_PATTERNS` and `SHARD_KEY`, and the nested path checks.
-pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> (Expansion, TokenStream) {
+pub(crate) fn expand(parsed: &Parsed, cx: &Facts) -> (Expansion, TokenStream) {
     let (patterns, shard) = (patterns_const(&parsed.patterns, cx), &parsed.shard);
     let c = &cx.container;
     let versioned = cx.model.as_ref().is_some_and(|m| m.version.is_some());
@@ -227,6 +242,14 @@ pub(crate) struct Access {
     pub live: Option<String>,
 }
 
+/// Whether a partial filter holds every live document of a soft-delete model
+/// (`{"deleted_at": null}`, alone): the predicate its live rows carry.
+pub(crate) fn partial_live(partial: &str, field: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(partial).ok().is_some_and(|v| {
+        v.as_object().is_some_and(|o| o.len() == 1 && o.get(field).is_some_and(serde_json::Value::is_null))
+    })
+}
+
 impl Access {
     /// Whether `index` holds every document the row reads: a full index, or a
     /// variant's index partial to its discriminator alone, for a row on that variant.
@@ -240,348 +263,8 @@ impl Access {
                     && crate::polymorphic::partial_filter(tag, value, None).is_ok_and(|p| p == *partial)
             }
             // Soft delete: an index partial to live documents holds every one a live row reads.
-            (Some(partial), None) => crate::tenant::holds_live(self, partial),
+            (Some(partial), None) => self.live.as_deref().is_some_and(|field| partial_live(partial, field)),
         }
-    }
-}
-
-/// Every key of `#[access(...)]`.
-const KEYS: &[&str] = &[
-    "name",
-    "operation",
-    "filter",
-    "sort",
-    "range",
-    "fields",
-    "freq",
-    "consistency",
-    "allow",
-    "paginate",
-    "update",
-    "upsert",
-    "view",
-    "cache",
-    "variant",
-    "include_deleted",
-];
-
-/// The keys a row can lose without changing its method or the other checks: its
-/// parameters and return type do not depend on them, and no rule needs them (unlike
-/// `allow(...)`, whose waivers would turn into second errors).
-const NEUTRAL_KEYS: &[&str] = &["operation", "freq", "consistency"];
-
-/// A row that darling refused, read again without its mistakes in neutral keys (a
-/// misspelt `consistancy`, a `freq = 500` that is no string), so that its method
-/// keeps its signature: the mistakes are reported, and a call of the method raises no
-/// second error. `None` when a mistake is anywhere else (a misspelt `filtr` would
-/// drop a parameter), and the row has no method.
-fn without_neutral_mistakes(meta: &syn::Meta) -> Option<AccessOpts> {
-    let syn::Meta::List(list) = meta else { return None };
-    let items = NestedMeta::parse_meta_list(list.tokens.clone()).ok()?;
-    let key = |item: &NestedMeta| match item {
-        NestedMeta::Meta(m) => m.path().get_ident().map(ToString::to_string),
-        NestedMeta::NameValueInvalidExpr(m) => m.path.get_ident().map(ToString::to_string),
-        NestedMeta::Lit(_) => None,
-    };
-    let name = items.iter().find(|i| key(i).as_deref() == Some("name"))?;
-    let mut kept = Vec::new();
-    for item in &items {
-        match key(item) {
-            // A neutral key is kept when it parses on its own.
-            Some(k) if NEUTRAL_KEYS.contains(&k.as_str()) => {
-                if AccessOpts::from_list(&[name.clone(), item.clone()]).is_ok() {
-                    kept.push(item.clone());
-                }
-            }
-            // A misspelling of a neutral key is left out; anything else is kept, so
-            // that a mistake in it fails the reading below.
-            Some(k)
-                if !KEYS.contains(&k.as_str())
-                    && did_you_mean(&k, KEYS).is_some_and(|s| NEUTRAL_KEYS.contains(&s)) => {}
-            _ => kept.push(item.clone()),
-        }
-    }
-    AccessOpts::from_list(&kept).ok()
-}
-
-fn plain_paths(list: &Option<KeyList>, what: &str, errors: &mut Accumulator) -> Vec<(String, Span)> {
-    let mut out = Vec::new();
-    for item in list.iter().flat_map(|l| &l.items) {
-        if let Some((_, span)) = &item.value {
-            errors.push(
-                Error::custom(format!(
-                    "`{what}(...)` lists stored fields; `{}` takes no value here",
-                    item.path
-                ))
-                .with_span(span),
-            );
-        }
-        out.push((item.path.clone(), item.span));
-    }
-    out
-}
-
-fn read(attrs: &[Attribute], errors: &mut Accumulator) -> Vec<Access> {
-    let mut out: Vec<Access> = Vec::new();
-    for attr in attrs.iter().filter(|a| a.path().is_ident("access")) {
-        let opts = match AccessOpts::from_meta(&attr.meta) {
-            Ok(opts) => opts,
-            Err(e) => {
-                errors.push(e);
-                let Some(opts) = without_neutral_mistakes(&attr.meta) else { continue };
-                opts
-            }
-        };
-        let name = opts.name.value();
-        let span = opts.name.span();
-        let mut method =
-            syn::parse_str::<syn::Ident>(&name).is_ok().then(|| quote::format_ident!("{}", name));
-        if method.is_none() {
-            errors.push(Error::custom(format!("`{name}` is not an identifier: an access pattern's name becomes a method name, like `posts_by_author`; say it in words with `operation = \"...\"`")).with_span(&span));
-        }
-        if out.iter().any(|a| a.name == name) {
-            errors.push(Error::custom(format!("two access patterns are named `{name}`")).with_span(&span));
-            // The first row keeps the method: a second one would add a duplicate definition.
-            method = None;
-        }
-        let mut filter = Vec::new();
-        let mut case_insensitive = false;
-        for item in opts.filter.iter().flat_map(|l| &l.items) {
-            match &item.value {
-                None => {}
-                Some((KeyValue::Word(w), _)) if w == "case_insensitive" => case_insensitive = true,
-                Some((_, span)) => errors.push(Error::custom(format!("`{}`: a filter field is matched by equality; the only option is `(case_insensitive)`", item.path)).with_span(span)),
-            }
-            filter.push((item.path.clone(), item.span));
-        }
-        if case_insensitive && opts.filter.iter().flat_map(|l| &l.items).any(|i| i.value.is_none()) {
-            errors.push(
-                Error::custom(
-                    "a query has one collation: mark every filter field `(case_insensitive)` or none",
-                )
-                .with_span(&span),
-            );
-        }
-        let sort: Vec<Key> = opts
-            .sort
-            .iter()
-            .flat_map(|l| &l.items)
-            .filter_map(|item| {
-                errors.handle(KeyKind::from_item(item, true)).map(|kind| Key {
-                    path: item.path.clone(),
-                    kind,
-                    span: item.span,
-                })
-            })
-            .collect();
-        let mut sort: Vec<Key> = sort;
-        let paginate = opts.paginate.is_present().then(|| opts.paginate.span());
-        if let Some(span) = paginate {
-            // "_id breaks timestamp ties": the tie-breaker ends every paginated sort.
-            if !sort.iter().any(|k| k.path == "_id") {
-                let kind = sort.last().map_or(KeyKind::Asc, |k| k.kind);
-                sort.push(Key { path: "_id".to_owned(), kind, span });
-            }
-            if let Some(range) = &opts.range {
-                errors.push(Error::custom("`paginate` with `range(...)` is not supported: a keyset page continues from its cursor, which is itself a range; declare a separate access pattern without `paginate` for the range query").with_span(&range.span.unwrap_or(span)));
-            }
-        }
-        let mut range = plain_paths(&opts.range, "range", errors);
-        if paginate.is_some() {
-            // Already reported above; dropping it keeps the index rules from adding
-            // a second error for the same mistake.
-            range.clear();
-        }
-        for (path, span) in &range {
-            if filter.iter().any(|(f, _)| f == path) {
-                errors.push(
-                    Error::custom(format!("`{path}` is both an equality filter and a range: keep one"))
-                        .with_span(span),
-                );
-            }
-        }
-        let update = write::read(
-            opts.update.map(|u| {
-                let span = u.span();
-                (u.into_inner(), span)
-            }),
-            errors,
-        );
-        let upsert = write::read_upsert(
-            opts.upsert.map(|u| {
-                let span = u.span();
-                (u.into_inner(), span)
-            }),
-            update.is_some(),
-            errors,
-        );
-        if let (Some(view), Some(_)) = (&opts.view, &update) {
-            if let Some(name) = &view.name {
-                errors.push(
-                    Error::custom("a write row reads nothing, so it has no view: drop `view(...)`")
-                        .with_span(name),
-                );
-            }
-        }
-        if let Some(cache) = &opts.cache {
-            let only_id = filter.len() == 1 && filter[0].0 == "_id" && opts.range.is_none();
-            if !only_id {
-                errors.push(Error::custom("a cached row reads one document by its id: its key is built from the `_id`, so the row filters on `_id` alone (`filter(_id)`)").with_span(cache));
-            } else if update.is_some() || paginate.is_some() {
-                errors.push(Error::custom("`cache = ...` is for a read of one document; a write row or a paginated row cannot be cached").with_span(cache));
-            }
-        }
-        out.push(Access {
-            method,
-            cache: opts.cache.clone(),
-            update,
-            upsert,
-            view: opts.view.unwrap_or_default(),
-            owner: None,
-            operation: opts.operation.as_ref().map_or_else(|| name.clone(), LitStr::value),
-            name,
-            span,
-            filter,
-            case_insensitive,
-            sort,
-            range,
-            fields: plain_paths(&opts.fields, "fields", errors),
-            freq: opts.freq.as_ref().map(LitStr::value).unwrap_or_default(),
-            consistency: opts.consistency.as_ref().map(LitStr::value).unwrap_or_default(),
-            guarantee: consistency::parse(opts.consistency.as_ref(), errors),
-            rate: freq::parse(opts.freq.as_ref(), errors),
-            reads: freq::Reads::default(),
-            allow: Allow::merged(opts.allow),
-            index: None,
-            paginate,
-            foreign: Vec::new(),
-            variant: opts.variant.clone(),
-            discriminator: None,
-            whole_variant: false,
-            include_deleted: opts.include_deleted.is_present().then(|| opts.include_deleted.span()),
-            live: None,
-        });
-    }
-    out
-}
-
-/// How an index relates to an access pattern.
-enum Fit {
-    Serves,
-    /// The index holds the pattern's fields, in an order that does not serve it.
-    WrongOrder,
-    /// It would serve, but its collation differs from the query's.
-    Collation,
-    /// The sort keys are there, with directions matching neither the sort nor its reverse.
-    Direction,
-    No,
-}
-
-fn fit(a: &Access, index: &IndexDef) -> Fit {
-    if index.keys.iter().any(|k| !k.kind.is_ordered())
-        && !(index.keys.len() == 1 && index.keys[0].kind == KeyKind::Hashed)
-    {
-        return Fit::No;
-    }
-    let equality: BTreeSet<&str> = a.filter.iter().map(|(p, _)| p.as_str()).collect();
-    // A sort key also matched by equality is constant, so the index need not order it.
-    let sort: Vec<&Key> = a.sort.iter().filter(|k| !equality.contains(k.path.as_str())).collect();
-    // A range on a sort key is bounded by that key where the sort reads it (mongod
-    // scans the key's bounds in index order): it needs no key of its own after the sort.
-    let range: BTreeSet<&str> =
-        a.range.iter().map(|(p, _)| p.as_str()).filter(|p| !sort.iter().any(|k| k.path == *p)).collect();
-    let needed = equality.len() + sort.len() + range.len();
-    if needed == 0 || index.keys.len() < needed {
-        return Fit::No;
-    }
-    let keys = &index.keys;
-    if index.keys.iter().any(|k| k.kind == KeyKind::Hashed)
-        && (!sort.is_empty() || !range.is_empty() || equality.len() != 1)
-    {
-        return Fit::No;
-    }
-    let head: BTreeSet<&str> = keys[..equality.len()].iter().map(|k| k.path.as_str()).collect();
-    let mid = &keys[equality.len()..equality.len() + sort.len()];
-    let same = mid.iter().zip(&sort).all(|(k, s)| k.path == s.path && k.kind == s.kind);
-    let reversed = mid.iter().zip(&sort).all(|(k, s)| k.path == s.path && k.kind != s.kind);
-    let tail: BTreeSet<&str> =
-        keys[equality.len() + sort.len()..needed].iter().map(|k| k.path.as_str()).collect();
-    let serves = head == equality && (sort.is_empty() || same || reversed) && tail == range;
-    let collation_ok = index.locale.is_some() == a.case_insensitive;
-    let sort_paths_match = mid.iter().zip(&sort).all(|(k, s)| k.path == s.path);
-    match (serves, collation_ok) {
-        (true, true) => Fit::Serves,
-        (true, false) => Fit::Collation,
-        (false, _) if head == equality && tail == range && sort_paths_match => Fit::Direction,
-        _ => {
-            let wanted: BTreeSet<&str> = equality
-                .iter()
-                .copied()
-                .chain(sort.iter().map(|k| k.path.as_str()))
-                .chain(range.iter().copied())
-                .collect();
-            let held: BTreeSet<&str> = keys[..needed].iter().map(|k| k.path.as_str()).collect();
-            if wanted == held {
-                Fit::WrongOrder
-            } else {
-                Fit::No
-            }
-        }
-    }
-}
-
-/// The index that would serve `a`, as attribute text.
-fn proposal(a: &Access) -> String {
-    let equality: Vec<&str> = a.filter.iter().map(|(p, _)| p.as_str()).collect();
-    let mut keys: Vec<String> = equality.iter().map(|p| key_text(p, "")).collect();
-    for k in a.sort.iter().filter(|k| !equality.contains(&k.path.as_str())) {
-        keys.push(key_text(&k.path, if k.kind == KeyKind::Desc { " = -1" } else { "" }));
-    }
-    let sorted = |p: &str| a.sort.iter().any(|k| k.path == p);
-    keys.extend(
-        a.range
-            .iter()
-            .filter(|(p, _)| !sorted(p) && !equality.contains(&p.as_str()))
-            .map(|(p, _)| key_text(p, "")),
-    );
-    let ci = if a.case_insensitive { ", case_insensitive" } else { "" };
-    format!("#[index(keys({}){ci})]", keys.join(", "))
-}
-
-fn key_text(path: &str, suffix: &str) -> String {
-    if path.contains('.') || syn::parse_str::<syn::Ident>(path).is_err() {
-        format!("\"{path}\"{suffix}")
-    } else {
-        format!("{path}{suffix}")
-    }
-}
-
-fn describe(a: &Access) -> String {
-    let mut parts = Vec::new();
-    if !a.filter.is_empty() {
-        parts.push(format!(
-            "filter {}",
-            a.filter.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>().join(", ")
-        ));
-    }
-    if !a.sort.is_empty() {
-        let sort: Vec<String> = a
-            .sort
-            .iter()
-            .map(|k| format!("{} {}", k.path, if k.kind == KeyKind::Desc { "desc" } else { "asc" }))
-            .collect();
-        parts.push(format!("sort {}", sort.join(", ")));
-    }
-    if !a.range.is_empty() {
-        parts.push(format!(
-            "range {}",
-            a.range.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>().join(", ")
-        ));
-    }
-    if parts.is_empty() {
-        "no filter, sort or range: it reads the whole collection".to_owned()
-    } else {
-        parts.join("; ")
     }
 }
 
@@ -901,98 +584,4 @@ fn sort_key_rules(
         key.span,
         [!waived("nullable_sort"), !waived("array_sort"), !waived("float_sort")],
     )
-}
-
-/// `const ACCESS_PATTERNS: &[AccessPattern] = &[...]`.
-fn patterns_const(patterns: &[Access], cx: &Context) -> TokenStream {
-    let strs = |v: &[(String, Span)]| {
-        let v = v.iter().map(|(p, _)| p);
-        quote!(&[#(#v),*])
-    };
-    let items = patterns.iter().map(|a| {
-        let name = &a.name;
-        let operation = &a.operation;
-        let filter = strs(&a.filter);
-        let ci = a.case_insensitive;
-        let sort = a.sort.iter().map(|k| {
-            let path = &k.path;
-            let kind = k.kind.tokens();
-            quote!((#path, #kind))
-        });
-        let range = strs(&a.range);
-        // A write row's "fields needed" are the fields it writes (the seed's "cart items").
-        let written: Vec<&String> = a.update.iter().flat_map(|w| w.ops.iter().map(|(_, p, _)| p)).collect();
-        let fields = {
-            let v = a.fields.iter().map(|(p, _)| p).chain(&a.foreign).chain(written);
-            quote!(&[#(#v),*])
-        };
-        let freq = &a.freq;
-        let consistency = &a.consistency;
-        let guarantee = consistency::tokens(a.guarantee);
-        let load = freq::load_tokens(a, cx);
-        let index = match &a.index {
-            Some(i) => quote!(::core::option::Option::Some(#i)),
-            None => quote!(::core::option::Option::None),
-        };
-        let waivers =
-            a.allow.rules.iter().zip(&a.allow.reasons).map(|((r, _), reason)| quote!((#r, #reason)));
-        let paginate = a.paginate.is_some();
-        let kind = match (&a.update, &a.upsert) {
-            (None, _) => quote!(__ds::RowKind::Read),
-            (Some(_), None) => quote!(__ds::RowKind::Write),
-            (Some(_), Some(_)) => quote!(__ds::RowKind::Upsert),
-        };
-        quote! {
-            __ds::AccessPattern {
-                name: #name,
-                operation: #operation,
-                filter: #filter,
-                case_insensitive: #ci,
-                sort: &[#(#sort),*],
-                range: #range,
-                fields: #fields,
-                freq: #freq,
-                consistency: #consistency,
-                guarantee: #guarantee,
-                load: #load,
-                index: #index,
-                waivers: &[#(#waivers),*],
-                paginate: #paginate,
-                kind: #kind,
-            }
-        }
-    });
-    quote!(const ACCESS_PATTERNS: &'static [__ds::AccessPattern] = &[#(#items),*];)
-}
-
-/// The shard key, read like an index's keys.
-fn shard_key(c: &Container, list: &Option<KeyList>, errors: &mut Accumulator) -> (Vec<Key>, TokenStream) {
-    let mut keys = Vec::new();
-    let mut nested = TokenStream::new();
-    for item in list.iter().flat_map(|l| &l.items) {
-        let Some(kind) = errors.handle(KeyKind::from_item(item, false)) else { continue };
-        if !(kind.is_ordered() || kind == KeyKind::Hashed) || kind == KeyKind::Desc {
-            errors.push(
-                Error::custom("a shard key field is `1` (ranged) or `\"hashed\"`").with_span(&item.span),
-            );
-        }
-        if let Some(r) = errors.handle(paths::resolve(c, &item.path, item.span)) {
-            nested.extend(paths::nested_checks(c, &r, item.span, false));
-        }
-        keys.push(Key { path: item.path.clone(), kind, span: item.span });
-    }
-    if let (true, Some(span)) = (keys.is_empty(), list.as_ref().and_then(|l| l.span)) {
-        errors.push(Error::custom("`shard_key()` is empty").with_span(&span));
-    }
-    let items = keys.iter().map(|k| {
-        let path = &k.path;
-        let kind = k.kind.tokens();
-        quote!((#path, #kind))
-    });
-    let tokens = if keys.is_empty() {
-        TokenStream::new()
-    } else {
-        quote!(const SHARD_KEY: &'static [(&'static str, __ds::IndexKey)] = &[#(#items),*];)
-    };
-    (keys, quote!(#tokens #nested))
 }

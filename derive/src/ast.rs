@@ -1,5 +1,5 @@
-//! Parse: attributes into a model of the type (darling receivers plus serde's view),
-//! and the [`Context`] every pattern reads.
+//! Parse: attributes into a model of the type (darling receivers plus serde's view).
+//! [`crate::facts`] reads them into the facts every pattern reads.
 //!
 //! The receivers forward every attribute they do not parse themselves; each pattern
 //! picks its own by name. The attribute names a derive registers are listed once, in
@@ -280,58 +280,4 @@ pub(crate) struct ModelAttrs {
     // Tenant and soft delete (`crate::tenant`).
     pub tenant: Option<syn::Ident>,
     pub soft_delete: Option<syn::Ident>,
-}
-
-/// What every pattern reads: the type as stored and the derive's own options.
-pub(crate) struct Context {
-    pub container: Container,
-    /// `#[model(...)]`; `None` under `#[derive(Embedded)]`.
-    pub model: Option<ModelAttrs>,
-    /// The variants read as structs, for a Model that is an internally tagged enum.
-    pub polymorphic: Option<crate::polymorphic::Polymorphic>,
-}
-
-impl Context {
-    /// `#[derive(Model)]`'s context; serde's attribute problems are pushed.
-    pub(crate) fn model(recv: ModelReceiver, errors: &mut darling::error::Accumulator) -> Self {
-        let strict = recv.strict.is_present();
-        let model = ModelAttrs {
-            collection: recv.collection,
-            validation_level: recv.validation_level,
-            validation_action: recv.validation_action,
-            max_indexes: recv.max_indexes,
-            shard_key: recv.shard_key,
-            allow: recv.allow,
-            version: recv.version,
-            migrate: recv.migrate,
-            timeseries: recv.timeseries,
-            tenant: recv.tenant,
-            soft_delete: recv.soft_delete,
-        };
-        let container = container(recv.ident, recv.vis, recv.generics, recv.data, recv.attrs, strict, errors);
-        let polymorphic = crate::polymorphic::read(&container);
-        Self { container, model: Some(model), polymorphic }
-    }
-
-    /// `#[derive(Embedded)]`'s context; serde's attribute problems are pushed.
-    pub(crate) fn embedded(recv: EmbeddedReceiver, errors: &mut darling::error::Accumulator) -> Self {
-        let strict = recv.strict.is_present();
-        let container = container(recv.ident, recv.vis, recv.generics, recv.data, recv.attrs, strict, errors);
-        Self { container, model: None, polymorphic: None }
-    }
-
-    /// The container an index or a row is checked against: the model's own for a
-    /// struct; for a polymorphic model, the variant stored as `variant`, or the fields
-    /// every variant shares.
-    pub(crate) fn container_for(&self, variant: Option<&str>) -> &Container {
-        match &self.polymorphic {
-            Some(p) => p.container(variant),
-            None => &self.container,
-        }
-    }
-
-    /// Whether the type is a `Model` (stored in a collection of its own).
-    pub(crate) fn is_model(&self) -> bool {
-        self.model.is_some()
-    }
 }

@@ -2,7 +2,7 @@
 //! fields it names exist and have the right shapes, every other field survives an
 //! upsert, a full bucket fits in its size budget), and expand into `impl Bucket`, the
 //! typed `append`/`append_many`/`read_range`/`buckets_in` methods and the compile-time
-//! size assertion (`runtime/src/bucket.rs` executes them).
+//! size assertion (`runtime/src/patterns/bucket.rs` executes them).
 
 use darling::error::Accumulator;
 use darling::util::SpannedValue;
@@ -12,7 +12,7 @@ use quote::{quote, ToTokens};
 use syn::spanned::Spanned;
 use syn::{LitStr, Type};
 
-use crate::ast::{Container, Context, Field};
+use crate::ast::{Container, Field};
 use crate::common::bounds::Bound;
 use crate::common::expansion::Expansion;
 use crate::common::fields::{field, Kept, Name};
@@ -21,6 +21,7 @@ use crate::common::paths;
 use crate::common::respan::respan;
 use crate::common::size::LIMIT;
 use crate::common::types::{classify, is_option, Kind};
+use crate::facts::Facts;
 use crate::index::{IndexDef, Key, KeyKind};
 
 /// A checked `#[bucket]`; `None` when the struct is no bucket (or the attribute is
@@ -28,18 +29,13 @@ use crate::index::{IndexDef, Key, KeyKind};
 pub(crate) struct Parsed<'a>(Option<BucketDef<'a>>);
 
 /// Reads `#[bucket(...)]` on the struct and its fields, and checks the fields it names.
-pub(crate) fn parse<'a>(cx: &'a Context, errors: &mut Accumulator) -> Parsed<'a> {
+pub(crate) fn parse<'a>(cx: &'a Facts, errors: &mut Accumulator) -> Parsed<'a> {
     Parsed(if cx.is_model() { read(&cx.container, errors) } else { None })
 }
 
 /// Checks that the named fields are distinct and that every other field survives an
 /// upsert. `version_field` is a versioned model's version field, which appends write.
-pub(crate) fn check(
-    parsed: &mut Parsed,
-    cx: &Context,
-    version_field: Option<&str>,
-    errors: &mut Accumulator,
-) {
+pub(crate) fn check(parsed: &mut Parsed, cx: &Facts, version_field: Option<&str>, errors: &mut Accumulator) {
     if let Some(b) = &parsed.0 {
         fields_rule(&cx.container, b, version_field, errors);
     }
@@ -67,7 +63,7 @@ pub(crate) fn kept<'a>(parsed: &Parsed<'a>) -> Vec<Kept<'a>> {
 /// row of `Model::RELATIONS`. A bucket is sized from its fields as written: `cx` is
 /// the context the bucket was parsed from. `stamp` is a versioned model's version
 /// field, current version and whether it is a BSON long: a new bucket is created with it.
-pub(crate) fn expand(parsed: &Parsed, cx: &Context, stamp: Option<(&str, i64, bool)>) -> Expansion {
+pub(crate) fn expand(parsed: &Parsed, cx: &Facts, stamp: Option<(&str, i64, bool)>) -> Expansion {
     let Some(b) = &parsed.0 else { return Expansion::default() };
     Expansion { relations: vec![row(b)], ..Expansion::items(bucket(&cx.container, b, stamp)) }
 }

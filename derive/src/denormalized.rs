@@ -14,15 +14,16 @@ use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use syn::{Attribute, Ident, LitStr, Meta, Type};
 
-use crate::access::Access;
-use crate::ast::{Body, Container, Context, Field};
+use crate::ast::{Body, Container, Field};
 use crate::attr::reference;
 use crate::common::duration::parse_duration;
 use crate::common::expansion::{Expansion, VariantPart};
+use crate::common::fields::Lookup;
 use crate::common::message::{did_you_mean, rule};
 use crate::common::paths;
 use crate::common::respan::{bound_check, respan};
 use crate::common::types::is_option;
+use crate::facts::Facts;
 use crate::index::IndexDef;
 
 /// `#[denormalized(...)]`.
@@ -103,7 +104,7 @@ struct VariantCopies {
 
 /// Reads `#[denormalized]` on the struct's fields: the source, the `via` reference
 /// and the refresh policy.
-pub(crate) fn parse(cx: &Context, errors: &mut Accumulator) -> Parsed {
+pub(crate) fn parse(cx: &Facts, errors: &mut Accumulator) -> Parsed {
     let c = &cx.container;
     let mut out = Parsed {
         copies: Vec::new(),
@@ -159,7 +160,7 @@ fn read_copies(c: &Container, variant: Option<&Ident>, errors: &mut Accumulator)
 /// `update_many` filters on the variant and the `via`.
 pub(crate) fn check_polymorphic(
     parsed: &mut Parsed,
-    cx: &Context,
+    cx: &Facts,
     index: &crate::index::Parsed,
     errors: &mut Accumulator,
 ) {
@@ -192,13 +193,7 @@ pub(crate) fn check_polymorphic(
 
 /// A model with copies is one stored type; a refreshed copy's `via` leads an index;
 /// the copies serve the access patterns' paths into other collections (`lookup`).
-pub(crate) fn check(
-    parsed: &mut Parsed,
-    cx: &Context,
-    index: &crate::index::Parsed,
-    access: &mut crate::access::Parsed,
-    errors: &mut Accumulator,
-) {
+pub(crate) fn check(parsed: &mut Parsed, cx: &Facts, index: &crate::index::Parsed, errors: &mut Accumulator) {
     let c = &cx.container;
     if let (false, Some(param)) = (parsed.copies.is_empty(), c.generics.params.first()) {
         errors.push(
@@ -207,7 +202,6 @@ pub(crate) fn check(
         );
     }
     check_via_indexes(c, parsed, &index.indexes, errors);
-    resolve_lookups(parsed, &mut access.patterns, errors);
     parsed.leading_keys = index
         .indexes
         .iter()
@@ -218,7 +212,7 @@ pub(crate) fn check(
 
 /// An embedded type's copies: one stored type, as a model's. Their `via` indexes are
 /// the models' to check, which know their paths.
-pub(crate) fn check_embedded(parsed: &mut Parsed, cx: &Context, errors: &mut Accumulator) {
+pub(crate) fn check_embedded(parsed: &Parsed, cx: &Facts, errors: &mut Accumulator) {
     if let (false, Some(param)) = (parsed.copies.is_empty(), cx.container.generics.params.first()) {
         errors.push(
             Error::custom(
@@ -231,7 +225,7 @@ pub(crate) fn check_embedded(parsed: &mut Parsed, cx: &Context, errors: &mut Acc
 
 /// The copies' rows of `Model::RELATIONS`, `Model::COPIES`, their type checks and
 /// registry entries.
-pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> Expansion {
+pub(crate) fn expand(parsed: &Parsed, cx: &Facts) -> Expansion {
     let c = &cx.container;
     if let Some(p) = &cx.polymorphic {
         // A variant's copies are registered as an embedded type's, through the
@@ -527,55 +521,19 @@ fn check_via_indexes(c: &Container, r: &Parsed, indexes: &[IndexDef], errors: &m
     }
 }
 
-/// The `lookup` rule: an access pattern path written `Model::field` needs another
-/// collection's field. A copy of that field serves it (the path becomes the copy's);
-/// otherwise it is an error, unless the pattern waives `lookup`, in which case the
-/// path is the application's join: listed in the table, not checked against this
-/// model's fields and indexes.
-fn resolve_lookups(r: &Parsed, patterns: &mut [Access], errors: &mut Accumulator) {
-    for a in patterns.iter_mut() {
-        let waived = a.allow.waives("lookup");
-        let name = a.name.clone();
-        let mut foreign = Vec::new();
-        // `Some(local path)` to keep, `None` to take the path out of the checks.
-        let mut fix = |path: &str, span: Span| -> Option<String> {
-            let Some((ty, field)) = path.rsplit_once("::") else { return Some(path.to_owned()) };
-            let ty = ty.replace(' ', "");
-            let copy = r.copies.iter().find(|c| {
-                let last = c.source.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
-                let full = quote::ToTokens::to_token_stream(&c.source).to_string().replace(' ', "");
-                c.source_path == field && (ty == full || ty == last)
-            });
-            if let Some(c) = copy {
-                return Some(c.field.clone());
-            }
-            if !waived {
-                errors.push(
-                    Error::custom(rule(
-                        "lookup",
-                        format!(
-                            "access pattern `{name}` needs `{path}`, a field of another collection: every read would need a `$lookup` (a join), which runs on unsharded, local paths and gets slow fast. Copy it into this model (`#[denormalized(from = \"{path}\", via = \"<its Ref field>\", refresh = \"async\", max_stale = \"5m\")]` on a field of the same type) or embed it, or waive with `allow(lookup, reason = \"...\")`"
-                        ),
-                    ))
-                    .with_span(&span),
-                );
-            }
-            foreign.push(path.to_owned());
-            None
-        };
-        for list in [&mut a.filter, &mut a.range, &mut a.fields] {
-            *list = list.drain(..).filter_map(|(p, s)| fix(&p, s).map(|p| (p, s))).collect();
-        }
-        a.sort = a
-            .sort
-            .drain(..)
-            .filter_map(|mut k| {
-                k.path = fix(&k.path, k.span)?;
-                Some(k)
-            })
-            .collect();
-        a.foreign = foreign;
-    }
+/// The copies an access row's path of another collection resolves to (`Order::total`
+/// read through a copy of it), for the access rows' checks.
+pub(crate) fn lookups(parsed: &Parsed) -> Vec<Lookup> {
+    parsed
+        .copies
+        .iter()
+        .map(|c| Lookup {
+            source: quote::ToTokens::to_token_stream(&c.source).to_string().replace(' ', ""),
+            source_last: c.source.segments.last().map(|s| s.ident.to_string()).unwrap_or_default(),
+            source_path: c.source_path.clone(),
+            field: c.field.clone(),
+        })
+        .collect()
 }
 
 fn refresh_tokens(r: &Refresh) -> TokenStream {

@@ -1,10 +1,11 @@
-//! The pipeline of `#[derive(Model)]` and `#[derive(Embedded)]`, in one function
-//! each: parse every pattern, check every pattern, one `finish()` of one accumulator,
-//! expand every pattern. Every pattern module has the same three functions:
-//! `parse(&Context, &mut Accumulator) -> Parsed`, `check(&mut Parsed, &Context, ...,
-//! &mut Accumulator)` and `expand(&Parsed, &Context, ...) -> Expansion`; where a rule
-//! needs what a core module found (the indexes, the access patterns), it is passed
-//! in by name.
+//! The pipeline of `#[derive(Model)]` and `#[derive(Embedded)]`: one sequence for the
+//! three shapes ([`Shape`]), in phases. Read the type into [`Facts`]; parse every
+//! pattern the shape can hold; find the [`Links`] (what a pattern gives the core or
+//! another pattern, as plain data); check every pattern against those; one `finish()`
+//! of one accumulator; expand every pattern. A pattern module has a `parse` where it
+//! reads attributes of its own, a `check` where it has rules beyond single keys, and
+//! an `expand`; what a rule needs from another module (the indexes, the access rows)
+//! is passed in by name.
 //!
 //! The expansion runs even when the checks found errors, so that one mistake is one
 //! error: the generated methods and types keep their signatures, and the uses of the
@@ -26,10 +27,10 @@ use quote::quote;
 use syn::spanned::Spanned;
 use syn::{Data, DeriveInput};
 
-use crate::ast::{Context, EmbeddedReceiver, ModelReceiver};
-use crate::common::bounds;
+use crate::ast::{EmbeddedReceiver, ModelReceiver};
 use crate::common::dummy::dummy;
 use crate::common::fallback;
+use crate::facts::{Facts, Links, Shape};
 use crate::{
     access, bucket, denormalized, index, model, outlier, paginate, polymorphic, relation, stamps, tenant,
     timeseries, validator, versioning,
@@ -142,89 +143,169 @@ fn model_derive(input: &DeriveInput) -> darling::Result<TokenStream> {
 
 fn model_expansion(recv: ModelReceiver) -> Expanded {
     let mut errors = darling::Error::accumulator();
-    let cx = Context::model(recv, &mut errors);
-    if let Some(p) = &cx.polymorphic {
-        let p = p.clone();
-        return polymorphic_expansion(cx, &p, errors);
-    }
+    let cx = Facts::model(recv, &mut errors);
+    expansion(cx, errors)
+}
 
-    // Parse every pattern.
-    let mut model = model::parse(&cx, &mut errors);
-    let mut validator = validator::parse(&cx, &mut errors);
-    let mut versioning = versioning::parse(&cx, &mut errors);
+/// The one sequence of every shape ([`Shape`]): parse every pattern the shape can hold,
+/// find what patterns hand one another ([`Links`]), check every pattern against the
+/// facts, one `finish()`, expand every pattern. A pattern its shape cannot hold is
+/// not parsed (an enum's variants are no bucket; an embedded type has no indexes),
+/// or parsed only for its refusal.
+fn expansion(cx: Facts, mut errors: darling::error::Accumulator) -> Expanded {
+    let shape = cx.shape();
+    let (is_struct, is_model) = (shape == Shape::Struct, shape != Shape::Embedded);
+    let on = |yes: bool| yes.then_some(());
+
+    // Phase: parse every pattern.
+    let model = on(is_model).map(|()| model::parse(&cx, &mut errors));
+    let mut versioning = on(is_model).map(|()| versioning::parse(&cx, &mut errors));
     let mut relation = relation::parse(&cx, &mut errors);
     let mut denormalized = denormalized::parse(&cx, &mut errors);
-    let mut index = index::parse(&cx, &mut errors);
-    let mut bucket = bucket::parse(&cx, &mut errors);
-    let mut outlier = outlier::parse(&cx, &mut errors);
-    let mut access = access::parse(&cx, &mut errors);
-    let mut paginate = paginate::parse(&cx, &mut errors);
-    let timeseries = timeseries::parse(&cx, &mut errors);
+    let mut index = on(is_model).map(|()| index::parse(&cx, &mut errors));
+    let mut bucket = on(is_struct).map(|()| bucket::parse(&cx, &mut errors));
+    let outlier = on(is_struct).map(|()| outlier::parse(&cx, &mut errors));
+    let mut access = on(is_model).map(|()| access::parse(&cx, &mut errors));
+    // Refused on an enum and on an embedded type, with its error: no part of it expands.
+    let timeseries = on(is_model).map(|()| timeseries::parse(&cx, &mut errors)).filter(|_| is_struct);
     let stamps = stamps::parse(&cx, &mut errors);
-    let tenant = tenant::parse(&cx, &mut errors);
-    // What patterns give the core: a bucket's range index, a time-series collection's
-    // meta/time index, and the bounds the
-    // validator learns from buckets, outliers and `#[embed(max = N)]`.
-    bucket::add_index(&bucket, &mut index);
-    timeseries::add_index(&timeseries, &mut index);
-    let bounds: Vec<_> = [bucket::bounds(&bucket), outlier::bounds(&outlier), relation::bounds(&relation)]
-        .into_iter()
-        .flatten()
-        .collect();
+    let tenant = on(is_model).map(|()| tenant::parse(&cx, &mut errors));
 
-    // Check every pattern.
-    model::check(&mut model, &cx, &mut errors);
-    validator::check(&mut validator, &cx, &mut errors);
-    let kept: Vec<_> = [outlier::kept(&outlier), bucket::kept(&bucket)].into_iter().flatten().collect();
-    versioning::check(&mut versioning, &cx, &kept, &mut errors);
-    bucket::check(&mut bucket, &cx, versioning::field(&versioning), &mut errors);
-    outlier::check(&mut outlier, &cx, &mut errors);
-    index::check(&mut index, &cx, &mut errors);
-    denormalized::check(&mut denormalized, &cx, &index, &mut access, &mut errors);
-    tenant::check(&tenant, &cx, &index, &mut access, &mut errors);
-    access::check(&mut access, &cx, &index, &mut errors);
-    paginate::check(&mut paginate, &cx, &mut errors);
-    relation::check(&mut relation, &cx, &bounds, &mut errors);
-    timeseries::check(&timeseries, &cx, &index, &access, bucket::declared(&bucket), &mut errors);
+    // Phase: what patterns give the core and one another, as plain facts. A bucket's
+    // range index and a time-series collection's meta/time index join the declared
+    // ones; the bounds the validator learns from buckets, outliers and
+    // `#[embed(max = N)]`; the fields a bucket or outlier keeps; the version stamp; the
+    // copies an access row's foreign path resolves to.
+    if let Some(index) = &mut index {
+        bucket.iter().for_each(|b| bucket::add_index(b, index));
+        timeseries.iter().for_each(|t| timeseries::add_index(t, index));
+    }
+    let links = Links {
+        bounds: match shape {
+            Shape::Struct => [bucket.as_ref().map(bucket::bounds), outlier.as_ref().map(outlier::bounds)]
+                .into_iter()
+                .flatten()
+                .flatten()
+                .chain(relation::bounds(&relation))
+                .collect(),
+            Shape::Polymorphic => Vec::new(),
+            Shape::Embedded => relation::bounds(&relation),
+        },
+        kept: [outlier.as_ref().map(outlier::kept), bucket.as_ref().map(bucket::kept)]
+            .into_iter()
+            .flatten()
+            .flatten()
+            .collect(),
+        stamp: versioning.as_ref().and_then(versioning::stamp).map(|(f, v, wide)| (f.to_owned(), v, wide)),
+        lookups: on(is_struct).map(|()| denormalized::lookups(&denormalized)),
+    };
+
+    // Phase: check every pattern against the facts.
+    if let Some(p) = &cx.polymorphic {
+        polymorphic::check(
+            &cx.container,
+            cx.model.as_ref().expect("a polymorphic type is a model"),
+            p,
+            &mut errors,
+        );
+    }
+    validator::check(&cx, &mut errors);
+    if let Some(versioning) = &mut versioning {
+        versioning::check(versioning, &cx, &links.kept, &mut errors);
+    }
+    if let (Some(b), Some(v)) = (&mut bucket, &versioning) {
+        bucket::check(b, &cx, versioning::field(v), &mut errors);
+    }
+    if let Some(index) = &mut index {
+        index::check(index, &cx, &mut errors);
+    }
+    match (&index, shape) {
+        (Some(index), Shape::Struct) => denormalized::check(&mut denormalized, &cx, index, &mut errors),
+        (Some(index), Shape::Polymorphic) => {
+            denormalized::check_polymorphic(&mut denormalized, &cx, index, &mut errors)
+        }
+        _ => {}
+    }
+    // Before the access check: it marks the rows that read live documents only.
+    if let (Some(t), Some(access), Some(index)) = (&tenant, &mut access, &index) {
+        tenant::check(t, &cx, index, access, &mut errors);
+    }
+    if let (Some(access), Some(index)) = (&mut access, &index) {
+        access::check(access, &cx, index, links.lookups.as_deref(), &mut errors);
+    }
+    relation::check(&mut relation, &cx, &links.bounds, &mut errors);
+    if shape == Shape::Embedded {
+        denormalized::check_embedded(&denormalized, &cx, &mut errors);
+    }
+    if let (Some(t), Some(index), Some(access)) = (&timeseries, &index, &access) {
+        let declared = bucket.as_ref().is_some_and(bucket::declared);
+        timeseries::check(t, &cx, index, access, declared, &mut errors);
+    }
     // Emitted with the expansion, never instead of it: see the module's documentation.
     let errors = errors.finish().err();
 
-    // Expand every pattern. The bounds reach the validator as if written in
-    // `#[validate]`; bucket and outlier size their documents from the fields as written.
-    let bounded = bounds::bounded(&cx, &bounds);
-    let stamp = versioning::stamp(&versioning).map(|(f, v, wide)| (f.to_owned(), v, wide));
-    let stamp = stamp.as_ref().map(|(f, v, wide)| (f.as_str(), *v, *wide));
-    let validator = validator::expand(&validator, &bounded);
-    let versioning = versioning::expand(&versioning, &bounded);
+    // Phase: expand every pattern, errors or not. The bounds reach the validator as if
+    // written in `#[validate]` (a polymorphic model's per variant); bucket and outlier
+    // size their documents from the fields as written.
+    let bounded = match &cx.polymorphic {
+        Some(_) => cx.bounded_variants(&relation::variant_bounds(&relation)),
+        None => cx.bounded(&links.bounds),
+    };
+    let stamp = links.stamp.as_ref().map(|(f, v, wide)| (f.as_str(), *v, *wide));
+    let validator = validator::expand(&bounded);
+    let versioning = versioning.map(|v| versioning::expand(&v, &bounded)).unwrap_or_default();
     let relation = relation::expand(&relation, &bounded);
     let denormalized = denormalized::expand(&denormalized, &bounded);
-    let index = index::expand(&index, &bounded);
-    let bucket = bucket::expand(&bucket, &cx, stamp);
-    let outlier = outlier::expand(&outlier, &cx);
-    let timeseries = timeseries::expand(&timeseries);
+    let index = index.map(|i| index::expand(&i, &bounded)).unwrap_or_default();
+    let bucket = bucket.map(|b| bucket::expand(&b, &cx, stamp)).unwrap_or_default();
+    let outlier = outlier.map(|o| outlier::expand(&o, &cx)).unwrap_or_default();
+    let timeseries = timeseries.map(|t| timeseries::expand(&t)).unwrap_or_default();
     let stamps = stamps::expand(&stamps);
-    let tenant = tenant::expand(&tenant, &bounded);
-    let paginate = paginate::expand(&paginate, &bounded, &access);
-    let (access, views) = access::expand(&access, &bounded);
-    let (model, registration) = model::expand(
-        &model,
-        &bounded,
-        &[
-            &index,
-            &access,
-            &versioning,
-            &relation,
-            &denormalized,
-            &outlier,
-            &bucket,
-            &timeseries,
-            &stamps,
-            &tenant,
-        ],
-    );
+    let tenant = tenant.map(|t| tenant::expand(&t, &bounded)).unwrap_or_default();
+    let paginate = access.as_ref().map(|a| paginate::expand(&bounded, a)).unwrap_or_default();
+    let (access, views) = access.map(|a| access::expand(&a, &bounded)).unwrap_or_default();
     let c = &bounded.container;
-    let (paths, size) = (crate::common::paths::has_field_impls(c), crate::common::size::impl_for(c));
+    // A struct's fields are paths (`HasField`); an enum's are its variants'.
+    let paths = on(shape != Shape::Polymorphic).map(|()| crate::common::paths::has_field_impls(c));
+    let size = crate::common::size::impl_for(c);
+    let (model, registration, variants) = match (&model, &bounded.polymorphic) {
+        (Some(m), None) => {
+            let parts = [
+                &index,
+                &access,
+                &versioning,
+                &relation,
+                &denormalized,
+                &outlier,
+                &bucket,
+                &timeseries,
+                &stamps,
+                &tenant,
+            ];
+            let (model, registration) = model::expand(m, &bounded, &parts);
+            (model, registration, TokenStream::new())
+        }
+        (Some(m), Some(p)) => {
+            // Each variant's rows and copies, in its entry of `Model::NESTED`, and the
+            // variants themselves, for what describes the collection.
+            let mut variants = relation::variant_entries(p, &[&relation, &denormalized]);
+            variants.model = polymorphic::variants_const(p);
+            let (model, registration) = model::expand(
+                m,
+                &bounded,
+                &[&index, &access, &versioning, &relation, &denormalized, &variants, &tenant],
+            );
+            (model, registration, polymorphic::wrapped_checks(p))
+        }
+        // An embedded type's relations and copies reach the models that hold it.
+        (None, _) => (
+            relation::embedded_relations(c, &[&relation, &denormalized]),
+            TokenStream::new(),
+            TokenStream::new(),
+        ),
+    };
     let items = quote! {
+        #variants
         #validator
         #relation
         #denormalized
@@ -242,80 +323,6 @@ fn model_expansion(recv: ModelReceiver) -> Expanded {
     };
     let tenant = &tenant.items;
     let items = quote!(#items #tenant);
-    Expanded { errors, views, items }
-}
-
-/// A polymorphic model: the core modules (model, validator, indexes, read rows) and the
-/// relations with each variant read as a struct; the patterns that read a struct's
-/// fields and do not know variants refuse it in [`polymorphic::check`].
-fn polymorphic_expansion(
-    cx: Context,
-    p: &polymorphic::Polymorphic,
-    mut errors: darling::error::Accumulator,
-) -> Expanded {
-    // Parse every pattern a polymorphic model can hold.
-    let mut model = model::parse(&cx, &mut errors);
-    let mut validator = validator::parse(&cx, &mut errors);
-    let mut versioning = versioning::parse(&cx, &mut errors);
-    let mut relation = relation::parse(&cx, &mut errors);
-    let mut denormalized = denormalized::parse(&cx, &mut errors);
-    let mut index = index::parse(&cx, &mut errors);
-    let mut access = access::parse(&cx, &mut errors);
-    let mut paginate = paginate::parse(&cx, &mut errors);
-    // Refused on an enum, with its error: no part of it expands.
-    let _ = timeseries::parse(&cx, &mut errors);
-    let _ = stamps::parse(&cx, &mut errors);
-    let tenant = tenant::parse(&cx, &mut errors);
-
-    // Check every pattern.
-    polymorphic::check(&cx, p, &mut errors);
-    model::check(&mut model, &cx, &mut errors);
-    validator::check(&mut validator, &cx, &mut errors);
-    versioning::check(&mut versioning, &cx, &[], &mut errors);
-    index::check(&mut index, &cx, &mut errors);
-    denormalized::check_polymorphic(&mut denormalized, &cx, &index, &mut errors);
-    tenant::check(&tenant, &cx, &index, &mut access, &mut errors);
-    access::check(&mut access, &cx, &index, &mut errors);
-    relation::check(&mut relation, &cx, &[], &mut errors);
-    paginate::check(&mut paginate, &cx, &mut errors);
-    let errors = errors.finish().err();
-
-    // Expand every pattern, errors or not, as for a struct; a variant's
-    // `#[embed(max = N)]` bounds that variant's field in the validator.
-    let cx = bounds::bounded_variants(&cx, &relation::variant_bounds(&relation));
-    let validator = validator::expand(&validator, &cx);
-    let versioning = versioning::expand(&versioning, &cx);
-    let relation = relation::expand(&relation, &cx);
-    let denormalized = denormalized::expand(&denormalized, &cx);
-    // Each variant's rows and copies, in its entry of `Model::NESTED`.
-    let variants = cx.polymorphic.as_ref().map(|p| relation::variant_entries(p, &[&relation, &denormalized]));
-    let mut variants = variants.unwrap_or_default();
-    // And the variants themselves, for what describes the collection.
-    variants.model = polymorphic::variants_const(p);
-    let index = index::expand(&index, &cx);
-    let paginate = paginate::expand(&paginate, &cx, &access);
-    let (access, views) = access::expand(&access, &cx);
-    let tenant = tenant::expand(&tenant, &cx);
-    let (model, registration) = model::expand(
-        &model,
-        &cx,
-        &[&index, &access, &versioning, &relation, &denormalized, &variants, &tenant],
-    );
-    let size = crate::common::size::impl_for(&cx.container);
-    let wrapped = polymorphic::wrapped_checks(p);
-    let items = quote! {
-        #wrapped
-        #validator
-        #relation
-        #denormalized
-        #model
-        #versioning
-        #registration
-        #index
-        #access
-        #paginate
-        #size
-    };
     Expanded { errors, views, items }
 }
 
@@ -343,34 +350,6 @@ fn embedded_derive(input: &DeriveInput) -> darling::Result<TokenStream> {
 
 fn embedded_expansion(recv: EmbeddedReceiver) -> Expanded {
     let mut errors = darling::Error::accumulator();
-    let cx = Context::embedded(recv, &mut errors);
-
-    // Parse every pattern an embedded type can hold.
-    let mut validator = validator::parse(&cx, &mut errors);
-    let mut relation = relation::parse(&cx, &mut errors);
-    let mut denormalized = denormalized::parse(&cx, &mut errors);
-    // Refused on an embedded type, with its error: no writer stamps a sub-document.
-    let _ = stamps::parse(&cx, &mut errors);
-    let bounds = relation::bounds(&relation);
-
-    // Check every pattern.
-    validator::check(&mut validator, &cx, &mut errors);
-    relation::check(&mut relation, &cx, &bounds, &mut errors);
-    denormalized::check_embedded(&mut denormalized, &cx, &mut errors);
-    let errors = errors.finish().err();
-
-    // Expand every pattern, errors or not, as for a model.
-    let bounded = bounds::bounded(&cx, &bounds);
-    let validator = validator::expand(&validator, &bounded);
-    let relation = relation::expand(&relation, &bounded);
-    let denormalized = denormalized::expand(&denormalized, &bounded);
-    let c = &bounded.container;
-    // Its relations and copies reach the models that hold it.
-    let embedded = relation::embedded_relations(c, &[&relation, &denormalized]);
-    let (paths, size) = (crate::common::paths::has_field_impls(c), crate::common::size::impl_for(c));
-    Expanded {
-        errors,
-        views: TokenStream::new(),
-        items: quote!(#validator #paths #size #relation #denormalized #embedded),
-    }
+    let cx = Facts::embedded(recv, &mut errors);
+    expansion(cx, errors)
 }

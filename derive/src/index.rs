@@ -1,6 +1,6 @@
 //! `#[index(...)]` on fields and on the struct: parse, check (paths, TTL, duplicates,
 //! prefixes, the budget, `unique` inside arrays), expand into `Model::INDEXES`
-//! (`runtime/src/index.rs` holds the types).
+//! (`runtime/src/core/index.rs` and `core/descriptor.rs` hold the types).
 
 use darling::error::Accumulator;
 use darling::{Error, FromMeta};
@@ -9,7 +9,7 @@ use quote::quote;
 use syn::spanned::Spanned;
 use syn::{Attribute, LitStr};
 
-use crate::ast::{Container, Context, Field};
+use crate::ast::{Container, Field};
 use crate::attr::index_keys::{Allow, KeyItem, KeyList, KeyValue};
 use crate::attr::Flag;
 use crate::common::duration::parse_duration;
@@ -17,6 +17,7 @@ use crate::common::expansion::Expansion;
 use crate::common::message::rule;
 use crate::common::paths;
 use crate::common::types::known_helper;
+use crate::facts::Facts;
 
 /// The model's indexes, with what the checks found.
 pub(crate) struct Parsed {
@@ -28,7 +29,7 @@ pub(crate) struct Parsed {
 
 /// Reads every `#[index]` on the struct and its fields; on a polymorphic model, those
 /// on the enum (for every variant) and on each variant and its fields (partial to it).
-pub(crate) fn parse(cx: &Context, errors: &mut Accumulator) -> Parsed {
+pub(crate) fn parse(cx: &Facts, errors: &mut Accumulator) -> Parsed {
     let c = &cx.container;
     let indexes = match &cx.polymorphic {
         _ if !cx.is_model() => Vec::new(),
@@ -82,7 +83,7 @@ fn default_name(keys: &[Key]) -> String {
 
 /// The rules that concern indexes alone: paths, TTL, duplicates, prefixes, the budget,
 /// `unique` inside arrays.
-pub(crate) fn check(parsed: &mut Parsed, cx: &Context, errors: &mut Accumulator) {
+pub(crate) fn check(parsed: &mut Parsed, cx: &Facts, errors: &mut Accumulator) {
     let Some(m) = &cx.model else { return };
     let budget = m.max_indexes.as_ref().map_or((10, None), |n| (**n, Some(n.span())));
     let waived = m.allow.as_ref().is_some_and(|a| a.waives("index_budget"));
@@ -90,7 +91,7 @@ pub(crate) fn check(parsed: &mut Parsed, cx: &Context, errors: &mut Accumulator)
 }
 
 /// `Model::INDEXES`, and the nested path checks.
-pub(crate) fn expand(parsed: &Parsed, _cx: &Context) -> Expansion {
+pub(crate) fn expand(parsed: &Parsed, _cx: &Facts) -> Expansion {
     Expansion { model: indexes_const(&parsed.indexes), items: parsed.nested.clone(), ..Expansion::default() }
 }
 
@@ -375,7 +376,7 @@ fn finish(keys: Vec<Key>, opts: &IndexOpts, span: Span, errors: &mut Accumulator
 
 /// The rules that concern indexes alone; returns the nested path checks to emit.
 fn rules(
-    cx: &Context,
+    cx: &Facts,
     indexes: &[IndexDef],
     budget: (usize, Option<Span>),
     budget_waived: bool,

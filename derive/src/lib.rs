@@ -7,20 +7,30 @@
 //! - this file: the three entry points, and in their `attributes(...)` the one list of
 //!   the attribute names each derive reads (the parser forwards every attribute; each
 //!   pattern picks its own by name);
-//! - `driver`: the pipeline, read top to bottom: parse every pattern, check every
-//!   pattern, one `finish()` of one accumulator, expand every pattern (with the errors
-//!   beside the code, so that the type's uses raise no second error);
+//! - `driver`: the one pipeline of the three shapes (struct model, polymorphic model,
+//!   embedded type), read top to bottom in phases: parse every pattern the shape can
+//!   hold; find what patterns hand one another; check every pattern; one `finish()` of
+//!   one accumulator; expand every pattern (with the errors beside the code, so that
+//!   the type's uses raise no second error);
+//! - `facts`: what every check and expansion reads, found once: the shape and fields
+//!   ([`facts::Facts`]), then the links between patterns as plain data
+//!   ([`facts::Links`]: bounds, kept fields, the version stamp, the copies an access
+//!   row's foreign path resolves to). No check or expansion edits another pattern's
+//!   parsed value;
 //! - `ast` and `attr`: the type as serde stores it, and the attribute values more
 //!   than one module reads;
 //! - `common`: helpers every pattern may use (suggestions, rule messages, type
 //!   classifiers, respanning, bounds, sizes, paths, fallback stubs); it imports no pattern;
 //! - the core modules `model`, `validator`, `index`, `access`, `polymorphic` (an enum
 //!   model's variants read as structs, for the other core modules), and the patterns
-//!   `paginate`, `versioning`, `bucket`, `outlier`, `relation`,
-//!   `denormalized`, `stamps` and `keys`, each with `parse`, `check` and `expand`; a pattern
-//!   reads the core modules' results, never another pattern's: where two patterns
-//!   meet (a versioned bucket or outlier), the driver hands one plain facts of the
-//!   other (`common::fields::Kept`, the version stamp), and no pattern module names another.
+//!   `paginate`, `versioning`, `bucket`, `outlier`, `relation`, `denormalized`,
+//!   `stamps` and `timeseries`. Each has a `parse` where it reads attributes of its
+//!   own, a `check` where it has rules beyond single keys, and an `expand`; the driver
+//!   calls them by name, and hands a pattern what another found (an index list, a
+//!   version field) through the facts. A pattern reads the core modules' results,
+//!   never another pattern's, and no pattern module names another;
+//! - `keys`: `#[derive(KeyFamily)]`, a derive of its own (its pattern, TTL and
+//!   expansion in `keys/`).
 //!
 //! Generated code reaches the runtime only through `::docshape::__private`, inside
 //! `const _: () = { ... };`.
@@ -32,6 +42,7 @@ mod bucket;
 mod common;
 mod denormalized;
 mod driver;
+mod facts;
 mod index;
 mod keys;
 mod model;

@@ -9,15 +9,16 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::LitStr;
 
-use crate::ast::{Action, Container, Context, Level};
+use crate::ast::{Action, Container, Level};
 use crate::common::expansion::Expansion;
+use crate::facts::Facts;
 
 /// A checked `#[model(...)]`.
 pub(crate) struct Parsed(ModelOptions);
 
 /// Reads the collection and the validation options; refuses waivers that belong on an
 /// `#[index]` or `#[access]`.
-pub(crate) fn parse(cx: &Context, errors: &mut Accumulator) -> Parsed {
+pub(crate) fn parse(cx: &Facts, errors: &mut Accumulator) -> Parsed {
     let Some(m) = &cx.model else { return Parsed(ModelOptions::missing(cx)) };
     let collection = match &m.collection {
         Some(lit) => {
@@ -50,12 +51,11 @@ pub(crate) fn parse(cx: &Context, errors: &mut Accumulator) -> Parsed {
     })
 }
 
-/// The options' rules are single-key rules, found while parsing.
-pub(crate) fn check(_parsed: &mut Parsed, _cx: &Context, _errors: &mut Accumulator) {}
+// The options' rules are single-key rules, found while parsing: no check of its own.
 
 /// `impl Model`, holding the patterns' constants and the relations table, and the
 /// registry entry, placed apart by the driver.
-pub(crate) fn expand(parsed: &Parsed, cx: &Context, parts: &[&Expansion]) -> (TokenStream, TokenStream) {
+pub(crate) fn expand(parsed: &Parsed, cx: &Facts, parts: &[&Expansion]) -> (TokenStream, TokenStream) {
     let options = &parsed.0;
     let c = &cx.container;
     let consts = parts.iter().map(|p| &p.model);
@@ -85,7 +85,7 @@ impl ModelOptions {
     /// Without a collection, whose absence is reported: the `Model` impl still exists,
     /// so that the uses of the type's generated methods raise no second error. The
     /// empty name is never used, as the reported error fails the build.
-    fn missing(cx: &Context) -> Self {
+    fn missing(cx: &Facts) -> Self {
         Self { collection: LitStr::new("", cx.container.ident.span()), level: None, action: None }
     }
 }

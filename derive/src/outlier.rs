@@ -1,7 +1,7 @@
 //! `#[outlier(...)]` on an array field: the outlier pattern. Parse, check (an array,
 //! a flag field that is a `bool`, an overflow collection with a valid name, a parent
 //! `_id`, bounded sizes), and expand into `impl Outliers` and the typed
-//! `push_<field>`/`load_<field>` methods (`runtime/src/outlier.rs` executes them).
+//! `push_<field>`/`load_<field>` methods (`runtime/src/patterns/outlier.rs` executes them).
 
 use darling::error::Accumulator;
 use darling::util::SpannedValue;
@@ -11,7 +11,7 @@ use quote::{format_ident, quote};
 use syn::spanned::Spanned;
 use syn::{LitStr, Type};
 
-use crate::ast::{Container, Context, Field};
+use crate::ast::{Container, Field};
 use crate::common::bounds::Bound;
 use crate::common::expansion::Expansion;
 use crate::common::fields::{field, Kept, Name};
@@ -19,6 +19,7 @@ use crate::common::paths;
 use crate::common::respan::respan;
 use crate::common::size::LIMIT;
 use crate::common::types::{classify, is_option, Kind};
+use crate::facts::Facts;
 use crate::model::collection_problem;
 
 /// The model's checked `#[outlier]` arrays.
@@ -26,18 +27,18 @@ pub(crate) struct Parsed<'a>(Vec<OutlierDef<'a>>);
 
 /// Reads and checks every `#[outlier]` of the model: an array, a `bool` flag, an
 /// overflow collection with a valid name, a parent `_id`.
-pub(crate) fn parse<'a>(cx: &'a Context, errors: &mut Accumulator) -> Parsed<'a> {
+pub(crate) fn parse<'a>(cx: &'a Facts, errors: &mut Accumulator) -> Parsed<'a> {
     let Some(m) = &cx.model else { return Parsed(Vec::new()) };
     Parsed(read(&cx.container, m.collection.as_ref(), errors))
 }
 
-/// An outlier's rules concern its own attribute and fields, found while parsing.
-pub(crate) fn check(_parsed: &mut Parsed, _cx: &Context, _errors: &mut Accumulator) {}
+// An outlier's rules concern its own attribute and fields, found while parsing: no
+// check of its own.
 
 /// `impl Outliers`, the `push_`/`load_` methods and the size assertions, and a row of
 /// `Model::RELATIONS` per outlier array. The arrays are sized from the fields as
 /// written: `cx` is the context they were parsed from.
-pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> Expansion {
+pub(crate) fn expand(parsed: &Parsed, cx: &Facts) -> Expansion {
     Expansion { relations: rows(&parsed.0), ..Expansion::items(outliers(&cx.container, &parsed.0)) }
 }
 

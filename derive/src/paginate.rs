@@ -5,28 +5,18 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use darling::error::Accumulator;
-
 use crate::access::{equality, result_type, Access};
-use crate::ast::{Container, Context};
+use crate::ast::Container;
 use crate::common::expansion::Expansion;
+use crate::facts::Facts;
 use crate::index::KeyKind;
 
-/// Paginate has nothing of its own to read: `paginate` is a key of `#[access]`, read
-/// and checked with the access patterns (an `_id` tie-break, sort keys that are never
-/// null, arrays or floats).
-pub(crate) struct Parsed;
-
-/// Nothing to read: see [`Parsed`].
-pub(crate) fn parse(_cx: &Context, _errors: &mut Accumulator) -> Parsed {
-    Parsed
-}
-
-/// The paginator's rules run with the access patterns' (`access::check`).
-pub(crate) fn check(_parsed: &mut Parsed, _cx: &Context, _errors: &mut Accumulator) {}
+// Paginate has nothing of its own to parse or check: `paginate` is a key of
+// `#[access]`, read and checked with the access patterns (an `_id` tie-break, sort keys
+// that are never null, arrays or floats).
 
 /// One paginator method per `#[access(..., paginate)]` pattern.
-pub(crate) fn expand(_parsed: &Parsed, cx: &Context, access: &crate::access::Parsed) -> Expansion {
+pub(crate) fn expand(cx: &Facts, access: &crate::access::Parsed) -> Expansion {
     // A polymorphic model's row pages through its variant's documents, typed by the
     // variant's fields.
     let container = |a: &Access| match &cx.polymorphic {

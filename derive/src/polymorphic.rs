@@ -20,7 +20,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::{DeriveInput, Ident};
 
-use crate::ast::{Body, Container, Field, FieldReceiver};
+use crate::ast::{Body, Container, Field, FieldReceiver, ModelAttrs};
 use crate::attr::serde::{SerdeContainer, SerdeField};
 
 /// A polymorphic model's shape: the tag, the common fields, one struct-like view per variant.
@@ -219,8 +219,7 @@ pub(crate) fn read(c: &Container) -> Option<Polymorphic> {
 /// The rules of the enum's shape: one `_id` of one type in every variant, discriminator
 /// values that tell the variants apart, no field named like the tag, and the patterns
 /// that do not yet know variants refused with one error each.
-pub(crate) fn check(cx: &crate::ast::Context, p: &Polymorphic, errors: &mut Accumulator) {
-    let c = &cx.container;
+pub(crate) fn check(c: &Container, model: &ModelAttrs, p: &Polymorphic, errors: &mut Accumulator) {
     let Body::Enum(variants) = &c.body else { return };
     let mut seen: Vec<(&str, &Ident)> = Vec::new();
     let mut id: Option<(String, &Ident)> = None;
@@ -277,7 +276,7 @@ pub(crate) fn check(cx: &crate::ast::Context, p: &Polymorphic, errors: &mut Accu
     }
     // The upgrade stamps the version into each variant's field by name: a wrapped
     // type's field is not one the enum's code can name.
-    let versioned = cx.model.as_ref().is_some_and(|m| m.version.is_some());
+    let versioned = model.version.is_some();
     for v in variants.iter().filter(|v| versioned && !v.serde.skip && v.style == darling::ast::Style::Tuple) {
         errors.push(
             Error::custom(format!(

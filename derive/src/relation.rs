@@ -13,7 +13,7 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Attribute, GenericArgument, Ident, LitStr, Meta, PathArguments, Type};
 
-use crate::ast::{Body, Container, Context, Field};
+use crate::ast::{Body, Container, Field};
 use crate::attr::index_keys::Allow;
 use crate::attr::reference;
 use crate::common::bounds::{bounds_items, Bound};
@@ -22,6 +22,7 @@ use crate::common::message::rule;
 use crate::common::paths;
 use crate::common::respan::{bound_check, respan};
 use crate::common::types::{element, is_option, ref_target};
+use crate::facts::Facts;
 use crate::polymorphic::Polymorphic;
 
 /// `#[embed]` / `#[embed(max = N, reason = "...", allow(unbounded_array, reason = "..."))]`.
@@ -67,7 +68,7 @@ struct VariantRelations {
 
 /// Reads `#[embed]` and `#[reference]` on the struct's fields, or on each variant's of
 /// a polymorphic model.
-pub(crate) fn parse(cx: &Context, errors: &mut Accumulator) -> Parsed {
+pub(crate) fn parse(cx: &Facts, errors: &mut Accumulator) -> Parsed {
     let mut out = Parsed::default();
     if let Some(p) = &cx.polymorphic {
         for v in &p.variants {
@@ -107,7 +108,7 @@ pub(crate) fn parse(cx: &Context, errors: &mut Accumulator) -> Parsed {
 
 /// The `unbounded_array` rule for arrays of references, once every bound is known
 /// (`max_items`, `#[embed(max)]`, `#[reference(max)]`, buckets, outliers: `bounds`).
-pub(crate) fn check(parsed: &mut Parsed, cx: &Context, bounds: &[Bound], errors: &mut Accumulator) {
+pub(crate) fn check(parsed: &mut Parsed, cx: &Facts, bounds: &[Bound], errors: &mut Accumulator) {
     if let Some(p) = &cx.polymorphic {
         // Each variant's arrays, with that variant's bounds only.
         for v in &parsed.variants {
@@ -212,7 +213,7 @@ fn unbounded_documents(c: &Container, r: &Parsed, variant: bool) -> TokenStream 
 
 /// The unbounded-array assertions, `Identified`, the reference id checks, and the
 /// rows of `Model::RELATIONS`.
-pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> Expansion {
+pub(crate) fn expand(parsed: &Parsed, cx: &Facts) -> Expansion {
     let c = &cx.container;
     // A polymorphic model's `_id` is the one its variants share.
     let id_source = cx.container_for(None);

@@ -8,10 +8,11 @@ use darling::error::Accumulator;
 use darling::Error;
 use quote::quote;
 
-use crate::ast::{Body, Context, Field};
+use crate::ast::{Body, Field};
 use crate::common::expansion::Expansion;
 use crate::common::fields::stamp_of;
 use crate::common::types::is_option;
+use crate::facts::Facts;
 
 /// The fields carrying each stamp, with the revision's width (`true` for `i64`).
 #[derive(Default)]
@@ -46,7 +47,7 @@ fn last(ty: &syn::Type) -> String {
 }
 
 /// Reads the stamp attributes; each mistake is one error under the attribute.
-pub(crate) fn parse(cx: &Context, errors: &mut Accumulator) -> Parsed {
+pub(crate) fn parse(cx: &Facts, errors: &mut Accumulator) -> Parsed {
     let mut out = Parsed::default();
     let (fields, on_variant): (Vec<&Field>, bool) = match &cx.container.body {
         Body::Struct(_, fields) => (fields.iter().collect(), false),

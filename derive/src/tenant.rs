@@ -10,18 +10,20 @@
 //!
 //! A soft-delete model's rows carry `{deleted_at: null}` (unless `include_deleted`);
 //! its unique indexes are partial to that predicate, so a deleted document does not
-//! block a new one; `delete_by_id` sets the field and `restore_by_id` clears it.
+//! block a new one; `delete_by_id` sets the field and `restore_by_id` clears it. The
+//! rows' predicate is expanded by the access module (`Access::live`, set here).
 
 use darling::error::Accumulator;
 use darling::Error;
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::access::Access;
-use crate::ast::{Context, Field};
+use crate::access::partial_live;
+use crate::ast::Field;
 use crate::common::message::rule;
 use crate::common::paths;
 use crate::common::types::is_option;
+use crate::facts::Facts;
 
 /// A stored field named by `#[model(...)]`: its stored name and its Rust type.
 struct Named {
@@ -36,7 +38,7 @@ pub(crate) struct Parsed {
     soft_delete: Option<Named>,
 }
 
-fn field<'a>(cx: &'a Context, ident: &syn::Ident) -> Option<&'a Field> {
+fn field<'a>(cx: &'a Facts, ident: &syn::Ident) -> Option<&'a Field> {
     paths::stored_fields(&cx.container)
         .into_iter()
         .find(|f| f.recv.ident.as_ref().is_some_and(|i| i == ident))
@@ -44,7 +46,7 @@ fn field<'a>(cx: &'a Context, ident: &syn::Ident) -> Option<&'a Field> {
 
 /// Reads `tenant = field` and `soft_delete = field`: each names a stored field of the
 /// struct; the tenant is required (no `Option`), the deletion date optional.
-pub(crate) fn parse(cx: &Context, errors: &mut Accumulator) -> Parsed {
+pub(crate) fn parse(cx: &Facts, errors: &mut Accumulator) -> Parsed {
     let Some(m) = &cx.model else { return Parsed::default() };
     let mut out = Parsed::default();
     if let Some(ident) = &m.tenant {
@@ -68,7 +70,7 @@ pub(crate) fn parse(cx: &Context, errors: &mut Accumulator) -> Parsed {
 /// check, which needs the mark to know which partial indexes serve a row.
 pub(crate) fn check(
     parsed: &Parsed,
-    cx: &Context,
+    cx: &Facts,
     index: &crate::index::Parsed,
     access: &mut crate::access::Parsed,
     errors: &mut Accumulator,
@@ -127,28 +129,9 @@ pub(crate) fn check(
     }
 }
 
-/// Whether a partial filter holds every live document (`{"deleted_at": null}`, alone).
-fn partial_live(partial: &str, field: &str) -> bool {
-    serde_json::from_str::<serde_json::Value>(partial).ok().is_some_and(|v| {
-        v.as_object().is_some_and(|o| o.len() == 1 && o.get(field).is_some_and(serde_json::Value::is_null))
-    })
-}
-
-/// Whether an index partial to `partial` holds every document the row reads: a live
-/// row's, when the index is partial to live documents.
-pub(crate) fn holds_live(a: &Access, partial: &str) -> bool {
-    a.live.as_deref().is_some_and(|field| partial_live(partial, field))
-}
-
-/// The predicate a live row's commands carry, in the finders' typed builder.
-pub(crate) fn live_filter(a: &Access) -> Option<TokenStream> {
-    let field = a.live.as_ref()?;
-    Some(quote!(.live(#field)))
-}
-
 /// `TENANT` and `SOFT_DELETE` on the model, and on a soft-delete struct model,
 /// `delete_by_id` and `restore_by_id` (tenant first on a tenant model).
-pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> crate::common::expansion::Expansion {
+pub(crate) fn expand(parsed: &Parsed, cx: &Facts) -> crate::common::expansion::Expansion {
     let tenant = parsed.tenant.as_ref().map(|t| &t.stored);
     let soft = parsed.soft_delete.as_ref().map(|s| &s.stored);
     let mut model = TokenStream::new();

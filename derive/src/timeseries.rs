@@ -9,13 +9,14 @@ use darling::Error;
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
 
-use crate::ast::{Context, Field};
+use crate::ast::Field;
 use crate::common::duration::parse_duration;
 use crate::common::expansion::Expansion;
 use crate::common::fields::field;
 use crate::common::message::{did_you_mean, rule};
 use crate::common::respan::respan;
 use crate::common::types::{classify, Kind};
+use crate::facts::Facts;
 use crate::index::{IndexDef, Key, KeyKind};
 
 /// The granularities the server takes, coarsest last.
@@ -55,7 +56,7 @@ impl Def<'_> {
 }
 
 /// Reads the options and the fields they name.
-pub(crate) fn parse<'a>(cx: &'a Context, errors: &mut Accumulator) -> Parsed<'a> {
+pub(crate) fn parse<'a>(cx: &'a Facts, errors: &mut Accumulator) -> Parsed<'a> {
     let Some(opts) = cx.model.as_ref().and_then(|m| m.timeseries.as_ref()) else { return Parsed(None) };
     let span = opts.span();
     if cx.polymorphic.is_some() {
@@ -164,7 +165,7 @@ pub(crate) fn add_index(parsed: &Parsed, index: &mut crate::index::Parsed) {
 /// meta field, upserts, and the patterns that rewrite whole documents.
 pub(crate) fn check(
     parsed: &Parsed,
-    cx: &Context,
+    cx: &Facts,
     index: &crate::index::Parsed,
     access: &crate::access::Parsed,
     has_bucket: bool,

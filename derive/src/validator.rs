@@ -10,28 +10,23 @@ use darling::error::Accumulator;
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 
-use crate::ast::{Body, Container, Context, Field, Variant};
+use crate::ast::{Body, Container, Field, Variant};
 use crate::attr::validate::{AllowedValue, Num, NumValue};
 use crate::common::expansion::Expansion;
 use crate::common::respan::respan;
 use crate::common::types::{classify, is_option, known_helper, Kind};
+use crate::facts::Facts;
 
-/// The validator has nothing of its own to read: `#[validate]` is parsed with the
-/// fields ([`crate::ast`]), and the patterns' bounds join it before expansion.
-pub(crate) struct Parsed;
-
-/// Nothing to read: see [`Parsed`].
-pub(crate) fn parse(_cx: &Context, _errors: &mut Accumulator) -> Parsed {
-    Parsed
-}
+// The validator has nothing of its own to parse: `#[validate]` is read with the fields
+// ([`crate::ast`]), and the patterns' bounds join it before expansion.
 
 /// Every `#[validate]` key against its field's type, and the stored names.
-pub(crate) fn check(_parsed: &mut Parsed, cx: &Context, errors: &mut Accumulator) {
+pub(crate) fn check(cx: &Facts, errors: &mut Accumulator) {
     rules::container(&cx.container, errors);
 }
 
 /// `impl Schema`; a `Model`'s schema admits `_id`.
-pub(crate) fn expand(_parsed: &Parsed, cx: &Context) -> Expansion {
+pub(crate) fn expand(cx: &Facts) -> Expansion {
     Expansion::items(schema_impl(&cx.container, cx.is_model()))
 }
 

@@ -14,12 +14,13 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Ident, LitInt, Type};
 
-use crate::ast::{Body, Container, Context, Field};
+use crate::ast::{Body, Container, Field};
 use crate::attr::migrate::{Migrate, Step, StepKind};
 use crate::common::expansion::Expansion;
 use crate::common::fields::Kept;
 use crate::common::old_field;
 use crate::common::types::{classify, Kind};
+use crate::facts::Facts;
 use crate::polymorphic::{Polymorphic, VariantModel};
 
 /// A checked versioning declaration; `None` when the model is not versioned (or the
@@ -38,7 +39,7 @@ struct KeptField {
 
 /// Reads `version`, `migrate(...)` and `#[schema_version]`, and checks that the steps
 /// chain from the oldest readable version to the current one.
-pub(crate) fn parse(cx: &Context, errors: &mut Accumulator) -> Parsed {
+pub(crate) fn parse(cx: &Facts, errors: &mut Accumulator) -> Parsed {
     let Some(m) = &cx.model else { return Parsed(None, Vec::new()) };
     let declared = match &cx.polymorphic {
         Some(p) => polymorphic_declaration(p, m.version.as_ref(), m.migrate.as_ref(), errors),
@@ -49,7 +50,7 @@ pub(crate) fn parse(cx: &Context, errors: &mut Accumulator) -> Parsed {
 
 /// What versioning cannot be combined with, and what it must keep: `kept` are the
 /// fields bucket and outlier writers maintain on the model's documents.
-pub(crate) fn check(parsed: &mut Parsed, cx: &Context, kept: &[Kept], errors: &mut Accumulator) {
+pub(crate) fn check(parsed: &mut Parsed, cx: &Facts, kept: &[Kept], errors: &mut Accumulator) {
     let c = &cx.container;
     if let (Some(_), Some(param)) = (&parsed.0, c.generics.params.first()) {
         errors.push(
@@ -100,7 +101,7 @@ pub(crate) fn stamp(parsed: &Parsed) -> Option<(&str, i64, bool)> {
 }
 
 /// `impl Versioned`, and the validator admitting every declared version (in `impl Model`).
-pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> Expansion {
+pub(crate) fn expand(parsed: &Parsed, cx: &Facts) -> Expansion {
     let Some(v) = &parsed.0 else { return Expansion::default() };
     let (versioned, validator) = versioned(&cx.container, v, &parsed.1);
     let checks = kept_checks(v, &parsed.1);

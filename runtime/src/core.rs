@@ -17,6 +17,7 @@ pub mod access;
 pub mod append;
 pub mod bson_compat;
 pub mod denormalized;
+pub mod descriptor;
 pub mod error;
 pub mod hooks;
 pub mod index;

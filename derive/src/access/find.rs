@@ -88,7 +88,7 @@ pub(crate) fn equality(
 fn discriminator(a: &Access) -> Option<TokenStream> {
     let tag = a.discriminator.as_ref().map(|(tag, value)| quote!(.tag(#tag, #value)));
     // Soft delete: a row reads and writes live documents only.
-    let live = crate::tenant::live_filter(a);
+    let live = a.live.as_ref().map(|field| quote!(.live(#field)));
     (tag.is_some() || live.is_some()).then(|| quote!(#tag #live))
 }
 

@@ -9,7 +9,7 @@ use quote::quote;
 use syn::LitStr;
 
 use super::Access;
-use crate::ast::Context;
+use crate::facts::Facts;
 use crate::index::IndexDef;
 
 /// A parsed `freq`.
@@ -115,7 +115,7 @@ pub(crate) fn docs_per_call(a: &Access, indexes: &[IndexDef]) -> Reads {
 /// A row on one variant of a polymorphic model reads that variant's documents only: its
 /// `fields(...)`, or the variant's whole document (`MaxBsonSize::VARIANT_SIZES`); a row on
 /// the enum reads any variant, as large as the largest.
-fn doc_size_bound(a: &Access, cx: &Context) -> (TokenStream, TokenStream) {
+fn doc_size_bound(a: &Access, cx: &Facts) -> (TokenStream, TokenStream) {
     // The variant the row reads, and its place among the variants' sizes.
     let variant = match (&cx.polymorphic, &a.discriminator) {
         (Some(p), Some((_, value))) => {
@@ -169,7 +169,7 @@ fn doc_size_bound(a: &Access, cx: &Context) -> (TokenStream, TokenStream) {
 }
 
 /// `__ds::Load { ... }` for one pattern.
-pub(crate) fn load_tokens(a: &Access, cx: &Context) -> TokenStream {
+pub(crate) fn load_tokens(a: &Access, cx: &Facts) -> TokenStream {
     let rate = match a.rate {
         Some(Rate { per_second, write }) => {
             let per_second = Literal::f64_suffixed(per_second);

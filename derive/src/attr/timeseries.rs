@@ -3,7 +3,7 @@
 use darling::FromMeta;
 use syn::LitStr;
 
-use crate::common::fields::Name;
+use crate::attr::Name;
 
 /// `timeseries(...)` as written.
 #[derive(FromMeta, Clone)]

@@ -1,40 +1,12 @@
 //! Stored field names written in attributes (`series = sensor_id`, `flag = "big"`) and
 //! their lookup among the model's fields, with a suggestion when they miss.
 
-use darling::{Error, FromMeta};
-use proc_macro2::Span;
-use syn::spanned::Spanned;
-use syn::{Expr, Lit};
+use darling::Error;
 
 use crate::ast::{Container, Field};
+pub(crate) use crate::attr::Name;
 use crate::common::message::did_you_mean;
 use crate::common::paths;
-
-/// A stored name, written bare (`series = sensor_id`) or quoted (`time = "meta.t"`).
-#[derive(Debug, Clone)]
-pub(crate) struct Name {
-    pub value: String,
-    pub span: Span,
-}
-
-impl FromMeta for Name {
-    fn from_expr(expr: &Expr) -> darling::Result<Self> {
-        match expr {
-            Expr::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => {
-                let ident = p.path.get_ident().map(|i| syn::ext::IdentExt::unraw(i).to_string());
-                Ok(Self { value: ident.unwrap_or_default(), span: p.span() })
-            }
-            Expr::Lit(l) => match &l.lit {
-                Lit::Str(s) => Ok(Self { value: s.value(), span: s.span() }),
-                other => Err(Error::custom("expected a stored field name, like `readings` or `\"meta.t\"`")
-                    .with_span(other)),
-            },
-            Expr::Group(g) => Self::from_expr(&g.expr),
-            other => Err(Error::custom("expected a stored field name, like `readings` or `\"meta.t\"`")
-                .with_span(other)),
-        }
-    }
-}
 
 /// The stored field named `name`, or an error saying what exists.
 pub(crate) fn field<'a>(c: &'a Container, name: &Name, what: &str) -> Result<&'a Field, Error> {
@@ -73,6 +45,16 @@ pub(crate) struct Kept<'a> {
     pub field: &'a Field,
     /// What the field is to its pattern, for messages: "the outlier array".
     pub what: &'static str,
+}
+
+/// A denormalized copy, as an access row's path of another collection finds it: the
+/// source type as written (whole and last segment, spaces dropped), the source's
+/// stored path, and the local field that holds the copy.
+pub(crate) struct Lookup {
+    pub source: String,
+    pub source_last: String,
+    pub source_path: String,
+    pub field: String,
 }
 
 /// The stamp attributes a field can carry (`#[created_at]`, `#[updated_at]`,

@@ -36,10 +36,33 @@ fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-fn scratch(name: &str) -> PathBuf {
+fn scratch(name: &str) -> Scratch {
     let dir = std::env::temp_dir().join(format!("shop-schema-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    dir
+    Scratch(dir)
+}
+
+/// A scratch directory, removed when dropped: also when its test fails half-way, so a
+/// run leaves nothing behind in the temporary directory.
+struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// Fails when `schema/` drifts from the models. `DOCSHAPE_BLESS=1` rewrites it instead.
@@ -118,7 +141,6 @@ fn a_tampered_or_stale_directory_is_reported_file_by_file() {
     for line in &described {
         assert!(stdout(&out).contains(line.lines().next().unwrap()), "shopctl verify should say: {line}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -147,9 +169,6 @@ fn two_runs_produce_byte_identical_output() {
     assert_eq!(first, build);
     // Exported files read back into the very specs the code declares.
     assert_eq!(artifacts::specs_from(&build_time()).unwrap(), docshape::registry::specs().unwrap());
-    for dir in [a, b] {
-        let _ = std::fs::remove_dir_all(dir);
-    }
 }
 
 /// The documents of a command's first batch (a test database's collections and
@@ -231,7 +250,6 @@ async fn pymongo_applies_the_exported_json_as_sync_does() {
     for report in docshape::check::check_all(&by_pymongo).await.unwrap() {
         assert!(report.is_clean(), "{report}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -447,7 +465,6 @@ fn failures_that_are_not_drift_exit_2_with_one_line_naming_the_cause() {
         assert_eq!(out.status.code(), Some(2));
         let err = one_line(&out);
         assert!(err.contains("orders.indexes.json") && err.contains("larger than"), "{err}");
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }
 
@@ -495,5 +512,4 @@ fn a_fifo_where_an_artifact_is_expected_is_refused_within_seconds() {
     assert!(e.to_string().contains("is a FIFO"), "{e}");
     let e = artifacts::compare(&dir, &build_time()).unwrap_err();
     assert!(e.to_string().contains("is a FIFO"), "{e}");
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -8,95 +8,14 @@
 // large, but rare and behind a round trip anyway.
 #![allow(clippy::result_large_err)]
 
-use crate::core::bson_compat;
 use std::fmt;
-use std::time::Duration;
 
 use bson::{Bson, Document};
 
-use crate::core::relation::Variant;
+use crate::core::descriptor::Variant;
+pub use crate::core::descriptor::{Cleared, CopyError, CopySpec, OnDelete, Refresh, Refusal};
 
 pub(crate) mod refresh;
-
-/// When a denormalized copy is brought back in line with its source.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Refresh {
-    /// Never: the copy is a snapshot taken when the document was written (an order's
-    /// `user_name` is the name at the time of the order, and should stay so).
-    Never,
-    /// In the same call that updates the source.
-    Sync,
-    /// By a worker draining a durable queue; the copy may lag its source by at most
-    /// `max_stale`, a product decision stated in the model.
-    Async {
-        /// How stale the copy may be: the worker serves older jobs first.
-        max_stale: Duration,
-    },
-}
-
-/// What a copy holds once its source document is deleted
-/// (`#[denormalized(..., on_delete = "keep" | "clear" | "report")]`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum OnDelete {
-    /// The last value copied stays (the default): the copy was true when written, and
-    /// removing it destroys what the reader saw.
-    #[default]
-    Keep,
-    /// The copy is emptied, as its type allows (only an `Option` copy, or one with
-    /// `skip_serializing_if`, can be).
-    Clear(Cleared),
-    /// The copy stays, and its refresh job fails with [`CopyError::SourceDeleted`],
-    /// recorded on the job and kept in the queue (so [`lag`](crate::denormalized::lag) counts
-    /// it) until no document references the deleted source any more.
-    Report,
-}
-
-/// How a cleared copy is written, so that its model's validator still accepts it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Cleared {
-    /// `$unset`: the field has `skip_serializing_if`, so it may be absent.
-    Unset,
-    /// `$set: null`: an `Option` field that is always written (required, nullable).
-    Null,
-}
-
-/// One denormalized copy, as declared on the model that holds it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct CopySpec {
-    /// The collection holding the copy (`"posts"`).
-    pub collection: &'static str,
-    /// The copy's stored path (`"author_name"`; `"comments.author_name"` for a copy
-    /// inside the embedded documents of `comments`).
-    pub field: &'static str,
-    /// The stored path of the field that references the source document
-    /// (`"author_id"`, `"comments.author_id"`): it holds the source's `_id`. It sits in
-    /// the same (sub-)document as the copy.
-    pub via: &'static str,
-    /// The stored paths of the arrays that hold the copy's sub-documents, outermost
-    /// first (`["comments"]`; empty for a copy at the top level or in sub-documents
-    /// only): each document's elements that reference the source are the ones
-    /// written, through array filters.
-    pub arrays: &'static [&'static str],
-    /// The source's collection (`"users"`).
-    pub source: &'static str,
-    /// The stored path of the copied field in the source (`"name"`).
-    pub source_field: &'static str,
-    /// When the copy is refreshed.
-    pub refresh: Refresh,
-    /// Why the copy exists, as written in the attribute (`reason = "..."`).
-    pub reason: Option<&'static str>,
-    /// What the copy holds once its source document is deleted.
-    pub on_delete: OnDelete,
-    /// How the copy's own type stores a null source value: [`Cleared::Unset`] when the
-    /// field has `skip_serializing_if` (serde omits `None`, and the validator forbids
-    /// `null`), [`Cleared::Null`] otherwise.
-    pub null: Cleared,
-    /// For a copy in one variant of a polymorphic model, that variant: only the
-    /// documents whose discriminator holds its value hold the copy (another variant
-    /// may store a field of the same name with another meaning), and every filter on
-    /// `via` says so.
-    pub variant: Option<Variant>,
-}
 
 impl CopySpec {
     /// `"posts.author_name"`: the copy's name in the refresh queue and in reports;
@@ -130,13 +49,13 @@ impl CopySpec {
 /// copies the model only knows through its fields' types. Nesting deeper than eight
 /// levels is not checked.
 #[doc(hidden)]
-pub const fn nested_vias_indexed(nested: &crate::core::relation::Nested, leading_keys: &[&str]) -> bool {
+pub const fn nested_vias_indexed(nested: &crate::core::descriptor::Nested, leading_keys: &[&str]) -> bool {
     let mut parts: [&str; 10] = [""; 10];
     walk_vias(nested, &mut parts, 0, leading_keys)
 }
 
 const fn walk_vias(
-    n: &crate::core::relation::Nested,
+    n: &crate::core::descriptor::Nested,
     parts: &mut [&str; 10],
     depth: usize,
     keys: &[&str],
@@ -258,12 +177,12 @@ pub(crate) struct Placed {
 }
 
 /// Every copy inside `nested` (and further down), placed.
-pub(crate) fn placed(nested: &'static [crate::core::relation::Nested]) -> Vec<Placed> {
+pub(crate) fn placed(nested: &'static [crate::core::descriptor::Nested]) -> Vec<Placed> {
     fn walk(
         prefix: &str,
         arrays: &[String],
         variant: Option<Variant>,
-        nested: &'static [crate::core::relation::Nested],
+        nested: &'static [crate::core::descriptor::Nested],
         out: &mut Vec<Placed>,
     ) {
         for n in nested {
@@ -303,189 +222,6 @@ pub const QUEUE: &str = "docshape_refresh";
 /// Where the change-stream watchers of copies' sources keep their positions:
 /// reserved for the denormalized pattern (see [`crate::denormalized::Watcher`]).
 pub const WATCH_POSITIONS: &str = "docshape_watch";
-
-/// A copy document the server refused to write (its validator, a duplicate key, a
-/// value it cannot store), left as it was while the other documents were written.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Refusal {
-    /// The copy's key (`"posts.author_name"`).
-    pub copy: String,
-    /// The copy document's `_id`.
-    pub id: Bson,
-    /// What the server said.
-    pub reason: String,
-}
-
-/// What went wrong keeping copies in line. Every variant that concerns one document
-/// names its collection or copy and its `_id`.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub enum CopyError {
-    /// Writing the source document failed; no copy was touched.
-    Source {
-        /// The source's collection.
-        collection: &'static str,
-        /// The source document's `_id`.
-        id: Bson,
-        /// What the driver or server said.
-        error: mongodb::error::Error,
-    },
-    /// Writing one copy (a sync copy's `update_many`, or an async copy's job) failed
-    /// while updating its source.
-    Copy {
-        /// The copy's key (`"posts.author_name"`).
-        copy: String,
-        /// The source document's `_id`.
-        id: Bson,
-        /// Whether the source was written: `false` when the transaction failed
-        /// (nothing was written); `true` otherwise (a sequential update, or a job
-        /// enqueued after the commit): the source and the copies before this one are
-        /// updated, this one and the ones after it are not (see the
-        /// [module docs](crate::denormalized)). Run the update again, or [`repair`](crate::denormalized::repair).
-        source_updated: bool,
-        /// What the driver or server said.
-        error: mongodb::error::Error,
-    },
-    /// The transaction could not commit. Nothing was written, unless the error says
-    /// the commit's outcome is unknown (`UnknownTransactionCommitResult`).
-    Commit {
-        /// The source's collection.
-        collection: &'static str,
-        /// The source document's `_id`.
-        id: Bson,
-        /// What the driver or server said.
-        error: mongodb::error::Error,
-    },
-    /// [`Atomicity::Transaction`](crate::denormalized::Atomicity::Transaction) was asked for, and the deployment has no transactions
-    /// (a standalone server). Nothing was written.
-    NoTransactions {
-        /// The source's collection.
-        collection: &'static str,
-    },
-    /// Without a transaction, concurrent updates kept changing the source for two
-    /// minutes while its sync copy was being written again and again. The source is
-    /// updated; the copy may hold an older value: [`repair`](crate::denormalized::repair) once writes calm down.
-    Unsettled {
-        /// The copy's key.
-        copy: String,
-        /// The source document's `_id`.
-        id: Bson,
-        /// How many times the copy was written.
-        rounds: u32,
-    },
-    /// The server refused to write some copy documents of this source (see
-    /// [`Refusal`]): they are left as they were, and every other copy document was
-    /// written (and settled), and every async copy's job enqueued. Fix the documents
-    /// (or the validator), then [`repair`](crate::denormalized::repair). A
-    /// [`Worker`](crate::denormalized::Worker) records it as its job's failure.
-    Refused {
-        /// The source document's `_id`.
-        id: Bson,
-        /// The refused copy documents, each once.
-        documents: Vec<Refusal>,
-    },
-    /// Reading the source or writing its copies failed in a
-    /// [`Worker`](crate::denormalized::Worker), [`repair`](crate::denormalized::repair),
-    /// after a versioned writer or a write row, or in filling a new document's copies.
-    Refresh {
-        /// The copy's key.
-        copy: String,
-        /// The source document's `_id`.
-        id: Bson,
-        /// What the driver or server said.
-        error: mongodb::error::Error,
-    },
-    /// The refresh queue ([`QUEUE`]) could not be read or written.
-    Queue {
-        /// What was being done (`"claim"`, `"complete"`, ...).
-        operation: &'static str,
-        /// What the driver or server said.
-        error: mongodb::error::Error,
-    },
-    /// A queued job does not have the documented shape.
-    MalformedJob {
-        /// The job as stored.
-        job: Document,
-    },
-    /// The copy key names no registered copy that is refreshed (none in this program
-    /// has that key, or it is declared `refresh = "never"`).
-    UnknownCopy {
-        /// The key asked for.
-        copy: String,
-    },
-    /// The id given did not serialize to BSON (an integer beyond `i64`, say); nothing
-    /// was sent.
-    IdEncode {
-        /// The source's collection.
-        collection: &'static str,
-        /// What the serializer said.
-        error: bson_compat::SerError,
-    },
-    /// [`repair`](crate::denormalized::repair) found no source document with this `_id`.
-    SourceNotFound {
-        /// The source's collection.
-        collection: &'static str,
-        /// The `_id` looked for.
-        id: Bson,
-    },
-    /// A copy declared `on_delete = "report"` still has documents referencing a
-    /// deleted source: they keep the last value copied. Delete them or point them at
-    /// another source; the job completes once none is left.
-    SourceDeleted {
-        /// The copy's key.
-        copy: String,
-        /// The deleted source document's `_id`.
-        id: Bson,
-        /// Documents still referencing it.
-        documents: u64,
-    },
-    /// The deployment has no change streams (a standalone server): a
-    /// [`Watcher`](crate::denormalized::Watcher) cannot follow the sources. Run the server
-    /// as a replica set (a single-node one will do: `mongod --replSet rs0`, then
-    /// `rs.initiate()`), or connect through a sharded cluster's `mongos`.
-    NoChangeStreams {
-        /// The source collection the watcher tried to follow.
-        collection: &'static str,
-        /// What the server said.
-        error: mongodb::error::Error,
-    },
-    /// A [`Watcher`](crate::denormalized::Watcher) could not read its change stream or its
-    /// stored position.
-    Watch {
-        /// The source collection.
-        collection: &'static str,
-        /// What was being done (`"open"`, `"next"`, `"save position"`, ...).
-        operation: &'static str,
-        /// What the driver or server said.
-        error: mongodb::error::Error,
-    },
-    /// The source document was written, then keeping other data derived from it in
-    /// line failed: a read-through cache's keys could not be deleted
-    /// ([`keys::invalidate_on_write`](crate::keys::invalidate_on_write)). The document
-    /// is updated and its copies are refreshed; the cached value may be stale until its
-    /// TTL. Deleting the key again (or the next write) puts it right.
-    Derived {
-        /// The source's collection.
-        collection: &'static str,
-        /// The source document's `_id`.
-        id: Bson,
-        /// What was left out of line (`"cached keys"`).
-        what: &'static str,
-        /// Why.
-        error: std::sync::Arc<dyn std::error::Error + Send + Sync>,
-    },
-    /// A docshape writer refused to change a document of `collection`, whose reads
-    /// are cached by the key family `family`, because no connection is installed to
-    /// delete the written document's keys (`keys::invalidate_on_write`) and the family
-    /// does not accept values stale up to its TTL (`staleness = "ttl"`). Nothing was
-    /// written.
-    CacheNotInvalidated {
-        /// The model's collection.
-        collection: &'static str,
-        /// The key family that caches it (its Rust type's path).
-        family: &'static str,
-    },
-}
 
 impl fmt::Display for CopyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

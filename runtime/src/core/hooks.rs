@@ -29,7 +29,7 @@ use bson::{Bson, Document};
 use futures_util::future::BoxFuture;
 use mongodb::Database;
 
-use crate::core::denormalized::CopyError;
+use crate::core::descriptor::CopyError;
 use crate::core::error::Error;
 
 /// Called after a document of collection `source` with `_id` `id` was written by

@@ -2,22 +2,8 @@
 //! derive checks at compile time that they serve the access patterns
 //! ([`crate::access`]).
 
+pub use crate::core::descriptor::{Index, IndexKey};
 use bson::{doc, Bson, Document};
-
-/// One key of an index, or one sort key of an access pattern.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum IndexKey {
-    /// Ascending (`1`).
-    Asc,
-    /// Descending (`-1`).
-    Desc,
-    /// A text index key (`"text"`).
-    Text,
-    /// A hashed key (`"hashed"`), for hashed shard keys.
-    Hashed,
-    /// A geospatial key (`"2dsphere"`).
-    Sphere2d,
-}
 
 impl IndexKey {
     /// The value the key has in an index's key document.
@@ -41,38 +27,6 @@ impl IndexKey {
             Self::Sphere2d => "2dsphere",
         }
     }
-}
-
-/// An index of a model's collection, as `#[index(...)]` declares it.
-///
-/// ```
-/// use docshape::index::{Index, IndexKey};
-/// use docshape::bson::doc;
-///
-/// const BY_AUTHOR: Index = Index {
-///     name: "author_id_1_created_at_-1",
-///     keys: &[("author_id", IndexKey::Asc), ("created_at", IndexKey::Desc)],
-///     ..Index::DEFAULT
-/// };
-/// assert_eq!(BY_AUTHOR.key_document(), doc! { "author_id": 1, "created_at": -1 });
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Index {
-    /// The index's name: MongoDB's default (`author_id_1_created_at_-1`) unless
-    /// `name = "..."` overrides it.
-    pub name: &'static str,
-    /// The keys, in order, by stored path.
-    pub keys: &'static [(&'static str, IndexKey)],
-    /// `unique: true`.
-    pub unique: bool,
-    /// `sparse: true`.
-    pub sparse: bool,
-    /// `expireAfterSeconds` of a TTL index.
-    pub expire_after_secs: Option<u64>,
-    /// A case-insensitive collation (`{locale, strength: 2}`); the locale, `"en"` unless set.
-    pub case_insensitive: Option<&'static str>,
-    /// `partialFilterExpression`, as extended JSON text.
-    pub partial_filter: Option<&'static str>,
 }
 
 impl Index {

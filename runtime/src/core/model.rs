@@ -6,34 +6,13 @@ use std::fmt;
 use bson::{doc, Document};
 use mongodb::{Collection, Database};
 
-use crate::core::access::table::AccessPattern;
-use crate::core::denormalized::CopySpec;
-use crate::core::index::{Index, IndexKey};
-use crate::core::relation::Relation;
+use crate::core::descriptor::AccessPattern;
+use crate::core::descriptor::CopySpec;
+use crate::core::descriptor::Relation;
+use crate::core::descriptor::{Index, IndexKey};
+pub use crate::core::descriptor::{ValidationAction, ValidationLevel};
 use crate::core::validator::Schema;
 use crate::core::version::VersionError;
-
-/// How strictly the server applies a collection's validator (`validationLevel`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum ValidationLevel {
-    /// Every insert and update is validated (the server's default).
-    #[default]
-    Strict,
-    /// Updates to documents that already fail validation are not validated.
-    Moderate,
-    /// No validation.
-    Off,
-}
-
-/// What the server does with a document that fails validation (`validationAction`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum ValidationAction {
-    /// Reject the write (the server's default).
-    #[default]
-    Error,
-    /// Accept the write and log a warning.
-    Warn,
-}
 
 impl ValidationLevel {
     /// The server's spelling: `"strict"`, `"moderate"` or `"off"`.
@@ -114,7 +93,7 @@ pub trait Model: Schema + Sized {
     /// The relations inside its fields' embedded types (a reference in a sub-document
     /// or in an array's items), listed under the field's path in the design-decision
     /// table.
-    const NESTED: &'static [crate::core::relation::Nested] = &[];
+    const NESTED: &'static [crate::core::descriptor::Nested] = &[];
     /// On a polymorphic model (`#[derive(Model)]` on a `#[serde(tag = "kind")]` enum),
     /// the access patterns on one variant (`variant = Click`: reads, pages, cached reads
     /// and write rows), as `(pattern, tag, value)`: each of their commands carries
@@ -146,18 +125,18 @@ pub trait Model: Schema + Sized {
     /// stored name and each variant's value (`[{tag: "kind", value: "click"}, ...]`),
     /// for what describes the collection without reading its validator (the model
     /// diagram among the [artifacts](crate::artifacts)). Empty for a struct.
-    const VARIANTS: &'static [crate::core::relation::Variant] = &[];
+    const VARIANTS: &'static [crate::core::descriptor::Variant] = &[];
     /// For a time-series collection (`#[model(timeseries(...))]`), its options:
     /// [`sync`](fn@crate::sync) creates the collection with them. `None` for a plain
     /// collection.
-    const TIMESERIES: Option<crate::core::spec::TimeSeries> = None;
+    const TIMESERIES: Option<crate::core::descriptor::TimeSeries> = None;
     /// Its denormalized copies (`#[denormalized]`), filled by
     /// [`crate::relation::snapshot`] and refreshed as each one's policy says.
     const COPIES: &'static [CopySpec] = &[];
     /// Its timestamps and revision (`#[created_at]`, `#[updated_at]`, `#[revision]` on
     /// its fields): the stored names every docshape writer stamps
     /// ([`crate::core::stamps`]). None by default.
-    const STAMPS: crate::core::stamps::Stamps = crate::core::stamps::Stamps::NONE;
+    const STAMPS: crate::core::descriptor::Stamps = crate::core::descriptor::Stamps::NONE;
 
     /// `#[model(tenant = ...)]`: the stored name of the field every row filters on
     /// first (see the guide's tenant chapter). None by default.

@@ -5,39 +5,10 @@
 
 use std::fmt;
 
-use crate::core::access::table::AccessPattern;
+use crate::core::descriptor::CollectionSpec;
+pub use crate::core::descriptor::RegisteredModel;
 pub use crate::core::error::DuplicateCollection;
 use crate::core::model::Model;
-use crate::core::spec::CollectionSpec;
-
-/// One registered model: what a program needs of it without a database.
-#[derive(Clone, Copy)]
-#[non_exhaustive]
-pub struct RegisteredModel {
-    /// The collection it is stored in.
-    pub collection: &'static str,
-    /// The Rust type's path, as `std::any::type_name` spells it.
-    pub type_name: fn() -> &'static str,
-    /// Its collection spec: validator, options, indexes, shard key.
-    pub spec: fn() -> CollectionSpec,
-    /// Its access-pattern table.
-    pub access_patterns: &'static [AccessPattern],
-    /// The rows on one variant of a polymorphic model, with the discriminator and the
-    /// variant's value their commands add ([`Model::POLYMORPHIC_ROWS`]).
-    pub polymorphic_rows: &'static [(&'static str, &'static str, &'static str)],
-    /// Its relations, for the design-decision table.
-    pub relations: &'static [crate::core::relation::Relation],
-    /// The relations inside its embedded types.
-    pub nested: &'static [crate::core::relation::Nested],
-    /// Its timestamps and revision ([`Model::STAMPS`]), which every writer of the
-    /// collection applies.
-    pub stamps: crate::core::stamps::Stamps,
-    /// Its own denormalized copies ([`Model::COPIES`]; those inside its embedded types
-    /// are placed under its collection by the denormalized pattern).
-    pub copies: &'static [crate::core::denormalized::CopySpec],
-    /// A polymorphic model's variants ([`Model::VARIANTS`]); empty for a struct.
-    pub variants: &'static [crate::core::relation::Variant],
-}
 
 impl RegisteredModel {
     /// The entry for `T`; what the derive submits.
@@ -78,7 +49,7 @@ pub struct RegisteredCollection {
     pub spec: fn() -> CollectionSpec,
     /// The embedded types its documents hold, whose copies are registered under this
     /// collection (an outlier's overflow documents hold the items in `items`).
-    pub nested: &'static [crate::core::relation::Nested],
+    pub nested: &'static [crate::core::descriptor::Nested],
 }
 
 impl fmt::Debug for RegisteredCollection {

@@ -3,29 +3,10 @@
 
 use bson::{doc, Document};
 
-use crate::core::index::{Index, IndexKey};
-use crate::core::model::{Model, ValidationAction, ValidationLevel};
-
-/// Everything [`sync`](fn@crate::sync) makes true of one collection.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CollectionSpec {
-    /// The collection's name.
-    pub name: String,
-    /// The `validator` option.
-    pub validator: Document,
-    /// The `validationLevel` option.
-    pub validation_level: ValidationLevel,
-    /// The `validationAction` option.
-    pub validation_action: ValidationAction,
-    /// The indexes, as `createIndexes` receives them (`{key, name, ...options}`).
-    pub indexes: Vec<Document>,
-    /// The shard key, when one is declared.
-    pub shard_key: Option<Document>,
-    /// For a time-series collection (`#[model(timeseries(...))]`), the `timeseries`
-    /// and `expireAfterSeconds` options `create` receives ([`TimeSeries::create_options`]);
-    /// `None` for a plain collection.
-    pub timeseries: Option<Document>,
-}
+pub use crate::core::descriptor::{CollectionSpec, Granularity, TimeSeries};
+use crate::core::descriptor::{Index, IndexKey};
+use crate::core::descriptor::{ValidationAction, ValidationLevel};
+use crate::core::model::Model;
 
 impl CollectionSpec {
     /// The spec a model declares.
@@ -77,19 +58,6 @@ pub fn schema_version_of(validator: &Document) -> Option<i64> {
     text.strip_prefix("docshape schema version ")?.parse().ok()
 }
 
-/// How a time-series collection's server buckets span time: the interval between one
-/// series' readings, which the server turns into a bucket span (an hour, a day, 30
-/// days). It can be made coarser on an existing collection, never finer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Granularity {
-    /// Readings seconds apart (buckets of an hour).
-    Seconds,
-    /// Readings minutes apart (buckets of a day).
-    Minutes,
-    /// Readings hours apart (buckets of 30 days).
-    Hours,
-}
-
 impl Granularity {
     /// `"seconds"`, `"minutes"` or `"hours"`, as the server stores it.
     pub fn as_str(self) -> &'static str {
@@ -104,38 +72,6 @@ impl Granularity {
     pub fn parse(text: &str) -> Option<Self> {
         [Self::Seconds, Self::Minutes, Self::Hours].into_iter().find(|g| g.as_str() == text)
     }
-}
-
-/// A time-series collection as `#[model(timeseries(time = t, meta = m, ...))]` declares
-/// it: the server buckets its documents (readings) by `meta` and `time` itself
-/// (MongoDB 5.0 and newer). Generated as `Model::TIMESERIES`.
-///
-/// ```
-/// use docshape::timeseries::{Granularity, TimeSeries};
-///
-/// let t = TimeSeries {
-///     time: "t", meta: Some("sensor"), granularity: Some(Granularity::Minutes),
-///     bucket_span: None, expire_after: Some(30 * 86_400),
-/// };
-/// let options = t.create_options();
-/// assert_eq!(options.get_document("timeseries").unwrap().get_str("metaField").unwrap(), "sensor");
-/// assert_eq!(options.get_i64("expireAfterSeconds").unwrap(), 2_592_000);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct TimeSeries {
-    /// The stored name of the reading's time (`timeField`), a `DateTime`.
-    pub time: &'static str,
-    /// The stored name of the series' key (`metaField`), what stays the same across
-    /// one series' readings.
-    pub meta: Option<&'static str>,
-    /// `granularity`; `None` leaves the server's default (`seconds`) unless
-    /// `bucket_span` is set.
-    pub granularity: Option<Granularity>,
-    /// An exact bucket span in seconds (`bucketMaxSpanSeconds` and
-    /// `bucketRoundingSeconds`, MongoDB 6.3 and newer), instead of a granularity.
-    pub bucket_span: Option<u64>,
-    /// `expireAfterSeconds`: the server deletes a reading this long after its time.
-    pub expire_after: Option<u64>,
 }
 
 impl TimeSeries {

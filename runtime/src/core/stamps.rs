@@ -15,22 +15,8 @@
 //!   later write takes the server's. A created document's revision is 1: the revision
 //!   counts the writes that made the document, its creation included.
 
+pub use crate::core::descriptor::Stamps;
 use bson::{doc, Bson, Document};
-
-/// The stored names of a model's stamp fields; `None` where the model declares none.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Stamps {
-    /// `#[created_at]`: set once, when the document is created.
-    pub created: Option<&'static str>,
-    /// `#[updated_at]`: set by every write, from the server's clock.
-    pub updated: Option<&'static str>,
-    /// `#[revision]`: incremented by one by every write.
-    pub revision: Option<&'static str>,
-    /// Whether the revision is an `i64` (stored as a BSON long), not an `i32`: the
-    /// increment has the field's own BSON type, so the stored type stays the one the
-    /// validator requires.
-    pub wide_revision: bool,
-}
 
 impl Stamps {
     /// A model without stamps.
@@ -100,7 +86,7 @@ impl Stamps {
     /// knows the collection only, such as a copy's refresh, applies).
     pub fn of_collection(collection: &str) -> Stamps {
         // Unsorted: one pass over what the program registered, on every copy write.
-        inventory::iter::<crate::core::registry::RegisteredModel>
+        inventory::iter::<crate::core::descriptor::RegisteredModel>
             .into_iter()
             .find(|m| m.collection == collection)
             .map(|m| m.stamps)

@@ -6,18 +6,17 @@
 use std::error::Error as StdError;
 use std::future::Future;
 use std::marker::PhantomData;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
-use bson::{Bson, Document};
 use futures_util::future::BoxFuture;
 use mongodb::error::{
     ErrorKind, WriteFailure, TRANSIENT_TRANSACTION_ERROR, UNKNOWN_TRANSACTION_COMMIT_RESULT,
 };
-use mongodb::{Client, ClientSession, Database};
+use mongodb::{Client, ClientSession};
 
-use crate::core::denormalized::CopyError;
-use crate::core::write::Effects;
+use crate::core::descriptor::CopyError;
+use crate::core::write::{Deferred, AFTER_COMMIT};
 
 /// How long [`transaction`] keeps running a body that fails with transient errors:
 /// the driver's own limit for its `with_transaction`.
@@ -163,43 +162,7 @@ impl std::ops::DerefMut for Transaction<'_> {
     }
 }
 
-/// A hook run deferred to the commit: what a write row wrote in the transaction.
-struct Written {
-    effects: Effects,
-    db: Database,
-    id: Bson,
-    update: Option<Document>,
-}
-
-type Deferred = Arc<Mutex<Vec<Written>>>;
-
-tokio::task_local! {
-    /// Set while a [`transaction`]'s body runs: the writes whose hooks wait for the commit.
-    static AFTER_COMMIT: Deferred;
-}
-
-/// Defers what is derived from a document written in the session of a running
-/// [`transaction`] to its commit (an aborted attempt's writes are forgotten with it):
-/// `true` when deferred, `false` when no transaction's body is running, so the caller
-/// ([`crate::core::write::Effects::after`]) applies it now.
-pub(crate) fn defer(effects: Effects, db: &Database, id: &Bson, update: Option<&Document>) -> bool {
-    AFTER_COMMIT
-        .try_with(|d| {
-            d.lock().unwrap_or_else(PoisonError::into_inner).push(Written {
-                effects,
-                db: db.clone(),
-                id: id.clone(),
-                update: update.cloned(),
-            })
-        })
-        .is_ok()
-}
-
-/// Whether the caller runs inside a [`transaction`]'s body: a write there cannot be
-/// retried on its own (an error aborts the whole transaction, which retries it).
-pub(crate) fn in_transaction_body() -> bool {
-    AFTER_COMMIT.try_with(|_| ()).is_ok()
-}
+pub(crate) use crate::core::write::in_transaction_body;
 
 /// Runs `body` in a transaction on a session of `client`, and commits: several writes
 /// (and reads) that apply all together or not at all. Returns the body's value from

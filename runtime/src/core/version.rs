@@ -12,7 +12,7 @@ use std::fmt;
 
 use bson::Bson;
 
-use crate::core::denormalized::CopyError;
+use crate::core::descriptor::CopyError;
 
 /// Why a generated upgrade chain failed, before the collection and `_id` are known.
 #[derive(Debug)]

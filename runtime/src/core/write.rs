@@ -43,13 +43,15 @@
 //! types than the model written (a copy on the model that holds it, a cache on a key
 //! family). The pipeline is the only caller of those hooks.
 
+use std::sync::{Arc, Mutex, PoisonError};
+
 use bson::{Bson, Document};
 use mongodb::Database;
 
-use crate::core::denormalized::CopyError;
+use crate::core::descriptor::CopyError;
+use crate::core::descriptor::Stamps;
 use crate::core::hooks::{self, Derived};
 use crate::core::model::Model;
-use crate::core::stamps::Stamps;
 
 /// The declared effects of a write to one collection, applied in the order of the
 /// [module docs](self).
@@ -121,7 +123,7 @@ impl Effects {
         update: Option<&Document>,
         in_session: bool,
     ) -> Result<(), CopyError> {
-        if in_session && crate::core::transaction::defer(*self, db, id, update) {
+        if in_session && defer(*self, db, id, update) {
             crate::core::trace::event!(
                 DEBUG,
                 collection = self.collection,
@@ -142,4 +144,46 @@ impl Effects {
     pub fn copies_watched(&self) -> bool {
         hooks::copy_write_watched(self.collection)
     }
+}
+
+// The writes of a running transaction wait here for its commit: kept with the writer
+// that defers them, so that the transaction (which drains them) reads the writer and
+// not the other way round.
+
+/// A hook run deferred to the commit: what a write row wrote in the transaction.
+pub(crate) struct Written {
+    pub(crate) effects: Effects,
+    pub(crate) db: Database,
+    pub(crate) id: Bson,
+    pub(crate) update: Option<Document>,
+}
+
+pub(crate) type Deferred = Arc<Mutex<Vec<Written>>>;
+
+tokio::task_local! {
+    /// Set while a [`crate::core::transaction::transaction`]'s body runs: the writes whose hooks wait for the commit.
+    pub(crate) static AFTER_COMMIT: Deferred;
+}
+
+/// Defers what is derived from a document written in the session of a running
+/// [`crate::core::transaction::transaction`] to its commit (an aborted attempt's writes are forgotten with it):
+/// `true` when deferred, `false` when no transaction's body is running, so the caller
+/// ([`crate::core::write::Effects::after`]) applies it now.
+fn defer(effects: Effects, db: &Database, id: &Bson, update: Option<&Document>) -> bool {
+    AFTER_COMMIT
+        .try_with(|d| {
+            d.lock().unwrap_or_else(PoisonError::into_inner).push(Written {
+                effects,
+                db: db.clone(),
+                id: id.clone(),
+                update: update.cloned(),
+            })
+        })
+        .is_ok()
+}
+
+/// Whether the caller runs inside a [`crate::core::transaction::transaction`]'s body: a write there cannot be
+/// retried on its own (an error aborts the whole transaction, which retries it).
+pub(crate) fn in_transaction_body() -> bool {
+    AFTER_COMMIT.try_with(|_| ()).is_ok()
 }

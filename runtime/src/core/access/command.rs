@@ -12,8 +12,8 @@ use bson::{doc, Document, RawDocumentBuf};
 use mongodb::options::{Collation, CollationStrength, ReadConcern, SelectionCriteria, WriteConcern};
 use mongodb::Collection;
 
-use crate::core::access::table::AccessPattern;
-use crate::core::index::IndexKey;
+use crate::core::descriptor::AccessPattern;
+use crate::core::descriptor::IndexKey;
 
 /// The largest batch size a bounded read asks for. The driver sends a batch size as a
 /// signed 32-bit number and, when it equals the limit, asks for one more (so that the

@@ -30,7 +30,7 @@ use serde::de::DeserializeOwned;
 
 use crate::core::access::command::ReadCommand;
 use crate::core::access::literal::Chained;
-use crate::core::access::table::AccessPattern;
+use crate::core::descriptor::AccessPattern;
 use crate::core::model::{eq, Model};
 use crate::core::trace;
 use crate::core::version::VersionError;

@@ -4,57 +4,8 @@ use std::fmt::Write as _;
 
 use bson::{doc, Bson, Document};
 
-use super::consistency::Consistency;
 use super::load::{self, DocsPerCall, Load};
-use crate::core::index::IndexKey;
-
-/// One row of a model's access-pattern table (`#[access(...)]`): a query the
-/// application runs, and the index that serves it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct AccessPattern {
-    /// The pattern's name, an identifier (`posts_by_author`).
-    pub name: &'static str,
-    /// What the application does, in words (the seed's "Operation" column).
-    pub operation: &'static str,
-    /// Fields matched by equality.
-    pub filter: &'static [&'static str],
-    /// Whether the equality matches ignore case (a case-insensitive collation).
-    pub case_insensitive: bool,
-    /// Sort keys, in order.
-    pub sort: &'static [(&'static str, IndexKey)],
-    /// Fields matched by a range (`$gt`, `$lt`, ...).
-    pub range: &'static [&'static str],
-    /// Fields the operation reads ("Fields needed").
-    pub fields: &'static [&'static str],
-    /// How often it runs ("500 r/s").
-    pub freq: &'static str,
-    /// The consistency it needs, in the author's words ("read-your-writes").
-    pub consistency: &'static str,
-    /// The same, parsed: what its queries send to the server.
-    pub guarantee: Consistency,
-    /// Its load estimate: the parsed `freq`, documents and bytes per call.
-    pub load: Load,
-    /// The index that serves it, found at compile time; `None` when waived.
-    pub index: Option<&'static str>,
-    /// Design rules waived for this pattern, each with its reason.
-    pub waivers: &'static [(&'static str, &'static str)],
-    /// Whether a keyset paginator is generated for it (`paginate`).
-    pub paginate: bool,
-    /// A read, a write row (`update(...)`), or a write row that creates the document
-    /// it finds missing (`upsert`).
-    pub kind: RowKind,
-}
-
-/// What an access-pattern row does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum RowKind {
-    /// It reads (a finder, a count, a paginator).
-    Read,
-    /// It updates the documents it finds (`update(...)`).
-    Write,
-    /// It updates the document it finds, or inserts one when none matches (`upsert`).
-    Upsert,
-}
+pub use crate::core::descriptor::{AccessPattern, RowKind};
 
 impl RowKind {
     /// How the table's Operation column marks it: nothing for a read.
@@ -315,6 +266,7 @@ fn cell(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::access::consistency::Consistency;
     use crate::core::access::{Rate, RateKind};
     use crate::core::size::{element_of, Unsized, NO_MAX_LENGTH};
 

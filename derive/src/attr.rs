@@ -10,8 +10,10 @@ pub(crate) mod serde;
 pub(crate) mod timeseries;
 pub(crate) mod validate;
 
-use darling::FromMeta;
+use darling::{Error, FromMeta};
 use proc_macro2::Span;
+use syn::spanned::Spanned;
+use syn::{Expr, Lit};
 
 /// A key that takes no value (`strict`, `unique_items`).
 ///
@@ -43,6 +45,32 @@ impl FromMeta for Flag {
                 Err(darling::Error::custom(format!("`{name}` takes no value: write `{name}` alone"))
                     .with_span(other))
             }
+        }
+    }
+}
+
+/// A stored name, written bare (`series = sensor_id`) or quoted (`time = "meta.t"`).
+#[derive(Debug, Clone)]
+pub(crate) struct Name {
+    pub value: String,
+    pub span: Span,
+}
+
+impl FromMeta for Name {
+    fn from_expr(expr: &Expr) -> darling::Result<Self> {
+        match expr {
+            Expr::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => {
+                let ident = p.path.get_ident().map(|i| syn::ext::IdentExt::unraw(i).to_string());
+                Ok(Self { value: ident.unwrap_or_default(), span: p.span() })
+            }
+            Expr::Lit(l) => match &l.lit {
+                Lit::Str(s) => Ok(Self { value: s.value(), span: s.span() }),
+                other => Err(Error::custom("expected a stored field name, like `readings` or `\"meta.t\"`")
+                    .with_span(other)),
+            },
+            Expr::Group(g) => Self::from_expr(&g.expr),
+            other => Err(Error::custom("expected a stored field name, like `readings` or `\"meta.t\"`")
+                .with_span(other)),
         }
     }
 }
