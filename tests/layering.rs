@@ -401,6 +401,8 @@ fn runtime() -> Crate {
         ("hooks", Core),
         ("model", Core),
         ("stamps", Core),
+        // A soft delete is a write of the core's pipeline; every live row's predicate.
+        ("soft_delete", Core),
         ("ops", Ops),
         ("sync", Ops),
         ("check", Ops),
@@ -441,6 +443,8 @@ fn derive() -> Crate {
         ("polymorphic", Core),
         // Stamps are applied by the core's writers: the derive states them as a core fact.
         ("stamps", Core),
+        // Tenant and soft-delete predicates are carried by every row: a core rule.
+        ("tenant", Core),
         ("paginate", Pattern("paginate")),
         ("versioning", Pattern("versioning")),
         ("bucket", Pattern("bucket")),

@@ -19,6 +19,7 @@ mod polymorphic;
 mod spans;
 mod stamps;
 mod summary;
+mod tenant;
 mod timeseries;
 mod tls;
 mod validator;

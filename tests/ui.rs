@@ -41,6 +41,7 @@ fn ui() {
         "ui/fail_timeseries",
         "ui/fail_stamps",
         "ui/fail_summary",
+        "ui/fail_tenant",
     ] {
         t.cases(dir);
     }

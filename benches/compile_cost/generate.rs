@@ -41,6 +41,10 @@ pub enum Shape {
     /// A polymorphic model (`--polymorphic`): an internally tagged enum of four variants
     /// holding the struct's fields between them (see [`polymorphic`]).
     Polymorphic,
+    /// The struct model with a tenant and a soft delete (`--tenant`): `tenant =
+    /// owner_id`, `soft_delete = deleted_at` (one more field, with a TTL index), the
+    /// unique index led by the tenant and partial to live documents.
+    Tenant,
 }
 
 /// `lib.rs` of a crate of `n` struct models, as the tests read it.
@@ -64,7 +68,8 @@ pub fn lib_rs_of(shape: Shape, variant: Variant, n: usize, salt: u64) -> String 
     for i in 0..n {
         s.push('\n');
         match shape {
-            Shape::Struct => model(&mut s, variant, i),
+            Shape::Struct => model(&mut s, variant, i, false),
+            Shape::Tenant => model(&mut s, variant, i, true),
             Shape::Polymorphic => polymorphic(&mut s, variant, i),
         }
     }
@@ -95,10 +100,21 @@ fn derive(s: &mut String, variant: Variant) {
     let _ = writeln!(s, "#[derive(Debug, Clone, Serialize, Deserialize{extra})]");
 }
 
-fn model(s: &mut String, variant: Variant, i: usize) {
+fn model(s: &mut String, variant: Variant, i: usize, tenant: bool) {
     address(s, variant, i);
     derive(s, variant);
-    ds(s, variant, &format!("#[model(collection = \"items_{i}\")]"));
+    if tenant {
+        let model =
+            format!("#[model(collection = \"items_{i}\", tenant = owner_id, soft_delete = deleted_at)]");
+        ds(s, variant, &model);
+        ds(
+            s,
+            variant,
+            "#[index(keys(owner_id, email), unique, partial_filter = r#\"{\"deleted_at\": null}\"#)]",
+        );
+    } else {
+        ds(s, variant, &format!("#[model(collection = \"items_{i}\")]"));
+    }
     ds(s, variant, "#[index(keys(owner_id, created_at = -1, _id = -1))]");
     ds(
         s,
@@ -116,7 +132,9 @@ fn model(s: &mut String, variant: Variant, i: usize) {
     ds(s, variant, "    #[validate(min_length = 2, max_length = 100)]");
     sc(s, variant, "    #[schemars(length(min = 2, max = 100))]");
     s.push_str("    pub name: String,\n");
-    ds(s, variant, "    #[index(unique)]");
+    if !tenant {
+        ds(s, variant, "    #[index(unique)]");
+    }
     ds(s, variant, "    #[validate(pattern = \"^[^@]+@[^@]+$\")]");
     sc(s, variant, "    #[schemars(regex(pattern = \"^[^@]+@[^@]+$\"))]");
     s.push_str("    pub email: String,\n");
@@ -135,6 +153,11 @@ fn model(s: &mut String, variant: Variant, i: usize) {
     s.push_str("    pub score: f64,\n");
     sc(s, variant, "    #[schemars(with = \"String\")]");
     s.push_str("    pub created_at: DateTime,\n");
+    if tenant {
+        ds(s, variant, "    #[index(expire_after = \"30d\")]");
+        sc(s, variant, "    #[schemars(with = \"Option<String>\")]");
+        s.push_str("    pub deleted_at: Option<DateTime>,\n");
+    }
     let _ = writeln!(s, "    pub address: Address{i},\n}}");
 }
 

@@ -32,7 +32,10 @@
 //! tree, say, or a copy that does not change while the measurement runs),
 //! `--polymorphic` (each model a polymorphic one instead of a struct: an internally
 //! tagged enum of four variants over the same fields, with indexes and rows on the
-//! enum and on two variants, against the same enum with serde's derives only).
+//! enum and on two variants, against the same enum with serde's derives only),
+//! `--tenant` (each struct model with `tenant = owner_id` and `soft_delete =
+//! deleted_at`, against the same struct with serde's derives only: its ratio beside the
+//! default run's is the cost of the tenant and soft-delete predicates).
 //! It runs cargo offline, but for one `cargo fetch` at set-up: schemars is not a
 //! dependency of this repository, so its packages may have to be downloaded once.
 
@@ -80,6 +83,7 @@ fn options() -> Result<Options, String> {
             "--expand" => o.expand = true,
             "--timings" => o.timings = true,
             "--polymorphic" => o.shape = Shape::Polymorphic,
+            "--tenant" => o.shape = Shape::Tenant,
             "--incremental" => INCREMENTAL.store(true, std::sync::atomic::Ordering::Relaxed),
             // `cargo bench` passes this to every target; nothing to do with it here.
             "--bench" => {}

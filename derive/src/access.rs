@@ -176,6 +176,8 @@ struct AccessOpts {
     view: Option<ViewOpts>,
     cache: Option<syn::Path>,
     variant: Option<syn::Ident>,
+    // Soft delete (`crate::tenant`): the row reads deleted documents too.
+    include_deleted: crate::attr::Flag,
 }
 
 /// `view(name = OrderPage, derive(Debug, Clone))`: the generated view type's name and
@@ -234,6 +236,18 @@ pub(crate) struct Access {
     /// On a read row on one variant without `fields(...)`: it reads the variant whole,
     /// so its view is taken from the enum's own decoding (no deserializer of its own).
     pub whole_variant: bool,
+    // Soft delete (`crate::tenant`): `include_deleted`, and the field whose `null` the
+    // row's commands carry, set by `tenant::check`.
+    pub include_deleted: Option<Span>,
+    pub live: Option<String>,
+}
+
+/// Whether a partial filter holds every live document of a soft-delete model
+/// (`{"deleted_at": null}`, alone): the predicate its live rows carry.
+pub(crate) fn partial_live(partial: &str, field: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(partial).ok().is_some_and(|v| {
+        v.as_object().is_some_and(|o| o.len() == 1 && o.get(field).is_some_and(serde_json::Value::is_null))
+    })
 }
 
 impl Access {
@@ -248,7 +262,8 @@ impl Access {
                 index.variant.as_ref() == Some(value)
                     && crate::polymorphic::partial_filter(tag, value, None).is_ok_and(|p| p == *partial)
             }
-            (Some(_), None) => false,
+            // Soft delete: an index partial to live documents holds every one a live row reads.
+            (Some(partial), None) => self.live.as_deref().is_some_and(|field| partial_live(partial, field)),
         }
     }
 }

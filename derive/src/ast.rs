@@ -118,6 +118,9 @@ pub(crate) struct ModelReceiver {
     pub version: Option<syn::LitInt>,
     pub migrate: Option<crate::attr::migrate::Migrate>,
     pub timeseries: Option<SpannedValue<crate::attr::timeseries::TimeSeriesOpts>>,
+    // Tenant and soft delete (`crate::tenant`).
+    pub tenant: Option<syn::Ident>,
+    pub soft_delete: Option<syn::Ident>,
 }
 
 /// `#[derive(Embedded)]`'s input.
@@ -274,4 +277,7 @@ pub(crate) struct ModelAttrs {
     pub version: Option<syn::LitInt>,
     pub migrate: Option<crate::attr::migrate::Migrate>,
     pub timeseries: Option<SpannedValue<crate::attr::timeseries::TimeSeriesOpts>>,
+    // Tenant and soft delete (`crate::tenant`).
+    pub tenant: Option<syn::Ident>,
+    pub soft_delete: Option<syn::Ident>,
 }

@@ -32,8 +32,8 @@ use crate::common::dummy::dummy;
 use crate::common::fallback;
 use crate::facts::{Facts, Links, Shape};
 use crate::{
-    access, bucket, denormalized, index, model, outlier, paginate, polymorphic, relation, stamps, timeseries,
-    validator, versioning,
+    access, bucket, denormalized, index, model, outlier, paginate, polymorphic, relation, stamps, tenant,
+    timeseries, validator, versioning,
 };
 // Summaries: a model maintained from another model's writes.
 use crate::summary;
@@ -173,6 +173,7 @@ fn expansion(cx: Facts, mut errors: darling::error::Accumulator) -> Expanded {
     let stamps = stamps::parse(&cx, &mut errors);
     // A polymorphic model's summary is parsed for its refusal.
     let mut summary = on(is_model).map(|()| summary::parse(&cx, &mut errors));
+    let tenant = on(is_model).map(|()| tenant::parse(&cx, &mut errors));
 
     // Phase: what patterns give the core and one another, as plain facts. A bucket's
     // range index and a time-series collection's meta/time index join the declared
@@ -229,6 +230,10 @@ fn expansion(cx: Facts, mut errors: darling::error::Accumulator) -> Expanded {
         }
         _ => {}
     }
+    // Before the access check: it marks the rows that read live documents only.
+    if let (Some(t), Some(access), Some(index)) = (&tenant, &mut access, &index) {
+        tenant::check(t, &cx, index, access, &mut errors);
+    }
     if let (Some(access), Some(index)) = (&mut access, &index) {
         access::check(access, &cx, index, links.lookups.as_deref(), &mut errors);
     }
@@ -264,6 +269,7 @@ fn expansion(cx: Facts, mut errors: darling::error::Accumulator) -> Expanded {
     let timeseries = timeseries.map(|t| timeseries::expand(&t)).unwrap_or_default();
     let stamps = stamps::expand(&stamps);
     let summary = summary.map(|s| summary::expand(&s, &bounded)).unwrap_or_default();
+    let tenant = tenant.map(|t| tenant::expand(&t, &bounded)).unwrap_or_default();
     let paginate = access.as_ref().map(|a| paginate::expand(&bounded, a)).unwrap_or_default();
     let (access, views) = access.map(|a| access::expand(&a, &bounded)).unwrap_or_default();
     let c = &bounded.container;
@@ -282,6 +288,7 @@ fn expansion(cx: Facts, mut errors: darling::error::Accumulator) -> Expanded {
                 &bucket,
                 &timeseries,
                 &stamps,
+                &tenant,
             ];
             let (model, registration) = model::expand(m, &bounded, &parts);
             (model, registration, TokenStream::new())
@@ -294,7 +301,7 @@ fn expansion(cx: Facts, mut errors: darling::error::Accumulator) -> Expanded {
             let (model, registration) = model::expand(
                 m,
                 &bounded,
-                &[&index, &access, &versioning, &relation, &denormalized, &variants],
+                &[&index, &access, &versioning, &relation, &denormalized, &variants, &tenant],
             );
             (model, registration, polymorphic::wrapped_checks(p))
         }
@@ -323,6 +330,8 @@ fn expansion(cx: Facts, mut errors: darling::error::Accumulator) -> Expanded {
         #timeseries
         #summary
     };
+    let tenant = &tenant.items;
+    let items = quote!(#items #tenant);
     Expanded { errors, views, items }
 }
 

@@ -68,6 +68,8 @@ impl Facts {
             version: recv.version,
             migrate: recv.migrate,
             timeseries: recv.timeseries,
+            tenant: recv.tenant,
+            soft_delete: recv.soft_delete,
         };
         let container = container(recv.ident, recv.vis, recv.generics, recv.data, recv.attrs, strict, errors);
         let polymorphic = polymorphic::read(&container);

@@ -52,6 +52,7 @@ mod polymorphic;
 mod relation;
 mod stamps;
 mod summary;
+mod tenant;
 mod timeseries;
 mod validator;
 mod versioning;

@@ -26,6 +26,7 @@ pub mod path;
 pub mod registry;
 pub mod relation;
 pub mod size;
+pub mod soft_delete;
 pub mod spec;
 pub mod stamps;
 pub(crate) mod trace;

@@ -25,6 +25,7 @@
 //! 12. [`timeseries`]: collections the server buckets itself.
 //! 13. [`outlier`]: an array embedded up to a threshold, with overflow documents.
 //! 14. [`keys`]: the Redis key catalog.
+//! 15. [`tenant`]: tenants and soft deletes, predicates every row carries.
 //!
 //! **Operating**
 //!
@@ -88,6 +89,9 @@ pub mod outlier {
 }
 pub mod keys {
     #![doc = include_str!("guide/keys.md")]
+}
+pub mod tenant {
+    #![doc = include_str!("guide/tenant.md")]
 }
 pub mod application {
     #![doc = include_str!("guide/application.md")]

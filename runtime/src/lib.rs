@@ -146,7 +146,7 @@ mod patterns;
 pub mod guide;
 
 // core
-pub use crate::core::{access, index, size, stamps, validator};
+pub use crate::core::{access, index, size, soft_delete, stamps, validator};
 // ops
 pub use crate::ops::{artifacts, check, sync};
 // patterns
@@ -353,6 +353,7 @@ pub mod __private {
     };
     pub use crate::core::bson_compat::from_bson as bson_from_bson;
     pub use crate::core::bson_compat::from_document as bson_from_document;
+    pub use crate::core::soft_delete::SoftDelete;
     // Every generated parameter is written by the literal encoder: a map shaped as
     // extended JSON stays a document.
     pub use crate::core::access::literal::literal as to_bson;

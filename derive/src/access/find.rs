@@ -86,8 +86,10 @@ pub(crate) fn equality(
 /// A row on one variant of a polymorphic model reads and writes only that variant's
 /// documents: the discriminator's `$eq`, through the finders' typed builder.
 fn discriminator(a: &Access) -> Option<TokenStream> {
-    let (tag, value) = a.discriminator.as_ref()?;
-    Some(quote!(.tag(#tag, #value)))
+    let tag = a.discriminator.as_ref().map(|(tag, value)| quote!(.tag(#tag, #value)));
+    // Soft delete: a row reads and writes live documents only.
+    let live = a.live.as_ref().map(|field| quote!(.live(#field)));
+    (tag.is_some() || live.is_some()).then(|| quote!(#tag #live))
 }
 
 /// The range parameters of a row (`impl RangeBounds<FieldType>`) and their calls.

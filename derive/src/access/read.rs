@@ -20,6 +20,7 @@ pub(super) const KEYS: &[&str] = &[
     "view",
     "cache",
     "variant",
+    "include_deleted",
 ];
 
 /// The keys a row can lose without changing its method or the other checks: its
@@ -219,6 +220,8 @@ pub(super) fn read(attrs: &[Attribute], errors: &mut Accumulator) -> Vec<Access>
             variant: opts.variant.clone(),
             discriminator: None,
             whole_variant: false,
+            include_deleted: opts.include_deleted.is_present().then(|| opts.include_deleted.span()),
+            live: None,
         });
     }
     out

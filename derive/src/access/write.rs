@@ -436,6 +436,8 @@ fn check_upsert(
     // A row on one variant of a polymorphic model: its filter's discriminator `$eq`
     // is copied into the created document, as the filter's other values are.
     filled.extend(a.discriminator.as_ref().map(|(tag, _)| tag.as_str()));
+    // Soft delete: the live predicate `{deleted_at: null}` is copied too.
+    filled.extend(a.live.as_deref());
     filled.extend(
         w.ops.iter().filter(|(op, p, _)| *op != Op::Pull && !p.contains('.')).map(|(_, p, _)| p.as_str()),
     );

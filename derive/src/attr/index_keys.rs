@@ -119,6 +119,7 @@ pub(crate) const RULES: &[&str] = &[
     "lookup",
     "unbounded_array",
     "upsert_without_unique",
+    "cross_tenant",
 ];
 
 /// `allow(rule, ..., reason = "...")`: waived rules, with the reason the waiver is

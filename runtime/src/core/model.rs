@@ -138,6 +138,13 @@ pub trait Model: Schema + Sized {
     /// ([`crate::core::stamps`]). None by default.
     const STAMPS: crate::core::descriptor::Stamps = crate::core::descriptor::Stamps::NONE;
 
+    /// `#[model(tenant = ...)]`: the stored name of the field every row filters on
+    /// first (see the guide's tenant chapter). None by default.
+    const TENANT: Option<&'static str> = None;
+    /// `#[model(soft_delete = ...)]`: the stored name of the deletion date every live
+    /// row requires `null`. None by default.
+    const SOFT_DELETE: Option<&'static str> = None;
+
     /// How generated readers (paginators) decode a stored document: `None` for serde as
     /// is; a versioned model upgrades older versions ([`crate::versioning::decode`]).
     #[doc(hidden)]

@@ -250,6 +250,13 @@ impl FilterBuilder {
         self
     }
 
+    /// `{path: null}`: a live document of a soft-delete model (the field is missing or
+    /// null). The same predicate as its unique indexes' partial filter, so they serve it.
+    pub fn live(mut self, path: &str) -> Self {
+        self.filter.insert(path, Bson::Null);
+        self
+    }
+
     /// `{path: {$gte/$gt: start, $lte/$lt: end}}`, nothing for `..`.
     pub fn range<T: serde::Serialize + ?Sized>(mut self, path: &str, range: &impl RangeBounds<T>) -> Self {
         let mut bound = |b: Bound<&T>| match b {

@@ -94,6 +94,32 @@ impl<T: Identified> Ref<T> {
     {
         load_one(db, self).await
     }
+
+    /// Loads the referenced document within `tenant`, of a model declared
+    /// `#[model(tenant = ...)]`: `Ok(None)` when it does not exist or belongs to another
+    /// tenant; a soft-deleted document is none either. The tenant is compared with
+    /// `$eq`, never read as an operator. On a model without a tenant, as [`Ref::load`]
+    /// but for the soft delete.
+    pub async fn load_in<V>(&self, db: &Database, tenant: &V) -> Result<Option<T>, RefError>
+    where
+        T: Model + DeserializeOwned,
+        V: Serialize + ?Sized,
+    {
+        let fail = |source| RefError::Id { collection: T::COLLECTION, source: Box::new(source) };
+        let mut filter = doc! { "_id": eq(self.to_bson().map_err(fail)?) };
+        if let Some(field) = T::TENANT {
+            filter.insert(field, eq(crate::core::access::literal::literal(tenant).map_err(fail)?));
+        }
+        if let Some(field) = T::SOFT_DELETE {
+            filter.insert(field, Bson::Null);
+        }
+        let found = db
+            .collection::<RawDocumentBuf>(T::COLLECTION)
+            .find_one(filter)
+            .await
+            .map_err(|source| RefError::Mongo { collection: T::COLLECTION, source: Box::new(source) })?;
+        found.as_ref().map(decode).transpose()
+    }
 }
 
 impl<T: Identified> Clone for Ref<T>

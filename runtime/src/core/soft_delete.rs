@@ -1,0 +1,113 @@
+//! `#[model(soft_delete = deleted_at)]`: a delete sets the deletion date instead of
+//! removing the document, and a restore clears it. The generated `delete_by_id` and
+//! `restore_by_id` return a [`SoftDelete`]; both go through the write pipeline
+//! ([`crate::core::write`]): guards, stamps, the command, then the derived data.
+//!
+//! Every live row carries `{deleted_at: null}` (see the guide's tenant chapter for why
+//! `null` and not `$exists: false`); a TTL index on the field
+//! (`#[index(expire_after = "30d")]`) purges deleted documents for good.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use bson::{doc, Bson, Document};
+use mongodb::Database;
+
+use crate::core::bson_compat::SerError;
+use crate::core::denormalized::CopyError;
+use crate::core::model::Model;
+use crate::core::write::Effects;
+
+/// A soft delete or a restore of one document, ready to run.
+#[must_use = "a soft delete does nothing until `run`"]
+pub struct SoftDelete<T> {
+    field: &'static str,
+    filter: Result<Document, SerError>,
+    restore: bool,
+    model: PhantomData<fn() -> T>,
+}
+
+impl<T> fmt::Debug for SoftDelete<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SoftDelete").field("field", &self.field).field("restore", &self.restore).finish()
+    }
+}
+
+/// Why a soft delete or a restore failed.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum SoftDeleteError {
+    /// A parameter (the tenant, the id) could not be encoded.
+    Encode(SerError),
+    /// The write pipeline refused the write before sending it (derived data it could
+    /// not keep).
+    Refused(Box<CopyError>),
+    /// The server refused the command.
+    Command(mongodb::error::Error),
+    /// The document was written; keeping its derived data (copies, cached keys) failed.
+    Derived(Box<CopyError>),
+}
+
+impl fmt::Display for SoftDeleteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Encode(e) => write!(f, "soft delete: a parameter could not be encoded: {e}"),
+            Self::Refused(e) => write!(f, "soft delete refused before sending: {e}"),
+            Self::Command(e) => write!(f, "soft delete: the server refused the command: {e}"),
+            Self::Derived(e) => write!(f, "soft delete written, its derived data failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for SoftDeleteError {}
+
+impl<T: Model> SoftDelete<T> {
+    /// Generated code: the delete of the live document `filter` matches.
+    #[doc(hidden)]
+    pub fn delete(field: &'static str, filter: Result<Document, SerError>) -> Self {
+        Self { field, filter, restore: false, model: PhantomData }
+    }
+
+    /// Generated code: the restore of the deleted document `filter` matches.
+    #[doc(hidden)]
+    pub fn restore(field: &'static str, filter: Result<Document, SerError>) -> Self {
+        Self { field, filter, restore: true, model: PhantomData }
+    }
+
+    /// The filter and update the command sends: a delete matches a live document and
+    /// stamps the server's clock; a restore matches a deleted one and sets `null`
+    /// (which live rows match as they match a missing field).
+    pub fn command(&self) -> Result<(Document, Document), SoftDeleteError> {
+        let mut filter = self.filter.clone().map_err(SoftDeleteError::Encode)?;
+        let mut update = if self.restore {
+            filter.insert(self.field, doc! { "$ne": Bson::Null });
+            doc! { "$set": { self.field: Bson::Null } }
+        } else {
+            filter.insert(self.field, Bson::Null);
+            doc! { "$currentDate": { self.field: true } }
+        };
+        Effects::of::<T>().on_update(&mut update);
+        Ok((filter, update))
+    }
+
+    /// Runs it: `true` when a document changed, `false` when none matched (no such
+    /// document in the tenant, or already deleted or live).
+    pub async fn run(self, db: &Database) -> Result<bool, SoftDeleteError> {
+        let effects = Effects::of::<T>();
+        effects.check(db).map_err(|e| SoftDeleteError::Refused(Box::new(e)))?;
+        let (filter, update) = self.command()?;
+        let found = db
+            .collection::<Document>(T::COLLECTION)
+            .find_one_and_update(filter, update.clone())
+            .projection(doc! { "_id": 1 })
+            .await
+            .map_err(SoftDeleteError::Command)?;
+        let Some(found) = found else { return Ok(false) };
+        let id = found.get("_id").cloned().unwrap_or(Bson::Null);
+        effects
+            .after(db, &id, Some(&update), false)
+            .await
+            .map_err(|e| SoftDeleteError::Derived(Box::new(e)))?;
+        Ok(true)
+    }
+}

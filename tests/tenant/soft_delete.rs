@@ -1,0 +1,115 @@
+//! Soft delete on a real server: every read row against live and deleted documents,
+//! a unique key re-used after a delete, restore, and the TTL purge.
+
+use std::time::{Duration, Instant};
+
+use docshape::bson::{doc, Document};
+use docshape::soft_delete::SoftDeleteError;
+use docshape::Model;
+use docshape_testkit as testkit;
+
+use super::{project, Draft, Project};
+
+/// The slugs a read returned, sorted.
+fn slugs(items: &[Project]) -> Vec<String> {
+    let mut out: Vec<String> = items.iter().map(|p| p.slug.clone()).collect();
+    out.sort();
+    out
+}
+
+/// Every read row against a live and a deleted project of one owner: the live rows
+/// read, count and page the live one only; `include_deleted` reads both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_rows_leave_deleted_documents_out() {
+    let db = testkit::database("tenant_soft_matrix").await.unwrap();
+    docshape::sync::<Project>(&db).await.unwrap();
+    let (live, gone) = (project("o1", "live", "ann", 1), project("o1", "gone", "ann", 2));
+    Project::collection(&db).insert_many([&live, &gone]).await.unwrap();
+    assert!(Project::delete_by_id("o1", gone.id).run(&db).await.unwrap());
+    // Deleting again matches nothing: it is no live document any more.
+    assert!(!Project::delete_by_id("o1", gone.id).run(&db).await.unwrap());
+    let stored = Project::collection(&db).find_one(doc! { "_id": gone.id }).await.unwrap().unwrap();
+    assert!(stored.deleted_at.is_some(), "a soft delete keeps the document and dates it");
+
+    // (row, reads the live one, reads the deleted one)
+    assert_eq!(Project::project("o1", live.id).one(&db).await.unwrap().map(|p| p.slug), Some("live".into()));
+    assert_eq!(Project::project("o1", gone.id).one(&db).await.unwrap(), None);
+    assert!(Project::project_by_slug("o1", "live").one(&db).await.unwrap().is_some());
+    assert_eq!(Project::project_by_slug("o1", "gone").one(&db).await.unwrap(), None);
+    let all = Project::projects_of_owner("o1", "ann").all(&db).await.unwrap();
+    assert_eq!(slugs(&all), ["live"]);
+    assert_eq!(Project::projects_of_owner("o1", "ann").count(&db).await.unwrap(), 1);
+    let page = Project::owner_feed("o1", "ann").page_size(10).fetch(&db).await.unwrap();
+    assert_eq!(slugs(&page.items), ["live"]);
+    assert!(
+        Project::any_project("o1", gone.id).one(&db).await.unwrap().is_some(),
+        "include_deleted reads it"
+    );
+    assert!(Project::any_project("o1", live.id).one(&db).await.unwrap().is_some());
+    // A write row writes live documents only.
+    let err = Project::rename_project("o1", gone.id, "renamed").run(&db).await.unwrap_err();
+    assert!(matches!(err, docshape::access::UpdateError::NotFound { .. }), "{err}");
+    Project::rename_project("o1", live.id, "renamed").run(&db).await.unwrap();
+
+    // Every live read command carries `{deleted_at: null}`, the unique indexes' partial filter.
+    let find = Project::projects_of_owner("o1", "ann");
+    assert_eq!(find.filter().unwrap().get("deleted_at"), Some(&docshape::bson::Bson::Null));
+    let any = Project::any_project("o1", gone.id);
+    assert_eq!(any.filter().unwrap().get("deleted_at"), None);
+}
+
+/// A deleted document does not block a new one with its unique key; restoring it
+/// while the new one lives is refused by the server, and allowed once that one is
+/// deleted in turn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unique_keys_are_unique_among_live_documents_and_restore_brings_back() {
+    let db = testkit::database("tenant_soft_unique").await.unwrap();
+    docshape::sync::<Project>(&db).await.unwrap();
+    let (first, second) = (project("o1", "same", "ann", 1), project("o1", "same", "bob", 2));
+    Project::collection(&db).insert_one(&first).await.unwrap();
+    let dup = Project::collection(&db).insert_one(&second).await.unwrap_err();
+    assert!(dup.to_string().contains("E11000") || dup.to_string().contains("duplicate"), "{dup}");
+    // Another tenant may use the slug: unique per tenant.
+    Project::collection(&db).insert_one(project("o2", "same", "ann", 1)).await.unwrap();
+
+    assert!(Project::delete_by_id("o1", first.id).run(&db).await.unwrap());
+    Project::collection(&db).insert_one(&second).await.unwrap();
+    assert_eq!(Project::project_by_slug("o1", "same").one(&db).await.unwrap().map(|p| p.id), Some(second.id));
+
+    let refused = Project::restore_by_id("o1", first.id).run(&db).await.unwrap_err();
+    assert!(matches!(refused, SoftDeleteError::Command(_)), "{refused}");
+    assert!(Project::delete_by_id("o1", second.id).run(&db).await.unwrap());
+    assert!(Project::restore_by_id("o1", first.id).run(&db).await.unwrap());
+    // Restoring a live document matches nothing.
+    assert!(!Project::restore_by_id("o1", first.id).run(&db).await.unwrap());
+    let back = Project::project("o1", first.id).one(&db).await.unwrap().unwrap();
+    assert_eq!((back.slug.as_str(), back.deleted_at), ("same", None));
+    // Another tenant cannot delete or restore it.
+    assert!(!Project::delete_by_id("o2", first.id).run(&db).await.unwrap());
+    assert!(!Project::restore_by_id("o2", second.id).run(&db).await.unwrap());
+    assert!(Project::any_project("o1", second.id).one(&db).await.unwrap().unwrap().deleted_at.is_some());
+}
+
+/// The TTL index on the deletion date purges a deleted draft (the server's TTL
+/// monitor runs every minute, as mongod's does), and never a live one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ttl_purges_deleted_documents() {
+    let db = testkit::database("tenant_soft_ttl").await.unwrap();
+    docshape::sync::<Draft>(&db).await.unwrap();
+    let drafts = Draft::collection(&db);
+    drafts
+        .insert_many([
+            Draft { id: 1, org_id: "o1".into(), deleted_at: None },
+            Draft { id: 2, org_id: "o1".into(), deleted_at: None },
+        ])
+        .await
+        .unwrap();
+    assert!(Draft::delete_by_id("o1", 2).run(&db).await.unwrap());
+    let raw = db.collection::<Document>(Draft::COLLECTION);
+    let start = Instant::now();
+    while raw.count_documents(doc! { "_id": 2 }).await.unwrap() == 1 {
+        assert!(start.elapsed() < Duration::from_secs(150), "the deleted draft was never purged");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    assert!(Draft::draft("o1", 1).one(&db).await.unwrap().is_some(), "a live draft stays");
+}

@@ -1,0 +1,17 @@
+use docshape::Model;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, Model)]
+#[model(collection = "invoices", tenant = org_id)]
+#[index(keys(org_id, customer))]
+#[index(keys(email), unique, allow(cross_tenant))]
+#[access(name = "by_customer", filter(org_id, customer))]
+struct Invoice {
+    #[serde(rename = "_id")]
+    id: i64,
+    org_id: String,
+    customer: String,
+    email: String,
+}
+
+fn main() {}

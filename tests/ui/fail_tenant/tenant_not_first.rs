@@ -1,0 +1,15 @@
+use docshape::Model;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, Model)]
+#[model(collection = "invoices", tenant = org_id)]
+#[index(keys(org_id, customer))]
+#[access(name = "by_customer", filter(customer, org_id))]
+struct Invoice {
+    #[serde(rename = "_id")]
+    id: i64,
+    org_id: String,
+    customer: String,
+}
+
+fn main() {}
