@@ -14,6 +14,10 @@
 //!
 //! Run: `cargo run -p docshape-examples --example marketplace`.
 
+// clippy's `duplicated_attributes` reads the same key in two `#[access]` rows as a
+// repeated attribute.
+#![allow(clippy::duplicated_attributes)]
+
 use docshape::bson::DateTime;
 use docshape::summary::{self, Worker};
 use docshape::{relation, Embedded, Model};

@@ -8,6 +8,10 @@
 //! interpreted server, the workers fell behind the trickle (copies 10-40 s stale):
 //! that measures the other tests' load, not the refresh path's bound.
 
+// clippy's `duplicated_attributes` reads the same key in two `#[access]` rows as a
+// repeated attribute.
+#![allow(clippy::duplicated_attributes)]
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

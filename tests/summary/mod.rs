@@ -3,6 +3,10 @@
 //! exact under concurrent writers, killed workers and foreign writes; recounted by
 //! `reconcile`.
 
+// clippy's `duplicated_attributes` reads the same key in two `#[access]` rows as a
+// repeated attribute.
+#![allow(clippy::duplicated_attributes)]
+
 use docshape::bson::{doc, Bson, DateTime, Document};
 use docshape::summary::{self, SummarySpec};
 use docshape::{Embedded, Model};

@@ -73,15 +73,15 @@ impl Watcher {
         tokio::pin!(stop);
         loop {
             let (mut idle, mut stopped) = (true, false);
-            for i in 0..streams.len() {
-                let source = streams[i].0;
+            for (source, stream) in streams.iter_mut() {
+                let source: &'static str = source;
                 let next = tokio::select! {
                     _ = &mut stop => { stopped = true; break; }
-                    next = streams[i].1.next_if_any() => next,
+                    next = stream.next_if_any() => next,
                 };
                 let err = |error| SummaryError::Mongo { summary: source, error };
                 let Some(event) = next.map_err(err)? else {
-                    let token = streams[i].1.resume_token();
+                    let token = stream.resume_token();
                     self.save(source, token).await?;
                     continue;
                 };
@@ -89,7 +89,7 @@ impl Watcher {
                 report.changes += 1;
                 use OperationType::{Drop, DropDatabase, Invalidate, Rename};
                 if matches!(event.operation_type, Invalidate | Drop | Rename | DropDatabase) {
-                    streams[i].1 = self.resync(source, &mut report).await?;
+                    *stream = self.resync(source, &mut report).await?;
                     continue;
                 }
                 if let Some(id) = event.document_key.as_ref().and_then(|k| k.get("_id")) {
@@ -99,7 +99,7 @@ impl Watcher {
                     }
                 }
                 if report.changes % 64 == 0 {
-                    let token = streams[i].1.resume_token();
+                    let token = stream.resume_token();
                     self.save(source, token).await?;
                 }
             }
