@@ -150,7 +150,20 @@ pub(crate) fn expand(parsed: &Parsed, cx: &Facts) -> (Expansion, TokenStream) {
     if !parsed.old_versions.is_empty() {
         outer.extend(crate::common::dummy::dummy(parsed.old_versions.clone()));
     }
-    (Expansion { model: quote!(#patterns #shard #polymorphic), items, ..Expansion::default() }, outer)
+    // Soft delete: the rows that read live documents only, so that what checks a row
+    // against the server (`explain`) asks what the row asks, `{deleted_at: null}` too,
+    // which is what lets an index partial to live documents serve it.
+    let live: Vec<_> = parsed
+        .patterns
+        .iter()
+        .filter_map(|a| {
+            let (name, field) = (&a.name, a.live.as_ref()?);
+            Some(quote!((#name, #field)))
+        })
+        .collect();
+    let live = (!live.is_empty())
+        .then(|| quote!(const LIVE_ROWS: &'static [(&'static str, &'static str)] = &[#(#live),*];));
+    (Expansion { model: quote!(#patterns #shard #polymorphic #live), items, ..Expansion::default() }, outer)
 }
 
 /// The access-pattern parameter type and name rules, and the type a read row returns,

@@ -113,3 +113,32 @@ async fn ttl_purges_deleted_documents() {
     }
     assert!(Draft::draft("o1", 1).one(&db).await.unwrap().is_some(), "a live draft stays");
 }
+
+/// `explain` checks each row with the predicate the row sends: a live row's plan is
+/// asked with `{deleted_at: null}` (what lets mongod use an index partial to live
+/// documents, such as the unique slug index), an `include_deleted` row's without it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn explain_asks_each_row_with_its_live_predicate() {
+    let (db, log) = testkit::monitored("tenant_soft_explain").await.unwrap();
+    docshape::sync::<Project>(&db).await.unwrap();
+    assert!(Project::LIVE_ROWS.contains(&("projects_of_owner", "deleted_at")), "{:?}", Project::LIVE_ROWS);
+    assert!(!Project::LIVE_ROWS.iter().any(|(row, _)| *row == "any_project"), "{:?}", Project::LIVE_ROWS);
+    log.clear();
+    let outcomes = docshape::access::explain_access_patterns::<Project>(&db).await.unwrap();
+    let explained: Vec<Document> = log
+        .take()
+        .into_iter()
+        .filter(|(name, _)| name == "explain")
+        .map(|(_, command)| command.get_document("explain").unwrap().get_document("filter").unwrap().clone())
+        .collect();
+    assert_eq!(explained.len(), outcomes.len());
+    for (outcome, filter) in outcomes.iter().zip(&explained) {
+        let live = Project::LIVE_ROWS.iter().any(|(row, _)| *row == outcome.pattern);
+        let asked = filter.get("deleted_at") == Some(&docshape::bson::Bson::Null);
+        assert_eq!(asked, live, "{}: {filter}", outcome.pattern);
+    }
+    assert!(
+        explained.iter().any(|f| f.get("deleted_at").is_none()),
+        "the include_deleted row is explained too"
+    );
+}

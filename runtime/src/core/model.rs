@@ -144,6 +144,10 @@ pub trait Model: Schema + Sized {
     /// `#[model(soft_delete = ...)]`: the stored name of the deletion date every live
     /// row requires `null`. None by default.
     const SOFT_DELETE: Option<&'static str> = None;
+    /// The rows of a soft-delete model that read live documents only, each with the
+    /// deletion date it requires `null` (every row but those declared
+    /// `include_deleted`). None by default.
+    const LIVE_ROWS: &'static [(&'static str, &'static str)] = &[];
 
     /// How generated readers (paginators) decode a stored document: `None` for serde as
     /// is; a versioned model upgrades older versions ([`crate::versioning::decode`]).

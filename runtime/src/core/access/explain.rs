@@ -65,6 +65,14 @@ pub async fn explain_access_patterns<T: Model>(db: &mongodb::Database) -> Result
                 filter.insert(*tag, crate::core::model::eq(bson::Bson::String((*value).to_owned())));
             }
         }
+        // A soft-delete model's row asks for live documents: without that predicate the
+        // server could not use an index partial to them, and the plan would not be the
+        // row's.
+        if let Some((_, field)) = T::LIVE_ROWS.iter().find(|(row, _)| *row == pattern.name) {
+            if let Ok(filter) = find.get_document_mut("filter") {
+                filter.insert(*field, Bson::Null);
+            }
+        }
         let reply = db.run_command(doc! { "explain": find, "verbosity": "queryPlanner" }).await?;
         let plan =
             reply.get_document("queryPlanner").and_then(|q| q.get_document("winningPlan")).map_err(|_| {

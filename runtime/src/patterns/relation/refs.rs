@@ -87,7 +87,9 @@ impl<T: Identified> Ref<T> {
         crate::core::access::literal::literal(&self.id)
     }
 
-    /// Loads the referenced document: `Ok(None)` when it does not exist.
+    /// Loads the referenced document: `Ok(None)` when it does not exist. Refused at
+    /// build time for a model declared `#[model(tenant = ...)]`, whose documents are
+    /// loaded within a tenant with [`Ref::load_in`].
     pub async fn load(&self, db: &Database) -> Result<Option<T>, RefError>
     where
         T: DeserializeOwned,
@@ -337,11 +339,27 @@ fn decode<T: Model + DeserializeOwned>(raw: &RawDocumentBuf) -> Result<T, RefErr
     }
 }
 
-/// Loads the document `r` references: `Ok(None)` when there is none.
+/// Refuses, when the program is built, a load by `_id` alone of a model declared
+/// `#[model(tenant = ...)]`: such a load would read across tenants. The error points to
+/// [`Ref::load_in`], which filters on the caller's tenant too. (A constant evaluated
+/// per `T`: an error where the load is written for a tenant model, nothing for others.)
+fn refuse_tenant_model<T: Identified>() {
+    const {
+        assert!(
+            T::TENANT.is_none(),
+            "a model declared #[model(tenant = ...)] cannot be loaded by `_id` alone, which would read \
+             across tenants: use `Ref::load_in(db, &tenant)`"
+        )
+    };
+}
+
+/// Loads the document `r` references: `Ok(None)` when there is none. Refused at
+/// build time for a model with a tenant (use [`Ref::load_in`]).
 pub async fn load_one<T: Identified + DeserializeOwned>(
     db: &Database,
     r: &Ref<T>,
 ) -> Result<Option<T>, RefError> {
+    refuse_tenant_model::<T>();
     let id =
         r.to_bson().map_err(|source| RefError::Id { collection: T::COLLECTION, source: Box::new(source) })?;
     let found = db
@@ -464,11 +482,13 @@ impl<T: Identified + fmt::Debug> fmt::Debug for Referents<T> {
 /// distinct `_id` once, in one batch), never a query per reference; only an answer
 /// larger than a reply can carry (16 MB) takes more than one. The answer keeps
 /// the order of `refs`, with `None` (and an entry in [`Referents::missing`]) for each
-/// reference to a document that does not exist.
+/// reference to a document that does not exist. Refused at build time for a model
+/// declared `#[model(tenant = ...)]`, which would be read across tenants.
 pub async fn load_many<T: Identified + DeserializeOwned>(
     db: &Database,
     refs: &[Ref<T>],
 ) -> Result<Referents<T>, RefError> {
+    refuse_tenant_model::<T>();
     let mut keys = Vec::with_capacity(refs.len());
     let mut distinct: Vec<Bson> = Vec::new();
     let mut seen = HashMap::new();
