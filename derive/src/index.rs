@@ -488,29 +488,19 @@ fn indexes_const(indexes: &[IndexDef]) -> TokenStream {
             let kind = k.kind.tokens();
             quote!((#path, #kind))
         });
-        let unique = i.unique.is_some();
-        let sparse = i.sparse;
-        let ttl = match i.ttl {
-            Some(s) => quote!(::core::option::Option::Some(#s)),
-            None => quote!(::core::option::Option::None),
-        };
-        let locale = match &i.locale {
-            Some(l) => quote!(::core::option::Option::Some(#l)),
-            None => quote!(::core::option::Option::None),
-        };
-        let partial = match &i.partial {
-            Some(p) => quote!(::core::option::Option::Some(#p)),
-            None => quote!(::core::option::Option::None),
-        };
+        // Only the options the index sets: the rest come from `Index::PLAIN`, so the
+        // compiler reads fewer tokens per model.
+        let unique = i.unique.is_some().then(|| quote!(unique: true,));
+        let sparse = i.sparse.then(|| quote!(sparse: true,));
+        let ttl = i.ttl.map(|s| quote!(expire_after_secs: ::core::option::Option::Some(#s),));
+        let locale = i.locale.as_ref().map(|l| quote!(case_insensitive: ::core::option::Option::Some(#l),));
+        let partial = i.partial.as_ref().map(|p| quote!(partial_filter: ::core::option::Option::Some(#p),));
         quote! {
             __ds::Index {
                 name: #name,
                 keys: &[#(#keys),*],
-                unique: #unique,
-                sparse: #sparse,
-                expire_after_secs: #ttl,
-                case_insensitive: #locale,
-                partial_filter: #partial,
+                #unique #sparse #ttl #locale #partial
+                ..__ds::Index::PLAIN
             }
         }
     });

@@ -19,46 +19,57 @@ pub(super) fn patterns_const(patterns: &[Access], cx: &Facts) -> TokenStream {
             let kind = k.kind.tokens();
             quote!((#path, #kind))
         });
-        let range = strs(&a.range);
+        // Only what differs from `AccessPattern::PLAIN` is written: fewer tokens per model.
+        let ci = ci.then(|| quote!(case_insensitive: true,));
+        let range = (!a.range.is_empty()).then(|| {
+            let range = strs(&a.range);
+            quote!(range: #range,)
+        });
         // A write row's "fields needed" are the fields it writes (the seed's "cart items").
         let written: Vec<&String> = a.update.iter().flat_map(|w| w.ops.iter().map(|(_, p, _)| p)).collect();
-        let fields = {
-            let v = a.fields.iter().map(|(p, _)| p).chain(&a.foreign).chain(written);
-            quote!(&[#(#v),*])
-        };
-        let freq = &a.freq;
-        let consistency = &a.consistency;
-        let guarantee = consistency::tokens(a.guarantee);
+        let fields: Vec<&String> = a.fields.iter().map(|(p, _)| p).chain(&a.foreign).chain(written).collect();
+        let fields = (!fields.is_empty()).then(|| quote!(fields: &[#(#fields),*],));
+        let freq = (!a.freq.is_empty()).then(|| {
+            let freq = &a.freq;
+            quote!(freq: #freq,)
+        });
+        let consistency = (!a.consistency.is_empty()).then(|| {
+            let consistency = &a.consistency;
+            quote!(consistency: #consistency,)
+        });
+        let guarantee = (!matches!(a.guarantee, consistency::Consistency::Unspecified)).then(|| {
+            let guarantee = consistency::tokens(a.guarantee);
+            quote!(guarantee: #guarantee,)
+        });
         let load = freq::load_tokens(a, cx);
         let index = match &a.index {
             Some(i) => quote!(::core::option::Option::Some(#i)),
             None => quote!(::core::option::Option::None),
         };
-        let waivers =
-            a.allow.rules.iter().zip(&a.allow.reasons).map(|((r, _), reason)| quote!((#r, #reason)));
-        let paginate = a.paginate.is_some();
+        let waivers: Vec<TokenStream> = a
+            .allow
+            .rules
+            .iter()
+            .zip(&a.allow.reasons)
+            .map(|((r, _), reason)| quote!((#r, #reason)))
+            .collect();
+        let waivers = (!waivers.is_empty()).then(|| quote!(waivers: &[#(#waivers),*],));
+        let paginate = a.paginate.is_some().then(|| quote!(paginate: true,));
         let kind = match (&a.update, &a.upsert) {
-            (None, _) => quote!(__ds::RowKind::Read),
-            (Some(_), None) => quote!(__ds::RowKind::Write),
-            (Some(_), Some(_)) => quote!(__ds::RowKind::Upsert),
+            (None, _) => None,
+            (Some(_), None) => Some(quote!(kind: __ds::RowKind::Write,)),
+            (Some(_), Some(_)) => Some(quote!(kind: __ds::RowKind::Upsert,)),
         };
         quote! {
             __ds::AccessPattern {
                 name: #name,
                 operation: #operation,
                 filter: #filter,
-                case_insensitive: #ci,
                 sort: &[#(#sort),*],
-                range: #range,
-                fields: #fields,
-                freq: #freq,
-                consistency: #consistency,
-                guarantee: #guarantee,
                 load: #load,
                 index: #index,
-                waivers: &[#(#waivers),*],
-                paginate: #paginate,
-                kind: #kind,
+                #ci #range #fields #freq #consistency #guarantee #waivers #paginate #kind
+                ..__ds::AccessPattern::PLAIN
             }
         }
     });

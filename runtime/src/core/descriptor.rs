@@ -10,8 +10,9 @@ use std::time::Duration;
 use bson::{Bson, Document};
 
 use crate::core::access::consistency::Consistency;
-use crate::core::access::load::Load;
+use crate::core::access::load::{DocsPerCall, Load};
 use crate::core::bson_compat;
+use crate::core::size::Unsized;
 
 /// How strictly the server applies a collection's validator (`validationLevel`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -607,4 +608,47 @@ pub struct RegisteredModel {
     pub copies: &'static [CopySpec],
     /// A polymorphic model's variants ([`Model::VARIANTS`]); empty for a struct.
     pub variants: &'static [Variant],
+}
+
+impl Index {
+    /// No keys and no options: the base the derive's rows complete (`Index { name, keys,
+    /// ..Index::PLAIN }`), so that a row spells only what it sets.
+    #[doc(hidden)]
+    pub const PLAIN: Index = Index {
+        name: "",
+        keys: &[],
+        unique: false,
+        sparse: false,
+        expire_after_secs: None,
+        case_insensitive: None,
+        partial_filter: None,
+    };
+}
+
+impl AccessPattern {
+    /// A read row with nothing set: the base the derive's rows complete, as
+    /// [`Index::PLAIN`].
+    #[doc(hidden)]
+    pub const PLAIN: AccessPattern = AccessPattern {
+        name: "",
+        operation: "",
+        filter: &[],
+        case_insensitive: false,
+        sort: &[],
+        range: &[],
+        fields: &[],
+        freq: "",
+        consistency: "",
+        guarantee: Consistency::Unspecified,
+        load: Load {
+            rate: None,
+            docs_per_call: DocsPerCall::Unbounded,
+            doc_bytes: None,
+            doc_unsized: Unsized::Known,
+        },
+        index: None,
+        waivers: &[],
+        paginate: false,
+        kind: RowKind::Read,
+    };
 }
