@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 
 use docshape::bson::{Bson, Document};
 
+pub(super) use super::names::{key_path, pascal, raw_string, rust_ident, singular, storable};
 use super::server;
 use super::workload::access_rows;
 use super::{distribution, escaped, CollectionShape, Node, LONG_ARRAY, MAX_DEPTH, MAX_FIELDS};
@@ -27,6 +28,13 @@ pub(super) struct Gen {
     /// Whether the model being written read every document of its collection: only
     /// then do the values seen bound the field (`allowed`).
     exact: bool,
+    /// Every collection's model name, chosen before any model is written so that a
+    /// reference can name a model written later.
+    pub(super) models: std::collections::BTreeMap<String, String>,
+    /// The model being written's top-level fields that become `Ref<T>`: field, `T`.
+    pub(super) refs: std::collections::BTreeMap<String, String>,
+    /// Whether a `Ref<T>` was written (and `Ref` must be imported).
+    pub(super) uses_ref: bool,
 }
 
 /// Type names the generated file imports or the prelude holds: never a model's name.
@@ -52,6 +60,7 @@ pub(super) const RESERVED_TYPES: &[&str] = &[
     "Ok",
     "Err",
     "Self",
+    "Ref",
 ];
 
 pub(super) const KEYWORDS: &[&str] = &[
@@ -71,6 +80,44 @@ pub(super) struct Typed {
 }
 
 impl Gen {
+    /// A source keeping the plain form or not (`InferOptions::plain`).
+    pub(super) fn new(plain: bool) -> Self {
+        Gen { plain, ..Gen::default() }
+    }
+
+    /// Names every collection's model, in the order they are written.
+    pub(super) fn name_models(&mut self, collections: &[CollectionShape]) {
+        for c in collections {
+            let name = self.type_name(&singular(&pascal(&c.name)));
+            self.models.insert(c.name.clone(), name);
+        }
+    }
+
+    /// The fields of `c` written as `Ref<T>`: a reference found by looking sampled
+    /// values up, whose values are of exactly the kind of the target's `_id` (then
+    /// `Ref<T>` stores, reads and validates them as they are). A field whose kind
+    /// differs (an `int` field referencing `long` ids) stays as it is: the validator
+    /// of `T`'s `_id` would refuse its documents.
+    pub(super) fn find_refs(&mut self, c: &CollectionShape, all: &[CollectionShape]) {
+        self.refs.clear();
+        if self.plain {
+            return;
+        }
+        for link in &c.links {
+            let Some(target) = all.iter().find(|t| t.name == link.target) else { continue };
+            let (Some(field), Some(id)) = (c.root.field(&link.field), target.root.field("_id")) else {
+                continue;
+            };
+            let kinds = field.non_null();
+            let same = kinds.len() == 1
+                && kinds.keys().eq(id.non_null().keys())
+                && ["objectId", "int", "long"].iter().any(|k| kinds.contains_key(k));
+            if let (true, Some(name)) = (same, self.models.get(&link.target)) {
+                self.refs.insert(link.field.clone(), name.clone());
+            }
+        }
+    }
+
     fn type_name(&mut self, wanted: &str) -> String {
         let base = if wanted.is_empty() { "Inferred".to_owned() } else { wanted.to_owned() };
         let mut name = base.clone();
@@ -83,8 +130,12 @@ impl Gen {
         name
     }
 
-    pub(super) fn model(&mut self, c: &CollectionShape) {
-        let name = self.type_name(&singular(&pascal(&c.name)));
+    pub(super) fn model(&mut self, c: &CollectionShape, all: &[CollectionShape]) {
+        let name = match self.models.get(&c.name) {
+            Some(name) => name.clone(),
+            None => self.type_name(&singular(&pascal(&c.name))),
+        };
+        self.find_refs(c, all);
         let (index_attrs, index_notes, budget, plain) = indexes(c);
         let mut head = String::new();
         let _ = writeln!(
@@ -219,7 +270,7 @@ impl Gen {
             };
             idents.insert(ident.clone());
             let hint = format!("{name}{}", pascal(field));
-            let typed = self.field_type(child, &hint);
+            let mut typed = self.field_type(child, &hint);
             let missing = child.seen < parent;
             let nullable = child.kinds.contains_key("null");
             let share = if parent == 0 { 0.0 } else { child.seen as f64 * 100.0 / parent as f64 };
@@ -278,6 +329,17 @@ impl Gen {
                     values.len()
                 );
                 validate.push(format!("allowed = [{}]", values.join(", ")));
+            }
+            // A reference found by looking values up: `Ref<T>` stores the same value and
+            // validates it as `T`'s `_id` (a field the server constrains keeps its type).
+            let target = if model && validate.is_empty() { self.refs.get(field).cloned() } else { None };
+            if let Some(target) = target {
+                let _ = writeln!(
+                    body,
+                    "    // holds `{target}` ids (sampled values looked up there): `Ref<{target}>`; `infer --plain` leaves the raw id"
+                );
+                typed.ty = format!("Ref<{target}>");
+                self.uses_ref = true;
             }
             if !validate.is_empty() {
                 let _ = writeln!(body, "    #[validate({})]", validate.join(", "));
@@ -508,101 +570,6 @@ pub(super) fn proposal(node: &Node) -> Option<String> {
         return Some(format!("max_items = {}", node.max_len));
     }
     None
-}
-
-/// A name MongoDB can query and docshape accepts as a field.
-pub(super) fn storable(name: &str) -> bool {
-    !name.is_empty() && !name.contains('.') && !name.starts_with('$') && !name.contains('\0')
-}
-
-/// A snake_case Rust identifier for a stored name: the name itself when it is one.
-pub(super) fn rust_ident(name: &str) -> String {
-    let mut out = String::new();
-    let mut previous_lower = false;
-    for c in name.chars() {
-        if c.is_ascii_uppercase() {
-            if previous_lower && !out.ends_with('_') {
-                out.push('_');
-            }
-            out.push(c.to_ascii_lowercase());
-            previous_lower = false;
-        } else if c.is_ascii_alphanumeric() {
-            out.push(c);
-            previous_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
-        } else {
-            if !out.is_empty() && !out.ends_with('_') {
-                out.push('_');
-            }
-            previous_lower = false;
-        }
-    }
-    let trimmed = out.trim_matches('_');
-    let mut ident = if trimmed.is_empty() { "field".to_owned() } else { trimmed.to_owned() };
-    if ident.starts_with(|c: char| c.is_ascii_digit()) {
-        ident = format!("f_{ident}");
-    }
-    if KEYWORDS.contains(&ident.as_str()) {
-        ident.push('_');
-    }
-    ident
-}
-
-/// `order_items`, `order-items`, `orderItems` → `OrderItems`.
-pub(super) fn pascal(name: &str) -> String {
-    let mut out = String::new();
-    let mut upper = true;
-    for c in name.chars() {
-        if c.is_ascii_alphanumeric() {
-            if upper {
-                out.push(c.to_ascii_uppercase());
-            } else {
-                out.push(c);
-            }
-            upper = false;
-        } else {
-            upper = true;
-        }
-    }
-    if out.starts_with(|c: char| c.is_ascii_digit()) {
-        out.insert(0, 'C');
-    }
-    out
-}
-
-/// `Users` → `User`, `Addresses` → `Address`: the type of one element or document.
-pub(super) fn singular(name: &str) -> String {
-    if let Some(stem) = name.strip_suffix("sses") {
-        return format!("{stem}ss");
-    }
-    if let Some(stem) = name.strip_suffix("ies").filter(|s| s.len() > 1) {
-        return format!("{stem}y");
-    }
-    match name.strip_suffix('s') {
-        Some(stem) if stem.len() > 1 && !stem.ends_with('s') && !stem.ends_with('u') => stem.to_owned(),
-        _ => name.to_owned(),
-    }
-}
-
-/// A key's path in `keys(...)`: a bare identifier when it is one, else a string.
-pub(super) fn key_path(path: &str) -> String {
-    let plain = path.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && path.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        && !KEYWORDS.contains(&path);
-    if plain {
-        path.to_owned()
-    } else {
-        escaped(path)
-    }
-}
-
-/// A raw string literal holding `text`, with enough `#`s.
-pub(super) fn raw_string(text: &str) -> String {
-    let mut hashes = 1;
-    while text.contains(&format!("\"{}", "#".repeat(hashes))) {
-        hashes += 1;
-    }
-    let h = "#".repeat(hashes);
-    format!("r{h}\"{text}\"{h}")
 }
 
 /// What an index key resolves to in the inferred shape.
