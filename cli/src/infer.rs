@@ -661,7 +661,7 @@ impl Inferred {
         g.name_models(&self.collections);
         for c in &self.collections {
             g.find_refs(c, &self.collections);
-            report::collection(&mut out, c, &g.refs);
+            report::collection(&mut out, c, &g.refs, &g.copies);
         }
         out
     }

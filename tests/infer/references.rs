@@ -20,7 +20,8 @@ use mongodb::IndexModel;
 mod inferred;
 
 /// Authors (`ObjectId` ids) and the posts that reference them, a reviewer in three
-/// posts of five; agents with 64-bit ids and tickets that hold them as 32-bit integers.
+/// posts of five, the author's name copied (two copies stale); comments copying it
+/// with no index on their reference; agents with 64-bit ids and tickets that hold them as 32-bit integers.
 async fn seed(db: &mongodb::Database) {
     let authors: Vec<ObjectId> = (0..8).map(|_| ObjectId::new()).collect();
     let docs: Vec<Document> = authors
@@ -31,7 +32,10 @@ async fn seed(db: &mongodb::Database) {
     db.collection::<Document>("authors").insert_many(docs).await.unwrap();
     let posts: Vec<Document> = (1..=50)
         .map(|i: i32| {
-            let mut d = doc! { "_id": i, "title": format!("post {i}"), "author_id": authors[i as usize % 8] };
+            let author = i as usize % 8;
+            // Two copies of the author's name went stale when the author was renamed.
+            let name = if [7, 19].contains(&i) { format!("Old {author}") } else { format!("Author {author}") };
+            let mut d = doc! { "_id": i, "title": format!("post {i}"), "author_id": authors[author], "author_name": name };
             if i % 5 < 3 {
                 d.insert("reviewer_id", authors[(i as usize + 3) % 8]);
             }
@@ -41,6 +45,11 @@ async fn seed(db: &mongodb::Database) {
     let posts_c = db.collection::<Document>("posts");
     posts_c.insert_many(posts).await.unwrap();
     posts_c.create_index(IndexModel::builder().keys(doc! { "author_id": 1 }).build()).await.unwrap();
+    // Comments copy their author's name too, with no index on the reference.
+    let comments: Vec<Document> = (0..20)
+        .map(|i: usize| doc! { "_id": ObjectId::new(), "by": authors[i % 8], "by_name": format!("Author {}", i % 8), "text": "ok" })
+        .collect();
+    db.collection::<Document>("comments").insert_many(comments).await.unwrap();
     let agents: Vec<Document> = (1..=6_i64).map(|i| doc! { "_id": i, "desk": format!("d{i}") }).collect();
     db.collection::<Document>("agents").insert_many(agents).await.unwrap();
     let tickets: Vec<Document> =
@@ -50,7 +59,7 @@ async fn seed(db: &mongodb::Database) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_field_of_another_collections_ids_is_written_as_a_ref() {
-    use inferred::{Agent, Author, Post, Ticket};
+    use inferred::{Agent, Author, Comment, Post, Ticket};
     let db = testkit::database("infer_refs").await.unwrap();
     seed(&db).await;
     let inferred = infer(&db, &InferOptions::default()).await.unwrap();
@@ -65,12 +74,19 @@ async fn a_field_of_another_collections_ids_is_written_as_a_ref() {
         // 32-bit values referencing 64-bit ids: `Ref<Agent>` would validate them as
         // `long` and refuse every stored ticket.
         "    pub agent_id: i32,",
+        // Copies: kept in step by docshape's writers where an index leads with the
+        // reference, a snapshot where none does.
+        "stale in 2 of 50 documents (refresh them first: INFERRED.md): `#[denormalized]`; `infer --plain` leaves it undeclared\n    #[denormalized(from = \"Author::name\", via = \"author_id\", refresh = \"sync\")]\n    pub author_name: String,",
+        "#[denormalized(from = \"Author::name\", via = \"by\", refresh = \"never\")]\n    pub by_name: String,",
     ] {
         assert!(source.contains(written), "{written} not in:\n{source}");
     }
     let posts = report.split("## `posts`").nth(1).unwrap().split("\n## ").next().unwrap();
     assert!(posts.contains("- `author_id` holds `authors`'s ids: 8 of 8 distinct sampled values are ids there. `models.rs` writes it as `Ref<Author>`"), "{posts}");
     assert!(posts.contains("- `reviewer_id` holds `authors`'s ids: "), "{posts}");
+    assert!(posts.contains("  - `author_name` copies `authors.name` (48 of 50 compared documents equal; 2 stale, see below): a denormalized copy. `models.rs` declares it `#[denormalized(from = \"Author::name\", via = \"author_id\", refresh = \"sync\")]`: an index leads with `author_id`"), "{posts}");
+    let comments = report.split("## `comments`").nth(1).unwrap().split("\n## ").next().unwrap();
+    assert!(comments.contains("a snapshot: no index leads with `by`"), "{comments}");
     let tickets = report.split("## `tickets`").nth(1).unwrap().split("\n## ").next().unwrap();
     assert!(tickets.contains("- `agent_id` holds `agents`'s ids: 6 of 6 distinct sampled values are ids there. It stays the raw id"), "{tickets}");
 
@@ -78,6 +94,8 @@ async fn a_field_of_another_collections_ids_is_written_as_a_ref() {
     let plain = Inferred { plain: true, ..inferred.clone() };
     let plain_source = plain.source();
     assert!(!plain_source.contains("Ref"), "{plain_source}");
+    assert!(!plain_source.contains("#[denormalized"), "{plain_source}");
+    assert!(plain_source.contains("    pub author_name: String,"), "{plain_source}");
     assert!(plain_source.contains("    pub author_id: ObjectId,"), "{plain_source}");
     assert!(plain_source.contains("    pub reviewer_id: Option<ObjectId>,"), "{plain_source}");
     assert!(plain.report().contains("`--plain` was given"), "{}", plain.report());
@@ -101,6 +119,7 @@ async fn a_field_of_another_collections_ids_is_written_as_a_ref() {
     assert_eq!(super::copy_through::<Post>(&db, &fresh).await, 50);
     assert_eq!(super::copy_through::<Agent>(&db, &fresh).await, 6);
     assert_eq!(super::copy_through::<Ticket>(&db, &fresh).await, 40);
+    assert_eq!(super::copy_through::<Comment>(&db, &fresh).await, 20);
     let posts: Vec<Post> = Post::collection(&db).find(doc! {}).await.unwrap().try_collect().await.unwrap();
     let mut reviewed = 0;
     for post in &posts {

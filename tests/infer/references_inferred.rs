@@ -32,6 +32,26 @@ pub struct Author {
     pub name: String,
 }
 
+/// The collection "comments": 20 of about 20 documents sampled.
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "comments")]
+pub struct Comment {
+    // "_id": in 20 of 20 (100%); objectId 20 (100%)
+    #[serde(rename = "_id")]
+    pub id: ObjectId,
+    // "by": in 20 of 20 (100%); objectId 20 (100%)
+    // holds `Author` ids (sampled values looked up there): `Ref<Author>`; `infer --plain` leaves the raw id
+    pub by: Ref<Author>,
+    // "by_name": in 20 of 20 (100%); string 20 (100%)
+    // proposed (observed, not enforced): #[validate(max_length = 8)]
+    // a copy of the referenced document's field, equal in all 20 documents: `#[denormalized]`; `infer --plain` leaves it undeclared
+    #[denormalized(from = "Author::name", via = "by", refresh = "never")]
+    pub by_name: String,
+    // "text": in 20 of 20 (100%); string 20 (100%)
+    // proposed (observed, not enforced): #[validate(max_length = 2, allowed = ["ok"])]
+    pub text: String,
+}
+
 /// The collection "posts": 50 of about 50 documents sampled.
 #[derive(Debug, Clone, Serialize, Deserialize, Model)]
 #[model(collection = "posts")]
@@ -47,6 +67,11 @@ pub struct Post {
     // "author_id": in 50 of 50 (100%); objectId 50 (100%)
     // holds `Author` ids (sampled values looked up there): `Ref<Author>`; `infer --plain` leaves the raw id
     pub author_id: Ref<Author>,
+    // "author_name": in 50 of 50 (100%); string 50 (100%)
+    // proposed (observed, not enforced): #[validate(max_length = 8)]
+    // a copy of the referenced document's field, stale in 2 of 50 documents (refresh them first: INFERRED.md): `#[denormalized]`; `infer --plain` leaves it undeclared
+    #[denormalized(from = "Author::name", via = "author_id", refresh = "sync")]
+    pub author_name: String,
     // "reviewer_id": in 30 of 50 (60%); objectId 30 (100%)
     // holds `Author` ids (sampled values looked up there): `Ref<Author>`; `infer --plain` leaves the raw id
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -97,8 +97,11 @@ impl CollectionShape {
     }
 }
 
+/// The copies `models.rs` declares: field, (the attribute's arguments, the stale note).
+type Copies = BTreeMap<String, (String, String)>;
+
 /// References to other collections and the copies beside them.
-fn report_links(out: &mut String, c: &CollectionShape, refs: &BTreeMap<String, String>) {
+fn report_links(out: &mut String, c: &CollectionShape, refs: &BTreeMap<String, String>, copies: &Copies) {
     if c.links.is_empty() {
         return;
     }
@@ -125,13 +128,27 @@ fn report_links(out: &mut String, c: &CollectionShape, refs: &BTreeMap<String, S
         for copy in &link.copies {
             let _ = writeln!(
                 out,
-                "  - `{}` copies `{}.{}` ({} of {} compared documents equal{}): a denormalized copy, `#[denormalized(...)]`, which docshape's writers would keep in step.",
+                "  - `{}` copies `{}.{}` ({} of {} compared documents equal{}): a denormalized copy. {}",
                 md(&copy.field),
                 md(&link.target),
                 md(&copy.source),
                 thousands(copy.compared - copy.stale),
                 thousands(copy.compared),
-                if copy.stale > 0 { format!("; {} stale, see below", thousands(copy.stale)) } else { String::new() }
+                if copy.stale > 0 { format!("; {} stale, see below", thousands(copy.stale)) } else { String::new() },
+                match copies.get(&copy.field) {
+                    Some((args, _)) if args.ends_with("\"sync\"") => format!(
+                        "`models.rs` declares it `#[denormalized({})]`: an index leads with `{}`, so docshape's writers rewrite the copies in the call that updates the source.",
+                        md(args),
+                        md(&link.field)
+                    ),
+                    Some((args, _)) => format!(
+                        "`models.rs` declares it `#[denormalized({})]`, a snapshot: no index leads with `{}`, which a refreshed copy needs (each refresh would scan the collection); add `#[index(keys({}))]` and make it `refresh = \"sync\"` for docshape's writers to keep it in step.",
+                        md(args),
+                        md(&link.field),
+                        md(&link.field)
+                    ),
+                    None => "It stays undeclared in `models.rs`: `--plain` was given, its reference stays a raw id, or it is missing, null or of another kind in some documents (`#[denormalized(...)]` wants exactly the source's type).".to_owned(),
+                }
             );
         }
     }
@@ -254,7 +271,13 @@ pub(super) fn walk(node: &Node, prefix: &str, f: &mut dyn FnMut(&str, &Node)) {
 }
 
 /// One collection's section; `refs` are its fields `models.rs` writes as `Ref<T>`.
-pub(super) fn collection(out: &mut String, c: &CollectionShape, refs: &BTreeMap<String, String>) {
+/// `copies` those it declares `#[denormalized(...)]`.
+pub(super) fn collection(
+    out: &mut String,
+    c: &CollectionShape,
+    refs: &BTreeMap<String, String>,
+    copies: &Copies,
+) {
     let _ = writeln!(out, "## `{}`\n", md(&c.name));
     let _ = writeln!(
         out,
@@ -296,7 +319,7 @@ pub(super) fn collection(out: &mut String, c: &CollectionShape, refs: &BTreeMap<
         }
         let _ = writeln!(out);
     }
-    report_links(out, c, refs);
+    report_links(out, c, refs, copies);
     report_validator(out, c);
     report_migrations(out, c);
     let found = c.anti_patterns();

@@ -35,6 +35,9 @@ pub(super) struct Gen {
     pub(super) refs: std::collections::BTreeMap<String, String>,
     /// Whether a `Ref<T>` was written (and `Ref` must be imported).
     pub(super) uses_ref: bool,
+    /// The model being written's copies written as `#[denormalized(...)]`: field, the
+    /// attribute's arguments and what the comment above it says of stale copies.
+    pub(super) copies: std::collections::BTreeMap<String, (String, String)>,
 }
 
 /// Type names the generated file imports or the prelude holds: never a model's name.
@@ -100,6 +103,7 @@ impl Gen {
     /// of `T`'s `_id` would refuse its documents.
     pub(super) fn find_refs(&mut self, c: &CollectionShape, all: &[CollectionShape]) {
         self.refs.clear();
+        self.copies.clear();
         if self.plain {
             return;
         }
@@ -114,7 +118,58 @@ impl Gen {
                 && ["objectId", "int", "long"].iter().any(|k| kinds.contains_key(k));
             if let (true, Some(name)) = (same, self.models.get(&link.target)) {
                 self.refs.insert(link.field.clone(), name.clone());
+                let name = name.clone();
+                self.find_copies(c, target, link, &name);
             }
+        }
+    }
+
+    /// The copies beside a reference written as `Ref<T>` that become
+    /// `#[denormalized(...)]`: a scalar in every document, never null, of the one kind
+    /// of a source field in every document of `T` (the derive wants the copy's type to
+    /// be exactly the source's). `refresh = "sync"` when an index already leads with
+    /// the reference (the derive wants one, so that a refresh finds the copies without
+    /// a scan), else `refresh = "never"` and the report says which index to add.
+    fn find_copies(&mut self, c: &CollectionShape, target: &CollectionShape, link: &super::Link, name: &str) {
+        let complete = |node: &Node, n: u64| {
+            let kinds = node.non_null();
+            node.seen == n
+                && !node.kinds.contains_key("null")
+                && kinds.len() == 1
+                && ["string", "int", "long", "objectId"].iter().any(|k| kinds.contains_key(k))
+        };
+        let indexed = c.indexes.iter().any(|i| {
+            i.get_document("key").ok().and_then(|k| k.keys().next()).is_some_and(|k| *k == link.field)
+                && !i.contains_key("partialFilterExpression")
+        });
+        for copy in &link.copies {
+            let (Some(mine), Some(theirs)) = (c.root.field(&copy.field), target.root.field(&copy.source))
+            else {
+                continue;
+            };
+            let plain = |n: &str| storable(n) && rust_ident(n) == n;
+            if !complete(mine, c.sampled)
+                || !complete(theirs, target.sampled)
+                || mine.non_null().keys().ne(theirs.non_null().keys())
+                || !plain(&copy.source)
+            {
+                continue;
+            }
+            let refresh = if indexed { "sync" } else { "never" };
+            let args = format!(
+                "from = \"{name}::{}\", via = \"{}\", refresh = \"{refresh}\"",
+                copy.source, link.field
+            );
+            let scope = if copy.exact { "documents" } else { "sampled documents" };
+            let stale = if copy.stale > 0 {
+                format!(
+                    ", stale in {} of {} {scope} (refresh them first: INFERRED.md)",
+                    copy.stale, copy.compared
+                )
+            } else {
+                format!(", equal in all {} {scope}", copy.compared)
+            };
+            self.copies.insert(copy.field.clone(), (args, stale));
         }
     }
 
@@ -340,6 +395,16 @@ impl Gen {
                 );
                 typed.ty = format!("Ref<{target}>");
                 self.uses_ref = true;
+            }
+            // A copy of the referenced document's field: declared, so that docshape's
+            // writers keep it in step (the stale ones are counted in INFERRED.md).
+            let copy = if model && validate.is_empty() { self.copies.get(field).cloned() } else { None };
+            if let Some((args, stale)) = copy {
+                let _ = writeln!(
+                    body,
+                    "    // a copy of the referenced document's field{stale}: `#[denormalized]`; `infer --plain` leaves it undeclared"
+                );
+                let _ = writeln!(body, "    #[denormalized({args})]");
             }
             if !validate.is_empty() {
                 let _ = writeln!(body, "    #[validate({})]", validate.join(", "));
