@@ -131,6 +131,24 @@ async fn a_field_of_another_collections_ids_is_written_as_a_ref() {
         }
     }
     assert_eq!(reviewed, 30);
+    // The declared copies are the derive's: renaming an author through docshape's
+    // writer rewrites its posts' copies (`sync`) and leaves its comments' snapshots.
+    let renamed = posts[0].author_id.clone();
+    docshape::denormalized::update_one::<Author>(&db, renamed.id(), doc! { "$set": { "name": "Renamed" } })
+        .await
+        .unwrap();
+    let posts_of = doc! { "author_id": renamed.id() };
+    let copies: Vec<Post> = Post::collection(&db).find(posts_of).await.unwrap().try_collect().await.unwrap();
+    assert!(!copies.is_empty());
+    assert!(copies.iter().all(|p| p.author_name == "Renamed"), "{copies:?}");
+    let snapshots: Vec<Comment> = Comment::collection(&db)
+        .find(doc! { "by": renamed.id() })
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert!(!snapshots.is_empty() && snapshots.iter().all(|c| c.by_name != "Renamed"), "{snapshots:?}");
     // The validator synced from `Post` refuses a reference of another kind.
     let wrong = fresh
         .collection::<Document>("posts")
