@@ -133,7 +133,7 @@ async fn a_field_of_another_collections_ids_is_written_as_a_ref() {
     assert_eq!(reviewed, 30);
     // The declared copies are the derive's: renaming an author through docshape's
     // writer rewrites its posts' copies (`sync`) and leaves its comments' snapshots.
-    let renamed = posts[0].author_id.clone();
+    let renamed = posts[0].author_id;
     docshape::denormalized::update_one::<Author>(&db, renamed.id(), doc! { "$set": { "name": "Renamed" } })
         .await
         .unwrap();
