@@ -53,6 +53,7 @@ use docshape::Result;
 use futures_util::TryStreamExt;
 
 mod anomalies;
+mod indexes;
 mod links;
 mod names;
 mod report;
