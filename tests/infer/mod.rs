@@ -10,6 +10,7 @@
 //! rewrites the fixture (review the diff; the `ui` binary then checks it compiles).
 
 mod anomalies;
+mod references;
 mod server;
 mod workload;
 

@@ -7,6 +7,8 @@ use std::fmt::Write as _;
 
 use docshape::bson::{Bson, Document};
 
+use super::indexes::indexes;
+pub(super) use super::names::{key_path, pascal, raw_string, rust_ident, singular, storable};
 use super::server;
 use super::workload::access_rows;
 use super::{distribution, escaped, CollectionShape, Node, LONG_ARRAY, MAX_DEPTH, MAX_FIELDS};
@@ -27,6 +29,16 @@ pub(super) struct Gen {
     /// Whether the model being written read every document of its collection: only
     /// then do the values seen bound the field (`allowed`).
     exact: bool,
+    /// Every collection's model name, chosen before any model is written so that a
+    /// reference can name a model written later.
+    pub(super) models: std::collections::BTreeMap<String, String>,
+    /// The model being written's top-level fields that become `Ref<T>`: field, `T`.
+    pub(super) refs: std::collections::BTreeMap<String, String>,
+    /// Whether a `Ref<T>` was written (and `Ref` must be imported).
+    pub(super) uses_ref: bool,
+    /// The model being written's copies written as `#[denormalized(...)]`: field, the
+    /// attribute's arguments and what the comment above it says of stale copies.
+    pub(super) copies: std::collections::BTreeMap<String, (String, String)>,
 }
 
 /// Type names the generated file imports or the prelude holds: never a model's name.
@@ -52,6 +64,7 @@ pub(super) const RESERVED_TYPES: &[&str] = &[
     "Ok",
     "Err",
     "Self",
+    "Ref",
 ];
 
 pub(super) const KEYWORDS: &[&str] = &[
@@ -71,6 +84,96 @@ pub(super) struct Typed {
 }
 
 impl Gen {
+    /// A source keeping the plain form or not (`InferOptions::plain`).
+    pub(super) fn new(plain: bool) -> Self {
+        Gen { plain, ..Gen::default() }
+    }
+
+    /// Names every collection's model, in the order they are written.
+    pub(super) fn name_models(&mut self, collections: &[CollectionShape]) {
+        for c in collections {
+            let name = self.type_name(&singular(&pascal(&c.name)));
+            self.models.insert(c.name.clone(), name);
+        }
+    }
+
+    /// The fields of `c` written as `Ref<T>`: a reference found by looking sampled
+    /// values up, whose values are of exactly the kind of the target's `_id` (then
+    /// `Ref<T>` stores, reads and validates them as they are). A field whose kind
+    /// differs (an `int` field referencing `long` ids) stays as it is: the validator
+    /// of `T`'s `_id` would refuse its documents.
+    pub(super) fn find_refs(&mut self, c: &CollectionShape, all: &[CollectionShape]) {
+        self.refs.clear();
+        self.copies.clear();
+        if self.plain {
+            return;
+        }
+        for link in &c.links {
+            let Some(target) = all.iter().find(|t| t.name == link.target) else { continue };
+            let (Some(field), Some(id)) = (c.root.field(&link.field), target.root.field("_id")) else {
+                continue;
+            };
+            let kinds = field.non_null();
+            let same = kinds.len() == 1
+                && kinds.keys().eq(id.non_null().keys())
+                && ["objectId", "int", "long"].iter().any(|k| kinds.contains_key(k));
+            if let (true, Some(name)) = (same, self.models.get(&link.target)) {
+                self.refs.insert(link.field.clone(), name.clone());
+                let name = name.clone();
+                self.find_copies(c, target, link, &name);
+            }
+        }
+    }
+
+    /// The copies beside a reference written as `Ref<T>` that become
+    /// `#[denormalized(...)]`: a scalar in every document, never null, of the one kind
+    /// of a source field in every document of `T` (the derive wants the copy's type to
+    /// be exactly the source's). `refresh = "sync"` when an index already leads with
+    /// the reference (the derive wants one, so that a refresh finds the copies without
+    /// a scan), else `refresh = "never"` and the report says which index to add.
+    fn find_copies(&mut self, c: &CollectionShape, target: &CollectionShape, link: &super::Link, name: &str) {
+        let complete = |node: &Node, n: u64| {
+            let kinds = node.non_null();
+            node.seen == n
+                && !node.kinds.contains_key("null")
+                && kinds.len() == 1
+                && ["string", "int", "long", "objectId"].iter().any(|k| kinds.contains_key(k))
+        };
+        let indexed = c.indexes.iter().any(|i| {
+            i.get_document("key").ok().and_then(|k| k.keys().next()).is_some_and(|k| *k == link.field)
+                && !i.contains_key("partialFilterExpression")
+        });
+        for copy in &link.copies {
+            let (Some(mine), Some(theirs)) = (c.root.field(&copy.field), target.root.field(&copy.source))
+            else {
+                continue;
+            };
+            let plain = |n: &str| storable(n) && rust_ident(n) == n;
+            if !complete(mine, c.sampled)
+                || !complete(theirs, target.sampled)
+                || mine.non_null().keys().ne(theirs.non_null().keys())
+                || !plain(&copy.source)
+            {
+                continue;
+            }
+            let refresh = if indexed { "sync" } else { "never" };
+            let args = format!(
+                "from = \"{name}::{}\", via = \"{}\", refresh = \"{refresh}\"",
+                copy.source, link.field
+            );
+            let scope = if copy.exact { "documents" } else { "sampled documents" };
+            let stale = if copy.stale > 0 {
+                format!(
+                    ", stale in {} of {} {scope} (refresh them first: INFERRED.md)",
+                    copy.stale, copy.compared
+                )
+            } else {
+                format!(", equal in all {} {scope}", copy.compared)
+            };
+            self.copies.insert(copy.field.clone(), (args, stale));
+        }
+    }
+
     fn type_name(&mut self, wanted: &str) -> String {
         let base = if wanted.is_empty() { "Inferred".to_owned() } else { wanted.to_owned() };
         let mut name = base.clone();
@@ -83,8 +186,12 @@ impl Gen {
         name
     }
 
-    pub(super) fn model(&mut self, c: &CollectionShape) {
-        let name = self.type_name(&singular(&pascal(&c.name)));
+    pub(super) fn model(&mut self, c: &CollectionShape, all: &[CollectionShape]) {
+        let name = match self.models.get(&c.name) {
+            Some(name) => name.clone(),
+            None => self.type_name(&singular(&pascal(&c.name))),
+        };
+        self.find_refs(c, all);
         let (index_attrs, index_notes, budget, plain) = indexes(c);
         let mut head = String::new();
         let _ = writeln!(
@@ -219,7 +326,7 @@ impl Gen {
             };
             idents.insert(ident.clone());
             let hint = format!("{name}{}", pascal(field));
-            let typed = self.field_type(child, &hint);
+            let mut typed = self.field_type(child, &hint);
             let missing = child.seen < parent;
             let nullable = child.kinds.contains_key("null");
             let share = if parent == 0 { 0.0 } else { child.seen as f64 * 100.0 / parent as f64 };
@@ -278,6 +385,27 @@ impl Gen {
                     values.len()
                 );
                 validate.push(format!("allowed = [{}]", values.join(", ")));
+            }
+            // A reference found by looking values up: `Ref<T>` stores the same value and
+            // validates it as `T`'s `_id` (a field the server constrains keeps its type).
+            let target = if model && validate.is_empty() { self.refs.get(field).cloned() } else { None };
+            if let Some(target) = target {
+                let _ = writeln!(
+                    body,
+                    "    // holds `{target}` ids (sampled values looked up there): `Ref<{target}>`; `infer --plain` leaves the raw id"
+                );
+                typed.ty = format!("Ref<{target}>");
+                self.uses_ref = true;
+            }
+            // A copy of the referenced document's field: declared, so that docshape's
+            // writers keep it in step (the stale ones are counted in INFERRED.md).
+            let copy = if model && validate.is_empty() { self.copies.get(field).cloned() } else { None };
+            if let Some((args, stale)) = copy {
+                let _ = writeln!(
+                    body,
+                    "    // a copy of the referenced document's field{stale}: `#[denormalized]`; `infer --plain` leaves it undeclared"
+                );
+                let _ = writeln!(body, "    #[denormalized({args})]");
             }
             if !validate.is_empty() {
                 let _ = writeln!(body, "    #[validate({})]", validate.join(", "));
@@ -508,293 +636,6 @@ pub(super) fn proposal(node: &Node) -> Option<String> {
         return Some(format!("max_items = {}", node.max_len));
     }
     None
-}
-
-/// A name MongoDB can query and docshape accepts as a field.
-pub(super) fn storable(name: &str) -> bool {
-    !name.is_empty() && !name.contains('.') && !name.starts_with('$') && !name.contains('\0')
-}
-
-/// A snake_case Rust identifier for a stored name: the name itself when it is one.
-pub(super) fn rust_ident(name: &str) -> String {
-    let mut out = String::new();
-    let mut previous_lower = false;
-    for c in name.chars() {
-        if c.is_ascii_uppercase() {
-            if previous_lower && !out.ends_with('_') {
-                out.push('_');
-            }
-            out.push(c.to_ascii_lowercase());
-            previous_lower = false;
-        } else if c.is_ascii_alphanumeric() {
-            out.push(c);
-            previous_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
-        } else {
-            if !out.is_empty() && !out.ends_with('_') {
-                out.push('_');
-            }
-            previous_lower = false;
-        }
-    }
-    let trimmed = out.trim_matches('_');
-    let mut ident = if trimmed.is_empty() { "field".to_owned() } else { trimmed.to_owned() };
-    if ident.starts_with(|c: char| c.is_ascii_digit()) {
-        ident = format!("f_{ident}");
-    }
-    if KEYWORDS.contains(&ident.as_str()) {
-        ident.push('_');
-    }
-    ident
-}
-
-/// `order_items`, `order-items`, `orderItems` → `OrderItems`.
-pub(super) fn pascal(name: &str) -> String {
-    let mut out = String::new();
-    let mut upper = true;
-    for c in name.chars() {
-        if c.is_ascii_alphanumeric() {
-            if upper {
-                out.push(c.to_ascii_uppercase());
-            } else {
-                out.push(c);
-            }
-            upper = false;
-        } else {
-            upper = true;
-        }
-    }
-    if out.starts_with(|c: char| c.is_ascii_digit()) {
-        out.insert(0, 'C');
-    }
-    out
-}
-
-/// `Users` → `User`, `Addresses` → `Address`: the type of one element or document.
-pub(super) fn singular(name: &str) -> String {
-    if let Some(stem) = name.strip_suffix("sses") {
-        return format!("{stem}ss");
-    }
-    if let Some(stem) = name.strip_suffix("ies").filter(|s| s.len() > 1) {
-        return format!("{stem}y");
-    }
-    match name.strip_suffix('s') {
-        Some(stem) if stem.len() > 1 && !stem.ends_with('s') && !stem.ends_with('u') => stem.to_owned(),
-        _ => name.to_owned(),
-    }
-}
-
-/// A key's path in `keys(...)`: a bare identifier when it is one, else a string.
-pub(super) fn key_path(path: &str) -> String {
-    let plain = path.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && path.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        && !KEYWORDS.contains(&path);
-    if plain {
-        path.to_owned()
-    } else {
-        escaped(path)
-    }
-}
-
-/// A raw string literal holding `text`, with enough `#`s.
-pub(super) fn raw_string(text: &str) -> String {
-    let mut hashes = 1;
-    while text.contains(&format!("\"{}", "#".repeat(hashes))) {
-        hashes += 1;
-    }
-    let h = "#".repeat(hashes);
-    format!("r{h}\"{text}\"{h}")
-}
-
-/// What an index key resolves to in the inferred shape.
-pub(super) struct Resolved {
-    date: bool,
-    in_array: bool,
-}
-
-/// Follows a dotted path through the fields the generated types will have.
-pub(super) fn resolve(root: &Node, path: &str) -> Option<Resolved> {
-    let mut node = root;
-    let mut in_array = false;
-    let segments: Vec<&str> = path.split('.').collect();
-    for (i, segment) in segments.iter().enumerate() {
-        if !storable(segment) || !node.is_struct() && i > 0 {
-            return None;
-        }
-        let child = node.field(segment)?;
-        if i + 1 == segments.len() {
-            let kinds = child.non_null();
-            return Some(Resolved { date: kinds.len() == 1 && kinds.contains_key("date"), in_array });
-        }
-        let kinds = child.non_null();
-        node = if kinds.len() == 1 && kinds.contains_key("array") {
-            in_array = true;
-            child.items.as_deref()?
-        } else {
-            child
-        };
-        if !node.is_struct() {
-            return None;
-        }
-    }
-    None
-}
-
-/// The `#[index(...)]` attributes of a collection, notes on the indexes that cannot be
-/// declared, the `max_indexes` its count needs past the default budget of 10, and the
-/// names of the declared indexes that any row may use (neither partial nor sparse, no
-/// collation).
-pub(super) fn indexes(c: &CollectionShape) -> (Vec<String>, Vec<String>, Option<usize>, Vec<String>) {
-    struct Declared {
-        keys: Vec<(String, String)>,
-        options: bool,
-        parts: Vec<String>,
-    }
-    let mut declared: Vec<Declared> = Vec::new();
-    let mut notes = Vec::new();
-    let mut plain = Vec::new();
-    for index in &c.indexes {
-        let name = index.get_str("name").unwrap_or("").to_owned();
-        let shown = Bson::Document(index.clone()).into_relaxed_extjson().to_string();
-        let Ok(key) = index.get_document("key") else { continue };
-        let mut keys = Vec::new();
-        let mut why_not = None;
-        for (path, direction) in key {
-            let kind = match direction {
-                Bson::Int32(1) | Bson::Int64(1) => "1".to_owned(),
-                Bson::Double(d) if *d == 1.0 => "1".to_owned(),
-                Bson::Int32(-1) | Bson::Int64(-1) => "-1".to_owned(),
-                Bson::Double(d) if *d == -1.0 => "-1".to_owned(),
-                Bson::String(s) if s == "hashed" || s == "2dsphere" => s.clone(),
-                other => {
-                    why_not = Some(format!("key `{path}: {other}` is not a kind docshape declares"));
-                    break;
-                }
-            };
-            if path.contains("$**") || path.starts_with("_fts") {
-                why_not = Some("wildcard and text indexes are declared by hand".to_owned());
-                break;
-            }
-            match resolve(&c.root, path) {
-                None => {
-                    why_not = Some(format!("`{path}` is not a field of the inferred types"));
-                    break;
-                }
-                Some(r) => keys.push((path.clone(), kind, r)),
-            }
-        }
-        let unique = index.get_bool("unique").unwrap_or(false);
-        let sparse = index.get_bool("sparse").unwrap_or(false);
-        let ttl = match index.get("expireAfterSeconds") {
-            Some(Bson::Int32(s)) => Some(i64::from(*s)),
-            Some(Bson::Int64(s)) => Some(*s),
-            Some(Bson::Double(s)) => Some(*s as i64),
-            _ => None,
-        };
-        if why_not.is_none() && ttl.is_some() && (keys.len() != 1 || !keys[0].2.date) {
-            why_not = Some("a TTL index needs one key on a field stored only as a date".to_owned());
-        }
-        if why_not.is_none() && ttl.is_some_and(|s| s < 0) {
-            why_not = Some("a negative expireAfterSeconds".to_owned());
-        }
-        let collation = index.get_document("collation").ok();
-        let case_insensitive = collation.and_then(|c| {
-            let strength = match c.get("strength") {
-                Some(Bson::Int32(s)) => i64::from(*s),
-                Some(Bson::Int64(s)) => *s,
-                _ => 3,
-            };
-            (strength <= 2).then(|| c.get_str("locale").unwrap_or("en").to_owned())
-        });
-        if why_not.is_none() && collation.is_some() && case_insensitive.is_none() {
-            why_not = Some("a collation other than a case-insensitive one".to_owned());
-        }
-        if let Some(why) = why_not {
-            notes.push(format!("index {} not declared ({why}): {}", escaped(&name), escaped(&shown)));
-            continue;
-        }
-        let mut parts = Vec::new();
-        let list: Vec<String> = keys
-            .iter()
-            .map(|(path, kind, _)| match kind.as_str() {
-                "1" => key_path(path),
-                "-1" => format!("{} = -1", key_path(path)),
-                other => format!("{} = {}", key_path(path), escaped(other)),
-            })
-            .collect();
-        parts.push(format!("keys({})", list.join(", ")));
-        if unique {
-            parts.push("unique".into());
-        }
-        if sparse {
-            parts.push("sparse".into());
-        }
-        let default_name: String =
-            keys.iter().map(|(p, k, _)| format!("{p}_{k}")).collect::<Vec<_>>().join("_");
-        if name != default_name {
-            parts.push(format!("name = {}", escaped(&name)));
-        }
-        if let Some(seconds) = ttl {
-            parts.push(format!("expire_after = \"{seconds}s\""));
-        }
-        if let Some(locale) = &case_insensitive {
-            parts.push(format!("case_insensitive, locale = {}", escaped(locale)));
-        }
-        if let Ok(filter) = index.get_document("partialFilterExpression") {
-            let json = serde_json::to_string(&Bson::Document(filter.clone()).into_relaxed_extjson())
-                .unwrap_or_else(|_| "{}".into());
-            parts.push(format!("partial_filter = {}", raw_string(&json)));
-        }
-        let mut waived = Vec::new();
-        if unique && keys.iter().any(|k| k.2.in_array) {
-            waived.push("unique_in_array");
-        }
-        let options = unique || sparse || ttl.is_some() || index.contains_key("partialFilterExpression");
-        let same = declared
-            .iter()
-            .any(|d| d.keys == keys.iter().map(|(p, k, _)| (p.clone(), k.clone())).collect::<Vec<_>>());
-        if same {
-            notes.push(format!(
-                "index {} not declared: another index has the same keys, which docshape declares once: {}",
-                escaped(&name),
-                escaped(&shown)
-            ));
-            continue;
-        }
-        if !sparse && collation.is_none() && !index.contains_key("partialFilterExpression") {
-            plain.push(name.clone());
-        }
-        declared.push(Declared { keys: keys.into_iter().map(|(p, k, _)| (p, k)).collect(), options, parts });
-        if !waived.is_empty() {
-            let last = declared.last_mut().expect("just pushed");
-            last.parts.push(format!(
-                "allow({}, reason = \"TODO: on the server already (inferred); say why it is right\")",
-                waived.join(", ")
-            ));
-        }
-    }
-    // An index that is a plain prefix of another is refused unless waived: the server
-    // has both, so the inferred model says so and asks why.
-    let prefixes: Vec<bool> = declared
-        .iter()
-        .map(|a| {
-            !a.options
-                && declared
-                    .iter()
-                    .any(|b| a.keys.len() < b.keys.len() && b.keys[..a.keys.len()] == a.keys[..])
-        })
-        .collect();
-    let mut attrs = Vec::new();
-    for (mut d, prefix) in declared.into_iter().zip(prefixes) {
-        if prefix {
-            d.parts.push(
-                "allow(redundant_index, reason = \"TODO: on the server already (inferred); a prefix of another index, drop one?\")"
-                    .into(),
-            );
-        }
-        attrs.push(format!("#[index({})]", d.parts.join(", ")));
-    }
-    let budget = (attrs.len() > 10).then_some(attrs.len());
-    (attrs, notes, budget, plain)
 }
 
 /// A polymorphic model proposed in comments: the tag, one variant per value with the
