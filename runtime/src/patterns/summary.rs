@@ -1,7 +1,8 @@
 //! Summaries: a model whose documents are maintained from another model's writes
-//! (MongoDB's *Computed* pattern), declared once:
+//! (MongoDB's *Computed* pattern), declared once (the guide's chapter compiles and runs
+//! this example in full):
 //!
-//! ```ignore
+//! ```text
 //! #[derive(Serialize, Deserialize, Model)]
 //! #[model(collection = "seller_sales")]
 //! #[summary(of = Order, group(items.seller_id), refresh = "async", max_stale = "5m")]
