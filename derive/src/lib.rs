@@ -13,8 +13,8 @@
 //!   one accumulator; expand every pattern (with the errors beside the code, so that
 //!   the type's uses raise no second error);
 //! - `facts`: what every check and expansion reads, found once: the shape and fields
-//!   ([`facts::Facts`]), then the links between patterns as plain data
-//!   ([`facts::Links`]: bounds, kept fields, the version stamp, the copies an access
+//!   (`facts::Facts`), then the links between patterns as plain data
+//!   (`facts::Links`: bounds, kept fields, the version stamp, the copies an access
 //!   row's foreign path resolves to). No check or expansion edits another pattern's
 //!   parsed value;
 //! - `ast` and `attr`: the type as serde stores it, and the attribute values more
@@ -24,8 +24,9 @@
 //! - the core modules `model`, `validator`, `index`, `access`, `polymorphic` (an enum
 //!   model's variants read as structs, for the other core modules), and the patterns
 //!   `paginate`, `versioning`, `bucket`, `outlier`, `relation`, `denormalized`,
-//!   `stamps` and `timeseries`. Each has a `parse` where it reads attributes of its
-//!   own, a `check` where it has rules beyond single keys, and an `expand`; the driver
+//!   `stamps`, `timeseries`, `summary` and `tenant` (tenants and soft deletes). Each
+//!   has a `parse` where it reads attributes of its own, a `check` where it has rules
+//!   beyond single keys, and an `expand`; the driver
 //!   calls them by name, and hands a pattern what another found (an index list, a
 //!   version field) through the facts. A pattern reads the core modules' results,
 //!   never another pattern's, and no pattern module names another;
