@@ -9,6 +9,7 @@
 
 mod isolation;
 mod soft_delete;
+mod summary;
 
 use docshape::bson::DateTime;
 use docshape::Model;
