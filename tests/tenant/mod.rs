@@ -7,6 +7,7 @@
 // See tests/index/mod.rs: a clippy false positive on repeated helper-attribute keys.
 #![allow(clippy::duplicated_attributes)]
 
+mod copies;
 mod isolation;
 mod soft_delete;
 mod summary;
