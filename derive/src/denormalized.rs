@@ -576,6 +576,7 @@ fn copy_spec(ident: &syn::Ident, d: &CopyDef, embedded: bool) -> TokenStream {
         __ds::CopySpec {
             collection: #collection, field: #field, via: #via,
             source: <#source as __ds::Model>::COLLECTION, source_field: #path,
+            source_tenant: <#source as __ds::Model>::TENANT,
             refresh: #refresh, reason: #reason, on_delete: #on_delete, null: #null,
             arrays: &[], variant: ::core::option::Option::None,
         }

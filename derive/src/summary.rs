@@ -29,6 +29,7 @@ struct SummaryDef {
     source: syn::Path,
     source_span: Span,
     group: Vec<GroupPart>,
+    group_span: Span,
     refresh: Option<u64>,
     fields: Vec<OpDef>,
     id_ty: Option<syn::Type>,
@@ -98,12 +99,14 @@ pub(crate) fn parse(cx: &Context, errors: &mut darling::error::Accumulator) -> P
 fn container(attr: &Attribute, errors: &mut darling::error::Accumulator) -> Option<SummaryDef> {
     let mut source = None;
     let mut group = None;
+    let mut group_span = Span::call_site();
     let mut refresh: Option<LitStr> = None;
     let mut max_stale: Option<LitStr> = None;
     let parsed = attr.parse_nested_meta(|meta| {
         if meta.path.is_ident("of") {
             source = Some(meta.value()?.parse::<syn::Path>()?);
         } else if meta.path.is_ident("group") {
+            group_span = meta.path.span();
             let content;
             syn::parenthesized!(content in meta.input);
             let mut parts = Vec::new();
@@ -191,7 +194,7 @@ fn container(attr: &Attribute, errors: &mut darling::error::Accumulator) -> Opti
         }
     };
     let source_span = source.span();
-    Some(SummaryDef { source, source_span, group, refresh, fields: Vec::new(), id_ty: None })
+    Some(SummaryDef { source, source_span, group, group_span, refresh, fields: Vec::new(), id_ty: None })
 }
 
 /// A dotted path of identifiers (`items.seller_id`), or a string literal.
@@ -376,6 +379,23 @@ pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> TokenStream {
         let span = def.source_span;
         checks.extend(bound_check("assert_group_key", id_ty.clone(), quote!(__ds::GroupKey), Some(s), span));
     }
+    // A summary of a tenant model groups by the tenant first, so that no summary
+    // document mixes two tenants' data. The source is another type, whose tenant is
+    // known only to the compiler: a constant over its `Model::TENANT`, under `group`.
+    let first = match def.group.first() {
+        Some(GroupPart::Field { path, .. }) => quote!(::core::option::Option::Some(#path)),
+        _ => quote!(::core::option::Option::None),
+    };
+    let message = "the summary's source is a tenant model (`#[model(tenant = ...)]`): a summary never mixes tenants, so group by the source's tenant field first, as in `group(org_id, ...)`";
+    checks.extend(respan(
+        quote!(
+            const _: () = ::core::assert!(
+                __ds::summary_groups_by_tenant(<#source as __ds::Model>::TENANT, #first),
+                #message
+            );
+        ),
+        def.group_span,
+    ));
     let mut fields = Vec::new();
     let mut accessors = TokenStream::new();
     let count = def.fields.iter().find(|f| f.op == Op::Count).map(|f| f.ident.clone());

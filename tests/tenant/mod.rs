@@ -7,8 +7,10 @@
 // See tests/index/mod.rs: a clippy false positive on repeated helper-attribute keys.
 #![allow(clippy::duplicated_attributes)]
 
+mod copies;
 mod isolation;
 mod soft_delete;
+mod summary;
 
 use docshape::bson::DateTime;
 use docshape::Model;

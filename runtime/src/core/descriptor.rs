@@ -300,6 +300,10 @@ pub struct CopySpec {
     pub source: &'static str,
     /// The stored path of the copied field in the source (`"name"`).
     pub source_field: &'static str,
+    /// The source model's tenant field (its `Model::TENANT`), when it declares one: a
+    /// holder with a tenant of its own takes copies only from a source document of
+    /// the same tenant.
+    pub source_tenant: Option<&'static str>,
     /// When the copy is refreshed.
     pub refresh: Refresh,
     /// Why the copy exists, as written in the attribute (`reason = "..."`).

@@ -270,17 +270,27 @@ async fn fill_copies<T: Model>(
     copies: &[&CopySpec],
 ) -> Result<(), RefError> {
     let mut found_sources: BTreeMap<(&'static str, Vec<u8>), Document> = BTreeMap::new();
+    // The holder's tenant, when it has one: a source of a tenant model must be of it.
+    let tenant = T::TENANT.map(|field| value_at(stored, field));
     for ((source, k), (id, specs)) in groups(stored, copies) {
+        let source_tenant = specs.iter().find_map(|s| s.source_tenant).filter(|_| tenant.is_some());
         let found = db
             .collection::<Document>(source)
             .find_one(doc! { "_id": eq(id.clone()) })
-            .projection(projection(specs.iter().map(|s| s.source_field)))
+            .projection(projection(specs.iter().map(|s| s.source_field).chain(source_tenant)))
             .await
             .map_err(|e| RefError::Mongo { collection: T::COLLECTION, source: Box::new(e) })?;
         let Some(found) = found else {
             // The collection name is only known at run time here; report the ids.
             return Err(RefError::Missing { collection: T::COLLECTION, ids: vec![id] });
         };
+        // Compared as stored values: a missing tenant on either side is no match for
+        // a present one, and two missing ones cannot occur (the tenant is required).
+        if let (Some(holder), Some(field)) = (&tenant, source_tenant) {
+            if value_at(&found, field) != *holder {
+                return Err(RefError::CrossTenant { collection: T::COLLECTION, source, id: Box::new(id) });
+            }
+        }
         found_sources.insert((source, k), found);
     }
     for &c in copies {

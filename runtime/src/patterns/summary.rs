@@ -86,8 +86,8 @@ use crate::core::hooks::{Derived, SourceWriteHook};
 
 pub use reconcile::{check, reconcile, Drift, SummaryReconcile};
 pub use spec::{
-    summaries, summaries_of, summary, summary_avg, GroupKey, GroupPart, Summable, SummaryField, SummaryOp,
-    SummaryPeriod, SummaryRefresh, SummarySpec, SummaryTime,
+    summaries, summaries_of, summary, summary_avg, summary_groups_by_tenant, GroupKey, GroupPart, Summable,
+    SummaryField, SummaryOp, SummaryPeriod, SummaryRefresh, SummarySpec, SummaryTime,
 };
 pub use watch::{resync, SummaryWatch, Watcher};
 pub use worker::{lag, SummaryLag, SummaryRun, Worker};

@@ -363,6 +363,7 @@ mod tests {
             arrays: &[],
             source,
             source_field: "name",
+            source_tenant: None,
             refresh,
             reason: None,
             on_delete: OnDelete::Keep,

@@ -596,6 +596,7 @@ mod tests {
             via: "author_id",
             source: "users",
             source_field,
+            source_tenant: None,
             refresh: Refresh::Sync,
             reason: None,
             on_delete,

@@ -264,6 +264,17 @@ pub enum RefError {
         /// What went wrong, naming the copy.
         source: Box<crate::core::denormalized::CopyError>,
     },
+    /// A document of a model with a tenant references, for a denormalized copy, a
+    /// source document of another tenant: the copy is not filled from it and the
+    /// document is not written (a copy never carries another tenant's data).
+    CrossTenant {
+        /// The referencing document's collection.
+        collection: &'static str,
+        /// The source's collection.
+        source: &'static str,
+        /// The referenced source document's `_id`.
+        id: Box<Bson>,
+    },
     /// [`Referents::all`]: some references point at no document.
     Missing {
         /// The referenced collection.
@@ -295,6 +306,10 @@ impl fmt::Display for RefError {
             Self::Copies { collection, source } => {
                 write!(f, "a `{collection}` document was inserted, and its copies were not refreshed: {source}")
             }
+            Self::CrossTenant { collection, source, id } => write!(
+                f,
+                "a `{collection}` document references `{source}` document {id} of another tenant for a copy; refused"
+            ),
             Self::Missing { collection, ids } => {
                 let ids: Vec<String> = ids.iter().map(ToString::to_string).collect();
                 write!(

@@ -204,6 +204,26 @@ pub trait SummaryTime {}
 impl SummaryTime for DateTime {}
 impl SummaryTime for Option<DateTime> {}
 
+/// Whether a summary of a source whose tenant field is `tenant` groups by it first
+/// (`first`, the stored path of its first group part): a summary of a tenant model
+/// keeps one document per tenant and group, never one that mixes tenants. Evaluated
+/// at compile time by the summary derive, against the source's `Model::TENANT`.
+pub const fn summary_groups_by_tenant(tenant: Option<&str>, first: Option<&str>) -> bool {
+    let (Some(tenant), Some(first)) = (tenant, first) else { return tenant.is_none() };
+    let (a, b) = (tenant.as_bytes(), first.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
 /// `sum / count`, or `None` for an empty group: the generated `avg_*` accessors.
 pub fn summary_avg<S: Summable, C: Summable>(sum: &S, count: &C) -> Option<f64> {
     let n = count.as_f64()?;

@@ -10,6 +10,7 @@ fn spec(null: Cleared) -> CopySpec {
         via: "author_id",
         source: "users",
         source_field: "name",
+        source_tenant: None,
         refresh: Refresh::Sync,
         reason: None,
         on_delete: OnDelete::Keep,
