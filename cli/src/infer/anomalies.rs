@@ -59,7 +59,7 @@ pub struct CountPair {
     pub examples: Vec<(String, i64, usize)>,
 }
 
-/// What [`Anomalies::fold`] saw of a collection's documents.
+/// What `Anomalies::fold` saw of a collection's documents.
 #[derive(Debug, Clone, Default)]
 pub struct Anomalies {
     /// Documents over [`LARGE_DOCUMENT`], and the largest of them (bytes, id).

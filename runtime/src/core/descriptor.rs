@@ -412,7 +412,7 @@ pub enum CopyError {
         /// What the driver or server said.
         error: mongodb::error::Error,
     },
-    /// The refresh queue ([`QUEUE`]) could not be read or written.
+    /// The refresh queue (`docshape_refresh`, `denormalized::QUEUE`) could not be read or written.
     Queue {
         /// What was being done (`"claim"`, `"complete"`, ...).
         operation: &'static str,
@@ -598,19 +598,19 @@ pub struct RegisteredModel {
     /// Its access-pattern table.
     pub access_patterns: &'static [AccessPattern],
     /// The rows on one variant of a polymorphic model, with the discriminator and the
-    /// variant's value their commands add ([`Model::POLYMORPHIC_ROWS`]).
+    /// variant's value their commands add (`Model::POLYMORPHIC_ROWS`).
     pub polymorphic_rows: &'static [(&'static str, &'static str, &'static str)],
     /// Its relations, for the design-decision table.
     pub relations: &'static [Relation],
     /// The relations inside its embedded types.
     pub nested: &'static [Nested],
-    /// Its timestamps and revision ([`Model::STAMPS`]), which every writer of the
+    /// Its timestamps and revision (`Model::STAMPS`), which every writer of the
     /// collection applies.
     pub stamps: Stamps,
-    /// Its own denormalized copies ([`Model::COPIES`]; those inside its embedded types
+    /// Its own denormalized copies (`Model::COPIES`; those inside its embedded types
     /// are placed under its collection by the denormalized pattern).
     pub copies: &'static [CopySpec],
-    /// A polymorphic model's variants ([`Model::VARIANTS`]); empty for a struct.
+    /// A polymorphic model's variants (`Model::VARIANTS`); empty for a struct.
     pub variants: &'static [Variant],
 }
 

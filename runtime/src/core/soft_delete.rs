@@ -1,7 +1,7 @@
 //! `#[model(soft_delete = deleted_at)]`: a delete sets the deletion date instead of
 //! removing the document, and a restore clears it. The generated `delete_by_id` and
 //! `restore_by_id` return a [`SoftDelete`]; both go through the write pipeline
-//! ([`crate::core::write`]): guards, stamps, the command, then the derived data.
+//! ([the writes chapter](crate::guide::writes)): guards, stamps, the command, then the derived data.
 //!
 //! Every live row carries `{deleted_at: null}` (see the guide's tenant chapter for why
 //! `null` and not `$exists: false`); a TTL index on the field
