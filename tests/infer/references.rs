@@ -19,47 +19,47 @@ use mongodb::IndexModel;
 #[path = "references_inferred.rs"]
 mod inferred;
 
-/// Authors (`ObjectId` ids) and the posts that reference them, a reviewer in three
-/// posts of five, the author's name copied (two copies stale); comments copying it
-/// with no index on their reference; agents with 64-bit ids and tickets that hold them as 32-bit integers.
+/// Authors (`ObjectId` ids) and the essays that reference them, a reviewer in three
+/// essays of five, the author's name copied (two copies stale); remarks copying it
+/// with no index on their reference; dispatchers with 64-bit ids and callouts that hold them as 32-bit integers.
 async fn seed(db: &mongodb::Database) {
-    let authors: Vec<ObjectId> = (0..8).map(|_| ObjectId::new()).collect();
-    let docs: Vec<Document> = authors
+    let columnists: Vec<ObjectId> = (0..8).map(|_| ObjectId::new()).collect();
+    let docs: Vec<Document> = columnists
         .iter()
         .enumerate()
-        .map(|(i, id)| doc! { "_id": *id, "name": format!("Author {i}") })
+        .map(|(i, id)| doc! { "_id": *id, "name": format!("Columnist {i}") })
         .collect();
-    db.collection::<Document>("authors").insert_many(docs).await.unwrap();
-    let posts: Vec<Document> = (1..=50)
+    db.collection::<Document>("columnists").insert_many(docs).await.unwrap();
+    let essays: Vec<Document> = (1..=50)
         .map(|i: i32| {
             let author = i as usize % 8;
             // Two copies of the author's name went stale when the author was renamed.
-            let name = if [7, 19].contains(&i) { format!("Old {author}") } else { format!("Author {author}") };
-            let mut d = doc! { "_id": i, "title": format!("post {i}"), "author_id": authors[author], "author_name": name };
+            let name = if [7, 19].contains(&i) { format!("Old {author}") } else { format!("Columnist {author}") };
+            let mut d = doc! { "_id": i, "title": format!("post {i}"), "author_id": columnists[author], "author_name": name };
             if i % 5 < 3 {
-                d.insert("reviewer_id", authors[(i as usize + 3) % 8]);
+                d.insert("reviewer_id", columnists[(i as usize + 3) % 8]);
             }
             d
         })
         .collect();
-    let posts_c = db.collection::<Document>("posts");
-    posts_c.insert_many(posts).await.unwrap();
+    let posts_c = db.collection::<Document>("essays");
+    posts_c.insert_many(essays).await.unwrap();
     posts_c.create_index(IndexModel::builder().keys(doc! { "author_id": 1 }).build()).await.unwrap();
     // Comments copy their author's name too, with no index on the reference.
-    let comments: Vec<Document> = (0..20)
-        .map(|i: usize| doc! { "_id": ObjectId::new(), "by": authors[i % 8], "by_name": format!("Author {}", i % 8), "text": "ok" })
+    let remarks: Vec<Document> = (0..20)
+        .map(|i: usize| doc! { "_id": ObjectId::new(), "by": columnists[i % 8], "by_name": format!("Columnist {}", i % 8), "text": "ok" })
         .collect();
-    db.collection::<Document>("comments").insert_many(comments).await.unwrap();
-    let agents: Vec<Document> = (1..=6_i64).map(|i| doc! { "_id": i, "desk": format!("d{i}") }).collect();
-    db.collection::<Document>("agents").insert_many(agents).await.unwrap();
-    let tickets: Vec<Document> =
+    db.collection::<Document>("remarks").insert_many(remarks).await.unwrap();
+    let dispatchers: Vec<Document> = (1..=6_i64).map(|i| doc! { "_id": i, "desk": format!("d{i}") }).collect();
+    db.collection::<Document>("dispatchers").insert_many(dispatchers).await.unwrap();
+    let callouts: Vec<Document> =
         (1..=40).map(|i: i32| doc! { "_id": i, "agent_id": Bson::Int32(1 + i % 6) }).collect();
-    db.collection::<Document>("tickets").insert_many(tickets).await.unwrap();
+    db.collection::<Document>("callouts").insert_many(callouts).await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_field_of_another_collections_ids_is_written_as_a_ref() {
-    use inferred::{Agent, Author, Comment, Post, Ticket};
+    use inferred::{Dispatcher, Columnist, Remark, Essay, Callout};
     let db = testkit::database("infer_refs").await.unwrap();
     seed(&db).await;
     let inferred = infer(&db, &InferOptions::default()).await.unwrap();
@@ -68,27 +68,27 @@ async fn a_field_of_another_collections_ids_is_written_as_a_ref() {
 
     assert!(source.contains("use docshape::refs::Ref;\n"), "{source}");
     for written in [
-        "`infer --plain` leaves the raw id\n    pub author_id: Ref<Author>,",
-        "#[serde(default, skip_serializing_if = \"Option::is_none\")]\n    pub reviewer_id: Option<Ref<Author>>,",
+        "`infer --plain` leaves the raw id\n    pub author_id: Ref<Columnist>,",
+        "#[serde(default, skip_serializing_if = \"Option::is_none\")]\n    pub reviewer_id: Option<Ref<Columnist>>,",
         "#[index(keys(author_id))]",
-        // 32-bit values referencing 64-bit ids: `Ref<Agent>` would validate them as
+        // 32-bit values referencing 64-bit ids: `Ref<Dispatcher>` would validate them as
         // `long` and refuse every stored ticket.
         "    pub agent_id: i32,",
         // Copies: kept in step by docshape's writers where an index leads with the
         // reference, a snapshot where none does.
-        "stale in 2 of 50 documents (refresh them first: INFERRED.md): `#[denormalized]`; `infer --plain` leaves it undeclared\n    #[denormalized(from = \"Author::name\", via = \"author_id\", refresh = \"sync\")]\n    pub author_name: String,",
-        "#[denormalized(from = \"Author::name\", via = \"by\", refresh = \"never\")]\n    pub by_name: String,",
+        "stale in 2 of 50 documents (refresh them first: INFERRED.md): `#[denormalized]`; `infer --plain` leaves it undeclared\n    #[denormalized(from = \"Columnist::name\", via = \"author_id\", refresh = \"sync\")]\n    pub author_name: String,",
+        "#[denormalized(from = \"Columnist::name\", via = \"by\", refresh = \"never\")]\n    pub by_name: String,",
     ] {
         assert!(source.contains(written), "{written} not in:\n{source}");
     }
-    let posts = report.split("## `posts`").nth(1).unwrap().split("\n## ").next().unwrap();
-    assert!(posts.contains("- `author_id` holds `authors`'s ids: 8 of 8 distinct sampled values are ids there. `models.rs` writes it as `Ref<Author>`"), "{posts}");
-    assert!(posts.contains("- `reviewer_id` holds `authors`'s ids: "), "{posts}");
-    assert!(posts.contains("  - `author_name` copies `authors.name` (48 of 50 compared documents equal; 2 stale, see below): a denormalized copy. `models.rs` declares it `#[denormalized(from = \"Author::name\", via = \"author_id\", refresh = \"sync\")]`: an index leads with `author_id`"), "{posts}");
-    let comments = report.split("## `comments`").nth(1).unwrap().split("\n## ").next().unwrap();
-    assert!(comments.contains("a snapshot: no index leads with `by`"), "{comments}");
-    let tickets = report.split("## `tickets`").nth(1).unwrap().split("\n## ").next().unwrap();
-    assert!(tickets.contains("- `agent_id` holds `agents`'s ids: 6 of 6 distinct sampled values are ids there. It stays the raw id"), "{tickets}");
+    let essays = report.split("## `essays`").nth(1).unwrap().split("\n## ").next().unwrap();
+    assert!(essays.contains("- `author_id` holds `columnists`'s ids: 8 of 8 distinct sampled values are ids there. `models.rs` writes it as `Ref<Columnist>`"), "{essays}");
+    assert!(essays.contains("- `reviewer_id` holds `columnists`'s ids: "), "{essays}");
+    assert!(essays.contains("  - `author_name` copies `columnists.name` (48 of 50 compared documents equal; 2 stale, see below): a denormalized copy. `models.rs` declares it `#[denormalized(from = \"Columnist::name\", via = \"author_id\", refresh = \"sync\")]`: an index leads with `author_id`"), "{essays}");
+    let remarks = report.split("## `remarks`").nth(1).unwrap().split("\n## ").next().unwrap();
+    assert!(remarks.contains("a snapshot: no index leads with `by`"), "{remarks}");
+    let callouts = report.split("## `callouts`").nth(1).unwrap().split("\n## ").next().unwrap();
+    assert!(callouts.contains("- `agent_id` holds `dispatchers`'s ids: 6 of 6 distinct sampled values are ids there. It stays the raw id"), "{callouts}");
 
     // `--plain`: every reference stays its raw id, and the report says why.
     let plain = Inferred { plain: true, ..inferred.clone() };
@@ -115,16 +115,16 @@ async fn a_field_of_another_collections_ids_is_written_as_a_ref() {
     // Every stored document reads, syncs into a fresh database (its validator accepts
     // them, its indexes equal the original's) and each reference loads its author.
     let fresh = testkit::database("infer_refs_fresh").await.unwrap();
-    assert_eq!(super::copy_through::<Author>(&db, &fresh).await, 8);
-    assert_eq!(super::copy_through::<Post>(&db, &fresh).await, 50);
-    assert_eq!(super::copy_through::<Agent>(&db, &fresh).await, 6);
-    assert_eq!(super::copy_through::<Ticket>(&db, &fresh).await, 40);
-    assert_eq!(super::copy_through::<Comment>(&db, &fresh).await, 20);
-    let posts: Vec<Post> = Post::collection(&db).find(doc! {}).await.unwrap().try_collect().await.unwrap();
+    assert_eq!(super::copy_through::<Columnist>(&db, &fresh).await, 8);
+    assert_eq!(super::copy_through::<Essay>(&db, &fresh).await, 50);
+    assert_eq!(super::copy_through::<Dispatcher>(&db, &fresh).await, 6);
+    assert_eq!(super::copy_through::<Callout>(&db, &fresh).await, 40);
+    assert_eq!(super::copy_through::<Remark>(&db, &fresh).await, 20);
+    let essays: Vec<Essay> = Essay::collection(&db).find(doc! {}).await.unwrap().try_collect().await.unwrap();
     let mut reviewed = 0;
-    for post in &posts {
+    for post in &essays {
         let author = post.author_id.load(&db).await.unwrap().expect("every author exists");
-        assert_eq!(author.name, format!("Author {}", post.id as usize % 8));
+        assert_eq!(author.name, format!("Columnist {}", post.id as usize % 8));
         if let Some(reviewer) = &post.reviewer_id {
             assert!(reviewer.load(&db).await.unwrap().is_some());
             reviewed += 1;
@@ -132,16 +132,16 @@ async fn a_field_of_another_collections_ids_is_written_as_a_ref() {
     }
     assert_eq!(reviewed, 30);
     // The declared copies are the derive's: renaming an author through docshape's
-    // writer rewrites its posts' copies (`sync`) and leaves its comments' snapshots.
-    let renamed = posts[0].author_id;
-    docshape::denormalized::update_one::<Author>(&db, renamed.id(), doc! { "$set": { "name": "Renamed" } })
+    // writer rewrites its essays' copies (`sync`) and leaves its remarks' snapshots.
+    let renamed = essays[0].author_id;
+    docshape::denormalized::update_one::<Columnist>(&db, renamed.id(), doc! { "$set": { "name": "Renamed" } })
         .await
         .unwrap();
     let posts_of = doc! { "author_id": renamed.id() };
-    let copies: Vec<Post> = Post::collection(&db).find(posts_of).await.unwrap().try_collect().await.unwrap();
+    let copies: Vec<Essay> = Essay::collection(&db).find(posts_of).await.unwrap().try_collect().await.unwrap();
     assert!(!copies.is_empty());
     assert!(copies.iter().all(|p| p.author_name == "Renamed"), "{copies:?}");
-    let snapshots: Vec<Comment> = Comment::collection(&db)
+    let snapshots: Vec<Remark> = Remark::collection(&db)
         .find(doc! { "by": renamed.id() })
         .await
         .unwrap()
@@ -149,9 +149,9 @@ async fn a_field_of_another_collections_ids_is_written_as_a_ref() {
         .await
         .unwrap();
     assert!(!snapshots.is_empty() && snapshots.iter().all(|c| c.by_name != "Renamed"), "{snapshots:?}");
-    // The validator synced from `Post` refuses a reference of another kind.
+    // The validator synced from `Essay` refuses a reference of another kind.
     let wrong = fresh
-        .collection::<Document>("posts")
+        .collection::<Document>("essays")
         .insert_one(doc! { "_id": 999, "title": "x", "author_id": "not an id" })
         .await;
     assert!(wrong.is_err(), "a string author_id was accepted");
