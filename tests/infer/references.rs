@@ -50,7 +50,8 @@ async fn seed(db: &mongodb::Database) {
         .map(|i: usize| doc! { "_id": ObjectId::new(), "by": columnists[i % 8], "by_name": format!("Columnist {}", i % 8), "text": "ok" })
         .collect();
     db.collection::<Document>("remarks").insert_many(remarks).await.unwrap();
-    let dispatchers: Vec<Document> = (1..=6_i64).map(|i| doc! { "_id": i, "desk": format!("d{i}") }).collect();
+    let dispatchers: Vec<Document> =
+        (1..=6_i64).map(|i| doc! { "_id": i, "desk": format!("d{i}") }).collect();
     db.collection::<Document>("dispatchers").insert_many(dispatchers).await.unwrap();
     let callouts: Vec<Document> =
         (1..=40).map(|i: i32| doc! { "_id": i, "agent_id": Bson::Int32(1 + i % 6) }).collect();
@@ -59,7 +60,7 @@ async fn seed(db: &mongodb::Database) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_field_of_another_collections_ids_is_written_as_a_ref() {
-    use inferred::{Dispatcher, Columnist, Remark, Essay, Callout};
+    use inferred::{Callout, Columnist, Dispatcher, Essay, Remark};
     let db = testkit::database("infer_refs").await.unwrap();
     seed(&db).await;
     let inferred = infer(&db, &InferOptions::default()).await.unwrap();
@@ -134,20 +135,20 @@ async fn a_field_of_another_collections_ids_is_written_as_a_ref() {
     // The declared copies are the derive's: renaming an author through docshape's
     // writer rewrites its essays' copies (`sync`) and leaves its remarks' snapshots.
     let renamed = essays[0].author_id;
-    docshape::denormalized::update_one::<Columnist>(&db, renamed.id(), doc! { "$set": { "name": "Renamed" } })
-        .await
-        .unwrap();
+    docshape::denormalized::update_one::<Columnist>(
+        &db,
+        renamed.id(),
+        doc! { "$set": { "name": "Renamed" } },
+    )
+    .await
+    .unwrap();
     let posts_of = doc! { "author_id": renamed.id() };
-    let copies: Vec<Essay> = Essay::collection(&db).find(posts_of).await.unwrap().try_collect().await.unwrap();
+    let copies: Vec<Essay> =
+        Essay::collection(&db).find(posts_of).await.unwrap().try_collect().await.unwrap();
     assert!(!copies.is_empty());
     assert!(copies.iter().all(|p| p.author_name == "Renamed"), "{copies:?}");
-    let snapshots: Vec<Remark> = Remark::collection(&db)
-        .find(doc! { "by": renamed.id() })
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
+    let snapshots: Vec<Remark> =
+        Remark::collection(&db).find(doc! { "by": renamed.id() }).await.unwrap().try_collect().await.unwrap();
     assert!(!snapshots.is_empty() && snapshots.iter().all(|c| c.by_name != "Renamed"), "{snapshots:?}");
     // The validator synced from `Essay` refuses a reference of another kind.
     let wrong = fresh
