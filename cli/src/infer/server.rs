@@ -34,7 +34,7 @@ pub(super) fn from_validator(schema: &Document, ty: &str) -> (Option<String>, Ve
                     kept.push(if key == "minItems" { "minItems" } else { "maxItems" });
                 }
             }
-            if schema.get_bool("uniqueItems") == Ok(true) {
+            if matches!(schema.get_bool("uniqueItems"), Ok(true)) {
                 parts.push("unique_items".into());
                 kept.push("uniqueItems");
             }
