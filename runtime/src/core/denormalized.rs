@@ -268,7 +268,6 @@ impl fmt::Display for CopyError {
                 holders.len(),
                 if holders.len() >= CROSS_TENANT_REPORTED { " or more" } else { "" },
             ),
-            Self::DuplicateCollection(d) => write!(f, "copies: {d}"),
             Self::Queue { operation, error } => write!(f, "refresh queue {QUEUE} ({operation}): {error}"),
             Self::MalformedJob { job } => write!(f, "refresh queue {QUEUE}: a job without the documented shape: {job}"),
             Self::UnknownCopy { copy } => write!(
@@ -312,7 +311,6 @@ impl std::error::Error for CopyError {
             | Self::Watch { error, .. } => Some(error),
             Self::IdEncode { error, .. } => Some(error),
             Self::Derived { error, .. } => Some(&**error as &(dyn std::error::Error + 'static)),
-            Self::DuplicateCollection(d) => Some(d),
             _ => None,
         }
     }

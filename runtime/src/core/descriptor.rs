@@ -401,10 +401,6 @@ pub enum CopyError {
         /// The refused copy documents, each once.
         documents: Vec<Refusal>,
     },
-    /// Two registered models claim a collection that holds copies or is their source:
-    /// their copies, found by collection, would be mixed, so the worker and the watcher
-    /// refuse to start (as `sync` refuses such a program).
-    DuplicateCollection(crate::core::error::DuplicateCollection),
     /// Documents holding a copy reference a source document of another tenant (both
     /// models declare `#[model(tenant = ...)]`): written around docshape, since its own
     /// writers refuse such a reference (`RefError::CrossTenant`). The refresh left them

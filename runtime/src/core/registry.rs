@@ -68,17 +68,6 @@ fn model_of(collection: &str) -> Option<&'static RegisteredModel> {
     inventory::iter::<RegisteredModel>.into_iter().find(|m| m.collection == collection)
 }
 
-/// The first of `collections` that two registered models claim, with their types: what
-/// is looked up by collection (copies, stamps, tenants) would mix them.
-pub fn shared_collection<'a>(collections: impl IntoIterator<Item = &'a str>) -> Option<DuplicateCollection> {
-    let all = models();
-    collections.into_iter().find_map(|collection| {
-        let types: Vec<String> =
-            all.iter().filter(|m| m.collection == collection).map(|m| (m.type_name)().to_owned()).collect();
-        (types.len() > 1).then(|| DuplicateCollection { collection: collection.to_owned(), types })
-    })
-}
-
 /// The tenant field of the model stored in `collection` (`Model::TENANT`).
 pub(crate) fn tenant_of(collection: &str) -> Option<&'static str> {
     model_of(collection).and_then(|m| m.tenant)

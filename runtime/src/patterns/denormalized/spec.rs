@@ -4,7 +4,7 @@
 use bson::Bson;
 use mongodb::options::UpdateModifications;
 
-use crate::core::denormalized::{CopyError, CopySpec};
+use crate::core::denormalized::CopySpec;
 
 inventory::collect!(CopySpec);
 
@@ -17,17 +17,6 @@ pub fn copies() -> Vec<&'static CopySpec> {
     all.sort_by(|a, b| (a.collection, a.field).cmp(&(b.collection, b.field)));
     all.dedup_by(|a, b| a == b);
     all
-}
-
-/// Refuses copies whose holders' or source's collection two registered models claim:
-/// everything looked up by collection (the copies of a source, the holders' tenant and
-/// stamps) would mix the two models' ([`CopyError::DuplicateCollection`]).
-pub(super) fn refuse_shared(specs: &[&'static CopySpec]) -> Result<(), CopyError> {
-    let collections = specs.iter().flat_map(|c| [c.collection, c.source]);
-    match crate::core::registry::shared_collection(collections) {
-        Some(shared) => Err(CopyError::DuplicateCollection(shared)),
-        None => Ok(()),
-    }
 }
 
 /// The registered copies whose source is the collection `source`.

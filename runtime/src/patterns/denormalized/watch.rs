@@ -13,7 +13,7 @@ use tokio::sync::watch;
 
 use super::apply::enqueue_many;
 use super::repair::{reconcile_in, CopyReconcile};
-use super::spec::{copies, overlaps, refuse_shared};
+use super::spec::{copies, overlaps};
 use crate::core::denormalized::{CopyError, CopySpec, OnDelete, Refresh, WATCH_POSITIONS};
 use crate::core::model::eq;
 use crate::core::registry::soft_delete_of;
@@ -232,7 +232,6 @@ impl Watcher {
                 })
                 .collect::<Result<_, _>>()?,
         };
-        refuse_shared(&chosen)?;
         let mut by_source: BTreeMap<&'static str, Vec<&'static CopySpec>> = BTreeMap::new();
         for spec in chosen {
             let specs = by_source.entry(spec.source).or_default();

@@ -13,7 +13,7 @@ use mongodb::{Collection, Database, IndexModel};
 
 use super::apply::{enqueue, plus, since, Lease};
 use super::claim::Claimer;
-use super::spec::{copies, refuse_shared};
+use super::spec::copies;
 use crate::core::denormalized::refresh::{
     cleared, value_at, via_filter, write_copy, Batching, CopyWrite, WriteError,
 };
@@ -165,18 +165,16 @@ impl Worker {
     fn refreshed(&self) -> Result<BTreeMap<String, &'static CopySpec>, CopyError> {
         let all: BTreeMap<String, &'static CopySpec> =
             copies().into_iter().filter(|c| c.refresh != Refresh::Never).map(|c| (c.key(), c)).collect();
-        let chosen: BTreeMap<String, &'static CopySpec> = match &self.only {
-            None => all,
+        match &self.only {
+            None => Ok(all),
             Some(keys) => keys
                 .iter()
                 .map(|k| match all.get(k) {
                     Some(spec) => Ok((k.clone(), *spec)),
                     None => Err(CopyError::UnknownCopy { copy: k.clone() }),
                 })
-                .collect::<Result<_, _>>()?,
-        };
-        refuse_shared(&chosen.values().copied().collect::<Vec<_>>())?;
-        Ok(chosen)
+                .collect(),
+        }
     }
 
     async fn drain(&self) -> Result<RefreshReport, CopyError> {
