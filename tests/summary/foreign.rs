@@ -73,7 +73,7 @@ async fn foreign_inserts_updates_and_deletes_reach_the_summaries_through_the_wat
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_transaction_reaches_the_sync_summary_with_its_commit_only() {
+async fn a_sync_summary_is_written_in_the_transaction_and_commits_with_it() {
     let db = setup("summary_transaction").await;
     docshape::relation::insert_one(
         &db,
@@ -89,6 +89,15 @@ async fn a_transaction_reaches_the_sync_summary_with_its_commit_only() {
         Box::pin(async move {
             attempts.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             Order::add_item("o1", item("s1", "b", 5, 50)).session(tx).run(d).await?;
+            // The sync summary is written in the transaction, before its commit: the
+            // transaction reads it in line already.
+            let inside = d
+                .collection::<Document>("sm_seller_sales_now")
+                .find_one(doc! { "_id": "s1" })
+                .session(&mut **tx)
+                .await
+                .expect("a read in the transaction");
+            assert_eq!(units(inside), Some(6));
             Order::add_item("o1", item("s2", "c", 2, 20)).session(tx).run(d).await?;
             Ok::<_, docshape::access::UpdateError>(())
         })

@@ -79,10 +79,10 @@ mod worker;
 
 use bson::{Bson, Document};
 use futures_util::future::BoxFuture;
-use mongodb::Database;
+use mongodb::{ClientSession, Database};
 
 use crate::core::denormalized::CopyError;
-use crate::core::hooks::{Derived, SourceWriteHook};
+use crate::core::hooks::{Derived, SessionWriteHook, SourceWriteHook};
 
 pub use reconcile::{check, reconcile, Drift, SummaryReconcile};
 pub use spec::{
@@ -143,21 +143,84 @@ pub(crate) async fn after_source_write(
     for spec in summaries_of(source) {
         let done = match spec.refresh {
             SummaryRefresh::Sync => apply::apply(db, spec, id).await.map(drop),
-            _ => watch::queue(db, spec, id).await,
+            _ => watch::queue(db, spec, id, None).await,
         };
         if let Err(e) = done {
             crate::core::trace::event!(WARN, summary = spec.collection, error = %e, "summary not maintained");
             let SummaryError::Mongo { error, .. } = e else { continue };
-            return Err(CopyError::Copy {
-                copy: format!("summary {}", spec.collection),
-                id: id.clone(),
-                source_updated: true,
-                error,
-            });
+            return Err(copy_error(spec, id, error));
         }
     }
     Ok(())
 }
+
+/// The error a source's writer reports for `spec`'s maintenance.
+fn copy_error(spec: &SummarySpec, id: &Bson, error: mongodb::error::Error) -> CopyError {
+    CopyError::Copy {
+        copy: format!("summary {}", spec.collection),
+        id: id.clone(),
+        source_updated: true,
+        error,
+    }
+}
+
+/// The source document `id` of `source` was written in `session`: when the session
+/// runs a transaction (a [`crate::transaction`]'s, or one the caller started), the
+/// sync summaries are applied and the async ones queued **in it**, so that they commit
+/// with the write or not at all. `Ok(false)`: no transaction runs, the ordinary hook
+/// applies them after the write.
+async fn in_source_session(
+    db: &Database,
+    source: &'static str,
+    id: &Bson,
+    session: &mut ClientSession,
+) -> Result<bool, CopyError> {
+    let specs = summaries_of(source);
+    if specs.is_empty() {
+        return Ok(false);
+    }
+    // The driver says whether a transaction runs only by refusing to start another
+    // one; one started here (none was running) is aborted at once, before any command
+    // was sent in it.
+    match session.start_transaction().await {
+        Ok(()) => {
+            let _ = session.abort_transaction().await;
+            return Ok(false);
+        }
+        Err(e) if running(&e) => {}
+        Err(error) => return Err(copy_error(specs[0], id, error)),
+    }
+    for spec in specs {
+        let done = match spec.refresh {
+            SummaryRefresh::Sync => apply::apply_in(db, spec, id, session).await.map(drop),
+            _ => watch::queue(db, spec, id, Some(&mut *session)).await,
+        };
+        match done {
+            Ok(()) => {}
+            Err(SummaryError::Mongo { error, .. }) => return Err(copy_error(spec, id, error)),
+            Err(e @ SummaryError::Decode { .. }) => {
+                crate::core::trace::event!(WARN, summary = spec.collection, error = %e, "summary not maintained");
+            }
+        }
+    }
+    Ok(true)
+}
+
+/// The driver's refusal to start a transaction because one runs.
+fn running(e: &mongodb::error::Error) -> bool {
+    matches!(e.kind.as_ref(), mongodb::error::ErrorKind::Transaction { message, .. } if message.contains("in progress"))
+}
+
+fn in_session_hook<'a>(
+    db: &'a Database,
+    source: &'static str,
+    id: &'a Bson,
+    session: &'a mut ClientSession,
+) -> BoxFuture<'a, Result<bool, CopyError>> {
+    Box::pin(in_source_session(db, source, id, session))
+}
+
+inventory::submit! { SessionWriteHook { kind: Derived::Summary, in_session: in_session_hook } }
 
 fn after_write_hook<'a>(
     db: &'a Database,

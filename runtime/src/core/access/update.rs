@@ -460,7 +460,7 @@ impl<T: Model, S: SessionSlot> Update<T, S> {
             Wrote::Inserted(id) => (id, None),
         };
         crate::core::write::Effects::of::<T>()
-            .after(db, id, written, in_session)
+            .after_in(db, id, written, self.session.session())
             .await
             .map_err(|e| UpdateError::AfterWrite(Box::new(e)))?;
         Ok(done)
