@@ -92,10 +92,15 @@ inventory::collect!(SourceWriteGuard);
 /// transaction** (so it commits or aborts with the write, and the hook's
 /// [`SourceWriteHook`] is skipped afterwards), `Ok(false)` when the session runs no
 /// transaction and the ordinary hook is to run.
+///
+/// `written`: the document as the write left it, when the writer's command returned
+/// it (in the transaction, it is what a read would return), so the hook need not
+/// read it again.
 pub type InSourceSession = for<'a> fn(
     db: &'a Database,
     source: &'static str,
     id: &'a Bson,
+    written: Option<&'a Document>,
     session: &'a mut ClientSession,
 ) -> BoxFuture<'a, Result<bool, CopyError>>;
 
@@ -107,6 +112,9 @@ pub struct SessionWriteHook {
     pub kind: Derived,
     /// The reaction, in the write's session.
     pub in_session: InSourceSession,
+    /// Whether the reaction to a write of `source` reads the written document: a
+    /// writer in a transaction then has its command return it.
+    pub reads_document: fn(source: &'static str) -> bool,
 }
 
 inventory::collect!(SessionWriteHook);
@@ -118,15 +126,22 @@ pub async fn in_source_session(
     db: &Database,
     source: &'static str,
     id: &Bson,
+    written: Option<&Document>,
     session: &mut ClientSession,
 ) -> Result<Vec<Derived>, CopyError> {
     let mut kept = Vec::new();
     for hook in inventory::iter::<SessionWriteHook> {
-        if (hook.in_session)(db, source, id, &mut *session).await? {
+        if (hook.in_session)(db, source, id, written, &mut *session).await? {
             kept.push(hook.kind);
         }
     }
     Ok(kept)
+}
+
+/// Whether a [`SessionWriteHook`] reads a written document of `source` (so that a
+/// writer in a transaction returns it with its command). No I/O.
+pub fn session_write_reads_document(source: &'static str) -> bool {
+    inventory::iter::<SessionWriteHook>.into_iter().any(|h| (h.reads_document)(source))
 }
 
 /// Runs every [`SourceWriteGuard`] for a write to `source` that is about to happen

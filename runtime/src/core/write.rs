@@ -147,18 +147,30 @@ impl Effects {
     /// outside any), as [`Effects::after`]; when the session runs a transaction, what
     /// must commit with the source (a `sync` summary's application, an `async` one's
     /// queue record) is written in it first, before the caller commits.
+    ///
+    /// `written`: the document as the write left it, when the writer's command
+    /// returned it (see [`Effects::reads_document`]).
     pub async fn after_in(
         &self,
         db: &Database,
         id: &Bson,
         update: Option<&Document>,
+        written: Option<&Document>,
         session: Option<&mut ClientSession>,
     ) -> Result<(), CopyError> {
         let Some(session) = session else { return self.after(db, id, update, false).await };
         let mut rest = *self;
         // One kind registers such a hook (the summaries); more would need a set here.
-        rest.in_transaction = hooks::in_source_session(db, self.collection, id, session).await?.pop();
+        rest.in_transaction = hooks::in_source_session(db, self.collection, id, written, session).await?.pop();
         rest.after(db, id, update, true).await
+    }
+
+    /// Whether what a write in a transaction keeps in line reads the written document
+    /// (a `sync` summary computes its contribution from it): a writer whose command can
+    /// return it (a `findAndModify`) then does, and passes it to
+    /// [`Effects::after_in`], which saves a read. No I/O.
+    pub fn reads_document(&self) -> bool {
+        hooks::session_write_reads_document(self.collection)
     }
 
     /// Step 4 after document `id` was inserted (not in a session): the summaries it

@@ -173,6 +173,7 @@ async fn in_source_session(
     db: &Database,
     source: &'static str,
     id: &Bson,
+    written: Option<&Document>,
     session: &mut ClientSession,
 ) -> Result<bool, CopyError> {
     let specs = summaries_of(source);
@@ -192,7 +193,7 @@ async fn in_source_session(
     }
     for spec in specs {
         let done = match spec.refresh {
-            SummaryRefresh::Sync => apply::apply_in(db, spec, id, session).await.map(drop),
+            SummaryRefresh::Sync => apply::apply_in(db, spec, id, written, session).await.map(drop),
             _ => watch::queue(db, spec, id, Some(&mut *session)).await,
         };
         match done {
@@ -215,12 +216,20 @@ fn in_session_hook<'a>(
     db: &'a Database,
     source: &'static str,
     id: &'a Bson,
+    written: Option<&'a Document>,
     session: &'a mut ClientSession,
 ) -> BoxFuture<'a, Result<bool, CopyError>> {
-    Box::pin(in_source_session(db, source, id, session))
+    Box::pin(in_source_session(db, source, id, written, session))
 }
 
-inventory::submit! { SessionWriteHook { kind: Derived::Summary, in_session: in_session_hook } }
+/// A sync summary computes the written document's contribution from it.
+fn reads_document(source: &'static str) -> bool {
+    summaries_of(source).iter().any(|s| s.refresh == SummaryRefresh::Sync)
+}
+
+inventory::submit! {
+    SessionWriteHook { kind: Derived::Summary, in_session: in_session_hook, reads_document }
+}
 
 fn after_write_hook<'a>(
     db: &'a Database,

@@ -73,7 +73,7 @@ pub(crate) async fn apply(db: &Database, spec: &SummarySpec, id: &Bson) -> Resul
                 && (is_transient(e) || is_duplicate_key(e) || write_conflict(e))
         };
         session.start_transaction().await.map_err(err)?;
-        match once(db, spec, id, &mut session).await {
+        match once(db, spec, id, None, &mut session).await {
             Ok(groups) => match session.commit_transaction().await {
                 Ok(()) => return Ok(Applied { groups, attempts: attempt }),
                 // An unknown commit result is harmless to run again: a committed
@@ -128,30 +128,43 @@ fn stored(groups: &[Contribution]) -> Bson {
 /// transaction (the source write's own): no retry here, as an error aborts the
 /// caller's transaction, which its owner runs again whole (a write conflict with a
 /// concurrent application is labelled transient).
+///
+/// `written`: the source document as the write left it, when its command returned it
+/// (read in the transaction otherwise).
 pub(crate) async fn apply_in(
     db: &Database,
     spec: &SummarySpec,
     id: &Bson,
+    written: Option<&Document>,
     session: &mut ClientSession,
 ) -> Result<usize, SummaryError> {
-    once(db, spec, id, session).await.map_err(|error| SummaryError::Mongo { summary: spec.collection, error })
+    once(db, spec, id, written, session).await.map_err(|error| SummaryError::Mongo { summary: spec.collection, error })
 }
 
 /// One attempt, in `session`'s transaction: returns the number of groups written.
+/// `written`: the source document as the transaction sees it, when the caller has it.
 async fn once(
     db: &Database,
     spec: &SummarySpec,
     id: &Bson,
+    written: Option<&Document>,
     session: &mut ClientSession,
 ) -> mongodb::error::Result<usize> {
     let ledger = db.collection::<Document>(LEDGER);
     let rid = record_id(spec, id);
-    let source = db
-        .collection::<Document>(spec.source)
-        .find_one(doc! { "_id": { "$eq": id.clone() } })
-        .session(&mut *session)
-        .await?;
-    let new = contributions(spec, source.as_ref());
+    let read;
+    let source = match written {
+        Some(d) => Some(d),
+        None => {
+            read = db
+                .collection::<Document>(spec.source)
+                .find_one(doc! { "_id": { "$eq": id.clone() } })
+                .session(&mut *session)
+                .await?;
+            read.as_ref()
+        }
+    };
+    let new = contributions(spec, source);
     // The record is read and replaced by one command: the record as it was is the
     // old contribution. In the transaction nothing can change it in between (a
     // concurrent application or queueing of the same document conflicts on it, and

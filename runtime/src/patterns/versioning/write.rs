@@ -274,7 +274,7 @@ impl<T: Versioned> Loaded<T> {
         }
         if !(set.is_empty() && unset.is_empty()) {
             effects
-                .after_in(db, &self.id(), written.as_ref(), session)
+                .after_in(db, &self.id(), written.as_ref(), None, session)
                 .await
                 .map_err(|e| VersionError::Copies(Box::new(e)))?;
         }
