@@ -161,7 +161,8 @@ impl Effects {
         let Some(session) = session else { return self.after(db, id, update, false).await };
         let mut rest = *self;
         // One kind registers such a hook (the summaries); more would need a set here.
-        rest.in_transaction = hooks::in_source_session(db, self.collection, id, written, session).await?.pop();
+        rest.in_transaction =
+            hooks::in_source_session(db, self.collection, id, written, session).await?.pop();
         rest.after(db, id, update, true).await
     }
 

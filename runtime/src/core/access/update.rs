@@ -436,7 +436,9 @@ impl<T: Model, S: SessionSlot> Update<T, S> {
             }
             if returned {
                 // The whole document after the write (an empty projection is every field).
-                command = command.projection(Document::new()).return_document(mongodb::options::ReturnDocument::After);
+                command = command
+                    .projection(Document::new())
+                    .return_document(mongodb::options::ReturnDocument::After);
             }
             if generated.is_some() {
                 // The document after the write: this call created it exactly when it

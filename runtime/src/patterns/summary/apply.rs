@@ -138,7 +138,9 @@ pub(crate) async fn apply_in(
     written: Option<&Document>,
     session: &mut ClientSession,
 ) -> Result<usize, SummaryError> {
-    once(db, spec, id, written, session).await.map_err(|error| SummaryError::Mongo { summary: spec.collection, error })
+    once(db, spec, id, written, session)
+        .await
+        .map_err(|error| SummaryError::Mongo { summary: spec.collection, error })
 }
 
 /// One attempt, in `session`'s transaction: returns the number of groups written.
