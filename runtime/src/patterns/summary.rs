@@ -30,9 +30,11 @@
 //! ```
 //!
 //! **Applying** a source document ([`Worker`], a sync summary's write hook) is one
-//! transaction: read its record and the source document, compute its contribution
-//! now (the one function `reconcile` uses too), write the record (`pending: false`
-//! when its `seq` is still the one read), and per group whose contribution changed
+//! transaction: read the source document, compute its contribution now (the one
+//! function `reconcile` uses too; a soft-deleted document contributes nothing),
+//! replace the record by one `findAndModify` that returns it as it was (the old
+//! contribution; a pending record is then marked `pending: false` when its `seq` is
+//! still the one read), and per group whose contribution changed
 //! write the *delta*: `$inc` of the count (±1) and the sums (new − old), `$min`/`$max`
 //! of a new candidate; a group whose count reaches 0 is deleted. Exactly once
 //! follows from the transaction: the delta is taken against the record, and the
@@ -53,9 +55,15 @@
 //!
 //! - `sync`: every docshape writer of the source (the write pipeline's step 4:
 //!   inserts, write and upsert rows, versioned saves, outlier pushes, bucket appends)
-//!   applies the document before it returns; in a [`crate::transaction`] after the
-//!   commit, with the other derived data. It costs the application's commands (two
-//!   reads, the record, one write per changed group, the commit).
+//!   applies the document before it returns. A write made in a session that runs a
+//!   transaction (a [`crate::transaction`]'s body, or the caller's own) is applied
+//!   **in that transaction** ([`crate::core::hooks::SessionWriteHook`]), so the
+//!   summary commits with the write or not at all; a write row there returns the
+//!   written document with its command (`findAndModify`), so the application reads
+//!   nothing: one `findAndModify` of the record, one write per changed group. Outside
+//!   a transaction the application is a transaction of its own right after the write
+//!   (a read of the source, the record, the groups, the commit). The source declares
+//!   `#[model(transactions)]`, or the derive refuses the summary.
 //! - `async`: the writer queues the document (one upsert of its record:
 //!   `$inc: {seq: 1}, $set: {pending: true}, $min: {due}`), and a [`Worker`] applies it
 //!   within `max_stale`; [`lag`] reports the pending records.
@@ -90,7 +98,7 @@ pub use spec::{
     SummaryField, SummaryOp, SummaryPeriod, SummaryRefresh, SummarySpec, SummaryTime,
 };
 pub use watch::{resync, SummaryWatch, Watcher};
-pub use worker::{lag, SummaryLag, SummaryRun, Worker};
+pub use worker::{create_indexes, lag, SummaryLag, SummaryRun, Worker};
 
 /// The reserved collection of the summaries' ledger and queue ([module docs](self)).
 pub const LEDGER: &str = "docshape_summary";
