@@ -16,6 +16,7 @@ use mongodb::Database;
 use serde::{Deserialize, Serialize};
 
 mod basics;
+mod cached;
 mod concurrent;
 mod cost;
 mod foreign;

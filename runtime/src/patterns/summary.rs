@@ -91,6 +91,7 @@ use mongodb::{ClientSession, Database};
 
 use crate::core::denormalized::CopyError;
 use crate::core::hooks::{Derived, SessionWriteHook, SourceWriteHook};
+use crate::core::write::Effects;
 
 pub use reconcile::{check, reconcile, Drift, SummaryReconcile};
 pub use spec::{
@@ -114,6 +115,14 @@ pub enum SummaryError {
         /// What the driver or server said.
         error: mongodb::error::Error,
     },
+    /// The summary's documents were written, but what is derived from them (the
+    /// cached keys of a cached summary row) could not be brought in line.
+    Derived {
+        /// The summary's collection.
+        summary: &'static str,
+        /// What failed.
+        error: Box<CopyError>,
+    },
     /// A stored value could not be read.
     Decode {
         /// The summary's collection (or its source's).
@@ -128,6 +137,9 @@ impl std::fmt::Display for SummaryError {
         match self {
             Self::Mongo { summary, error } => write!(f, "maintaining the summary `{summary}`: {error}"),
             Self::Decode { summary, detail } => write!(f, "reading for the summary `{summary}`: {detail}"),
+            Self::Derived { summary, error } => {
+                write!(f, "the summary `{summary}` was written, but not what is derived from it: {error}")
+            }
         }
     }
 }
@@ -136,6 +148,7 @@ impl std::error::Error for SummaryError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Self::Mongo { error, .. } => Some(error),
+            Self::Derived { error, .. } => Some(&**error as &(dyn std::error::Error + 'static)),
             Self::Decode { .. } => None,
         }
     }
@@ -150,16 +163,43 @@ pub(crate) async fn after_source_write(
 ) -> Result<(), CopyError> {
     for spec in summaries_of(source) {
         let done = match spec.refresh {
-            SummaryRefresh::Sync => apply::apply(db, spec, id).await.map(drop),
+            SummaryRefresh::Sync => match apply::apply(db, spec, id).await {
+                Ok(applied) => rewritten(db, spec, &applied.groups, false).await.map_err(derived(spec)),
+                Err(e) => Err(e),
+            },
             _ => watch::queue(db, spec, id, None).await,
         };
         if let Err(e) = done {
             crate::core::trace::event!(WARN, summary = spec.collection, error = %e, "summary not maintained");
-            let SummaryError::Mongo { error, .. } = e else { continue };
-            return Err(copy_error(spec, id, error));
+            match e {
+                SummaryError::Mongo { error, .. } => return Err(copy_error(spec, id, error)),
+                SummaryError::Derived { error, .. } => return Err(*error),
+                _ => continue,
+            }
         }
     }
     Ok(())
+}
+
+/// The summary documents `keys` of `spec` were written: what is derived from them
+/// (cached keys of a cached summary row, through the write pipeline's hooks for the
+/// summary's collection) is brought in line; `in_session`: written in a transaction's
+/// session, so deferred to its commit when it is a [`crate::transaction`]'s.
+pub(crate) async fn rewritten(
+    db: &Database,
+    spec: &SummarySpec,
+    keys: &[Bson],
+    in_session: bool,
+) -> Result<(), CopyError> {
+    let effects = Effects::of_collection(spec.collection);
+    for key in keys {
+        effects.after(db, key, None, in_session).await?;
+    }
+    Ok(())
+}
+
+fn derived(spec: &SummarySpec) -> impl Fn(CopyError) -> SummaryError + '_ {
+    move |e| SummaryError::Derived { summary: spec.collection, error: Box::new(e) }
 }
 
 /// The error a source's writer reports for `spec`'s maintenance.
@@ -201,13 +241,19 @@ async fn in_source_session(
     }
     for spec in specs {
         let done = match spec.refresh {
-            SummaryRefresh::Sync => apply::apply_in(db, spec, id, written, session).await.map(drop),
+            SummaryRefresh::Sync => match apply::apply_in(db, spec, id, written, session).await {
+                // Deferred to the commit in a transaction's body: a cached row read
+                // in between would cache the summary as it was.
+                Ok(groups) => rewritten(db, spec, &groups, true).await.map_err(derived(spec)),
+                Err(e) => Err(e),
+            },
             _ => watch::queue(db, spec, id, Some(&mut *session)).await,
         };
         match done {
             Ok(()) => {}
             Err(SummaryError::Mongo { error, .. }) => return Err(copy_error(spec, id, error)),
-            Err(e @ SummaryError::Decode { .. }) => {
+            Err(SummaryError::Derived { error, .. }) => return Err(*error),
+            Err(e) => {
                 crate::core::trace::event!(WARN, summary = spec.collection, error = %e, "summary not maintained");
             }
         }

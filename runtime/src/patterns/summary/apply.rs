@@ -49,10 +49,10 @@ pub(crate) async fn enqueue(
 }
 
 /// What one application changed.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Applied {
-    /// Groups whose document was written.
-    pub groups: usize,
+    /// The keys of the groups whose document was written (or deleted).
+    pub groups: Vec<Bson>,
     /// Transaction attempts (1 without conflicts).
     pub attempts: u32,
 }
@@ -137,13 +137,13 @@ pub(crate) async fn apply_in(
     id: &Bson,
     written: Option<&Document>,
     session: &mut ClientSession,
-) -> Result<usize, SummaryError> {
+) -> Result<Vec<Bson>, SummaryError> {
     once(db, spec, id, written, session)
         .await
         .map_err(|error| SummaryError::Mongo { summary: spec.collection, error })
 }
 
-/// One attempt, in `session`'s transaction: returns the number of groups written.
+/// One attempt, in `session`'s transaction: returns the keys of the groups written.
 /// `written`: the source document as the transaction sees it, when the caller has it.
 async fn once(
     db: &Database,
@@ -151,7 +151,7 @@ async fn once(
     id: &Bson,
     written: Option<&Document>,
     session: &mut ClientSession,
-) -> mongodb::error::Result<usize> {
+) -> mongodb::error::Result<Vec<Bson>> {
     let ledger = db.collection::<Document>(LEDGER);
     let rid = record_id(spec, id);
     let read;
@@ -201,7 +201,7 @@ async fn once(
             keys.push(&c.key);
         }
     }
-    let mut written = 0;
+    let mut written = Vec::new();
     for key in keys {
         let before = old.iter().find(|c| &c.key == key);
         let after = new.iter().find(|c| &c.key == key);
@@ -254,7 +254,7 @@ async fn once(
         if update.is_empty() && rescan.is_empty() {
             continue;
         }
-        written += 1;
+        written.push(key.clone());
         let filter = doc! { "_id": { "$eq": key.clone() } };
         let count = spec.fields.iter().find(|f| f.op == SummaryOp::Count).map(|f| f.name);
         let now_doc = if update.is_empty() {

@@ -124,8 +124,11 @@ impl Worker {
                 }
                 Err(e) => return Err(e),
             };
+            super::rewritten(&self.db, spec, &applied.groups, false)
+                .await
+                .map_err(|e| SummaryError::Derived { summary: spec.collection, error: Box::new(e) })?;
             run.applied += 1;
-            run.groups_written += applied.groups as u64;
+            run.groups_written += applied.groups.len() as u64;
             run.conflicts += u64::from(applied.attempts.saturating_sub(1));
         }
         Ok(true)
