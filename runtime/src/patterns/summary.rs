@@ -57,7 +57,7 @@
 //!   inserts, write and upsert rows, versioned saves, outlier pushes, bucket appends)
 //!   applies the document before it returns. A write made in a session that runs a
 //!   transaction (a [`crate::transaction`]'s body, or the caller's own) is applied
-//!   **in that transaction** ([`crate::core::hooks::SessionWriteHook`]), so the
+//!   **in that transaction** (the write pipeline's session hook), so the
 //!   summary commits with the write or not at all; a write row there returns the
 //!   written document with its command (`findAndModify`), so the application reads
 //!   nothing: one `findAndModify` of the record, one write per changed group. Outside
