@@ -56,6 +56,7 @@ mod anomalies;
 mod indexes;
 mod links;
 mod names;
+mod patterns;
 mod report;
 mod server;
 mod source;
@@ -88,6 +89,11 @@ pub const LONG_NAME: usize = 12;
 /// The share of the average document a long name must cost to be named: below it,
 /// renaming saves too little to be worth a migration.
 pub const LONG_NAME_SHARE: f64 = 0.05;
+
+/// The fewest indexes (besides `_id_`, TTL indexes aside) that must all lead with one
+/// field for `infer` to declare it the tenant: one index leading with a field is an
+/// index; two or more that all do are a collection partitioned by it.
+pub const MIN_TENANT_INDEXES: usize = 2;
 
 /// Documents per batch of the sampling cursor.
 const BATCH: u32 = 500;
@@ -220,6 +226,26 @@ pub struct CollectionShape {
     /// The top-level fields that may tell document shapes apart: see
     /// [`CollectionShape::discriminator`].
     pub tags: Tags,
+    /// When a discriminator was found, a second sample folded per value of it: each
+    /// document type's own statistics, from which the polymorphic model's variants
+    /// are written.
+    pub variants: Vec<Variant>,
+    /// Documents of that second sample whose tag was none of the first sample's
+    /// values (or no string): then no polymorphic model is written, since some
+    /// stored documents would not read into any variant.
+    pub untagged: u64,
+}
+
+/// One document type of a polymorphic collection: its tag value and its documents'
+/// statistics.
+#[derive(Debug, Clone)]
+pub struct Variant {
+    /// The discriminator's value (`"click"`).
+    pub value: String,
+    /// How many documents of the second sample held it.
+    pub sampled: u64,
+    /// Their fields, as [`CollectionShape::root`] holds the collection's.
+    pub root: Node,
 }
 
 /// Per top-level field that has held only short strings of a handful of values: per
@@ -497,6 +523,9 @@ pub async fn infer(db: &Database, options: &InferOptions) -> Result<Inferred> {
     for name in names {
         let progress = options.progress && std::io::IsTerminal::is_terminal(&std::io::stderr());
         let mut shape = sample(db, &name, options.sample.max(1), progress).await?;
+        if let Some(d) = shape.discriminator() {
+            sample_variants(db, &mut shape, &d, options.sample.max(1)).await?;
+        }
         if options.workload {
             shape.workload = Some(workload::read(db, &name, None).await?);
         }
@@ -534,6 +563,8 @@ async fn sample(db: &Database, name: &str, size: u64, progress: bool) -> Result<
         validation_action: None,
         workload: None,
         tags: Tags::default(),
+        variants: Vec::new(),
+        untagged: 0,
     };
     // A progress line, redrawn at most four times a second, on long samples.
     let target = size.min(i64::try_from(estimated_count).unwrap_or(i64::MAX));
@@ -585,6 +616,43 @@ async fn sample(db: &Database, name: &str, size: u64, progress: bool) -> Result<
         shape.validator = spec.options.validator;
     }
     Ok(shape)
+}
+
+/// A second `$sample` of the collection (the whole of it when it is smaller), each
+/// document folded into the statistics of its discriminator's value: the variants'
+/// own fields and types. A document whose tag is none of the first sample's values
+/// is counted in [`CollectionShape::untagged`].
+async fn sample_variants(
+    db: &Database,
+    shape: &mut CollectionShape,
+    d: &Discriminator,
+    size: u64,
+) -> Result<()> {
+    let size = i64::try_from(size).unwrap_or(i64::MAX);
+    let mut cursor = db
+        .collection::<Document>(&shape.name)
+        .aggregate(vec![doc! { "$sample": { "size": size } }])
+        .batch_size(BATCH)
+        .await?;
+    let mut variants: Vec<Variant> = d
+        .variants
+        .iter()
+        .map(|(value, _, _)| Variant { value: value.clone(), sampled: 0, root: Node::default() })
+        .collect();
+    while let Some(document) = cursor.try_next().await? {
+        let tag = document.get_str(&d.field).ok();
+        match variants.iter_mut().find(|v| Some(v.value.as_str()) == tag) {
+            Some(v) => {
+                v.sampled += 1;
+                v.root.seen += 1;
+                *v.root.kinds.entry("object").or_default() += 1;
+                v.root.fold_document(&document, 0);
+            }
+            None => shape.untagged += 1,
+        }
+    }
+    shape.variants = variants;
+    Ok(())
 }
 
 /// The collection's indexes as `listIndexes` returns them, `_id_` left out, by name:
@@ -662,7 +730,7 @@ impl Inferred {
         g.name_models(&self.collections);
         for c in &self.collections {
             g.find_refs(c, &self.collections);
-            report::collection(&mut out, c, &g.refs, &g.copies);
+            report::collection(&mut out, c, &g.refs, &g.copies, self.plain);
         }
         out
     }

@@ -155,6 +155,31 @@ fn report_links(out: &mut String, c: &CollectionShape, refs: &BTreeMap<String, S
     let _ = writeln!(out);
 }
 
+/// The tenant: the field every index leads with, declared `#[model(tenant = ...)]`
+/// or why not.
+fn report_tenant(out: &mut String, c: &CollectionShape, plain: bool) {
+    let polymorphic = !plain && matches!(super::patterns::polymorphic(c), Some(Ok(_)));
+    let Some(t) = super::patterns::tenant(c, polymorphic) else { return };
+    let _ = writeln!(out, "### Tenant\n");
+    let _ = write!(
+        out,
+        "Every index besides `_id_` ({} of them, TTL indexes aside) leads with `{}`: the collection is partitioned by it, each query scoped to one value. ",
+        t.indexes,
+        md(&t.field)
+    );
+    let rows =
+        c.workload.as_ref().map_or(0, |w| w.shapes.iter().filter(|s| !s.equality.contains(&t.field)).count());
+    let _ = match &t.refused {
+        _ if plain => writeln!(out, "`--plain` was given: `models.rs` declares no tenant.\n"),
+        Some(why) => writeln!(out, "`models.rs` declares no tenant: {}.\n", md(why)),
+        None => writeln!(
+            out,
+            "`models.rs` declares it `#[model(tenant = {})]`: every access row must filter on it first (a row of the workload that does not, {rows} here, stays a comment), every generated method takes it as its first parameter, every index must lead with it (they do) and a unique index is unique per tenant. `--plain` leaves it off.\n",
+            md(&t.field)
+        ),
+    };
+}
+
 /// The server's validator: its level and action, and each constraint the model does not
 /// keep (those docshape cannot express at all make `sync` refuse to replace it).
 fn report_validator(out: &mut String, c: &CollectionShape) {
@@ -277,6 +302,7 @@ pub(super) fn collection(
     c: &CollectionShape,
     refs: &BTreeMap<String, String>,
     copies: &Copies,
+    plain: bool,
 ) {
     let _ = writeln!(out, "## `{}`\n", md(&c.name));
     let _ = writeln!(
@@ -306,11 +332,19 @@ pub(super) fn collection(
             "### Document types
 "
         );
+        let written = match super::patterns::polymorphic(c) {
+            _ if plain => "`--plain` was given: `models.rs` keeps one struct, every field an `Option` where some types lack it, and proposes the enum in a comment.".to_owned(),
+            Some(Ok(_)) => format!(
+                "`models.rs` writes it: `#[serde(tag = \"{}\")]` on an enum with one variant per value, each with the fields a second sample of its documents held (typed from those documents alone), so each type is validated on its own (one `anyOf` branch per type, its tag pinned) and every stored document reads into its variant. Indexes and rows on the enum name fields every type stores; a row naming another stays a comment until it says its `variant = ...`.",
+                md(&d.field)
+            ),
+            Some(Err(why)) => format!("`models.rs` keeps one struct and proposes the enum in a comment: {}.", md(&why)),
+            None => String::new(),
+        };
         let _ = writeln!(
             out,
-            "`{}` looks like a discriminator: its values tell documents of different shapes apart. A polymorphic model (an enum with `#[serde(tag = \"{}\")]`, one variant per value; the guide's chapter `docshape::guide::polymorphic`) would validate each shape on its own and index each variant's fields with partial indexes. The source proposes one in a comment.\n",
+            "`{}` looks like a discriminator: its values tell documents of different shapes apart, a polymorphic model (the guide's chapter `docshape::guide::polymorphic`). {written}\n",
             md(&d.field),
-            md(&d.field)
         );
         let _ = writeln!(out, "| `{}` | documents | fields every one has |\n|---|---|---|", md(&d.field));
         for (value, n, own) in &d.variants {
@@ -319,6 +353,7 @@ pub(super) fn collection(
         }
         let _ = writeln!(out);
     }
+    report_tenant(out, c, plain);
     report_links(out, c, refs, copies);
     report_validator(out, c);
     report_migrations(out, c);
