@@ -60,7 +60,7 @@ mod patterns;
 mod report;
 mod server;
 mod source;
-pub use anomalies::{Anomalies, ArrayLengths, CountPair};
+pub use anomalies::{Anomalies, ArrayLengths, CountPair, FlagPair};
 pub use links::{CopiedField, Link};
 pub(crate) mod workload;
 use source::{key_path, rust_ident, Gen};
@@ -685,6 +685,18 @@ impl Inferred {
         let mut g = Gen::new(self.plain);
         g.name_models(&self.collections);
         for c in &self.collections {
+            // An outlier's overflow collection is the outlier's: `sync` of its owner
+            // gives it its validator and index, and a model of its own would fight it.
+            let owner = if self.plain { None } else { patterns::overflow_owner(c, &self.collections) };
+            if let Some((owner, array)) = owner {
+                g.items.push(format!(
+                    "// The collection {}: the overflow of `{}.{}`, declared by its `#[outlier]`: no model of its own.\n",
+                    escaped(&c.name),
+                    md(&owner),
+                    md(&array)
+                ));
+                continue;
+            }
             g.model(c, &self.collections);
         }
         let mut out = String::new();
@@ -730,7 +742,7 @@ impl Inferred {
         g.name_models(&self.collections);
         for c in &self.collections {
             g.find_refs(c, &self.collections);
-            report::collection(&mut out, c, &g.refs, &g.copies, self.plain);
+            report::collection(&mut out, c, &g.refs, &g.copies, self.plain, &self.collections);
         }
         out
     }

@@ -10,7 +10,11 @@
 //! - a collection whose every index leads with `org_id` (`tickets`) declares it the
 //!   tenant, `#[model(tenant = org_id)]`: the profiled query that filters on it
 //!   becomes a row led by it, the one that does not stays a comment; a collection
-//!   whose indexes lead with different fields (`audit`) declares none.
+//!   whose indexes lead with different fields (`audit`) declares none;
+//! - an outlier array (`channels.subscribers`, two documents of thousands) is first a
+//!   plain array with its migration in the report (the attribute's `maxItems` would
+//!   refuse them); migrated as the report says, it is `#[outlier(...)]` and its
+//!   overflow collection has no model of its own.
 //!
 //! `DOCSHAPE_INFER=overwrite` rewrites the fixture (review the diff).
 
@@ -99,6 +103,52 @@ async fn seed(db: &mongodb::Database) {
         .unwrap();
 }
 
+/// Channels: 30, holding 1 to 12 subscribers, two of them 1,500 and 2,500.
+async fn seed_channels(db: &mongodb::Database) -> Vec<ObjectId> {
+    let ids: Vec<ObjectId> = (0..30).map(|_| ObjectId::new()).collect();
+    let channels: Vec<Document> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| {
+            let n = match i {
+                5 => 1_500,
+                17 => 2_500,
+                _ => 1 + i % 12,
+            };
+            let subscribers: Vec<ObjectId> = (0..n).map(|_| ObjectId::new()).collect();
+            doc! { "_id": *id, "name": format!("channel {i}"), "subscribers": subscribers }
+        })
+        .collect();
+    db.collection::<Document>("channels").insert_many(channels).await.unwrap();
+    ids
+}
+
+/// The migration the report gives for `channels.subscribers`, as a driver client runs
+/// it: every document gets the flag and the count; each of the two outliers keeps 12
+/// subscribers and moves the rest to `channels_overflow`, 12 a document, in order.
+async fn migrate_channels(db: &mongodb::Database) {
+    let channels = db.collection::<Document>("channels");
+    let overflow = db.collection::<Document>("channels_overflow");
+    let all: Vec<Document> = channels.find(doc! {}).await.unwrap().try_collect().await.unwrap();
+    for d in all {
+        let id = d.get_object_id("_id").unwrap();
+        let items = d.get_array("subscribers").unwrap().clone();
+        let mut set = doc! { "subscribers_overflowed": false, "subscribers_count": items.len() as i32 };
+        if items.len() > 12 {
+            let (kept, rest) = items.split_at(12);
+            for (seq, chunk) in rest.chunks(12).enumerate() {
+                overflow
+                    .insert_one(doc! { "_id": { "parent": id, "seq": seq as i64 }, "parent": id, "count": chunk.len() as i32, "items": chunk.to_vec() })
+                    .await
+                    .unwrap();
+            }
+            set.insert("subscribers", kept.to_vec());
+            set.insert("subscribers_overflowed", true);
+        }
+        channels.update_one(doc! { "_id": id }, doc! { "$set": set }).await.unwrap();
+    }
+}
+
 /// The profiled queries on tickets: one filtering on the tenant (written second), one
 /// without it.
 async fn profile(db: &mongodb::Database) {
@@ -120,11 +170,36 @@ fn section<'a>(report: &'a str, name: &str) -> &'a str {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn patterns_are_written_as_attributes_and_the_models_round_trip() {
-    use inferred::{Activity, Audit, Ticket};
+    use inferred::{Activity, Audit, Channel, Ticket};
     let db = testkit::database("infer_patterns").await.unwrap();
     seed(&db).await;
+
+    // Raw outliers: no attribute, which would refuse them; the migration is said.
+    let channel_ids = seed_channels(&db).await;
+    let raw = infer(&db, &InferOptions::default().collections(["channels"])).await.unwrap();
+    let raw_source = raw.source();
+    assert!(
+        raw_source.contains("    pub subscribers: Vec<ObjectId>,") && !raw_source.contains("#[outlier"),
+        "{raw_source}"
+    );
+    let raw_report = raw.report();
+    assert!(
+        raw_report.contains("### Migrations\n\n- `subscribers`: an outlier array (2 of 30 documents (6.7%) past 1,000: ")
+            && raw_report.contains("`#[outlier(threshold = 12, overflow = \"channels_overflow\", flag = subscribers_overflowed, count = subscribers_count)]` would give the validator `maxItems: 12`, which refuses those documents")
+            && raw_report.contains("`{_id: {parent: <its _id>, seq: 0, 1, ...}, parent: <its _id>, count: <n>, items: [<at most 12>]}`"),
+        "{raw_report}"
+    );
+    // Migrated as the report says, the array is in docshape's shape: the attribute.
+    migrate_channels(&db).await;
+
     profile(&db).await;
-    let options = InferOptions::default().workload(true).collections(["activity", "audit", "tickets"]);
+    let options = InferOptions::default().workload(true).collections([
+        "activity",
+        "audit",
+        "channels",
+        "channels_overflow",
+        "tickets",
+    ]);
     let inferred = infer(&db, &options).await.unwrap();
     let source = inferred.source();
     let report = inferred.report();
@@ -170,10 +245,30 @@ async fn patterns_are_written_as_attributes_and_the_models_round_trip() {
     assert!(source.contains("#[model(collection = \"audit\")]\n"), "{source}");
     assert!(!section(&report, "audit").contains("### Tenant"), "{report}");
 
+    // The outlier in docshape's shape: declared, its overflow collection left to it.
+    for written in [
+        "#[outlier(threshold = 12, overflow = \"channels_overflow\", flag = subscribers_overflowed, count = subscribers_count)]\n    pub subscribers: Vec<ObjectId>,",
+        "    pub subscribers_overflowed: bool,",
+        "// The collection \"channels_overflow\": the overflow of `channels.subscribers`, declared by its `#[outlier]`: no model of its own.",
+    ] {
+        assert!(source.contains(written), "{written:?} not in:\n{source}");
+    }
+    let channels = section(&report, "channels");
+    assert!(
+        channels.contains("- `subscribers` is an outlier array in docshape's shape already: at most 12 items embedded (the longest stored), 2 document(s) flagged `subscribers_overflowed`")
+            && !channels.contains("bucket count mismatch"),
+        "{channels}"
+    );
+
     // `--plain`: one struct, no tenant.
     let plain = Inferred { plain: true, ..inferred.clone() };
     let plain_source = plain.source();
-    assert!(!plain_source.contains("tenant =") && !plain_source.contains("\npub enum"), "{plain_source}");
+    assert!(
+        !plain_source.contains("tenant =")
+            && !plain_source.contains("\npub enum")
+            && !plain_source.contains("#[outlier"),
+        "{plain_source}"
+    );
     assert!(
         plain_source.contains("pub struct Activity {")
             && plain_source.contains("//   #[serde(tag = \"kind\")]"),
@@ -242,6 +337,43 @@ async fn patterns_are_written_as_attributes_and_the_models_round_trip() {
         .insert_one(doc! { "_id": ObjectId::new(), "kind": "scroll", "user": "u", "at": DateTime::now() })
         .await;
     assert!(unknown.is_err(), "an unknown kind was accepted");
+
+    // The outlier: every subscriber loads, embedded then overflowed, in order; sync on
+    // the original database gives both collections validators that refuse none of
+    // the stored documents, and `check` is clean.
+    let all: Vec<Channel> =
+        Channel::collection(&db).find(doc! {}).await.unwrap().try_collect().await.unwrap();
+    assert_eq!(all.len(), 30);
+    let loaded = Channel::load_subscribers(&db, &channel_ids[17]).await.unwrap();
+    assert_eq!(loaded.len(), 2_500);
+    assert_eq!(super::copy_through::<Channel>(&db, &fresh).await, 30);
+    docshape::sync::<Channel>(&db).await.unwrap();
+    for name in ["channels", "channels_overflow"] {
+        let reply = db.run_command(doc! { "listCollections": 1, "filter": { "name": name } }).await.unwrap();
+        let batch = reply.get_document("cursor").unwrap().get_array("firstBatch").unwrap();
+        let validator = batch[0]
+            .as_document()
+            .unwrap()
+            .get_document("options")
+            .unwrap()
+            .get_document("validator")
+            .unwrap()
+            .clone();
+        let refused = db
+            .collection::<Document>(name)
+            .count_documents(doc! { "$nor": [validator.clone()] })
+            .await
+            .unwrap();
+        assert_eq!(refused, 0, "{name}: {validator}");
+    }
+    let report = docshape::check::<Channel>(&db).await.unwrap();
+    assert!(report.is_clean(), "{report}");
+    // docshape's writers keep the shape under the synced validators (an `i32` count
+    // stays an int32): one push stays embedded, one goes to the overflow.
+    Channel::push_subscribers(&db, &channel_ids[0], &[ObjectId::new()]).await.unwrap();
+    Channel::push_subscribers(&db, &channel_ids[17], &[ObjectId::new()]).await.unwrap();
+    assert_eq!(Channel::load_subscribers(&db, &channel_ids[17]).await.unwrap().len(), 2_501);
+    assert_eq!(Channel::load_subscribers(&db, &channel_ids[0]).await.unwrap().len(), 2);
 
     // The tenant's row reads one organisation's tickets only.
     let acme = Ticket::by_org_id_status("acme", "open").all(&db).await.unwrap();

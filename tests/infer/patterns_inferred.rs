@@ -96,6 +96,32 @@ pub struct Audit {
     pub at: DateTime,
 }
 
+/// The collection "channels": 30 of about 30 documents sampled.
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "channels")]
+// workload (0 system.profile entries): rows a declared index serves are attributes, the others comments
+pub struct Channel {
+    // "_id": in 30 of 30 (100%); objectId 30 (100%)
+    #[serde(rename = "_id")]
+    pub id: ObjectId,
+    // "name": in 30 of 30 (100%); string 30 (100%)
+    // proposed (observed, not enforced): #[validate(max_length = 10)]
+    pub name: String,
+    // "subscribers": in 30 of 30 (100%); array 30 (100%)
+    // arrays of up to 12 elements
+    // proposed (observed, not enforced): #[validate(max_items = 12)]
+    // an outlier array in docshape's shape already: 2 document(s) overflowed into "channels_overflow" (flag `subscribers_overflowed`); `infer --plain` leaves a plain array
+    #[outlier(threshold = 12, overflow = "channels_overflow", flag = subscribers_overflowed, count = subscribers_count)]
+    pub subscribers: Vec<ObjectId>,
+    // "subscribers_overflowed": in 30 of 30 (100%); bool 30 (100%)
+    pub subscribers_overflowed: bool,
+    // "subscribers_count": in 30 of 30 (100%); int 30 (100%)
+    // proposed (observed, not enforced): #[validate(minimum = 1, maximum = 2500)]
+    pub subscribers_count: i32,
+}
+
+// The collection "channels_overflow": the overflow of `channels.subscribers`, declared by its `#[outlier]`: no model of its own.
+
 /// The collection "tickets": 30 of about 30 documents sampled.
 // every index but `_id_` (3 of them, TTL aside) leads with "org_id": the tenant, which every row filters on first (INFERRED.md); `infer --plain` leaves it off
 #[derive(Debug, Clone, Serialize, Deserialize, Model)]

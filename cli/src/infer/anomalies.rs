@@ -59,6 +59,16 @@ pub struct CountPair {
     pub examples: Vec<(String, i64, usize)>,
 }
 
+/// A boolean field and an array field of the same documents: an outlier's flag and
+/// its embedded items, when the flag is set on some.
+#[derive(Debug, Clone, Default)]
+pub struct FlagPair {
+    /// Documents holding both.
+    pub both: u64,
+    /// Those whose flag is `true`.
+    pub set: u64,
+}
+
 /// What `Anomalies::fold` saw of a collection's documents.
 #[derive(Debug, Clone, Default)]
 pub struct Anomalies {
@@ -70,6 +80,8 @@ pub struct Anomalies {
     pub arrays: BTreeMap<String, ArrayLengths>,
     /// Per (integer field, array field) of the same document.
     pub pairs: BTreeMap<(String, String), CountPair>,
+    /// Per (boolean field, array field) of the same document.
+    pub flags: BTreeMap<(String, String), FlagPair>,
 }
 
 /// Keeps the `EXAMPLES` largest.
@@ -88,6 +100,7 @@ impl Anomalies {
         }
         let mut counts = Vec::new();
         let mut arrays = Vec::new();
+        let mut flags = Vec::new();
         for (key, value) in document {
             match value {
                 Bson::Array(items) if self.arrays.len() < 64 || self.arrays.contains_key(key) => {
@@ -95,6 +108,7 @@ impl Anomalies {
                 }
                 Bson::Int32(n) => counts.push((key, i64::from(*n))),
                 Bson::Int64(n) => counts.push((key, *n)),
+                Bson::Boolean(b) => flags.push((key, *b)),
                 _ => {}
             }
         }
@@ -114,6 +128,17 @@ impl Anomalies {
                 keep_largest(&mut a.outliers, (*len, shown_id(document)));
             } else {
                 a.normal_max = a.normal_max.max(*len);
+            }
+        }
+        for (flag, set) in &flags {
+            for (array, _) in &arrays {
+                let key = ((*flag).clone(), (*array).clone());
+                if !self.flags.contains_key(&key) && self.flags.len() >= 256 {
+                    continue;
+                }
+                let pair = self.flags.entry(key).or_default();
+                pair.both += 1;
+                pair.set += u64::from(*set);
             }
         }
         for (count, n) in &counts {
@@ -151,6 +176,21 @@ impl Anomalies {
     pub fn capped(&self, field: &str) -> bool {
         self.arrays.get(field).is_some_and(|a| a.max > 0 && a.at_max >= 3 && a.at_max * 5 >= a.holders)
     }
+}
+
+/// The top-level arrays whose few long values make them outliers (at most one holder in
+/// ten past [`LONG_ARRAY`]), a bucket's capped items aside.
+pub(super) fn raw_outliers(a: &Anomalies) -> Vec<(&String, &ArrayLengths)> {
+    let buckets = a.buckets();
+    a.arrays
+        .iter()
+        .filter(|(field, l)| {
+            l.over > 0
+                && l.over * 10 <= l.holders.max(1)
+                && !a.capped(field)
+                && !buckets.iter().any(|(_, items, _)| items == *field)
+        })
+        .collect()
 }
 
 /// `3 of 40 documents (7.5%)`, saying whether the count is exact (every document was
@@ -196,7 +236,7 @@ pub(super) fn sentences(a: &Anomalies, sampled: u64, exact: bool, out: &mut Vec<
         let first = lengths.outliers.last().map_or(lengths.max, |(n, _)| *n);
         if lengths.over * 10 <= lengths.holders.max(1) {
             out.push(format!(
-                "**outlier array** `{}`: {} hold more than {} elements: {}; the others hold at most {}. Mark it `#[outlier(threshold = {})]`: a document past the threshold keeps that many embedded and moves the rest to an overflow collection, so every read of a normal document stays small",
+                "**outlier array** `{}`: {} hold more than {} elements: {}; the others hold at most {}. Mark it `#[outlier(threshold = {})]`: a document past the threshold keeps that many embedded and moves the rest to an overflow collection, so every read of a normal document stays small (the stored documents need the migration under Migrations first)",
                 md(field),
                 share(lengths.over, lengths.holders, exact),
                 thousands(LONG_ARRAY as u64),
@@ -225,7 +265,11 @@ pub(super) fn sentences(a: &Anomalies, sampled: u64, exact: bool, out: &mut Vec<
         ));
     }
     for (count, items, pair) in buckets {
-        if pair.mismatched == 0 {
+        // An outlier's count: it counts the overflowed items too, so it differs from
+        // the embedded array's length exactly where a flag beside it is set.
+        let outlier =
+            a.flags.iter().any(|((_, array), f)| array == items && f.set > 0 && f.set >= pair.mismatched);
+        if pair.mismatched == 0 || outlier {
             continue;
         }
         let examples: Vec<String> = pair

@@ -200,3 +200,133 @@ impl Gen {
         body
     }
 }
+
+/// An array already stored in docshape's outlier shape, declared `#[outlier(...)]`.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct OutlierFinding {
+    /// The array field (top level).
+    pub(super) array: String,
+    /// The longest array stored: the most kept embedded.
+    pub(super) threshold: usize,
+    /// The longest overflow document's items, when longer than the threshold.
+    pub(super) per_doc: Option<usize>,
+    /// The overflow collection.
+    pub(super) overflow: String,
+    /// The `bool` field set once the document overflowed.
+    pub(super) flag: String,
+    /// The integer field counting every item, embedded and overflowed, if there is one.
+    pub(super) count: Option<String>,
+    /// How many documents have overflowed (their flag is `true`).
+    pub(super) overflowed: u64,
+}
+
+/// The element kinds an outlier's items may have here: those whose size is known, so
+/// the derive can bound the embedded array and each overflow document (`outlier_size`)
+/// without a `max_length` the data cannot prove.
+const SIZED_ITEMS: &[&str] = &["objectId", "int", "long", "double", "date", "bool"];
+
+/// The arrays of `c` stored in docshape's outlier shape: another collection read with
+/// it holds overflow documents (`{_id: {parent, seq}, parent, count, items}`, their
+/// `parent`s of the kind of `c`'s `_id`, and not found to be another collection's
+/// ids), `c` has a `bool` field in every document,
+/// `true` in some, beside the array, and the array's elements and the overflow's
+/// items are one scalar kind of known size. The threshold is the longest array
+/// stored, so the validator's `maxItems` refuses none of them. One finding per
+/// overflow collection; an array two overflow collections could belong to, or one
+/// with two candidate flags, is left alone.
+pub(super) fn outliers(c: &CollectionShape, all: &[CollectionShape]) -> Vec<OutlierFinding> {
+    let mut out = Vec::new();
+    if c.root.field("_id").is_none() {
+        return out;
+    }
+    let plain = |n: &str| storable(n) && rust_ident(n) == n;
+    for o in all.iter().filter(|o| o.name != c.name) {
+        // Its `parent`s are of the kind of this collection's `_id` (found among them by
+        // sampling when three or more parents overflowed: the link).
+        let kinds = |n: Option<&super::Node>| n.map(|n| n.non_null().into_keys().collect::<Vec<_>>());
+        let same_kind = kinds(o.root.field("parent")) == kinds(c.root.field("_id"));
+        let linked_elsewhere = o.links.iter().any(|l| l.field == "parent" && l.target != c.name);
+        if !overflow_shaped(o) || !same_kind || linked_elsewhere {
+            continue;
+        }
+        let Some(items) = o.root.field("items").and_then(|n| n.items.as_deref()) else { continue };
+        let kind = one_kind(items);
+        let mut found = Vec::new();
+        for (array, node) in &c.root.fields {
+            let arrays_only = node.non_null().keys().eq(["array"].iter()) && node.seen == c.sampled;
+            let Some(elements) = node.items.as_deref() else { continue };
+            if !arrays_only || !plain(array) || one_kind(elements).is_none() || one_kind(elements) != kind {
+                continue;
+            }
+            let flags: Vec<(&String, u64)> = c
+                .anomalies
+                .flags
+                .iter()
+                .filter(|((f, a), p)| a == array && p.both == c.sampled && p.set > 0 && plain(f))
+                .filter(|((f, _), _)| {
+                    c.root.field(f).is_some_and(|n| n.seen == c.sampled && n.kinds.keys().eq(["bool"].iter()))
+                })
+                .map(|((f, _), p)| (f, p.set))
+                .collect();
+            let [(flag, set)] = flags[..] else { continue };
+            // The count: an integer in every document, equal to the array's length in
+            // every document that has not overflowed.
+            let count = c
+                .anomalies
+                .pairs
+                .iter()
+                .filter(|((n, a), p)| a == array && p.both == c.sampled && p.mismatched <= set && plain(n))
+                .find(|((n, _), _)| {
+                    c.root.field(n).is_some_and(|n| {
+                        n.non_null().keys().all(|k| *k == "int" || *k == "long")
+                            && !n.kinds.contains_key("null")
+                    })
+                })
+                .map(|((n, _), _)| n.clone());
+            let threshold = node.max_len.max(1);
+            let per_doc = o.root.field("items").map_or(0, |n| n.max_len);
+            found.push(OutlierFinding {
+                array: array.clone(),
+                threshold,
+                per_doc: (per_doc > threshold).then_some(per_doc),
+                overflow: o.name.clone(),
+                flag: flag.clone(),
+                count,
+                overflowed: set,
+            });
+        }
+        if let [one] = &found[..] {
+            out.push(one.clone());
+        }
+    }
+    out
+}
+
+/// The one kind of a node's values, if it is one of [`SIZED_ITEMS`] and never null.
+fn one_kind(node: &super::Node) -> Option<&'static str> {
+    let kinds = node.non_null();
+    let kind = *kinds.keys().next()?;
+    (kinds.len() == 1 && !node.kinds.contains_key("null") && SIZED_ITEMS.contains(&kind)).then_some(kind)
+}
+
+/// Whether every document of `o` is an overflow document: `_id: {parent, seq}`, a
+/// `parent`, an integer `count` and an `items` array.
+fn overflow_shaped(o: &CollectionShape) -> bool {
+    let every = |name: &str, kinds: &[&str]| {
+        o.root.field(name).is_some_and(|n| n.seen == o.sampled && n.kinds.keys().all(|k| kinds.contains(k)))
+    };
+    let id = o.root.field("_id");
+    o.sampled > 0
+        && every("_id", &["object"])
+        && id.is_some_and(|n| n.field("parent").is_some() && n.field("seq").is_some())
+        && every("parent", &["objectId", "int", "long", "string"])
+        && every("count", &["int", "long"])
+        && every("items", &["array"])
+}
+
+/// The collection `c` is the overflow of, and that array: `(owner, array)`.
+pub(super) fn overflow_owner(c: &CollectionShape, all: &[CollectionShape]) -> Option<(String, String)> {
+    all.iter().find_map(|owner| {
+        outliers(owner, all).into_iter().find(|f| f.overflow == c.name).map(|f| (owner.name.clone(), f.array))
+    })
+}

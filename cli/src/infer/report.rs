@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 
 use docshape::bson::{Bson, Document};
 
+use super::anomalies::share;
 use super::source::Gen;
 use super::workload::report_workload;
 use super::{anomalies, bytes, distribution, escaped, links, md, thousands, CollectionShape, Node};
@@ -180,6 +181,44 @@ fn report_tenant(out: &mut String, c: &CollectionShape, plain: bool) {
     };
 }
 
+/// The arrays already in docshape's outlier shape, declared `#[outlier(...)]`, and the
+/// overflow collection of another's.
+fn report_outliers(out: &mut String, c: &CollectionShape, all: &[CollectionShape], plain: bool) {
+    if plain {
+        return;
+    }
+    let found = super::patterns::outliers(c, all);
+    let owner = super::patterns::overflow_owner(c, all);
+    if found.is_empty() && owner.is_none() {
+        return;
+    }
+    let _ = writeln!(out, "### Outliers\n");
+    for f in found {
+        let count = match &f.count {
+            Some(n) => format!(", `{}` counting every item", md(n)),
+            None => String::new(),
+        };
+        let _ = writeln!(
+            out,
+            "- `{a}` is an outlier array in docshape's shape already: at most {t} items embedded (the longest stored), {n} document(s) flagged `{flag}` with the rest in `{o}` (`{{_id: {{parent, seq}}, parent, count, items}}`){count}. `models.rs` declares it `#[outlier(threshold = {t}, ...)]`: the validator's `maxItems: {t}` refuses none of the stored documents, `load_{a}` reads both parts in order and `push_{a}` keeps the shape. `--plain` leaves a plain array.",
+            a = md(&f.array),
+            t = f.threshold,
+            n = thousands(f.overflowed),
+            flag = md(&f.flag),
+            o = md(&f.overflow),
+        );
+    }
+    if let Some((owner, array)) = owner {
+        let _ = writeln!(
+            out,
+            "- This collection holds the overflow documents of `{}.{}`: `models.rs` writes no model of its own for it; `sync` of that model gives it docshape's validator and `{{parent: 1, \"_id.seq\": 1}}` index.",
+            md(&owner),
+            md(&array)
+        );
+    }
+    let _ = writeln!(out);
+}
+
 /// The server's validator: its level and action, and each constraint the model does not
 /// keep (those docshape cannot express at all make `sync` refuse to replace it).
 fn report_validator(out: &mut String, c: &CollectionShape) {
@@ -242,10 +281,35 @@ fn report_migrations(out: &mut String, c: &CollectionShape) {
             }
         }
     });
-    if mixed.is_empty() {
+    let raw = super::anomalies::raw_outliers(&c.anomalies);
+    if mixed.is_empty() && raw.is_empty() {
         return;
     }
     let _ = writeln!(out, "### Migrations\n");
+    for (field, lengths) in raw {
+        let first = lengths.outliers.last().map_or(lengths.max, |(n, _)| *n);
+        let t = super::anomalies::threshold(lengths.normal_max, first);
+        let ids: Vec<String> = lengths.outliers.iter().map(|(_, id)| format!("`{}`", md(id))).collect();
+        let overflow = format!("{}_overflow", c.name);
+        let flag = format!("{field}_overflowed");
+        let count = format!("{field}_count");
+        let _ = writeln!(
+            out,
+            "- `{f}`: an outlier array ({n} past {l}: {ids}), but `models.rs` keeps it a plain array: `#[outlier(threshold = {t}, overflow = \"{o}\", flag = {flag}, count = {count})]` would give the validator `maxItems: {t}`, which refuses those documents, and a `bool` flag no stored document holds. Migrate first, then run `infer` again: it writes the attribute once the documents have docshape's outlier shape. The migration: `db.getCollection({oe}).updateMany({{}}, [{{$set: {{{flag}: false, {count}: {{$size: \"${f}\"}}}}}}])`; then for each document holding more than {t}, keep its first {t} items (`$slice`), insert the rest into `{o}` as documents `{{_id: {{parent: <its _id>, seq: 0, 1, ...}}, parent: <its _id>, count: <n>, items: [<at most {t}>]}}` in order, and set `{flag}: true` (its `{count}` stays the full length).",
+            f = md(field),
+            n = share(lengths.over, lengths.holders, c.sampled >= c.estimated_count),
+            l = thousands(super::LONG_ARRAY as u64),
+            ids = ids.join(", "),
+            o = md(&overflow),
+            oe = escaped(&c.name),
+            flag = md(&flag),
+            count = md(&count),
+        );
+    }
+    if mixed.is_empty() {
+        let _ = writeln!(out);
+        return;
+    }
     let scope = if c.sampled < c.estimated_count {
         format!("in the {} sampled of about {} documents", thousands(c.sampled), thousands(c.estimated_count))
     } else {
@@ -303,6 +367,7 @@ pub(super) fn collection(
     refs: &BTreeMap<String, String>,
     copies: &Copies,
     plain: bool,
+    all: &[CollectionShape],
 ) {
     let _ = writeln!(out, "## `{}`\n", md(&c.name));
     let _ = writeln!(
@@ -354,6 +419,7 @@ pub(super) fn collection(
         let _ = writeln!(out);
     }
     report_tenant(out, c, plain);
+    report_outliers(out, c, all, plain);
     report_links(out, c, refs, copies);
     report_validator(out, c);
     report_migrations(out, c);

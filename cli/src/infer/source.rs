@@ -47,6 +47,8 @@ pub(super) struct Gen {
     /// A top-level field the fields being written leave out: a polymorphic model's tag,
     /// which serde writes from the variant.
     pub(super) skip: Option<String>,
+    /// The model being written's arrays already in docshape's outlier shape, by field.
+    pub(super) outliers: std::collections::BTreeMap<String, patterns::OutlierFinding>,
 }
 
 /// Type names the generated file imports or the prelude holds: never a model's name.
@@ -209,6 +211,11 @@ impl Gen {
             patterns::tenant(c, polymorphic.is_some()).filter(|t| t.refused.is_none())
         };
         self.tenant = tenant.as_ref().map(|t| t.field.clone());
+        self.outliers = if self.plain || polymorphic.is_some() {
+            Default::default()
+        } else {
+            patterns::outliers(c, all).into_iter().map(|f| (f.array.clone(), f)).collect()
+        };
         self.find_refs(c, all);
         if polymorphic.is_some() {
             // A variant's fields stay plain: references and copies are proposed on
@@ -294,6 +301,7 @@ impl Gen {
             self.top_level_gaps(c, &fields);
         }
         self.tenant = None;
+        self.outliers.clear();
     }
 
     /// The server validator's constraints outside its properties that the model does
@@ -499,6 +507,23 @@ impl Gen {
             }
             if !validate.is_empty() {
                 let _ = writeln!(body, "    #[validate({})]", validate.join(", "));
+            }
+            if let Some(o) = self.outliers.get(field).filter(|_| model) {
+                let _ = writeln!(
+                    body,
+                    "    // an outlier array in docshape's shape already: {} document(s) overflowed into {} (flag `{}`); `infer --plain` leaves a plain array",
+                    o.overflowed,
+                    escaped(&o.overflow),
+                    o.flag
+                );
+                let mut args = vec![
+                    format!("threshold = {}", o.threshold),
+                    format!("overflow = {}", escaped(&o.overflow)),
+                    format!("flag = {}", o.flag),
+                ];
+                args.extend(o.count.as_ref().map(|c| format!("count = {c}")));
+                args.extend(o.per_doc.map(|n| format!("per_doc = {n}")));
+                let _ = writeln!(body, "    #[outlier({})]", args.join(", "));
             }
             written.push((field.clone(), !missing));
             if *field != ident {
