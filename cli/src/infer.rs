@@ -705,6 +705,9 @@ impl Inferred {
             "//! Models inferred by `docshape infer` from the database {}: review every\n//! comment, bound and `TODO` before relying on them (see INFERRED.md).\n",
             escaped(&self.database)
         );
+        // Two indexes or rows sharing a key (every index of a tenant model leads with
+        // it) read to clippy as duplicated attributes.
+        let _ = writeln!(out, "#![allow(clippy::duplicated_attributes)]\n");
         // Only what the file uses: the generated file should compile without warnings.
         if g.uses_ref {
             let _ = writeln!(out, "use docshape::refs::Ref;");
