@@ -28,7 +28,11 @@
 //! the reader to write. Every keyword of the collection's own `$jsonSchema` validator
 //! that a `#[validate]` can say (lengths, `pattern`, `enum`, bounds, item counts) is
 //! one, its `validationLevel` and `validationAction` are `#[model(...)]` options, and
-//! the report lists what is not kept; with [`InferOptions::workload`] the profiler's
+//! the report lists what is not kept. Patterns the data shows clearly are attributes
+//! (unless [`InferOptions::plain`]): a polymorphic collection is an enum tagged by its
+//! discriminator, a collection whose every index leads with one field declares it the
+//! tenant, an array already in docshape's outlier shape is `#[outlier(...)]` (a raw
+//! one gets its migration in the report instead). With [`InferOptions::workload`] the profiler's
 //! query shapes become proposed `#[access(...)]` rows ([`Workload`]). The anomalies
 //! ([`CollectionShape::anti_patterns`]) name their documents, and references between
 //! collections and the copies beside them are found by looking sampled values up.
@@ -121,8 +125,10 @@ pub struct InferOptions {
     /// Draw a progress line on standard error while a collection is sampled, when
     /// standard error is a terminal (the CLI sets it; a log gets no progress lines).
     pub progress: bool,
-    /// Keep the plain form: a string field of a handful of values stays a `String`
-    /// without `allowed = [...]` (the values stay a comment).
+    /// Keep the plain forms: a string field of a handful of values stays a `String`
+    /// without `allowed = [...]` (the values stay a comment), a reference its raw id,
+    /// a copy undeclared, a polymorphic collection one struct (the enum proposed in a
+    /// comment), a collection no tenant, an outlier array a plain `Vec<T>`.
     pub plain: bool,
 }
 
@@ -183,7 +189,7 @@ pub struct Inferred {
     pub database: String,
     /// Each collection read, by name.
     pub collections: Vec<CollectionShape>,
-    /// [`InferOptions::plain`]: no `allowed = [...]` from the data.
+    /// [`InferOptions::plain`]: the plain forms, no pattern written as an attribute.
     pub plain: bool,
 }
 

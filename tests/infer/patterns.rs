@@ -14,7 +14,10 @@
 //! - an outlier array (`channels.subscribers`, two documents of thousands) is first a
 //!   plain array with its migration in the report (the attribute's `maxItems` would
 //!   refuse them); migrated as the report says, it is `#[outlier(...)]` and its
-//!   overflow collection has no model of its own.
+//!   overflow collection has no model of its own;
+//! - hourly bucket documents in docshape's shape (`sensor_hours`: `_id: {sensor,
+//!   hour}`, a count equal to the readings' length) are `#[bucket(...)]`, and
+//!   docshape's appends and range reads work on the stored buckets.
 //!
 //! `DOCSHAPE_INFER=overwrite` rewrites the fixture (review the diff).
 
@@ -149,6 +152,28 @@ async fn migrate_channels(db: &mongodb::Database) {
     }
 }
 
+/// The first hour of the seeded sensor buckets (on the hour, not on the day).
+const HOUR0: i64 = 494_444 * 3_600_000;
+
+/// Hourly buckets of readings, as docshape's `#[bucket]` stores them: `_id: {sensor,
+/// hour}`, the count, at most 6 readings of a sensor per hour.
+async fn seed_buckets(db: &mongodb::Database) {
+    let mut buckets = Vec::new();
+    for (s, sensor) in ["s1", "s2", "s3"].iter().enumerate() {
+        for h in 0..3_i64 {
+            let hour = DateTime::from_millis(HOUR0 + h * 3_600_000);
+            let n = if h == 0 { 6 } else { 1 + (s as i64 + h) % 5 };
+            let readings: Vec<Document> = (0..n)
+                .map(|k| doc! { "t": DateTime::from_millis(HOUR0 + h * 3_600_000 + k * 600_000), "v": k as f64 * 1.5 })
+                .collect();
+            buckets.push(doc! { "_id": { "sensor": *sensor, "hour": hour }, "sensor": *sensor, "hour": hour, "count": n as i32, "readings": readings });
+        }
+    }
+    let c = db.collection::<Document>("sensor_hours");
+    c.insert_many(buckets).await.unwrap();
+    c.create_index(IndexModel::builder().keys(doc! { "sensor": 1, "hour": 1 }).build()).await.unwrap();
+}
+
 /// The profiled queries on tickets: one filtering on the tenant (written second), one
 /// without it.
 async fn profile(db: &mongodb::Database) {
@@ -170,7 +195,7 @@ fn section<'a>(report: &'a str, name: &str) -> &'a str {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn patterns_are_written_as_attributes_and_the_models_round_trip() {
-    use inferred::{Activity, Audit, Channel, Ticket};
+    use inferred::{Activity, Audit, Channel, SensorHour, SensorHourItem, Ticket};
     let db = testkit::database("infer_patterns").await.unwrap();
     seed(&db).await;
 
@@ -191,6 +216,7 @@ async fn patterns_are_written_as_attributes_and_the_models_round_trip() {
     );
     // Migrated as the report says, the array is in docshape's shape: the attribute.
     migrate_channels(&db).await;
+    seed_buckets(&db).await;
 
     profile(&db).await;
     let options = InferOptions::default().workload(true).collections([
@@ -198,6 +224,7 @@ async fn patterns_are_written_as_attributes_and_the_models_round_trip() {
         "audit",
         "channels",
         "channels_overflow",
+        "sensor_hours",
         "tickets",
     ]);
     let inferred = infer(&db, &options).await.unwrap();
@@ -260,13 +287,25 @@ async fn patterns_are_written_as_attributes_and_the_models_round_trip() {
         "{channels}"
     );
 
+    // The bucket documents: `#[bucket]`, the compound id with its `seq`.
+    for written in [
+        "#[bucket(series = sensor, period = hour, per = \"hour\", max = 6, items = readings, time = t, count = count)]\npub struct SensorHour {\n    #[serde(rename = \"_id\")]\n    pub id: SensorHourId,",
+        "    #[validate(max_length = 64)]\n    pub sensor: String,\n    pub hour: DateTime,\n    #[serde(default, skip_serializing_if = \"Option::is_none\")]\n    pub seq: Option<i32>,",
+        "    pub readings: Vec<SensorHourItem>,",
+    ] {
+        assert!(source.contains(written), "{written:?} not in:\n{source}");
+    }
+    let buckets = section(&report, "sensor_hours");
+    assert!(buckets.contains("### Bucket\n\nEvery document is a bucket in docshape's shape"), "{buckets}");
+
     // `--plain`: one struct, no tenant.
     let plain = Inferred { plain: true, ..inferred.clone() };
     let plain_source = plain.source();
     assert!(
         !plain_source.contains("tenant =")
             && !plain_source.contains("\npub enum")
-            && !plain_source.contains("#[outlier"),
+            && !plain_source.contains("#[outlier")
+            && !plain_source.contains("#[bucket"),
         "{plain_source}"
     );
     assert!(
@@ -374,6 +413,24 @@ async fn patterns_are_written_as_attributes_and_the_models_round_trip() {
     Channel::push_subscribers(&db, &channel_ids[17], &[ObjectId::new()]).await.unwrap();
     assert_eq!(Channel::load_subscribers(&db, &channel_ids[17]).await.unwrap().len(), 2_501);
     assert_eq!(Channel::load_subscribers(&db, &channel_ids[0]).await.unwrap().len(), 2);
+
+    // The buckets: every one reads, syncs and checks clean; docshape appends into a
+    // new hour and past a full one (the next bucket, `seq` 1), and reads them back.
+    assert_eq!(super::copy_through::<SensorHour>(&db, &fresh).await, 9);
+    let report = docshape::check::<SensorHour>(&db).await.unwrap();
+    assert_eq!(index_drift(&report), Vec::<String>::new(), "{report}");
+    docshape::sync::<SensorHour>(&db).await.unwrap();
+    let item = |ms: i64| SensorHourItem { t: DateTime::from_millis(ms), v: 9.0 };
+    SensorHour::append(&db, "s1", &item(HOUR0 + 3_000)).await.unwrap();
+    SensorHour::append(&db, "s1", &item(HOUR0 + 3 * 3_600_000)).await.unwrap();
+    let from = DateTime::from_millis(HOUR0);
+    let to = DateTime::from_millis(HOUR0 + 4 * 3_600_000);
+    let read = SensorHour::read_range(&db, "s1", from, to).await.unwrap();
+    assert_eq!(read.len(), 6 + 2 + 3 + 2, "{read:?}");
+    assert!(read.windows(2).all(|w| w[0].t <= w[1].t), "{read:?}");
+    let overflow =
+        db.collection::<Document>("sensor_hours").count_documents(doc! { "_id.seq": 1 }).await.unwrap();
+    assert_eq!(overflow, 1);
 
     // The tenant's row reads one organisation's tickets only.
     let acme = Ticket::by_org_id_status("acme", "open").all(&db).await.unwrap();

@@ -3,7 +3,7 @@
 
 #![allow(clippy::duplicated_attributes)]
 
-use docshape::Model;
+use docshape::{Embedded, Model};
 #[allow(unused_imports)]
 use docshape::bson::{DateTime, oid::ObjectId};
 use serde::{Deserialize, Serialize};
@@ -123,6 +123,47 @@ pub struct Channel {
 }
 
 // The collection "channels_overflow": the overflow of `channels.subscribers`, declared by its `#[outlier]`: no model of its own.
+
+/// A sub-document, seen 39 times.
+#[derive(Debug, Clone, Serialize, Deserialize, Embedded)]
+pub struct SensorHourItem {
+    // "t": in 39 of 39 (100%); date 39 (100%)
+    pub t: DateTime,
+    // "v": in 39 of 39 (100%); double 39 (100%)
+    // proposed (observed, not enforced): #[validate(minimum = 0.0, maximum = 7.5)]
+    pub v: f64,
+}
+
+/// A bucket's id: its series and its period's start, and `seq` on the period's next bucket once one is full.
+#[derive(Debug, Clone, Serialize, Deserialize, Embedded)]
+pub struct SensorHourId {
+    #[validate(max_length = 64)]
+    pub sensor: String,
+    pub hour: DateTime,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<i32>,
+}
+
+/// The collection "sensor_hours": 9 of about 9 documents sampled.
+// bucket documents in docshape's shape (INFERRED.md): `#[bucket]` appends and reads them; `infer --plain` writes a plain struct
+#[derive(Debug, Clone, Serialize, Deserialize, Model)]
+#[model(collection = "sensor_hours")]
+// workload (0 system.profile entries): rows a declared index serves are attributes, the others comments
+#[index(keys(sensor, hour))]
+#[bucket(series = sensor, period = hour, per = "hour", max = 6, items = readings, time = t, count = count)]
+pub struct SensorHour {
+    #[serde(rename = "_id")]
+    pub id: SensorHourId,
+    // the series: string 9 (100%)
+    #[validate(max_length = 64)]
+    pub sensor: String,
+    // the period's start, on the hour
+    pub hour: DateTime,
+    // the items' count, equal to their length in every document
+    pub count: i32,
+    // the items, at most 6 a bucket (the longest stored), each with its time `t`
+    pub readings: Vec<SensorHourItem>,
+}
 
 /// The collection "tickets": 30 of about 30 documents sampled.
 // every index but `_id_` (3 of them, TTL aside) leads with "org_id": the tenant, which every row filters on first (INFERRED.md); `infer --plain` leaves it off

@@ -82,6 +82,21 @@ pub struct Anomalies {
     pub pairs: BTreeMap<(String, String), CountPair>,
     /// Per (boolean field, array field) of the same document.
     pub flags: BTreeMap<(String, String), FlagPair>,
+    /// Per top-level date field: the greatest common divisor of its values in
+    /// milliseconds since the epoch (a multiple of an hour's: every value on the hour).
+    pub dates: BTreeMap<String, i64>,
+    /// Per (top-level date field, top-level array, date field of its elements): the
+    /// least and greatest element time minus the document's date, in milliseconds (a
+    /// bucket's items fall within its period).
+    pub spans: BTreeMap<(String, String, String), (i64, i64)>,
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    i64::try_from(a).unwrap_or(i64::MAX)
 }
 
 /// Keeps the `EXAMPLES` largest.
@@ -101,6 +116,7 @@ impl Anomalies {
         let mut counts = Vec::new();
         let mut arrays = Vec::new();
         let mut flags = Vec::new();
+        let mut dates = Vec::new();
         for (key, value) in document {
             match value {
                 Bson::Array(items) if self.arrays.len() < 64 || self.arrays.contains_key(key) => {
@@ -109,6 +125,7 @@ impl Anomalies {
                 Bson::Int32(n) => counts.push((key, i64::from(*n))),
                 Bson::Int64(n) => counts.push((key, *n)),
                 Bson::Boolean(b) => flags.push((key, *b)),
+                Bson::DateTime(d) => dates.push((key, d.timestamp_millis())),
                 _ => {}
             }
         }
@@ -128,6 +145,28 @@ impl Anomalies {
                 keep_largest(&mut a.outliers, (*len, shown_id(document)));
             } else {
                 a.normal_max = a.normal_max.max(*len);
+            }
+        }
+        for (key, ms) in &dates {
+            if self.dates.len() < 64 || self.dates.contains_key(*key) {
+                let g = self.dates.entry((*key).clone()).or_insert(0);
+                *g = gcd(*g, *ms);
+            }
+            for (array, _) in &arrays {
+                let Some(Bson::Array(items)) = document.get(*array) else { continue };
+                for item in items {
+                    let Bson::Document(item) = item else { continue };
+                    for (field, value) in item {
+                        let Bson::DateTime(t) = value else { continue };
+                        let k = ((*key).clone(), (*array).clone(), field.clone());
+                        if !self.spans.contains_key(&k) && self.spans.len() >= 256 {
+                            continue;
+                        }
+                        let span = t.timestamp_millis().saturating_sub(*ms);
+                        let e = self.spans.entry(k).or_insert((span, span));
+                        *e = (e.0.min(span), e.1.max(span));
+                    }
+                }
             }
         }
         for (flag, set) in &flags {

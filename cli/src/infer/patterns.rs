@@ -330,3 +330,222 @@ pub(super) fn overflow_owner(c: &CollectionShape, all: &[CollectionShape]) -> Op
         outliers(owner, all).into_iter().find(|f| f.overflow == c.name).map(|f| (owner.name.clone(), f.array))
     })
 }
+
+/// A collection of bucket documents in docshape's shape, declared `#[bucket(...)]`.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct BucketFinding {
+    /// The series field (top level, and in the compound `_id`).
+    pub(super) series: String,
+    /// The series' Rust type.
+    pub(super) series_ty: &'static str,
+    /// A string series' `max_length`: the longest stored, at least 64.
+    pub(super) series_max: Option<usize>,
+    /// The period's start (a date, top level and in the `_id`).
+    pub(super) period: String,
+    /// `"minute"`, `"hour"` or `"day"`.
+    pub(super) per: &'static str,
+    /// The longest items array stored: the most one bucket holds.
+    pub(super) max: usize,
+    /// The items array.
+    pub(super) items: String,
+    /// The items' date field.
+    pub(super) time: String,
+    /// The count field and its Rust type.
+    pub(super) count: String,
+    pub(super) count_ty: &'static str,
+    /// The `_id`'s `seq` type (`i32` when no stored id holds one).
+    pub(super) seq_ty: &'static str,
+}
+
+/// Periods docshape's bucket knows, shortest first, in milliseconds.
+const PERIODS: &[(&str, i64)] = &[("minute", 60_000), ("hour", 3_600_000), ("day", 86_400_000)];
+
+/// The collection's bucket, when a count field agrees with an array's length (`None`
+/// otherwise), declared (`Ok`) when every document is a bucket of docshape's compound
+/// shape: `_id: {series, period}` (and `seq`), the same series and period at the top
+/// level, the period a date on the minute, hour or day with every item's time inside
+/// it, the count equal to the items' length in every document, items of sized scalar
+/// fields (the derive bounds a full bucket), a string series bounded by the longest
+/// stored (so the collection must be read whole), and no other field (a new bucket
+/// holds only what an append writes). `Err` says what is missing.
+pub(super) fn bucket(c: &CollectionShape) -> Option<Result<BucketFinding, String>> {
+    let (count, items, pair) = c.anomalies.buckets().into_iter().next()?;
+    Some(bucket_shape(c, count, items, pair))
+}
+
+fn bucket_shape(
+    c: &CollectionShape,
+    count: &str,
+    items: &str,
+    pair: &super::CountPair,
+) -> Result<BucketFinding, String> {
+    let plain = |n: &str| storable(n) && rust_ident(n) == n;
+    if pair.mismatched > 0 || pair.both != c.sampled {
+        return Err(format!(
+            "`{count}` differs from the length of `{items}` in some documents: recount them first"
+        ));
+    }
+    let id = c.root.field("_id").filter(|n| n.is_struct() && n.seen == c.sampled);
+    let Some(id) = id else {
+        return Err("its `_id` is not docshape's compound bucket id, `{series, period}`".to_owned());
+    };
+    let seq = id.field("seq");
+    let keys: Vec<&String> = id.fields.iter().map(|(f, _)| f).filter(|f| *f != "seq").collect();
+    let every = |n: &super::Node, of: u64| n.seen == of && !n.kinds.contains_key("null");
+    let [a, b] = keys[..] else {
+        return Err("its `_id` is not docshape's compound bucket id, `{series, period}`".to_owned());
+    };
+    let date =
+        |f: &str| c.root.field(f).is_some_and(|n| every(n, c.sampled) && n.kinds.keys().eq(["date"].iter()));
+    let (series, period) = if date(b) { (a.clone(), b.clone()) } else { (b.clone(), a.clone()) };
+    let names: BTreeSet<&str> = c.root.fields.iter().map(|(f, _)| f.as_str()).collect();
+    let expected: BTreeSet<&str> = ["_id", series.as_str(), period.as_str(), count, items].into();
+    if names != expected {
+        return Err(format!(
+            "its documents hold fields besides `_id`, `{series}`, `{period}`, `{count}` and `{items}`, which a new bucket would lack"
+        ));
+    }
+    if ![&series, &period, count, items].iter().all(|f| plain(f)) || !date(&period) {
+        return Err(
+            "its series and period are not top-level fields named as Rust identifiers, the period a date"
+                .to_owned(),
+        );
+    }
+    let s = c.root.field(&series).filter(|n| every(n, c.sampled)).ok_or("a document lacks its series")?;
+    let kind = one_kind_of(s, &["string", "int", "long", "objectId"])
+        .ok_or("its series is not of one scalar type")?;
+    let id_kind = id.field(&series).and_then(|n| one_kind_of(n, &["string", "int", "long", "objectId"]));
+    let id_period = id.field(&period).is_some_and(|n| n.kinds.keys().eq(["date"].iter()));
+    if id_kind != Some(kind) || !id_period {
+        return Err("the `_id`'s series and period are not of the fields' types".to_owned());
+    }
+    let exact = c.sampled >= c.estimated_count;
+    if kind == "string" && !exact {
+        return Err(
+            "a string series needs a bound the whole collection shows, and only a sample was read".to_owned()
+        );
+    }
+    let seq_ty = match seq.map(|n| n.non_null()) {
+        None => "i32",
+        Some(k) if k.keys().eq(["int"].iter()) => "i32",
+        Some(k) if k.keys().eq(["long"].iter()) => "i64",
+        Some(_) => return Err("the `_id`'s `seq` is not an integer".to_owned()),
+    };
+    let count_node = c.root.field(count).ok_or("no count")?;
+    let count_ty = match one_kind_of(count_node, &["int", "long"]) {
+        Some("int") => "i32",
+        Some(_) => "i64",
+        None => return Err(format!("`{count}` is not one integer type")),
+    };
+    let node = c.root.field(items).and_then(|n| n.items.as_deref()).filter(|n| n.is_struct());
+    let Some(node) = node else { return Err(format!("`{items}` does not hold sub-documents")) };
+    let held = node.kinds.get("object").copied().unwrap_or(0);
+    let sized = node.fields.iter().all(|(f, n)| plain(f) && every(n, held) && one_kind(n).is_some());
+    if !sized || node.kinds.len() != 1 {
+        return Err(format!(
+            "an item of `{items}` holds a field of no bounded size (a string, a sub-document) or not in every item: the derive must bound a full bucket"
+        ));
+    }
+    let gcd = c.anomalies.dates.get(&period).copied().unwrap_or(1);
+    let mut found = None;
+    for (time, n) in &node.fields {
+        if !n.kinds.keys().eq(["date"].iter()) {
+            continue;
+        }
+        let Some((lo, hi)) = c.anomalies.spans.get(&(period.clone(), items.to_owned(), time.clone())) else {
+            continue;
+        };
+        let per = PERIODS.iter().find(|(_, ms)| gcd % ms == 0 && *lo >= 0 && hi < ms);
+        if let Some((per, _)) = per {
+            found = Some((time.clone(), *per));
+            break;
+        }
+    }
+    let Some((time, per)) = found else {
+        return Err(format!(
+            "`{period}` is not on the minute, hour or day with every item's time within that period"
+        ));
+    };
+    let max = c.anomalies.arrays.get(items).map_or(0, |a| a.max).max(1);
+    let series_ty = match kind {
+        "string" => "String",
+        "int" => "i32",
+        "long" => "i64",
+        _ => "ObjectId",
+    };
+    Ok(BucketFinding {
+        series_max: (kind == "string").then(|| s.max_chars.max(64)),
+        series,
+        series_ty,
+        period,
+        per,
+        max,
+        items: items.to_owned(),
+        time,
+        count: count.to_owned(),
+        count_ty,
+        seq_ty,
+    })
+}
+
+/// The one kind of a node's values among `kinds`, never null.
+fn one_kind_of(node: &super::Node, kinds: &[&'static str]) -> Option<&'static str> {
+    let k = node.non_null();
+    let kind = *k.keys().next()?;
+    let known = kinds.iter().find(|x| **x == kind)?;
+    (k.len() == 1 && !node.kinds.contains_key("null")).then_some(*known)
+}
+
+impl Gen {
+    /// The struct of a bucket model and its id type, after `head` (its attributes
+    /// but `#[bucket]`, which this writes).
+    pub(super) fn bucket_struct(&mut self, c: &CollectionShape, name: &str, head: String, b: &BucketFinding) {
+        let id_name = self.type_name(&format!("{name}Id"));
+        let bound = b.series_max.map(|n| format!("    #[validate(max_length = {n})]\n")).unwrap_or_default();
+        let items = c.root.field(&b.items).and_then(|n| n.items.as_deref()).cloned().unwrap_or_default();
+        let item = self.field_type(&items, &format!("{name}Item"));
+        self.imports.insert("DateTime");
+        if b.series_ty == "ObjectId" {
+            self.imports.insert("oid::ObjectId");
+        }
+        self.embedded = true;
+        let mut id = String::new();
+        let _ = writeln!(id, "/// A bucket's id: its series and its period's start, and `seq` on the period's next bucket once one is full.");
+        let _ = writeln!(id, "#[derive(Debug, Clone, Serialize, Deserialize, Embedded)]");
+        let _ = writeln!(id, "pub struct {id_name} {{");
+        let _ =
+            write!(id, "{bound}    pub {}: {},\n    pub {}: DateTime,\n", b.series, b.series_ty, b.period);
+        let _ = writeln!(
+            id,
+            "    #[serde(default, skip_serializing_if = \"Option::is_none\")]\n    pub seq: Option<{}>,\n}}",
+            b.seq_ty
+        );
+        self.items.push(id);
+        let mut body = head;
+        let _ = writeln!(
+            body,
+            "#[bucket(series = {}, period = {}, per = \"{}\", max = {}, items = {}, time = {}, count = {})]",
+            b.series, b.period, b.per, b.max, b.items, b.time, b.count
+        );
+        let _ = writeln!(body, "pub struct {name} {{");
+        let _ = writeln!(body, "    #[serde(rename = \"_id\")]\n    pub id: {id_name},");
+        let _ = writeln!(
+            body,
+            "    // the series: {}",
+            distribution(&c.root.field(&b.series).map(|n| n.kinds.clone()).unwrap_or_default())
+        );
+        let _ = write!(body, "{bound}    pub {}: {},\n", b.series, b.series_ty);
+        let _ = writeln!(body, "    // the period's start, on the {}", b.per);
+        let _ = writeln!(body, "    pub {}: DateTime,", b.period);
+        let _ = writeln!(body, "    // the items' count, equal to their length in every document");
+        let _ = writeln!(body, "    pub {}: {},", b.count, b.count_ty);
+        let _ = writeln!(
+            body,
+            "    // the items, at most {} a bucket (the longest stored), each with its time `{}`",
+            b.max, b.time
+        );
+        let _ = writeln!(body, "    pub {}: Vec<{}>,", b.items, item.ty);
+        body.push_str("}\n");
+        self.items.push(body);
+    }
+}

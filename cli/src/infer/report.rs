@@ -219,6 +219,35 @@ fn report_outliers(out: &mut String, c: &CollectionShape, all: &[CollectionShape
     let _ = writeln!(out);
 }
 
+/// Bucket documents: declared `#[bucket(...)]`, or why they stay a plain struct.
+fn report_bucket(out: &mut String, c: &CollectionShape, plain: bool) {
+    let polymorphic = matches!(super::patterns::polymorphic(c), Some(Ok(_)));
+    let Some(found) = super::patterns::bucket(c) else { return };
+    if polymorphic {
+        return;
+    }
+    let _ = writeln!(out, "### Bucket\n");
+    let _ = match found {
+        _ if plain => writeln!(out, "`--plain` was given: `models.rs` writes a plain struct.\n"),
+        Ok(b) => writeln!(
+            out,
+            "Every document is a bucket in docshape's shape: `_id: {{{s}, {p}}}`, the series `{s}`, the period's start `{p}` (every value on the {per}, every item's `{t}` within its period), `{c}` equal to the length of `{i}` in every document (at most {m}). `models.rs` declares `#[bucket(series = {s}, period = {p}, per = \"{per}\", max = {m}, items = {i}, time = {t}, count = {c})]`: appends (`append`, `append_many`: one update, guarded so no bucket passes {m}) and range reads (`read_range`) go through it, and the validator bounds the items and the count. `--plain` leaves a plain struct.\n",
+            s = md(&b.series),
+            p = md(&b.period),
+            per = b.per,
+            t = md(&b.time),
+            c = md(&b.count),
+            i = md(&b.items),
+            m = b.max
+        ),
+        Err(why) => writeln!(
+            out,
+            "A count field agrees with an array's length, as a bucket's does, but `models.rs` writes a plain struct: {}.\n",
+            md(&why)
+        ),
+    };
+}
+
 /// The server's validator: its level and action, and each constraint the model does not
 /// keep (those docshape cannot express at all make `sync` refuse to replace it).
 fn report_validator(out: &mut String, c: &CollectionShape) {
@@ -420,6 +449,7 @@ pub(super) fn collection(
     }
     report_tenant(out, c, plain);
     report_outliers(out, c, all, plain);
+    report_bucket(out, c, plain);
     report_links(out, c, refs, copies);
     report_validator(out, c);
     report_migrations(out, c);

@@ -210,6 +210,8 @@ impl Gen {
         } else {
             patterns::tenant(c, polymorphic.is_some()).filter(|t| t.refused.is_none())
         };
+        let bucket =
+            if self.plain || polymorphic.is_some() { None } else { patterns::bucket(c).and_then(Result::ok) };
         self.tenant = tenant.as_ref().map(|t| t.field.clone());
         self.outliers = if self.plain || polymorphic.is_some() {
             Default::default()
@@ -264,6 +266,12 @@ impl Gen {
                 escaped(&t.field)
             );
         }
+        if bucket.is_some() {
+            let _ = writeln!(
+                head,
+                "// bucket documents in docshape's shape (INFERRED.md): `#[bucket]` appends and reads them; `infer --plain` writes a plain struct"
+            );
+        }
         let _ = writeln!(head, "#[derive(Debug, Clone, Serialize, Deserialize, Model)]");
         if let Some(d) = &polymorphic {
             let _ = writeln!(head, "#[serde(tag = {})]", escaped(&d.field));
@@ -296,6 +304,8 @@ impl Gen {
         if let Some(d) = &polymorphic {
             let body = self.variants(c, &name, d);
             self.items.push(head + &body);
+        } else if let Some(b) = &bucket {
+            self.bucket_struct(c, &name, head, b);
         } else {
             let fields = self.structure(&name, head, &c.root, c.sampled, Some(properties));
             self.top_level_gaps(c, &fields);
