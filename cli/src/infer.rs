@@ -31,8 +31,9 @@
 //! the report lists what is not kept. Patterns the data shows clearly are attributes
 //! (unless [`InferOptions::plain`]): a polymorphic collection is an enum tagged by its
 //! discriminator, a collection whose every index leads with one field declares it the
-//! tenant, an array already in docshape's outlier shape is `#[outlier(...)]` (a raw
-//! one gets its migration in the report instead). With [`InferOptions::workload`] the profiler's
+//! tenant, bucket documents and an array already in docshape's shapes are
+//! `#[bucket(...)]` and `#[outlier(...)]` (a raw outlier gets its migration in the
+//! report instead). With [`InferOptions::workload`] the profiler's
 //! query shapes become proposed `#[access(...)]` rows ([`Workload`]). The anomalies
 //! ([`CollectionShape::anti_patterns`]) name their documents, and references between
 //! collections and the copies beside them are found by looking sampled values up.
@@ -128,7 +129,8 @@ pub struct InferOptions {
     /// Keep the plain forms: a string field of a handful of values stays a `String`
     /// without `allowed = [...]` (the values stay a comment), a reference its raw id,
     /// a copy undeclared, a polymorphic collection one struct (the enum proposed in a
-    /// comment), a collection no tenant, an outlier array a plain `Vec<T>`.
+    /// comment), a collection no tenant, buckets a plain struct, an outlier array a
+    /// plain `Vec<T>`.
     pub plain: bool,
 }
 

@@ -63,8 +63,8 @@
 //!       --sample N                  documents sampled per collection (default 1000)
 //!       --workload                  propose access rows from system.profile
 //!       --plain                     keep the plain forms: no `allowed`, `Ref<T>`,
-//!                                   `#[denormalized]`, polymorphic enum, tenant or
-//!                                   `#[outlier]` from the data
+//!                                   `#[denormalized]`, polymorphic enum, tenant,
+//!                                   `#[bucket]` or `#[outlier]` from the data
 //!
 //!   check, sync and infer connect with --uri URI (default: $MONGODB_URI) to the database
 //!   --db NAME (default: the URI's database), giving up after --timeout SECONDS
@@ -191,7 +191,7 @@ pub enum Commands {
         #[arg(long)]
         workload: bool,
         /// Keep the plain forms: no `allowed = [...]`, `Ref<T>`, `#[denormalized]`,
-        /// polymorphic enum, tenant or `#[outlier]` from the data.
+        /// polymorphic enum, tenant, `#[bucket]` or `#[outlier]` from the data.
         #[arg(long)]
         plain: bool,
     },

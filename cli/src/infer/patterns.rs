@@ -534,7 +534,7 @@ impl Gen {
             "    // the series: {}",
             distribution(&c.root.field(&b.series).map(|n| n.kinds.clone()).unwrap_or_default())
         );
-        let _ = write!(body, "{bound}    pub {}: {},\n", b.series, b.series_ty);
+        let _ = writeln!(body, "{bound}    pub {}: {},", b.series, b.series_ty);
         let _ = writeln!(body, "    // the period's start, on the {}", b.per);
         let _ = writeln!(body, "    pub {}: DateTime,", b.period);
         let _ = writeln!(body, "    // the items' count, equal to their length in every document");
