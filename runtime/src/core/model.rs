@@ -144,6 +144,11 @@ pub trait Model: Schema + Sized {
     /// `#[model(soft_delete = ...)]`: the stored name of the deletion date every live
     /// row requires `null`. None by default.
     const SOFT_DELETE: Option<&'static str> = None;
+    /// `#[model(transactions)]`: the model's writes are made in transactions (in a
+    /// [`crate::transaction`]'s body, or a session whose transaction the caller
+    /// runs), so that what must commit with them (a `sync` summary) is written in
+    /// the same transaction. `false` by default.
+    const TRANSACTIONS: bool = false;
     /// The rows of a soft-delete model that read live documents only, each with the
     /// deletion date it requires `null` (every row but those declared
     /// `include_deleted`). None by default.
