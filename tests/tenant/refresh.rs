@@ -242,3 +242,26 @@ async fn a_soft_delete_is_a_delete_for_copies() {
     let _ = stop.send(());
     watching.await.unwrap().unwrap();
 }
+
+/// A soft-deleted account is a deleted one to a new contract's copies: inserting a
+/// contract that references it is refused as a missing reference, as for an account
+/// that was never there, and nothing is inserted; restored, it is copied again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_copy_never_comes_from_a_soft_deleted_source() {
+    let db = setup("tenant_refresh_insert").await;
+    assert!(Account::delete_by_id(A, 1_i64).run(&db).await.unwrap());
+    let mut new =
+        Contract { id: 12, org_id: A.into(), account_id: Ref::new(1), account_name: None, queued_name: None };
+    let err = docshape::relation::insert_one(&db, &mut new).await.unwrap_err();
+    assert!(matches!(&err, docshape::refs::RefError::Missing { .. }), "{err:?}");
+    assert_eq!(new.account_name, None, "nothing was copied from the deleted account");
+    let stored =
+        db.collection::<Document>("tenant_contracts").find_one(doc! { "_id": 12_i64 }).await.unwrap();
+    assert!(stored.is_none(), "nothing was inserted");
+    let err = docshape::relation::snapshot(&db, &mut new).await.unwrap_err();
+    assert!(matches!(&err, docshape::refs::RefError::Missing { .. }), "{err:?}");
+
+    assert!(Account::restore_by_id(A, 1_i64).run(&db).await.unwrap());
+    docshape::relation::insert_one(&db, &mut new).await.unwrap();
+    assert_eq!(contract(&db, 12).await.get_str("account_name").unwrap(), "acme");
+}

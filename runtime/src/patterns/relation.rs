@@ -20,7 +20,7 @@ use serde::Serialize;
 use crate::core::denormalized::refresh::{fill, instances, projection, refresh, value_at};
 use crate::core::denormalized::{nested_copies, CopyError, CopySpec, Refresh};
 use crate::core::hooks::GeneratedFile;
-use crate::core::model::{eq, Model};
+use crate::core::model::Model;
 use crate::core::registry;
 use crate::core::relation::DESIGN_DECISIONS_FILE;
 pub use crate::core::relation::{EmbeddedRelations, Nested, Relation, RelationKind, Split, Variant};
@@ -276,7 +276,8 @@ async fn fill_copies<T: Model>(
         let source_tenant = specs.iter().find_map(|s| s.source_tenant).filter(|_| tenant.is_some());
         let found = db
             .collection::<Document>(source)
-            .find_one(doc! { "_id": eq(id.clone()) })
+            // A soft-deleted source is a deleted one: nothing is copied from it.
+            .find_one(registry::live_by_id(source, &id))
             .projection(projection(specs.iter().map(|s| s.source_field).chain(source_tenant)))
             .await
             .map_err(|e| RefError::Mongo { collection: T::COLLECTION, source: Box::new(e) })?;
@@ -313,7 +314,8 @@ fn to_document<T: Model + Serialize>(value: &T) -> Result<Document, RefError> {
 /// Fills every denormalized copy of `value` from its source, as the document is about
 /// to be written: the snapshot a `refresh = "never"` copy keeps, and the first value
 /// of the others. One query per referenced source document. A reference to a document
-/// that does not exist is [`RefError::Missing`], and `value` is left unchanged.
+/// that does not exist, or that is soft-deleted (`#[model(soft_delete = ...)]`), is
+/// [`RefError::Missing`], and `value` is left unchanged.
 pub async fn snapshot<T>(db: &Database, value: &mut T) -> Result<(), RefError>
 where
     T: Model + Serialize + DeserializeOwned,
