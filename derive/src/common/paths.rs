@@ -261,13 +261,14 @@ pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
     let type_name = ident.to_string();
     let generics = c.bounded_generics();
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
-    let names = |names: &[String], open: bool, fields: TokenStream| {
+    let names = |names: &[String], open: bool, fields: TokenStream, id: TokenStream| {
         quote! {
             impl #impl_generics __ds::StoredNames for #ident #ty_generics #where_clause {
                 const NAME: &'static str = #type_name;
                 const NAMES: &'static [&'static str] = &[#(#names),*];
                 const OPEN: bool = #open;
                 type Fields = #fields;
+                type Id = #id;
             }
         }
     };
@@ -290,6 +291,10 @@ pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
                 let s = quote!(::std::string::String);
                 entries.push(Entry { value: s.clone(), stored: s.clone(), param: s, flags: 0 });
             }
+            let id = stored_names
+                .iter()
+                .position(|n| n == "_id")
+                .map_or_else(|| quote!(__ds::Open), |i| entries[i].stored.clone());
             if entries.len() > MAX_TABLE_FIELDS {
                 let impls = entries.iter().enumerate().map(|(i, e)| {
                     let Entry { value, stored, param, flags } = e;
@@ -318,7 +323,7 @@ pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
                         }
                     }
                 });
-                let names = names(&stored_names, false, quote!(()));
+                let names = names(&stored_names, false, quote!(()), id);
                 return quote!(#names #(#impls)*);
             }
             // Chunks of eight entries, the last padded with `()`, nested from the last.
@@ -340,7 +345,7 @@ pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
             for chunk in chunks.into_iter().rev() {
                 table = quote!(((#(#chunk),*), #table));
             }
-            let names = names(&stored_names, false, table);
+            let names = names(&stored_names, false, table, id);
             let g = with_index();
             let (ig, _, _) = g.split_for_impl();
             let mut bounded = generics.clone();
@@ -365,7 +370,7 @@ pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
         _ => {
             let g = with_index();
             let (ig, _, _) = g.split_for_impl();
-            let names = names(&[], true, quote!(()));
+            let names = names(&[], true, quote!(()), quote!(__ds::Open));
             quote! {
                 #names
                 impl #ig __ds::HasField<__I> for #ident #ty_generics #where_clause {

@@ -30,6 +30,10 @@ pub trait StoredNames {
     /// The fields' table (chunks of [`Field`]s, see [`At`]) that a derived type's one
     /// `HasField` impl reads; `()` where each field has its own impl, or none.
     type Fields;
+    /// The declared type of the field stored as `_id` ([`Open`] where there is none or
+    /// it cannot be named): a polymorphic model's newtype variant takes its id type from
+    /// here, a type the compiler knows without looking a field up by position.
+    type Id: ?Sized;
 }
 
 /// A type whose stored field number `I` (in [`StoredNames::NAMES`]) is described here,
@@ -67,6 +71,7 @@ impl StoredNames for Open {
     const NAMES: &'static [&'static str] = &[];
     const OPEN: bool = true;
     type Fields = ();
+    type Id = Open;
 }
 
 impl<const I: usize> HasField<I> for Open {
@@ -370,6 +375,7 @@ mod tests {
         const NAMES: &'static [&'static str] = &["_id", "name", "email"];
         const OPEN: bool = false;
         type Fields = ();
+        type Id = Open;
     }
 
     #[test]
