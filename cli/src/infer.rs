@@ -28,7 +28,12 @@
 //! the reader to write. Every keyword of the collection's own `$jsonSchema` validator
 //! that a `#[validate]` can say (lengths, `pattern`, `enum`, bounds, item counts) is
 //! one, its `validationLevel` and `validationAction` are `#[model(...)]` options, and
-//! the report lists what is not kept; with [`InferOptions::workload`] the profiler's
+//! the report lists what is not kept. Patterns the data shows clearly are attributes
+//! (unless [`InferOptions::plain`]): a polymorphic collection is an enum tagged by its
+//! discriminator, a collection whose every index leads with one field declares it the
+//! tenant, bucket documents and an array already in docshape's shapes are
+//! `#[bucket(...)]` and `#[outlier(...)]` (a raw outlier gets its migration in the
+//! report instead). With [`InferOptions::workload`] the profiler's
 //! query shapes become proposed `#[access(...)]` rows ([`Workload`]). The anomalies
 //! ([`CollectionShape::anti_patterns`]) name their documents, and references between
 //! collections and the copies beside them are found by looking sampled values up.
@@ -56,10 +61,11 @@ mod anomalies;
 mod indexes;
 mod links;
 mod names;
+mod patterns;
 mod report;
 mod server;
 mod source;
-pub use anomalies::{Anomalies, ArrayLengths, CountPair};
+pub use anomalies::{Anomalies, ArrayLengths, CountPair, FlagPair};
 pub use links::{CopiedField, Link};
 pub(crate) mod workload;
 use source::{key_path, rust_ident, Gen};
@@ -89,6 +95,11 @@ pub const LONG_NAME: usize = 12;
 /// renaming saves too little to be worth a migration.
 pub const LONG_NAME_SHARE: f64 = 0.05;
 
+/// The fewest indexes (besides `_id_`, TTL indexes aside) that must all lead with one
+/// field for `infer` to declare it the tenant: one index leading with a field is an
+/// index; two or more that all do are a collection partitioned by it.
+pub const MIN_TENANT_INDEXES: usize = 2;
+
 /// Documents per batch of the sampling cursor.
 const BATCH: u32 = 500;
 
@@ -115,8 +126,11 @@ pub struct InferOptions {
     /// Draw a progress line on standard error while a collection is sampled, when
     /// standard error is a terminal (the CLI sets it; a log gets no progress lines).
     pub progress: bool,
-    /// Keep the plain form: a string field of a handful of values stays a `String`
-    /// without `allowed = [...]` (the values stay a comment).
+    /// Keep the plain forms: a string field of a handful of values stays a `String`
+    /// without `allowed = [...]` (the values stay a comment), a reference its raw id,
+    /// a copy undeclared, a polymorphic collection one struct (the enum proposed in a
+    /// comment), a collection no tenant, buckets a plain struct, an outlier array a
+    /// plain `Vec<T>`.
     pub plain: bool,
 }
 
@@ -177,7 +191,7 @@ pub struct Inferred {
     pub database: String,
     /// Each collection read, by name.
     pub collections: Vec<CollectionShape>,
-    /// [`InferOptions::plain`]: no `allowed = [...]` from the data.
+    /// [`InferOptions::plain`]: the plain forms, no pattern written as an attribute.
     pub plain: bool,
 }
 
@@ -220,6 +234,26 @@ pub struct CollectionShape {
     /// The top-level fields that may tell document shapes apart: see
     /// [`CollectionShape::discriminator`].
     pub tags: Tags,
+    /// When a discriminator was found, a second sample folded per value of it: each
+    /// document type's own statistics, from which the polymorphic model's variants
+    /// are written.
+    pub variants: Vec<Variant>,
+    /// Documents of that second sample whose tag was none of the first sample's
+    /// values (or no string): then no polymorphic model is written, since some
+    /// stored documents would not read into any variant.
+    pub untagged: u64,
+}
+
+/// One document type of a polymorphic collection: its tag value and its documents'
+/// statistics.
+#[derive(Debug, Clone)]
+pub struct Variant {
+    /// The discriminator's value (`"click"`).
+    pub value: String,
+    /// How many documents of the second sample held it.
+    pub sampled: u64,
+    /// Their fields, as [`CollectionShape::root`] holds the collection's.
+    pub root: Node,
 }
 
 /// Per top-level field that has held only short strings of a handful of values: per
@@ -497,6 +531,9 @@ pub async fn infer(db: &Database, options: &InferOptions) -> Result<Inferred> {
     for name in names {
         let progress = options.progress && std::io::IsTerminal::is_terminal(&std::io::stderr());
         let mut shape = sample(db, &name, options.sample.max(1), progress).await?;
+        if let Some(d) = shape.discriminator() {
+            sample_variants(db, &mut shape, &d, options.sample.max(1)).await?;
+        }
         if options.workload {
             shape.workload = Some(workload::read(db, &name, None).await?);
         }
@@ -534,6 +571,8 @@ async fn sample(db: &Database, name: &str, size: u64, progress: bool) -> Result<
         validation_action: None,
         workload: None,
         tags: Tags::default(),
+        variants: Vec::new(),
+        untagged: 0,
     };
     // A progress line, redrawn at most four times a second, on long samples.
     let target = size.min(i64::try_from(estimated_count).unwrap_or(i64::MAX));
@@ -587,6 +626,43 @@ async fn sample(db: &Database, name: &str, size: u64, progress: bool) -> Result<
     Ok(shape)
 }
 
+/// A second `$sample` of the collection (the whole of it when it is smaller), each
+/// document folded into the statistics of its discriminator's value: the variants'
+/// own fields and types. A document whose tag is none of the first sample's values
+/// is counted in [`CollectionShape::untagged`].
+async fn sample_variants(
+    db: &Database,
+    shape: &mut CollectionShape,
+    d: &Discriminator,
+    size: u64,
+) -> Result<()> {
+    let size = i64::try_from(size).unwrap_or(i64::MAX);
+    let mut cursor = db
+        .collection::<Document>(&shape.name)
+        .aggregate(vec![doc! { "$sample": { "size": size } }])
+        .batch_size(BATCH)
+        .await?;
+    let mut variants: Vec<Variant> = d
+        .variants
+        .iter()
+        .map(|(value, _, _)| Variant { value: value.clone(), sampled: 0, root: Node::default() })
+        .collect();
+    while let Some(document) = cursor.try_next().await? {
+        let tag = document.get_str(&d.field).ok();
+        match variants.iter_mut().find(|v| Some(v.value.as_str()) == tag) {
+            Some(v) => {
+                v.sampled += 1;
+                v.root.seen += 1;
+                *v.root.kinds.entry("object").or_default() += 1;
+                v.root.fold_document(&document, 0);
+            }
+            None => shape.untagged += 1,
+        }
+    }
+    shape.variants = variants;
+    Ok(())
+}
+
 /// The collection's indexes as `listIndexes` returns them, `_id_` left out, by name:
 /// mongod lists them in creation order, other servers otherwise, and what is built
 /// from them should not depend on which. None for a collection that does not exist.
@@ -617,6 +693,18 @@ impl Inferred {
         let mut g = Gen::new(self.plain);
         g.name_models(&self.collections);
         for c in &self.collections {
+            // An outlier's overflow collection is the outlier's: `sync` of its owner
+            // gives it its validator and index, and a model of its own would fight it.
+            let owner = if self.plain { None } else { patterns::overflow_owner(c, &self.collections) };
+            if let Some((owner, array)) = owner {
+                g.items.push(format!(
+                    "// The collection {}: the overflow of `{}.{}`, declared by its `#[outlier]`: no model of its own.\n",
+                    escaped(&c.name),
+                    md(&owner),
+                    md(&array)
+                ));
+                continue;
+            }
             g.model(c, &self.collections);
         }
         let mut out = String::new();
@@ -625,6 +713,9 @@ impl Inferred {
             "//! Models inferred by `docshape infer` from the database {}: review every\n//! comment, bound and `TODO` before relying on them (see INFERRED.md).\n",
             escaped(&self.database)
         );
+        // Two indexes or rows sharing a key (every index of a tenant model leads with
+        // it) read to clippy as duplicated attributes.
+        let _ = writeln!(out, "#![allow(clippy::duplicated_attributes)]\n");
         // Only what the file uses: the generated file should compile without warnings.
         if g.uses_ref {
             let _ = writeln!(out, "use docshape::refs::Ref;");
@@ -662,7 +753,7 @@ impl Inferred {
         g.name_models(&self.collections);
         for c in &self.collections {
             g.find_refs(c, &self.collections);
-            report::collection(&mut out, c, &g.refs, &g.copies);
+            report::collection(&mut out, c, &g.refs, &g.copies, self.plain, &self.collections);
         }
         out
     }

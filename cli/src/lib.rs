@@ -62,7 +62,9 @@
 //!       --collection NAME           only this collection (repeatable)
 //!       --sample N                  documents sampled per collection (default 1000)
 //!       --workload                  propose access rows from system.profile
-//!       --plain                     no `allowed = [...]` from a string's few values
+//!       --plain                     keep the plain forms: no `allowed`, `Ref<T>`,
+//!                                   `#[denormalized]`, polymorphic enum, tenant,
+//!                                   `#[bucket]` or `#[outlier]` from the data
 //!
 //!   check, sync and infer connect with --uri URI (default: $MONGODB_URI) to the database
 //!   --db NAME (default: the URI's database), giving up after --timeout SECONDS
@@ -188,7 +190,8 @@ pub enum Commands {
         /// Also propose access-pattern rows from the profiler's entries (system.profile).
         #[arg(long)]
         workload: bool,
-        /// Keep plain types: no `allowed = [...]` from a string's few values.
+        /// Keep the plain forms: no `allowed = [...]`, `Ref<T>`, `#[denormalized]`,
+        /// polymorphic enum, tenant, `#[bucket]` or `#[outlier]` from the data.
         #[arg(long)]
         plain: bool,
     },

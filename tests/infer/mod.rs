@@ -10,6 +10,7 @@
 //! rewrites the fixture (review the diff; the `ui` binary then checks it compiles).
 
 mod anomalies;
+mod patterns;
 mod references;
 mod server;
 mod workload;
@@ -550,8 +551,9 @@ async fn infer_proposes_access_rows_from_the_profiler() {
 }
 
 /// An event store written without docshape: `kind` tells three shapes apart, `status`
-/// has two values over one shape. `kind` is proposed as a polymorphic model's tag, in
-/// the report and as a comment in the source; `status` is not.
+/// has two values over one shape. `kind` is the polymorphic model's tag, in the report
+/// and as the enum's `#[serde(tag)]` in the source (a comment under `--plain`);
+/// `status` is not.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_field_that_tells_shapes_apart_is_proposed_as_a_polymorphic_tag() {
     let db = testkit::database("infer_kinds").await.unwrap();
@@ -580,6 +582,17 @@ async fn a_field_that_tells_shapes_apart_is_proposed_as_a_polymorphic_tag() {
     assert!(report.contains("`kind` looks like a discriminator"), "{report}");
     assert!(!report.contains("`status` looks like"), "{report}");
     let source = inferred.source();
-    assert!(source.contains("//   #[serde(tag = \"kind\")]"), "{source}");
-    assert!(source.contains("//       Click { /* _id, status, target, user */ },"), "{source}");
+    assert!(
+        source.contains("#[derive(Debug, Clone, Serialize, Deserialize, Model)]\n#[serde(tag = \"kind\")]\n#[model(collection = \"events\")]\npub enum Event {"),
+        "{source}"
+    );
+    assert!(source.contains("    #[serde(rename = \"click\")]\n    Click {\n"), "{source}");
+    assert!(
+        source.contains("        user: String,") && !source.contains("\n        pub "),
+        "a variant's fields are not `pub`: {source}"
+    );
+    let plain = docshape_cli::infer::Inferred { plain: true, ..inferred.clone() }.source();
+    assert!(plain.contains("//   #[serde(tag = \"kind\")]"), "{plain}");
+    assert!(plain.contains("//       Click { /* _id, status, target, user */ },"), "{plain}");
+    assert!(plain.contains("pub struct Event {"), "{plain}");
 }

@@ -1,6 +1,8 @@
 //! Models inferred by `docshape infer` from the database "shop": review every
 //! comment, bound and `TODO` before relying on them (see INFERRED.md).
 
+#![allow(clippy::duplicated_attributes)]
+
 use docshape::Model;
 #[allow(unused_imports)]
 use docshape::bson::{oid::ObjectId};

@@ -59,6 +59,16 @@ pub struct CountPair {
     pub examples: Vec<(String, i64, usize)>,
 }
 
+/// A boolean field and an array field of the same documents: an outlier's flag and
+/// its embedded items, when the flag is set on some.
+#[derive(Debug, Clone, Default)]
+pub struct FlagPair {
+    /// Documents holding both.
+    pub both: u64,
+    /// Those whose flag is `true`.
+    pub set: u64,
+}
+
 /// What `Anomalies::fold` saw of a collection's documents.
 #[derive(Debug, Clone, Default)]
 pub struct Anomalies {
@@ -70,6 +80,23 @@ pub struct Anomalies {
     pub arrays: BTreeMap<String, ArrayLengths>,
     /// Per (integer field, array field) of the same document.
     pub pairs: BTreeMap<(String, String), CountPair>,
+    /// Per (boolean field, array field) of the same document.
+    pub flags: BTreeMap<(String, String), FlagPair>,
+    /// Per top-level date field: the greatest common divisor of its values in
+    /// milliseconds since the epoch (a multiple of an hour's: every value on the hour).
+    pub dates: BTreeMap<String, i64>,
+    /// Per (top-level date field, top-level array, date field of its elements): the
+    /// least and greatest element time minus the document's date, in milliseconds (a
+    /// bucket's items fall within its period).
+    pub spans: BTreeMap<(String, String, String), (i64, i64)>,
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    i64::try_from(a).unwrap_or(i64::MAX)
 }
 
 /// Keeps the `EXAMPLES` largest.
@@ -88,6 +115,8 @@ impl Anomalies {
         }
         let mut counts = Vec::new();
         let mut arrays = Vec::new();
+        let mut flags = Vec::new();
+        let mut dates = Vec::new();
         for (key, value) in document {
             match value {
                 Bson::Array(items) if self.arrays.len() < 64 || self.arrays.contains_key(key) => {
@@ -95,6 +124,8 @@ impl Anomalies {
                 }
                 Bson::Int32(n) => counts.push((key, i64::from(*n))),
                 Bson::Int64(n) => counts.push((key, *n)),
+                Bson::Boolean(b) => flags.push((key, *b)),
+                Bson::DateTime(d) => dates.push((key, d.timestamp_millis())),
                 _ => {}
             }
         }
@@ -114,6 +145,39 @@ impl Anomalies {
                 keep_largest(&mut a.outliers, (*len, shown_id(document)));
             } else {
                 a.normal_max = a.normal_max.max(*len);
+            }
+        }
+        for (key, ms) in &dates {
+            if self.dates.len() < 64 || self.dates.contains_key(*key) {
+                let g = self.dates.entry((*key).clone()).or_insert(0);
+                *g = gcd(*g, *ms);
+            }
+            for (array, _) in &arrays {
+                let Some(Bson::Array(items)) = document.get(*array) else { continue };
+                for item in items {
+                    let Bson::Document(item) = item else { continue };
+                    for (field, value) in item {
+                        let Bson::DateTime(t) = value else { continue };
+                        let k = ((*key).clone(), (*array).clone(), field.clone());
+                        if !self.spans.contains_key(&k) && self.spans.len() >= 256 {
+                            continue;
+                        }
+                        let span = t.timestamp_millis().saturating_sub(*ms);
+                        let e = self.spans.entry(k).or_insert((span, span));
+                        *e = (e.0.min(span), e.1.max(span));
+                    }
+                }
+            }
+        }
+        for (flag, set) in &flags {
+            for (array, _) in &arrays {
+                let key = ((*flag).clone(), (*array).clone());
+                if !self.flags.contains_key(&key) && self.flags.len() >= 256 {
+                    continue;
+                }
+                let pair = self.flags.entry(key).or_default();
+                pair.both += 1;
+                pair.set += u64::from(*set);
             }
         }
         for (count, n) in &counts {
@@ -151,6 +215,21 @@ impl Anomalies {
     pub fn capped(&self, field: &str) -> bool {
         self.arrays.get(field).is_some_and(|a| a.max > 0 && a.at_max >= 3 && a.at_max * 5 >= a.holders)
     }
+}
+
+/// The top-level arrays whose few long values make them outliers (at most one holder in
+/// ten past [`LONG_ARRAY`]), a bucket's capped items aside.
+pub(super) fn raw_outliers(a: &Anomalies) -> Vec<(&String, &ArrayLengths)> {
+    let buckets = a.buckets();
+    a.arrays
+        .iter()
+        .filter(|(field, l)| {
+            l.over > 0
+                && l.over * 10 <= l.holders.max(1)
+                && !a.capped(field)
+                && !buckets.iter().any(|(_, items, _)| items == *field)
+        })
+        .collect()
 }
 
 /// `3 of 40 documents (7.5%)`, saying whether the count is exact (every document was
@@ -196,7 +275,7 @@ pub(super) fn sentences(a: &Anomalies, sampled: u64, exact: bool, out: &mut Vec<
         let first = lengths.outliers.last().map_or(lengths.max, |(n, _)| *n);
         if lengths.over * 10 <= lengths.holders.max(1) {
             out.push(format!(
-                "**outlier array** `{}`: {} hold more than {} elements: {}; the others hold at most {}. Mark it `#[outlier(threshold = {})]`: a document past the threshold keeps that many embedded and moves the rest to an overflow collection, so every read of a normal document stays small",
+                "**outlier array** `{}`: {} hold more than {} elements: {}; the others hold at most {}. Mark it `#[outlier(threshold = {})]`: a document past the threshold keeps that many embedded and moves the rest to an overflow collection, so every read of a normal document stays small (the stored documents need the migration under Migrations first)",
                 md(field),
                 share(lengths.over, lengths.holders, exact),
                 thousands(LONG_ARRAY as u64),
@@ -225,7 +304,11 @@ pub(super) fn sentences(a: &Anomalies, sampled: u64, exact: bool, out: &mut Vec<
         ));
     }
     for (count, items, pair) in buckets {
-        if pair.mismatched == 0 {
+        // An outlier's count: it counts the overflowed items too, so it differs from
+        // the embedded array's length exactly where a flag beside it is set.
+        let outlier =
+            a.flags.iter().any(|((_, array), f)| array == items && f.set > 0 && f.set >= pair.mismatched);
+        if pair.mismatched == 0 || outlier {
             continue;
         }
         let examples: Vec<String> = pair

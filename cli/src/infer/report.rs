@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 
 use docshape::bson::{Bson, Document};
 
+use super::anomalies::share;
 use super::source::Gen;
 use super::workload::report_workload;
 use super::{anomalies, bytes, distribution, escaped, links, md, thousands, CollectionShape, Node};
@@ -155,6 +156,98 @@ fn report_links(out: &mut String, c: &CollectionShape, refs: &BTreeMap<String, S
     let _ = writeln!(out);
 }
 
+/// The tenant: the field every index leads with, declared `#[model(tenant = ...)]`
+/// or why not.
+fn report_tenant(out: &mut String, c: &CollectionShape, plain: bool) {
+    let polymorphic = !plain && matches!(super::patterns::polymorphic(c), Some(Ok(_)));
+    let Some(t) = super::patterns::tenant(c, polymorphic) else { return };
+    let _ = writeln!(out, "### Tenant\n");
+    let _ = write!(
+        out,
+        "Every index besides `_id_` ({} of them, TTL indexes aside) leads with `{}`: the collection is partitioned by it, each query scoped to one value. ",
+        t.indexes,
+        md(&t.field)
+    );
+    let rows =
+        c.workload.as_ref().map_or(0, |w| w.shapes.iter().filter(|s| !s.equality.contains(&t.field)).count());
+    let _ = match &t.refused {
+        _ if plain => writeln!(out, "`--plain` was given: `models.rs` declares no tenant.\n"),
+        Some(why) => writeln!(out, "`models.rs` declares no tenant: {}.\n", md(why)),
+        None => writeln!(
+            out,
+            "`models.rs` declares it `#[model(tenant = {})]`: every access row must filter on it first (a row of the workload that does not, {rows} here, stays a comment), every generated method takes it as its first parameter, every index must lead with it (they do) and a unique index is unique per tenant. `--plain` leaves it off.\n",
+            md(&t.field)
+        ),
+    };
+}
+
+/// The arrays already in docshape's outlier shape, declared `#[outlier(...)]`, and the
+/// overflow collection of another's.
+fn report_outliers(out: &mut String, c: &CollectionShape, all: &[CollectionShape], plain: bool) {
+    if plain {
+        return;
+    }
+    let found = super::patterns::outliers(c, all);
+    let owner = super::patterns::overflow_owner(c, all);
+    if found.is_empty() && owner.is_none() {
+        return;
+    }
+    let _ = writeln!(out, "### Outliers\n");
+    for f in found {
+        let count = match &f.count {
+            Some(n) => format!(", `{}` counting every item", md(n)),
+            None => String::new(),
+        };
+        let _ = writeln!(
+            out,
+            "- `{a}` is an outlier array in docshape's shape already: at most {t} items embedded (the longest stored), {n} document(s) flagged `{flag}` with the rest in `{o}` (`{{_id: {{parent, seq}}, parent, count, items}}`){count}. `models.rs` declares it `#[outlier(threshold = {t}, ...)]`: the validator's `maxItems: {t}` refuses none of the stored documents, `load_{a}` reads both parts in order and `push_{a}` keeps the shape. `--plain` leaves a plain array.",
+            a = md(&f.array),
+            t = f.threshold,
+            n = thousands(f.overflowed),
+            flag = md(&f.flag),
+            o = md(&f.overflow),
+        );
+    }
+    if let Some((owner, array)) = owner {
+        let _ = writeln!(
+            out,
+            "- This collection holds the overflow documents of `{}.{}`: `models.rs` writes no model of its own for it; `sync` of that model gives it docshape's validator and `{{parent: 1, \"_id.seq\": 1}}` index.",
+            md(&owner),
+            md(&array)
+        );
+    }
+    let _ = writeln!(out);
+}
+
+/// Bucket documents: declared `#[bucket(...)]`, or why they stay a plain struct.
+fn report_bucket(out: &mut String, c: &CollectionShape, plain: bool) {
+    let polymorphic = matches!(super::patterns::polymorphic(c), Some(Ok(_)));
+    let Some(found) = super::patterns::bucket(c) else { return };
+    if polymorphic {
+        return;
+    }
+    let _ = writeln!(out, "### Bucket\n");
+    let _ = match found {
+        _ if plain => writeln!(out, "`--plain` was given: `models.rs` writes a plain struct.\n"),
+        Ok(b) => writeln!(
+            out,
+            "Every document is a bucket in docshape's shape: `_id: {{{s}, {p}}}`, the series `{s}`, the period's start `{p}` (every value on the {per}, every item's `{t}` within its period), `{c}` equal to the length of `{i}` in every document (at most {m}). `models.rs` declares `#[bucket(series = {s}, period = {p}, per = \"{per}\", max = {m}, items = {i}, time = {t}, count = {c})]`: appends (`append`, `append_many`: one update, guarded so no bucket passes {m}) and range reads (`read_range`) go through it, and the validator bounds the items and the count. `--plain` leaves a plain struct.\n",
+            s = md(&b.series),
+            p = md(&b.period),
+            per = b.per,
+            t = md(&b.time),
+            c = md(&b.count),
+            i = md(&b.items),
+            m = b.max
+        ),
+        Err(why) => writeln!(
+            out,
+            "A count field agrees with an array's length, as a bucket's does, but `models.rs` writes a plain struct: {}.\n",
+            md(&why)
+        ),
+    };
+}
+
 /// The server's validator: its level and action, and each constraint the model does not
 /// keep (those docshape cannot express at all make `sync` refuse to replace it).
 fn report_validator(out: &mut String, c: &CollectionShape) {
@@ -217,10 +310,35 @@ fn report_migrations(out: &mut String, c: &CollectionShape) {
             }
         }
     });
-    if mixed.is_empty() {
+    let raw = super::anomalies::raw_outliers(&c.anomalies);
+    if mixed.is_empty() && raw.is_empty() {
         return;
     }
     let _ = writeln!(out, "### Migrations\n");
+    for (field, lengths) in raw {
+        let first = lengths.outliers.last().map_or(lengths.max, |(n, _)| *n);
+        let t = super::anomalies::threshold(lengths.normal_max, first);
+        let ids: Vec<String> = lengths.outliers.iter().map(|(_, id)| format!("`{}`", md(id))).collect();
+        let overflow = format!("{}_overflow", c.name);
+        let flag = format!("{field}_overflowed");
+        let count = format!("{field}_count");
+        let _ = writeln!(
+            out,
+            "- `{f}`: an outlier array ({n} past {l}: {ids}), but `models.rs` keeps it a plain array: `#[outlier(threshold = {t}, overflow = \"{o}\", flag = {flag}, count = {count})]` would give the validator `maxItems: {t}`, which refuses those documents, and a `bool` flag no stored document holds. Migrate first, then run `infer` again: it writes the attribute once the documents have docshape's outlier shape. The migration: `db.getCollection({oe}).updateMany({{}}, [{{$set: {{{flag}: false, {count}: {{$size: \"${f}\"}}}}}}])`; then for each document holding more than {t}, keep its first {t} items (`$slice`), insert the rest into `{o}` as documents `{{_id: {{parent: <its _id>, seq: 0, 1, ...}}, parent: <its _id>, count: <n>, items: [<at most {t}>]}}` in order, and set `{flag}: true` (its `{count}` stays the full length).",
+            f = md(field),
+            n = share(lengths.over, lengths.holders, c.sampled >= c.estimated_count),
+            l = thousands(super::LONG_ARRAY as u64),
+            ids = ids.join(", "),
+            o = md(&overflow),
+            oe = escaped(&c.name),
+            flag = md(&flag),
+            count = md(&count),
+        );
+    }
+    if mixed.is_empty() {
+        let _ = writeln!(out);
+        return;
+    }
     let scope = if c.sampled < c.estimated_count {
         format!("in the {} sampled of about {} documents", thousands(c.sampled), thousands(c.estimated_count))
     } else {
@@ -277,6 +395,8 @@ pub(super) fn collection(
     c: &CollectionShape,
     refs: &BTreeMap<String, String>,
     copies: &Copies,
+    plain: bool,
+    all: &[CollectionShape],
 ) {
     let _ = writeln!(out, "## `{}`\n", md(&c.name));
     let _ = writeln!(
@@ -306,11 +426,19 @@ pub(super) fn collection(
             "### Document types
 "
         );
+        let written = match super::patterns::polymorphic(c) {
+            _ if plain => "`--plain` was given: `models.rs` keeps one struct, every field an `Option` where some types lack it, and proposes the enum in a comment.".to_owned(),
+            Some(Ok(_)) => format!(
+                "`models.rs` writes it: `#[serde(tag = \"{}\")]` on an enum with one variant per value, each with the fields a second sample of its documents held (typed from those documents alone), so each type is validated on its own (one `anyOf` branch per type, its tag pinned) and every stored document reads into its variant. Indexes and rows on the enum name fields every type stores; a row naming another stays a comment until it says its `variant = ...`.",
+                md(&d.field)
+            ),
+            Some(Err(why)) => format!("`models.rs` keeps one struct and proposes the enum in a comment: {}.", md(&why)),
+            None => String::new(),
+        };
         let _ = writeln!(
             out,
-            "`{}` looks like a discriminator: its values tell documents of different shapes apart. A polymorphic model (an enum with `#[serde(tag = \"{}\")]`, one variant per value; the guide's chapter `docshape::guide::polymorphic`) would validate each shape on its own and index each variant's fields with partial indexes. The source proposes one in a comment.\n",
+            "`{}` looks like a discriminator: its values tell documents of different shapes apart, a polymorphic model (the guide's chapter `docshape::guide::polymorphic`). {written}\n",
             md(&d.field),
-            md(&d.field)
         );
         let _ = writeln!(out, "| `{}` | documents | fields every one has |\n|---|---|---|", md(&d.field));
         for (value, n, own) in &d.variants {
@@ -319,6 +447,9 @@ pub(super) fn collection(
         }
         let _ = writeln!(out);
     }
+    report_tenant(out, c, plain);
+    report_outliers(out, c, all, plain);
+    report_bucket(out, c, plain);
     report_links(out, c, refs, copies);
     report_validator(out, c);
     report_migrations(out, c);

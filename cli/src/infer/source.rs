@@ -9,6 +9,7 @@ use docshape::bson::{Bson, Document};
 
 use super::indexes::indexes;
 pub(super) use super::names::{key_path, pascal, raw_string, rust_ident, singular, storable};
+use super::patterns;
 use super::server;
 use super::workload::access_rows;
 use super::{distribution, escaped, CollectionShape, Node, LONG_ARRAY, MAX_DEPTH, MAX_FIELDS};
@@ -39,6 +40,15 @@ pub(super) struct Gen {
     /// The model being written's copies written as `#[denormalized(...)]`: field, the
     /// attribute's arguments and what the comment above it says of stale copies.
     pub(super) copies: std::collections::BTreeMap<String, (String, String)>,
+    /// The model being written's tenant field (stored name), when it declares one: it
+    /// stays its plain type, with no `allowed` from the data (a tenant's values grow
+    /// with the customers) and no `Ref<T>`.
+    pub(super) tenant: Option<String>,
+    /// A top-level field the fields being written leave out: a polymorphic model's tag,
+    /// which serde writes from the variant.
+    pub(super) skip: Option<String>,
+    /// The model being written's arrays already in docshape's outlier shape, by field.
+    pub(super) outliers: std::collections::BTreeMap<String, patterns::OutlierFinding>,
 }
 
 /// Type names the generated file imports or the prelude holds: never a model's name.
@@ -174,7 +184,7 @@ impl Gen {
         }
     }
 
-    fn type_name(&mut self, wanted: &str) -> String {
+    pub(super) fn type_name(&mut self, wanted: &str) -> String {
         let base = if wanted.is_empty() { "Inferred".to_owned() } else { wanted.to_owned() };
         let mut name = base.clone();
         let mut n = 2;
@@ -191,7 +201,30 @@ impl Gen {
             Some(name) => name.clone(),
             None => self.type_name(&singular(&pascal(&c.name))),
         };
+        // The patterns written as attributes, unless `--plain`: a polymorphic model
+        // when a discriminator's types can be told apart, else a tenant when every
+        // index leads with one field.
+        let polymorphic = if self.plain { None } else { patterns::polymorphic(c).and_then(Result::ok) };
+        let tenant = if self.plain {
+            None
+        } else {
+            patterns::tenant(c, polymorphic.is_some()).filter(|t| t.refused.is_none())
+        };
+        let bucket =
+            if self.plain || polymorphic.is_some() { None } else { patterns::bucket(c).and_then(Result::ok) };
+        self.tenant = tenant.as_ref().map(|t| t.field.clone());
+        self.outliers = if self.plain || polymorphic.is_some() {
+            Default::default()
+        } else {
+            patterns::outliers(c, all).into_iter().map(|f| (f.array.clone(), f)).collect()
+        };
         self.find_refs(c, all);
+        if polymorphic.is_some() {
+            // A variant's fields stay plain: references and copies are proposed on
+            // structs only.
+            self.refs.clear();
+            self.copies.clear();
+        }
         let (index_attrs, index_notes, budget, plain) = indexes(c);
         let mut head = String::new();
         let _ = writeln!(
@@ -204,17 +237,54 @@ impl Gen {
         for note in &index_notes {
             let _ = writeln!(head, "// {note}");
         }
-        if let Some(d) = c.discriminator() {
-            polymorphic_proposal(&mut head, c, &name, &d);
+        match (&polymorphic, c.discriminator()) {
+            (Some(d), _) => {
+                let _ = writeln!(
+                    head,
+                    "// {} tells {} document types apart (INFERRED.md): one variant per value, each with the fields its documents hold; `infer --plain` writes one struct",
+                    escaped(&d.field),
+                    d.variants.len()
+                );
+            }
+            (None, Some(d)) => {
+                if let Some(Err(why)) = patterns::polymorphic(c).filter(|_| !self.plain) {
+                    let _ = writeln!(
+                        head,
+                        "// not written as a polymorphic model: {}",
+                        why.replace(['\n', '\r'], " ")
+                    );
+                }
+                polymorphic_proposal(&mut head, c, &name, &d);
+            }
+            (None, None) => {}
+        }
+        if let Some(t) = &tenant {
+            let _ = writeln!(
+                head,
+                "// every index but `_id_` ({} of them, TTL aside) leads with {}: the tenant, which every row filters on first (INFERRED.md); `infer --plain` leaves it off",
+                t.indexes,
+                escaped(&t.field)
+            );
+        }
+        if bucket.is_some() {
+            let _ = writeln!(
+                head,
+                "// bucket documents in docshape's shape (INFERRED.md): `#[bucket]` appends and reads them; `infer --plain` writes a plain struct"
+            );
         }
         let _ = writeln!(head, "#[derive(Debug, Clone, Serialize, Deserialize, Model)]");
+        if let Some(d) = &polymorphic {
+            let _ = writeln!(head, "#[serde(tag = {})]", escaped(&d.field));
+        }
         let mut options = vec![format!("collection = {}", escaped(&c.name))];
+        options.extend(tenant.as_ref().map(|t| format!("tenant = {}", t.field)));
         // The server's level and action, kept: a sync must not make them stricter
         // (refusing stored documents) or looser.
         options.extend(server::model_options(c.validation_level.as_deref(), c.validation_action.as_deref()));
         options.extend(budget.map(|n| format!("max_indexes = {n}")));
         let _ = writeln!(head, "#[model({})]", options.join(", "));
-        for row in access_rows(c, &plain) {
+        let common = polymorphic.as_ref().map(|d| patterns::common_fields(c, d));
+        for row in access_rows(c, &plain, self.tenant.as_deref(), common.as_ref()) {
             match row {
                 Ok(attribute) => {
                     let _ = writeln!(head, "{attribute}");
@@ -231,8 +301,17 @@ impl Gen {
         let properties = schema.and_then(|s| s.get_document("properties").ok());
         self.gaps.clear();
         self.exact = c.sampled > 0 && c.sampled >= c.estimated_count;
-        let fields = self.structure(&name, head, &c.root, c.sampled, Some(properties));
-        self.top_level_gaps(c, &fields);
+        if let Some(d) = &polymorphic {
+            let body = self.variants(c, &name, d);
+            self.items.push(head + &body);
+        } else if let Some(b) = &bucket {
+            self.bucket_struct(c, &name, head, b);
+        } else {
+            let fields = self.structure(&name, head, &c.root, c.sampled, Some(properties));
+            self.top_level_gaps(c, &fields);
+        }
+        self.tenant = None;
+        self.outliers.clear();
     }
 
     /// The server validator's constraints outside its properties that the model does
@@ -291,17 +370,39 @@ impl Gen {
         parent: u64,
         model: Option<Option<&Document>>,
     ) -> Vec<(String, bool)> {
+        let (lines, written) = self.field_lines(name, node, parent, model);
+        let mut body = head;
+        let _ = writeln!(body, "pub struct {name} {{");
+        body.push_str(&lines);
+        body.push_str("}\n");
+        self.items.push(body);
+        written
+    }
+
+    /// The fields of `node` as a struct's body lines (four spaces in, `pub`), and
+    /// which were written (stored name, in every document). A polymorphic model's
+    /// variant takes the same lines, indented once more and without `pub`.
+    pub(super) fn field_lines(
+        &mut self,
+        name: &str,
+        node: &Node,
+        parent: u64,
+        model: Option<Option<&Document>>,
+    ) -> (String, Vec<(String, bool)>) {
         let properties = model.flatten();
         let mut written = Vec::new();
         let model = model.is_some();
-        let mut body = head;
-        let _ = writeln!(body, "pub struct {name} {{");
+        let mut body = String::new();
         let mut idents = BTreeSet::new();
         if model {
             idents.insert("id".to_owned());
         }
         let mut has_id = false;
         for (field, child) in &node.fields {
+            if model && self.skip.as_deref() == Some(field.as_str()) {
+                continue;
+            }
+            let is_tenant = model && self.tenant.as_deref() == Some(field.as_str());
             if !storable(field) {
                 let _ = writeln!(
                     body,
@@ -376,8 +477,14 @@ impl Gen {
             // values are the field's domain; `allowed` keeps it so, and every stored
             // document still passes.
             let server_enum = declared.is_some_and(|s| s.contains_key("enum"));
-            if let (false, true, false, Some(values)) =
-                (self.plain, self.exact, server_enum, low_cardinality(child))
+            if is_tenant {
+                let _ = writeln!(
+                    body,
+                    "    // the tenant: every index leads with it (INFERRED.md); no `allowed` from the data, a tenant's values grow with its customers"
+                );
+            }
+            if let (false, true, false, false, Some(values)) =
+                (self.plain, self.exact, server_enum, is_tenant, low_cardinality(child))
             {
                 let _ = writeln!(
                     body,
@@ -388,7 +495,8 @@ impl Gen {
             }
             // A reference found by looking values up: `Ref<T>` stores the same value and
             // validates it as `T`'s `_id` (a field the server constrains keeps its type).
-            let target = if model && validate.is_empty() { self.refs.get(field).cloned() } else { None };
+            let target =
+                if model && validate.is_empty() && !is_tenant { self.refs.get(field).cloned() } else { None };
             if let Some(target) = target {
                 let _ = writeln!(
                     body,
@@ -409,6 +517,23 @@ impl Gen {
             }
             if !validate.is_empty() {
                 let _ = writeln!(body, "    #[validate({})]", validate.join(", "));
+            }
+            if let Some(o) = self.outliers.get(field).filter(|_| model) {
+                let _ = writeln!(
+                    body,
+                    "    // an outlier array in docshape's shape already: {} document(s) overflowed into {} (flag `{}`); `infer --plain` leaves a plain array",
+                    o.overflowed,
+                    escaped(&o.overflow),
+                    o.flag
+                );
+                let mut args = vec![
+                    format!("threshold = {}", o.threshold),
+                    format!("overflow = {}", escaped(&o.overflow)),
+                    format!("flag = {}", o.flag),
+                ];
+                args.extend(o.count.as_ref().map(|c| format!("count = {c}")));
+                args.extend(o.per_doc.map(|n| format!("per_doc = {n}")));
+                let _ = writeln!(body, "    #[outlier({})]", args.join(", "));
             }
             written.push((field.clone(), !missing));
             if *field != ident {
@@ -437,9 +562,7 @@ impl Gen {
             let _ = writeln!(body, "    // no document sampled: the `_id`'s type is unknown");
             let _ = writeln!(body, "    #[serde(rename = \"_id\")]\n    pub id: Bson,");
         }
-        body.push_str("}\n");
-        self.items.push(body);
-        written
+        (body, written)
     }
 
     fn element_is_document(&self, items: &Node) -> bool {

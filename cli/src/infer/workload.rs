@@ -315,9 +315,16 @@ pub(crate) fn ordered_indexes(indexes: &[Document]) -> Vec<(String, Vec<(String,
 /// rule the derive applies, so that it compiles. `Err`: a comment, for the rest: a
 /// write (its `update(...)` is not in the profile), a shape a row cannot say, one no
 /// declared index serves (the derive's `unserved` rule would refuse it).
+///
+/// On a tenant model (`tenant`), a row filters on the tenant first: a shape that has it
+/// elsewhere among its equalities gets it moved first, one without it stays a comment
+/// (the derive's `tenant_filter`). On a polymorphic model, a row naming a field that
+/// not every document type stores (`common` holds those that are) stays a comment.
 pub(super) fn access_rows(
     c: &CollectionShape,
     declared: &[String],
+    tenant: Option<&str>,
+    common: Option<&BTreeSet<String>>,
 ) -> Vec<std::result::Result<String, String>> {
     let Some(w) = &c.workload else { return Vec::new() };
     let indexes = ordered_indexes(&c.indexes);
@@ -327,7 +334,34 @@ pub(super) fn access_rows(
         w.entries
     ))];
     for shape in &w.shapes {
+        let mut led = shape.clone();
+        if let Some(at) = tenant.and_then(|t| led.equality.iter().position(|f| f == t)) {
+            let field = led.equality.remove(at);
+            led.equality.insert(0, field);
+        }
+        let shape = &led;
         let attribute = row(shape, &mut names);
+        let untenanted = tenant.is_some_and(|t| shape.equality.first().map(String::as_str) != Some(t));
+        let uncommon = common.and_then(|common| {
+            let sorted = shape.sort.iter().map(|(p, _)| p);
+            shape
+                .equality
+                .iter()
+                .chain(&shape.range)
+                .chain(sorted)
+                .find(|p| !common.contains(p.split('.').next().unwrap_or(p)))
+        });
+        if untenanted || uncommon.is_some() {
+            let why = match uncommon {
+                Some(p) => format!("names `{}`, which only some document types store: add its `variant = ...`", md(p)),
+                None => format!(
+                    "does not filter on the tenant `{}` (rule `tenant_filter`): the application must say whose documents it reads",
+                    md(tenant.unwrap_or_default())
+                ),
+            };
+            rows.push(Err(format!("{attribute} // {} calls; {why}", shape.count)));
+            continue;
+        }
         let served = shape.served_by(&indexes);
         let calls = shape.count;
         let usable = |index: &str| {

@@ -380,9 +380,13 @@ async fn push_filled(
     let k = docs.len();
     let mut pushed = Pushed::default();
     let parents = db.collection::<Document>(collection);
+    // `$inc` stores the wider of the field's type and the increment's: an int32
+    // increment keeps an `i32` count an int32 (as its validator wants) and a long one
+    // a long.
     let inc_count = |n: usize| -> Document {
+        let n = i32::try_from(n).map_or(Bson::Int64(n as i64), Bson::Int32);
         match spec.count {
-            Some(c) => doc! { "$inc": { c: n as i64 } },
+            Some(c) => doc! { "$inc": { c: n } },
             None => Document::new(),
         }
     };
