@@ -211,7 +211,7 @@ impl<T: ?Sized, U: ?Sized> Choose<T, U> for If<false> {
 /// writes one type per field and one generic `HasField` impl per type instead of one
 /// impl per field: fewer items for the compiler to check in every model's crate.
 #[doc(hidden)]
-pub struct Field<V: ?Sized, S: ?Sized, P, const FLAGS: u8>(PhantomData<(fn(&V), fn(&S), fn() -> P)>);
+pub struct Field<V: ?Sized, S: ?Sized, P, const FLAGS: u8>(PhantomData<fn(&V, &S) -> P>);
 
 impl<V: ?Sized, S: ?Sized, P, const FLAGS: u8> Field<V, S, P, FLAGS> {
     /// The bit of a field that holds an array.
