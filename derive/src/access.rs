@@ -168,7 +168,7 @@ pub(crate) fn expand(parsed: &Parsed, cx: &Facts) -> (Expansion, TokenStream) {
 
 /// The access-pattern parameter type and name rules, and the type a read row returns,
 /// shared with the paginator.
-pub(crate) use find::{equality, result_type};
+pub(crate) use find::{equality, param_type, result_type};
 
 #[derive(FromMeta)]
 struct AccessOpts {

@@ -121,6 +121,8 @@ pub(crate) struct ModelReceiver {
     // Tenant and soft delete (`crate::tenant`).
     pub tenant: Option<syn::Ident>,
     pub soft_delete: Option<syn::Ident>,
+    /// `#[model(transactions)]`: the model's writes are made in transactions.
+    pub transactions: Flag,
 }
 
 /// `#[derive(Embedded)]`'s input.
@@ -280,4 +282,6 @@ pub(crate) struct ModelAttrs {
     // Tenant and soft delete (`crate::tenant`).
     pub tenant: Option<syn::Ident>,
     pub soft_delete: Option<syn::Ident>,
+    /// `#[model(transactions)]`: the model's writes are made in transactions.
+    pub transactions: Flag,
 }

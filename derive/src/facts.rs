@@ -70,6 +70,7 @@ impl Facts {
             timeseries: recv.timeseries,
             tenant: recv.tenant,
             soft_delete: recv.soft_delete,
+            transactions: recv.transactions,
         };
         let container = container(recv.ident, recv.vis, recv.generics, recv.data, recv.attrs, strict, errors);
         let polymorphic = polymorphic::read(&container);

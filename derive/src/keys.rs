@@ -325,6 +325,11 @@ fn stubs(input: &DeriveInput, partial: Partial) -> TokenStream {
                     ::core::unreachable!()
                 }
             }
+            impl<__DsTenant, __DsId> __ds::CachesTenantId<__DsTenant, __DsId> for #ident {
+                fn for_tenant_id(_: __DsTenant, _: __DsId) -> Self {
+                    ::core::unreachable!()
+                }
+            }
         }
     });
     dummy(quote! {

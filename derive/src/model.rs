@@ -48,6 +48,7 @@ pub(crate) fn parse(cx: &Facts, errors: &mut Accumulator) -> Parsed {
         collection,
         level: m.validation_level.as_ref().map(|l| **l),
         action: m.validation_action.as_ref().map(|a| **a),
+        transactions: m.transactions.is_present(),
     })
 }
 
@@ -79,6 +80,8 @@ struct ModelOptions {
     pub collection: LitStr,
     pub level: Option<Level>,
     pub action: Option<Action>,
+    /// `#[model(transactions)]`.
+    pub transactions: bool,
 }
 
 impl ModelOptions {
@@ -86,7 +89,12 @@ impl ModelOptions {
     /// so that the uses of the type's generated methods raise no second error. The
     /// empty name is never used, as the reported error fails the build.
     fn missing(cx: &Facts) -> Self {
-        Self { collection: LitStr::new("", cx.container.ident.span()), level: None, action: None }
+        Self {
+            collection: LitStr::new("", cx.container.ident.span()),
+            level: None,
+            action: None,
+            transactions: false,
+        }
     }
 }
 
@@ -114,10 +122,16 @@ fn model_impl(c: &Container, opts: &ModelOptions, consts: TokenStream) -> TokenS
             const VALIDATION_ACTION: __ds::ValidationAction = __ds::ValidationAction::Warn;
         ),
     });
+    let transactions = opts.transactions.then(|| {
+        quote!(
+            const TRANSACTIONS: bool = true;
+        )
+    });
     quote! {
         #[automatically_derived]
         impl #impl_generics __ds::Model for #ident #ty_generics #where_clause {
             const COLLECTION: &'static str = #collection;
+            #transactions
             #level
             #action
             #consts

@@ -31,6 +31,7 @@ struct SummaryDef {
     group: Vec<GroupPart>,
     group_span: Span,
     refresh: Option<u64>,
+    refresh_span: Span,
     fields: Vec<OpDef>,
     id_ty: Option<syn::Type>,
 }
@@ -147,6 +148,7 @@ fn container(attr: &Attribute, errors: &mut darling::error::Accumulator) -> Opti
         );
         return None;
     };
+    let refresh_span = refresh.as_ref().map_or_else(|| attr.path().span(), LitStr::span);
     let refresh = match (refresh.as_ref().map(|l| (l.value(), l)), &max_stale) {
         (None, _) => {
             errors.push(
@@ -194,7 +196,16 @@ fn container(attr: &Attribute, errors: &mut darling::error::Accumulator) -> Opti
         }
     };
     let source_span = source.span();
-    Some(SummaryDef { source, source_span, group, group_span, refresh, fields: Vec::new(), id_ty: None })
+    Some(SummaryDef {
+        source,
+        source_span,
+        group,
+        group_span,
+        refresh,
+        refresh_span,
+        fields: Vec::new(),
+        id_ty: None,
+    })
 }
 
 /// A dotted path of identifiers (`items.seller_id`), or a string literal.
@@ -396,6 +407,19 @@ pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> TokenStream {
         ),
         def.group_span,
     ));
+    // A sync summary is written in the source write's transaction: one over a source
+    // written outside transactions would leave a window between the write and its
+    // application (covered only by the watcher). The source's declaration is known
+    // only to the compiler: a constant over its `Model::TRANSACTIONS`, under `refresh`.
+    if def.refresh.is_none() {
+        let message = "a `sync` summary commits with its source's writes only if they are made in transactions: declare it on the source, `#[model(collection = \"...\", transactions)]`, and write it in `docshape::transaction` (or a session's transaction); or keep the summary with `refresh = \"async\", max_stale = \"5m\"`";
+        checks.extend(respan(
+            quote!(
+                const _: () = ::core::assert!(<#source as __ds::Model>::TRANSACTIONS, #message);
+            ),
+            def.refresh_span,
+        ));
+    }
     let mut fields = Vec::new();
     let mut accessors = TokenStream::new();
     let count = def.fields.iter().find(|f| f.op == Op::Count).map(|f| f.ident.clone());
@@ -449,6 +473,7 @@ pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> TokenStream {
                 group: &[#(#parts),*],
                 fields: &[#(#fields),*],
                 refresh: #refresh,
+                soft_delete: <#source as __ds::Model>::SOFT_DELETE,
             }
         }
     }

@@ -19,7 +19,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use crate::access::partial_live;
-use crate::ast::Field;
+use crate::ast::{Body, Field};
 use crate::common::message::rule;
 use crate::common::paths;
 use crate::common::types::is_option;
@@ -38,10 +38,24 @@ pub(crate) struct Parsed {
     soft_delete: Option<Named>,
 }
 
+/// The stored field `ident`; on a polymorphic model, the one every variant stores
+/// under one name and type (the first variant's).
 fn field<'a>(cx: &'a Facts, ident: &syn::Ident) -> Option<&'a Field> {
-    paths::stored_fields(&cx.container)
-        .into_iter()
-        .find(|f| f.recv.ident.as_ref().is_some_and(|i| i == ident))
+    let named = |f: &&Field| f.recv.ident.as_ref().is_some_and(|i| i == ident);
+    match &cx.container.body {
+        Body::Enum(variants) => {
+            let stored = |f: &&Field| named(f) && !f.serde.skip && f.name.is_some();
+            let found: Vec<&Field> =
+                variants.iter().map(|v| v.fields.iter().find(stored)).collect::<Option<_>>()?;
+            let first = *found.first()?;
+            let ty = |f: &Field| {
+                let ty = &f.recv.ty;
+                quote!(#ty).to_string()
+            };
+            found.iter().all(|f| f.name == first.name && ty(f) == ty(first)).then_some(first)
+        }
+        Body::Struct(..) => paths::stored_fields(&cx.container).into_iter().find(named),
+    }
 }
 
 /// Reads `tenant = field` and `soft_delete = field`: each names a stored field of the
@@ -51,14 +65,14 @@ pub(crate) fn parse(cx: &Facts, errors: &mut Accumulator) -> Parsed {
     let mut out = Parsed::default();
     if let Some(ident) = &m.tenant {
         match field(cx, ident) {
-            None => errors.push(Error::custom(format!("`tenant = {ident}`: the struct stores no field `{ident}`; name the field that holds the document's tenant, like `tenant = org_id`")).with_span(ident)),
+            None => errors.push(Error::custom(format!("`tenant = {ident}`: the struct (or, on a polymorphic model, one of its variants) stores no field `{ident}`; name the field that holds the document's tenant, like `tenant = org_id`, stored by every variant with one type")).with_span(ident)),
             Some(f) if is_option(&f.recv.ty) => errors.push(Error::custom(format!("`tenant = {ident}`: the tenant field is an `Option`, and a document without a tenant belongs to nobody; make it required")).with_span(ident)),
             Some(f) => out.tenant = Some(Named { stored: f.name.clone().unwrap_or_default(), ty: f.recv.ty.clone() }),
         }
     }
     if let Some(ident) = &m.soft_delete {
         match field(cx, ident) {
-            None => errors.push(Error::custom(format!("`soft_delete = {ident}`: the struct stores no field `{ident}`; name the date field a deletion sets, like `soft_delete = deleted_at` on `deleted_at: Option<DateTime>`")).with_span(ident)),
+            None => errors.push(Error::custom(format!("`soft_delete = {ident}`: the struct (or, on a polymorphic model, one of its variants) stores no field `{ident}`; name the date field a deletion sets, like `soft_delete = deleted_at` on `deleted_at: Option<DateTime>`, stored by every variant with one type")).with_span(ident)),
             Some(f) if !is_option(&f.recv.ty) => errors.push(Error::custom(format!("`soft_delete = {ident}`: a live document has no deletion date, so the field is an `Option` (`Option<DateTime>`)")).with_span(ident)),
             Some(f) => out.soft_delete = Some(Named { stored: f.name.clone().unwrap_or_default(), ty: f.recv.ty.clone() }),
         }
@@ -102,6 +116,22 @@ pub(crate) fn check(
                 }
             }
         }
+        for a in &mut access.patterns {
+            // A document never changes tenant: its cached keys (which hold the tenant)
+            // are found from the tenant it has, and no write row moves it to another.
+            let moved = a
+                .update
+                .as_ref()
+                .and_then(|u| u.ops.iter().find(|(_, p, _)| p == name || p.starts_with(&format!("{name}."))));
+            if let Some((_, _, span)) = moved {
+                errors.push(Error::custom(rule("tenant_write", format!("write row `{}` writes the tenant `{name}`: a document never moves to another tenant (every row finds it by its tenant, and its cached keys hold it); leave `{name}` out of `update(...)`, or insert a copy for the other tenant", a.name))).with_span(span));
+            }
+            let Some(family) = &a.cache else { continue };
+            if !matches!(a.filter.as_slice(), [_, (id, _)] if id == "_id") {
+                errors.push(Error::custom(format!("a cached row of a tenant model reads one document by its tenant and its id, and its key holds both: `filter({name}, _id)`")).with_span(family));
+                a.filter.retain(|(p, _)| p == name || p == "_id");
+            }
+        }
         for def in &index.indexes {
             let Some(lead) = def.keys.first() else { continue };
             // A TTL index has one key (MongoDB's rule) and serves no row: it expires
@@ -118,6 +148,16 @@ pub(crate) fn check(
             }
         }
     }
+    if parsed.tenant.is_none() {
+        for a in &mut access.patterns {
+            let Some(family) = &a.cache else { continue };
+            // `filter(x, _id)` passed the reading as a tenant model's shape.
+            if a.filter.len() > 1 {
+                errors.push(Error::custom("a cached row reads one document by its id: its key is built from the `_id`, so the row filters on `_id` alone (`filter(_id)`)").with_span(family));
+                a.filter.retain(|(p, _)| p == "_id");
+            }
+        }
+    }
     if let Some(sd) = &parsed.soft_delete {
         let name = &sd.stored;
         for def in &index.indexes {
@@ -129,8 +169,9 @@ pub(crate) fn check(
     }
 }
 
-/// `TENANT` and `SOFT_DELETE` on the model, and on a soft-delete struct model,
-/// `delete_by_id` and `restore_by_id` (tenant first on a tenant model).
+/// `TENANT` and `SOFT_DELETE` on the model, and on a soft-delete model (a struct, a
+/// polymorphic enum, a generic model), `delete_by_id` and `restore_by_id` (tenant first
+/// on a tenant model).
 pub(crate) fn expand(parsed: &Parsed, cx: &Facts) -> crate::common::expansion::Expansion {
     let tenant = parsed.tenant.as_ref().map(|t| &t.stored);
     let soft = parsed.soft_delete.as_ref().map(|s| &s.stored);
@@ -144,9 +185,17 @@ pub(crate) fn expand(parsed: &Parsed, cx: &Facts) -> crate::common::expansion::E
         model.extend(quote!(const SOFT_DELETE: ::core::option::Option<&'static str> = ::core::option::Option::Some(#s);));
     }
     let c = &cx.container;
-    let plain = cx.polymorphic.is_none() && c.generics.params.is_empty();
-    let items = match (&parsed.soft_delete, plain) {
-        (Some(sd), true) => {
+    // A model without a tenant may be loaded by `_id` alone (`Ref::load`); a tenant
+    // model's load by `_id` alone is then an error under the call, naming `load_in`.
+    let no_tenant = match (&parsed.tenant, c.generics.params.is_empty()) {
+        (None, true) => {
+            let ident = &c.ident;
+            quote!(#[automatically_derived] impl __ds::NoTenant for #ident {})
+        }
+        _ => TokenStream::new(),
+    };
+    let items = match &parsed.soft_delete {
+        Some(sd) => {
             let field = &sd.stored;
             let (param, insert) = match &parsed.tenant {
                 Some(t) => {
@@ -159,25 +208,34 @@ pub(crate) fn expand(parsed: &Parsed, cx: &Facts) -> crate::common::expansion::E
                 None => (TokenStream::new(), TokenStream::new()),
             };
             let (ident, vis) = (&c.ident, &c.vis);
+            // A generic model has no `Identified` impl: its `_id` parameter is typed as
+            // its finders' (the field's own type).
+            let id = match c.generics.params.is_empty() {
+                true => quote!(<Self as __ds::Identified>::Id),
+                false => crate::access::param_type(c, "_id"),
+            };
+            let generics = c.bounded_generics();
+            let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
             quote! {
                 #[automatically_derived]
-                impl #ident {
+                impl #impl_generics #ident #ty_generics #where_clause {
                     /// Soft-deletes the live document `id` (of the tenant, on a tenant
                     /// model): sets its deletion date; every live row stops reading it.
-                    #vis fn delete_by_id(#param id: impl ::core::convert::Into<<Self as __ds::Identified>::Id>) -> __ds::SoftDelete<Self> {
-                        let id: <Self as __ds::Identified>::Id = ::core::convert::Into::into(id);
+                    #vis fn delete_by_id(#param id: impl ::core::convert::Into<#id>) -> __ds::SoftDelete<Self> {
+                        let id: #id = ::core::convert::Into::into(id);
                         __ds::SoftDelete::delete(#field, __ds::FilterBuilder::new()#insert.equal("_id", &id).build())
                     }
                     /// Restores the deleted document `id` (of the tenant, on a tenant
                     /// model): clears its deletion date.
-                    #vis fn restore_by_id(#param id: impl ::core::convert::Into<<Self as __ds::Identified>::Id>) -> __ds::SoftDelete<Self> {
-                        let id: <Self as __ds::Identified>::Id = ::core::convert::Into::into(id);
+                    #vis fn restore_by_id(#param id: impl ::core::convert::Into<#id>) -> __ds::SoftDelete<Self> {
+                        let id: #id = ::core::convert::Into::into(id);
                         __ds::SoftDelete::restore(#field, __ds::FilterBuilder::new()#insert.equal("_id", &id).build())
                     }
                 }
             }
         }
-        _ => TokenStream::new(),
+        None => TokenStream::new(),
     };
+    let items = quote!(#no_tenant #items);
     crate::common::expansion::Expansion { model, items, ..Default::default() }
 }

@@ -163,7 +163,7 @@ pub use crate::patterns::relation::refs;
 pub use crate::patterns::{keys, paginate, relation, summary, timeseries, versioning};
 
 pub use crate::core::error::{Error, Result};
-pub use crate::core::model::{IdOf, Identified, Model, ValidationAction, ValidationLevel};
+pub use crate::core::model::{IdOf, Identified, Model, NoTenant, ValidationAction, ValidationLevel};
 pub use crate::core::transaction::{transaction, Transaction, TransactionError};
 pub use crate::ops::check::{check, CheckReport};
 pub use crate::ops::sync::{sync, sync_all, sync_with, SyncOptions, SyncReport};
@@ -363,6 +363,7 @@ pub mod __private {
     pub use crate::core::hooks::generated_files;
     pub use crate::core::index::{Index, IndexKey};
     pub use crate::core::model::eq as eq_filter;
+    pub use crate::core::model::NoTenant;
     pub use crate::core::model::{Model, ValidationAction, ValidationLevel};
     pub use crate::core::path::{At, Choose, Field, FieldLookup, HasField, If, OldField, Open, StoredNames};
     pub use crate::core::registry::{RegisteredCollection, RegisteredModel};
@@ -385,15 +386,15 @@ pub mod __private {
     };
     #[cfg(feature = "redis")]
     pub use crate::patterns::keys::cache::{
-        cache_of, copies_invalidated, keys_for_written, CacheOf, CachedFamily, CachedFind, CachedModel,
-        CachedUpdate, WrittenKeys,
+        cache_in, cache_of, copies_invalidated, keys_for_written, keys_in_written, CacheIn, CacheOf,
+        CachedFamily, CachedFind, CachedModel, CachedUpdate, WrittenKeys,
     };
     pub use crate::patterns::keys::generated::{parse_placeholder, placeholder_text, placeholder_texts};
     pub use crate::patterns::keys::registry::RegisteredKeyFamily;
     pub use crate::patterns::keys::{
-        CachesId, CounterFamily, HashFamily, Json, KeyError, KeyFamily, KeyKind, KeySpec, ListFamily,
-        Segment, SetFamily, ShardedCounterFamily, SortedSetFamily, Staleness, Stored, StringFamily, Text,
-        Ttl,
+        CachesId, CachesTenantId, CounterFamily, HashFamily, Json, KeyError, KeyFamily, KeyKind, KeySpec,
+        ListFamily, Segment, SetFamily, ShardedCounterFamily, SortedSetFamily, Staleness, Stored,
+        StringFamily, Text, Ttl,
     };
     pub use crate::patterns::outlier as ol;
     pub use crate::patterns::outlier::overflow_collection_spec;

@@ -151,3 +151,30 @@ impl SellerSalesNow {
         SellerSalesNow::collection(db).find_one(doc! { "_id": seller }).await.unwrap()
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_run_creates_the_ledger_indexes() {
+    let db = setup("summary_ledger_indexes").await;
+    docshape::relation::insert_one(
+        &db,
+        &mut order("o1", "c", "2026-08-05T10:00:00Z", vec![item("s1", "a", 1, 10)]),
+    )
+    .await
+    .unwrap();
+    Worker::new(&db).run_until_empty().await.unwrap();
+    let keys: Vec<Document> = db
+        .collection::<Document>(summary::LEDGER)
+        .list_indexes()
+        .await
+        .unwrap()
+        .try_collect::<Vec<_>>()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|i| i.keys)
+        .collect();
+    assert!(keys.contains(&doc! { "_id.s": 1, "g.k": 1 }), "{keys:?}");
+    assert!(keys.contains(&doc! { "pending": 1, "due": 1 }), "{keys:?}");
+    // Idempotent: a second run (or a deploy step) creates nothing new.
+    summary::create_indexes(&db).await.unwrap();
+}

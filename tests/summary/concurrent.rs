@@ -1,6 +1,8 @@
 //! Eight writers adding, removing and editing the items of orders shared by five
-//! sellers, with workers killed at random points and restarted: once drained, every
-//! summary (sync and async) equals a recount of the orders.
+//! sellers, half of them in transactions (where the sync summaries are written in the
+//! write's own transaction, and two of them on one group conflict and run again),
+//! with workers killed at random points and restarted: once drained, every summary
+//! (sync and async) equals a recount of the orders.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -25,7 +27,23 @@ impl Rng {
 const SELLERS: [&str; 5] = ["s0", "s1", "s2", "s3", "s4"];
 const ORDERS: u64 = 6;
 
-async fn writer(db: Database, seed: u64, ops: usize) {
+/// Runs `row` (built anew for each attempt) alone, or in a transaction of its own.
+async fn send(
+    db: &Database,
+    transaction: bool,
+    row: impl Fn() -> docshape::access::Update<Order> + Sync,
+) -> Result<(), String> {
+    if !transaction {
+        return row().run(db).await.map(drop).map_err(|e| e.to_string());
+    }
+    let row = &row;
+    docshape::transaction(db.client(), |tx| Box::pin(async move { row().session(tx).run(db).await }))
+        .await
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
+
+async fn writer(db: Database, seed: u64, ops: usize, transaction: bool) {
     let mut rng = Rng(seed);
     for op in 0..ops {
         let id = format!("o{}", rng.below(ORDERS));
@@ -39,14 +57,14 @@ async fn writer(db: Database, seed: u64, ops: usize) {
                     100 * (1 + rng.below(9) as i64),
                 );
                 // A full cart refuses the push (the bound): a refusal writes nothing.
-                let _ = Order::add_item(&id, it).run(&db).await;
+                let _ = send(&db, transaction, || Order::add_item(&id, it.clone())).await;
             }
             1 => {
                 let Some(order) = Order::collection(&db).find_one(doc! { "_id": &id }).await.unwrap() else {
                     continue;
                 };
                 if let Some(it) = order.items.get(rng.below(order.items.len().max(1) as u64) as usize) {
-                    Order::remove_item(&id, it.clone()).run(&db).await.unwrap();
+                    send(&db, transaction, || Order::remove_item(&id, it.clone())).await.unwrap();
                 }
             }
             _ => {
@@ -60,7 +78,7 @@ async fn writer(db: Database, seed: u64, ops: usize) {
                 let i = rng.below(order.items.len() as u64) as usize;
                 order.items[i].qty = 1 + rng.below(7) as i64;
                 order.items[i].seller_id = seller.into();
-                Order::set_items(&id, order.items).run(&db).await.unwrap();
+                send(&db, transaction, || Order::set_items(&id, order.items.clone())).await.unwrap();
             }
         }
     }
@@ -119,8 +137,9 @@ async fn concurrent_writers_and_killed_workers_leave_no_drift() {
         })
     };
     let base = docshape_test_seed::seed_for("summary::concurrent");
-    let writers: Vec<_> =
-        (0..8).map(|w| tokio::spawn(writer((*db).clone(), base.wrapping_add(w * 7919) | 1, 30))).collect();
+    let writers: Vec<_> = (0..8)
+        .map(|w| tokio::spawn(writer((*db).clone(), base.wrapping_add(w * 7919) | 1, 30, w % 2 == 0)))
+        .collect();
     for w in writers {
         w.await.unwrap();
     }

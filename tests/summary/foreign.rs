@@ -30,7 +30,17 @@ async fn foreign_inserts_updates_and_deletes_reach_the_summaries_through_the_wat
                 .await
         }
     });
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Its first start (a stream and a resync per summarized source) is over once it
+    // saved a position per source: the writes below then reach it through the streams.
+    let mut sources: Vec<&str> = summary::summaries().iter().map(|s| s.source).collect();
+    sources.sort_unstable();
+    sources.dedup();
+    let started = std::time::Instant::now() + Duration::from_secs(20);
+    let ledger = db.collection::<Document>(summary::LEDGER);
+    while ledger.count_documents(doc! { "_id.watch": "t" }).await.unwrap() < sources.len() as u64 {
+        assert!(std::time::Instant::now() < started, "the watcher never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let orders = db.collection::<Document>("sm_orders");
     let raw = |id: &str, items: Vec<Document>| doc! { "_id": id, "customer_id": "x", "created_at": at("2026-08-05T10:00:00Z"), "items": items };
     let it = |s: &str, q: i64| doc! { "seller_id": s, "sku": "f", "qty": q, "line_cents": 100_i64 };
@@ -45,7 +55,16 @@ async fn foreign_inserts_updates_and_deletes_reach_the_summaries_through_the_wat
         Worker::new(&db).run_until_empty().await.unwrap();
         let s1 = one(&db, "sm_seller_sales", "s1").await;
         let s3 = one(&db, "sm_seller_sales_now", "s3").await;
-        if s1.as_ref().and_then(|d| d.get_i64("units").ok()) == Some(7) && s3.is_some() {
+        // Every change read from the stream queued its document once more (`seq`): f1
+        // and f2 twice each; o0 once on its insert, once by the first start's resync,
+        // once on its delete. (The summaries can be right earlier: an application
+        // reads the document as it is now.)
+        let mut read = true;
+        for (id, queued) in [("f1", 2), ("f2", 2), ("o0", 3)] {
+            let record = ledger.find_one(doc! { "_id": { "s": "sm_seller_sales", "id": id } }).await.unwrap();
+            read &= record.and_then(|r| r.get_i64("seq").ok()).is_some_and(|n| n >= queued);
+        }
+        if read && s1.as_ref().and_then(|d| d.get_i64("units").ok()) == Some(7) && s3.is_some() {
             break;
         }
         assert!(std::time::Instant::now() < deadline, "the watcher's changes never arrived: {s1:?} {s3:?}");
@@ -54,9 +73,6 @@ async fn foreign_inserts_updates_and_deletes_reach_the_summaries_through_the_wat
     stop_tx.send(()).unwrap();
     let report = watching.await.unwrap().unwrap();
     assert!(report.changes >= 5, "{report:?}");
-    let mut sources: Vec<&str> = summary::summaries().iter().map(|s| s.source).collect();
-    sources.sort_unstable();
-    sources.dedup();
     assert_eq!(report.resyncs as usize, sources.len(), "the first start resyncs each source: {report:?}");
     let s1 = one(&db, "sm_seller_sales", "s1").await.unwrap();
     assert_eq!(
@@ -73,7 +89,7 @@ async fn foreign_inserts_updates_and_deletes_reach_the_summaries_through_the_wat
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_transaction_reaches_the_sync_summary_with_its_commit_only() {
+async fn a_sync_summary_is_written_in_the_transaction_and_commits_with_it() {
     let db = setup("summary_transaction").await;
     docshape::relation::insert_one(
         &db,
@@ -89,6 +105,15 @@ async fn a_transaction_reaches_the_sync_summary_with_its_commit_only() {
         Box::pin(async move {
             attempts.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             Order::add_item("o1", item("s1", "b", 5, 50)).session(tx).run(d).await?;
+            // The sync summary is written in the transaction, before its commit: the
+            // transaction reads it in line already.
+            let inside = d
+                .collection::<Document>("sm_seller_sales_now")
+                .find_one(doc! { "_id": "s1" })
+                .session(&mut **tx)
+                .await
+                .expect("a read in the transaction");
+            assert_eq!(units(inside), Some(6));
             Order::add_item("o1", item("s2", "c", 2, 20)).session(tx).run(d).await?;
             Ok::<_, docshape::access::UpdateError>(())
         })

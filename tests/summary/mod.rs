@@ -16,13 +16,16 @@ use mongodb::Database;
 use serde::{Deserialize, Serialize};
 
 mod basics;
+mod cached;
 mod concurrent;
 mod cost;
 mod foreign;
+mod soft_delete;
+mod versioned;
 
 /// The source: an order whose items come from several sellers.
 #[derive(Debug, Clone, Serialize, Deserialize, Model)]
-#[model(collection = "sm_orders")]
+#[model(collection = "sm_orders", transactions)]
 #[index(keys("items.seller_id"))]
 #[access(name = "add_item", filter(_id), update(push(items)))]
 #[access(name = "remove_item", filter(_id), update(pull(items)))]

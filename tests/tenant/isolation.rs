@@ -1,21 +1,24 @@
 //! The tenant property: two tenants' projects interleaved in one collection; every
 //! generated read and write called for tenant A with hostile values (B's ids and
-//! slugs, operator-shaped strings, B's paginator tokens), and `Ref::load_in` for A: no document of B is ever
-//! read, written, counted or paged for A. 10,000 cases from the seeded generator.
+//! slugs, operator-shaped strings, B's paginator tokens, B's cache keys), and
+//! `Ref::load_in` for A: no document of B is ever read, written, counted, paged or
+//! cached for A, and none is served to A from the cache. 10,000 cases from the seeded
+//! generator.
 
 use std::collections::BTreeMap;
 
 use docshape::access::UpdateError;
 use docshape::bson::oid::ObjectId;
 use docshape::bson::{doc, Document};
+use docshape::keys::StringFamily;
 use docshape::paginate::{CursorError, PageError};
 use docshape::refs::Ref;
-use docshape::Model;
+use docshape::{KeyFamily, Model};
 use docshape_testkit as testkit;
 use proptest::prelude::Rng;
 use proptest::test_runner::TestRng;
 
-use super::{project, Project};
+use super::{project, Project, Ticket, TicketCache};
 
 const A: &str = "org-a";
 const B: &str = "org-b";
@@ -38,6 +41,36 @@ async fn snapshot_b(raw: &mongodb::Collection<Document>) -> BTreeMap<String, Doc
         out.insert(d.get_object_id("_id").unwrap().to_hex(), d);
     }
     out
+}
+
+/// The raw text under each key (`None`: no key).
+async fn raw_values(
+    redis: &mut docshape::redis::aio::MultiplexedConnection,
+    keys: &[String],
+) -> Vec<Option<String>> {
+    let mut out = Vec::new();
+    for key in keys {
+        out.push(docshape::redis::cmd("GET").arg(key).query_async(redis).await.unwrap());
+    }
+    out
+}
+
+/// Every cached ticket: under the key of its own tenant and id, so the key of A's
+/// read never holds a document of B.
+async fn cache_is_per_tenant(redis: &mut docshape::redis::aio::MultiplexedConnection, seed: u64) -> usize {
+    let mut found = 0;
+    for key in TicketCache::scan(redis).await.unwrap() {
+        if let Some(ticket) = key.get(redis).await.unwrap() {
+            assert_eq!(
+                (&ticket.org_id, &ticket.id),
+                (&key.org, &key.id),
+                "{} holds {ticket:?} (seed {seed:#x})",
+                key.key()
+            );
+            found += 1;
+        }
+    }
+    found
 }
 
 fn all_of_a(items: &[Project], what: &str, seed: u64) {
@@ -87,9 +120,48 @@ async fn no_call_for_one_tenant_reaches_another() {
     assert!(tokens.len() > 10, "B's feeds gave tokens");
     let raw = db.collection::<Document>(Project::COLLECTION);
     let before = snapshot_b(&raw).await;
-    let mut ops = [0usize; 10];
+
+    // Tickets, cached by tenant and id; every docshape writer deletes their keys.
+    docshape::sync::<Ticket>(&db).await.unwrap();
+    let mut redis = testkit::redis::database().await.unwrap();
+    docshape::keys::invalidate_on_write(&db, redis.clone());
+    let tickets: Vec<Ticket> = (0..40)
+        .map(|i| Ticket {
+            id: format!("t{i}"),
+            org_id: (if i % 2 == 0 { A } else { B }).to_owned(),
+            title: format!("title {i}"),
+            deleted_at: None,
+        })
+        .collect();
+    Ticket::collection(&db).insert_many(&tickets).await.unwrap();
+    // B's cache, filled by B's own reads: its keys are hostile ids for A.
+    let mut b_keys = Vec::new();
+    for t in tickets.iter().filter(|t| t.org_id == B) {
+        let read = Ticket::ticket(B, t.id.as_str());
+        b_keys.push(read.key().unwrap());
+        assert_eq!(read.one(&db, &mut redis).await.unwrap().as_ref(), Some(t));
+    }
+    let b_cached = raw_values(&mut redis, &b_keys).await;
+    assert!(b_cached.iter().all(Option::is_some), "B's reads filled B's keys");
+    let tickets_raw = db.collection::<Document>(Ticket::COLLECTION);
+    let tickets_of_b = || async {
+        let mut cursor = tickets_raw.find(doc! { "org_id": B }).sort(doc! { "_id": 1 }).await.unwrap();
+        let mut out = Vec::new();
+        while cursor.advance().await.unwrap() {
+            out.push(cursor.deserialize_current().unwrap());
+        }
+        out
+    };
+    let b_tickets = tickets_of_b().await;
+    let a_tickets: Vec<String> = tickets.iter().filter(|t| t.org_id == A).map(|t| t.id.clone()).collect();
+    let mut ticket_ids: Vec<String> = tickets.iter().map(|t| t.id.clone()).collect();
+    ticket_ids.extend(b_keys.iter().cloned());
+    ticket_ids.extend(HOSTILE.iter().map(|s| (*s).to_owned()));
+    ticket_ids.push("cache:tenant_ticket:org-a:t0".to_owned());
+
+    let mut ops = [0usize; 13];
     for case in 0..CASES {
-        let op = (rng.next_u64() % 10) as usize;
+        let op = (rng.next_u64() % 13) as usize;
         ops[op] += 1;
         let id = *pick(&mut rng, &ids);
         let s = pick(&mut rng, &strings).clone();
@@ -160,6 +232,68 @@ async fn no_call_for_one_tenant_reaches_another() {
                 let loaded = Ref::<Project>::new(id).load_in(&db, A).await.unwrap();
                 all_of_a(&loaded.into_iter().collect::<Vec<_>>(), "Ref::load_in", seed);
             }
+            10 => {
+                let s = pick(&mut rng, &ticket_ids);
+                let read = Ticket::ticket(A, s.as_str());
+                let key = read.key().unwrap();
+                assert!(!b_keys.contains(&key), "A's read of {s:?} uses B's key {key} (seed {seed:#x})");
+                if let Some(t) = read.one(&db, &mut redis).await.unwrap() {
+                    assert_eq!((t.org_id.as_str(), &t.id), (A, s), "served to A for {s:?} (seed {seed:#x})");
+                }
+                let cached = TicketCache { org: A.to_owned(), id: s.clone() }.get(&mut redis).await.unwrap();
+                if let Some(t) = cached {
+                    assert_eq!(
+                        (t.org_id.as_str(), &t.id),
+                        (A, s),
+                        "cached for A under {key} (seed {seed:#x})"
+                    );
+                }
+            }
+            11 => {
+                let s = pick(&mut rng, &ticket_ids);
+                let title = format!("ticket {case}");
+                match Ticket::retitle_ticket(A, s.as_str(), title.as_str()).uncached().run(&db).await {
+                    Ok(_) => {
+                        // The write pipeline deleted the key of A's document: the next
+                        // read is a miss that sees the new title.
+                        let key = TicketCache { org: A.to_owned(), id: s.clone() };
+                        assert_eq!(
+                            key.get(&mut redis).await.unwrap(),
+                            None,
+                            "{} kept after a write (seed {seed:#x})",
+                            key.key()
+                        );
+                        let read = Ticket::ticket(A, s.as_str()).one(&db, &mut redis).await.unwrap().unwrap();
+                        assert_eq!((read.org_id.as_str(), read.title.as_str()), (A, title.as_str()));
+                    }
+                    Err(UpdateError::NotFound { .. }) => {}
+                    Err(e) => panic!("retitle for A: {e} (seed {seed:#x})"),
+                }
+            }
+            12 => {
+                let s = pick(&mut rng, &ticket_ids);
+                let key = TicketCache { org: A.to_owned(), id: s.clone() };
+                let deleted = Ticket::delete_by_id(A, s.as_str()).run(&db).await.unwrap();
+                if deleted {
+                    assert_eq!(
+                        key.get(&mut redis).await.unwrap(),
+                        None,
+                        "{} kept after a delete (seed {seed:#x})",
+                        key.key()
+                    );
+                    assert_eq!(Ticket::ticket(A, s.as_str()).one(&db, &mut redis).await.unwrap(), None);
+                } else if Ticket::restore_by_id(A, s.as_str()).run(&db).await.unwrap() {
+                    assert_eq!(
+                        key.get(&mut redis).await.unwrap(),
+                        None,
+                        "{} kept after a restore (seed {seed:#x})",
+                        key.key()
+                    );
+                    let read = Ticket::ticket(A, s.as_str()).one(&db, &mut redis).await.unwrap().unwrap();
+                    assert_eq!(read.org_id, A);
+                }
+                assert!(!deleted || a_tickets.contains(s), "A deleted {s:?} (seed {seed:#x})");
+            }
             _ => match Project::restore_by_id(A, id).run(&db).await {
                 Ok(changed) => {
                     assert!(!(changed && b_ids.contains(&id)), "A restored B's {id} (seed {seed:#x})")
@@ -176,8 +310,24 @@ async fn no_call_for_one_tenant_reaches_another() {
                 before,
                 "B's documents changed by case {case} (seed {seed:#x})"
             );
+            assert_eq!(
+                tickets_of_b().await,
+                b_tickets,
+                "B's tickets changed by case {case} (seed {seed:#x})"
+            );
+            assert_eq!(
+                raw_values(&mut redis, &b_keys).await,
+                b_cached,
+                "B's cache changed by case {case} (seed {seed:#x})"
+            );
+            cache_is_per_tenant(&mut redis, seed).await;
         }
     }
     assert_eq!(snapshot_b(&raw).await, before, "B's documents changed (seed {seed:#x})");
+    assert_eq!(tickets_of_b().await, b_tickets, "B's tickets changed (seed {seed:#x})");
+    assert_eq!(raw_values(&mut redis, &b_keys).await, b_cached, "B's cache changed (seed {seed:#x})");
+    // A's reads filled keys, all of them A's own documents under A's keys.
+    assert!(cache_is_per_tenant(&mut redis, seed).await > b_keys.len(), "A's reads were cached");
+    docshape::keys::stop_invalidating(&db);
     assert!(ops.iter().all(|&n| n > CASES / 20), "every call was made: {ops:?}");
 }

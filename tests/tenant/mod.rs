@@ -9,11 +9,12 @@
 
 mod copies;
 mod isolation;
+mod refresh;
 mod soft_delete;
 mod summary;
 
 use docshape::bson::DateTime;
-use docshape::Model;
+use docshape::{KeyFamily, Model};
 use serde::{Deserialize, Serialize};
 
 /// A project of an organisation, soft-deleted: a read row of each shape, a paginated
@@ -54,6 +55,29 @@ pub struct Draft {
     pub org_id: String,
     #[index(expire_after = "0s")]
     pub deleted_at: Option<DateTime>,
+}
+
+/// A support ticket, read through a cache keyed by its tenant and its id, and
+/// soft-deleted: the cached rows of a tenant model (`isolation.rs`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
+#[model(collection = "tenant_tickets", tenant = org_id, soft_delete = deleted_at)]
+#[index(keys(org_id, _id))]
+#[access(name = "ticket", filter(org_id, _id), cache = TicketCache)]
+#[access(name = "retitle_ticket", filter(org_id, _id), update(set(title)))]
+pub struct Ticket {
+    #[serde(rename = "_id")]
+    pub id: String,
+    pub org_id: String,
+    pub title: String,
+    pub deleted_at: Option<DateTime>,
+}
+
+/// A ticket as cached for one tenant: the tenant, then the id.
+#[derive(Debug, Clone, PartialEq, KeyFamily)]
+#[key(pattern = "cache:tenant_ticket:{org}:{id}", kind = string, value = Ticket, ttl = "600s", note = "invalidate on ticket write")]
+pub struct TicketCache {
+    pub org: String,
+    pub id: String,
 }
 
 /// A project of `org` with a fresh id.

@@ -142,3 +142,63 @@ async fn explain_asks_each_row_with_its_live_predicate() {
         "the include_deleted row is explained too"
     );
 }
+
+/// A polymorphic soft-delete model: `delete_by_id` and `restore_by_id` serve every
+/// variant.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, Model)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[model(collection = "tenant_events", tenant = org_id, soft_delete = deleted_at)]
+#[index(keys(org_id, _id))]
+#[access(name = "event", filter(org_id, _id))]
+pub enum Event {
+    Note {
+        #[serde(rename = "_id")]
+        id: i64,
+        org_id: String,
+        text: String,
+        deleted_at: Option<docshape::bson::DateTime>,
+    },
+    Alert {
+        #[serde(rename = "_id")]
+        id: i64,
+        org_id: String,
+        level: i32,
+        deleted_at: Option<docshape::bson::DateTime>,
+    },
+}
+
+/// A generic soft-delete model: its `_id` parameter has the field's own type.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, Model)]
+#[serde(bound(deserialize = ""))]
+#[model(collection = "tenant_boxes", soft_delete = deleted_at)]
+#[access(name = "boxed", filter(_id))]
+pub struct Boxed<T>
+where
+    T: serde::Serialize + serde::de::DeserializeOwned + Send + Sync + 'static,
+{
+    #[serde(rename = "_id")]
+    pub id: i64,
+    pub value: T,
+    pub deleted_at: Option<docshape::bson::DateTime>,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn polymorphic_and_generic_models_delete_and_restore() {
+    let db = testkit::database("tenant_soft_shapes").await.unwrap();
+    let note = Event::Note { id: 1, org_id: "o1".into(), text: "hi".into(), deleted_at: None };
+    let alert = Event::Alert { id: 2, org_id: "o1".into(), level: 3, deleted_at: None };
+    Event::collection(&db).insert_many([&note, &alert]).await.unwrap();
+    assert!(!Event::delete_by_id("o2", 2_i64).run(&db).await.unwrap(), "another tenant's");
+    assert!(Event::delete_by_id("o1", 2_i64).run(&db).await.unwrap());
+    assert_eq!(Event::event("o1", 2_i64).one(&db).await.unwrap(), None);
+    assert_eq!(Event::event("o1", 1_i64).one(&db).await.unwrap(), Some(note));
+    assert!(Event::restore_by_id("o1", 2_i64).run(&db).await.unwrap());
+    assert_eq!(Event::event("o1", 2_i64).one(&db).await.unwrap(), Some(alert));
+
+    let boxed = Boxed { id: 7, value: "kept".to_owned(), deleted_at: None };
+    Boxed::<String>::collection(&db).insert_one(&boxed).await.unwrap();
+    assert!(Boxed::<String>::delete_by_id(7_i64).run(&db).await.unwrap());
+    assert_eq!(Boxed::<String>::boxed(7_i64).one(&db).await.unwrap(), None);
+    assert!(Boxed::<String>::restore_by_id(7_i64).run(&db).await.unwrap());
+    assert_eq!(Boxed::<String>::boxed(7_i64).one(&db).await.unwrap(), Some(boxed));
+}

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 /// An invoice of an organisation's customer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Model)]
-#[model(collection = "tenant_invoices", tenant = org_id)]
+#[model(collection = "tenant_invoices", tenant = org_id, transactions)]
 #[index(keys(org_id, customer))]
 #[access(name = "invoices_of", filter(org_id, customer))]
 pub struct Invoice {

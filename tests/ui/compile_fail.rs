@@ -274,15 +274,7 @@ impl Compiler {
     /// Checks one case; `Err` says what differs.
     fn check(&self, case: &Path, out_dir: &Path, overwrite: bool) -> Result<(), String> {
         let stem = case.file_stem().unwrap().to_str().unwrap();
-        // A case marked `// checked when built` holds a mistake rustc finds only while
-        // generating code (a constant evaluated per generic instance): it is compiled to
-        // an object file, not only checked.
-        let source = std::fs::read_to_string(manifest_dir().join(case)).unwrap_or_default();
-        let built = source.lines().any(|l| l.trim() == "// checked when built");
-        let args = self.args.iter().map(|a| match a.to_str() {
-            Some("--emit=metadata") if built => OsString::from("--emit=obj"),
-            _ => a.clone(),
-        });
+        let args = self.args.iter();
         // From the workspace's root, as cargo compiled docshape: the paths of its
         // sources in its metadata are relative to it, and rustc reads its snippets
         // from them.

@@ -147,7 +147,7 @@ pub(crate) fn expand(
         let doc = finder_doc(a, view.as_ref().map(|_| view_ident(a).to_string()));
         let vis = &c.vis;
         if let Some(family) = &a.cache {
-            methods.push(cached(i, a, method, family, &result, &doc, vis));
+            methods.push(cached(c, i, a, method, family, &result, &doc, vis));
             items.extend(cached_copies(c, a, family));
             continue;
         }
@@ -190,9 +190,11 @@ pub(crate) fn result_type(c: &Container, a: &Access) -> TokenStream {
     }
 }
 
-/// A read row through its key family: the id is converted once, for the key and the
-/// filter.
+/// A read row through its key family: the id (and on a tenant model the tenant, the
+/// row's first filter field) is converted once, for the key and the filter.
+#[allow(clippy::too_many_arguments)]
 fn cached(
+    c: &Container,
     i: usize,
     a: &Access,
     method: &syn::Ident,
@@ -211,6 +213,21 @@ fn cached(
     // A row on one variant reads that variant's document only: a miss on another
     // variant's `_id` finds nothing, and nothing is cached for it.
     let variant = discriminator(a);
+    // A tenant model's row, `filter(org_id, _id)`: the key holds the tenant.
+    if let [(tenant, _), _] = a.filter.as_slice() {
+        let ty = param_type(c, tenant);
+        let in_tenant = quote_spanned!(family.span()=> (__ds::cache_in::<#family, #ty, <Self as __ds::Identified>::Id>(#tenant).family)(tenant, id));
+        return quote! {
+            #[doc = #doc]
+            #vis fn #method(tenant: impl ::core::convert::Into<#ty>, id: impl ::core::convert::Into<<Self as __ds::Identified>::Id>) -> __ds::CachedFind<#family, #result> {
+                let tenant: #ty = ::core::convert::Into::into(tenant);
+                let id: <Self as __ds::Identified>::Id = ::core::convert::Into::into(id);
+                let __filter = __ds::FilterBuilder::new().equal(#tenant, &tenant).equal("_id", &id)#variant.build();
+                let __family = ::core::result::Result::Ok(#in_tenant);
+                __ds::CachedFind::new(__ds::Find::row(#i, __filter), __family)
+            }
+        };
+    }
     quote! {
         #[doc = #doc]
         #vis fn #method(id: impl ::core::convert::Into<<Self as __ds::Identified>::Id>) -> __ds::CachedFind<#family, #result> {

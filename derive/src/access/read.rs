@@ -186,8 +186,10 @@ pub(super) fn read(attrs: &[Attribute], errors: &mut Accumulator) -> Vec<Access>
             }
         }
         if let Some(cache) = &opts.cache {
-            let only_id = filter.len() == 1 && filter[0].0 == "_id" && opts.range.is_none();
-            if !only_id {
+            // `filter(org_id, _id)` is a tenant model's: `tenant::check`, which knows the
+            // tenant, checks the fields before the `_id`.
+            let by_id = filter.last().is_some_and(|(p, _)| p == "_id");
+            if !by_id || opts.range.is_some() {
                 errors.push(Error::custom("a cached row reads one document by its id: its key is built from the `_id`, so the row filters on `_id` alone (`filter(_id)`)").with_span(cache));
             } else if update.is_some() || paginate.is_some() {
                 errors.push(Error::custom("`cache = ...` is for a read of one document; a write row or a paginated row cannot be cached").with_span(cache));

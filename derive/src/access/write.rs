@@ -519,11 +519,19 @@ fn is_spelt_non_number(ty: &str) -> bool {
 /// The families that cache the model's reads: each write deletes the written document's
 /// key in all of them. Each under its `cache = Family`, where a family over another type
 /// than the `_id` is reported (once: the cached row's finder names the same tokens).
-fn caches(model: &syn::Ident, patterns: &[Access]) -> Vec<TokenStream> {
+fn caches(c: &Container, patterns: &[Access]) -> Vec<TokenStream> {
+    let model = &c.ident;
     patterns
         .iter()
-        .filter_map(|a| a.cache.as_ref())
-        .map(|f| quote_spanned!(f.span()=> __ds::cache_of::<#f, <#model as __ds::Identified>::Id>().written))
+        .filter_map(|a| a.cache.as_ref().map(|f| (a, f)))
+        .map(|(a, f)| match a.filter.as_slice() {
+            // A tenant model's row, `filter(org_id, _id)`: its keys hold the tenant.
+            [(tenant, _), _] => {
+                let ty = param_type(c, tenant);
+                quote_spanned!(f.span()=> __ds::cache_in::<#f, #ty, <#model as __ds::Identified>::Id>(#tenant).written)
+            }
+            _ => quote_spanned!(f.span()=> __ds::cache_of::<#f, <#model as __ds::Identified>::Id>().written),
+        })
         .collect()
 }
 
@@ -532,7 +540,7 @@ fn caches(model: &syn::Ident, patterns: &[Access]) -> Vec<TokenStream> {
 /// invalidate by the collection. A generic model has no one collection to register.
 pub(crate) fn registration(c: &Container, patterns: &[Access]) -> TokenStream {
     let model = &c.ident;
-    let caches = caches(model, patterns);
+    let caches = caches(c, patterns);
     if caches.is_empty() || !c.generics.params.is_empty() {
         return TokenStream::new();
     }
@@ -571,7 +579,7 @@ pub(crate) fn expand(
     only: Option<usize>,
 ) -> TokenStream {
     let mut methods = Vec::new();
-    let caches = caches(&c.ident, patterns);
+    let caches = caches(c, patterns);
     for (i, a) in patterns.iter().enumerate() {
         if only.is_some_and(|o| o != i) {
             continue;

@@ -89,6 +89,19 @@ pub(super) fn expand_family(
                 }
             })
         }
+        // Two placeholders: a tenant model's documents, keyed by the tenant then the id
+        // (see `CachesTenantId`).
+        ([(_, t), (_, i)], 2) => {
+            let (tenant, tenant_ty, id, id_ty) = (&t.ident, &t.ty, &i.ident, &i.ty);
+            Some(quote! {
+                #[automatically_derived]
+                impl #impl_generics __ds::CachesTenantId<#tenant_ty, #id_ty> for #ident #ty_generics #where_clause {
+                    fn for_tenant_id(tenant: #tenant_ty, id: #id_ty) -> Self {
+                        Self { #tenant: tenant, #id: id }
+                    }
+                }
+            })
+        }
         _ => None,
     };
     let family_trait = kind.family_trait();

@@ -15,6 +15,10 @@ use bson::{Bson, Document};
 use crate::core::descriptor::Variant;
 pub use crate::core::descriptor::{Cleared, CopyError, CopySpec, OnDelete, Refresh, Refusal};
 
+/// How many documents of another tenant referencing a source a refresh names
+/// ([`CopyError::CrossTenant`]): enough to find them, bounded like any report.
+pub(crate) const CROSS_TENANT_REPORTED: usize = 100;
+
 pub(crate) mod refresh;
 
 impl CopySpec {
@@ -258,6 +262,12 @@ impl fmt::Display for CopyError {
                 }
                 Ok(())
             }
+            Self::CrossTenant { copy, id, holders } => write!(
+                f,
+                "copy {copy} of {id}: {}{} document(s) of another tenant reference the source (written around docshape); left as they were, the source's value went to its own tenant's documents only: {holders:?}",
+                holders.len(),
+                if holders.len() >= CROSS_TENANT_REPORTED { " or more" } else { "" },
+            ),
             Self::Queue { operation, error } => write!(f, "refresh queue {QUEUE} ({operation}): {error}"),
             Self::MalformedJob { job } => write!(f, "refresh queue {QUEUE}: a job without the documented shape: {job}"),
             Self::UnknownCopy { copy } => write!(

@@ -401,6 +401,18 @@ pub enum CopyError {
         /// The refused copy documents, each once.
         documents: Vec<Refusal>,
     },
+    /// Documents holding a copy reference a source document of another tenant (both
+    /// models declare `#[model(tenant = ...)]`): written around docshape, since its own
+    /// writers refuse such a reference (`RefError::CrossTenant`). The refresh left them
+    /// as they were, and wrote the source's value into its own tenant's documents only.
+    CrossTenant {
+        /// The copy (`"quotes.customer_name"`).
+        copy: String,
+        /// The source document's `_id`.
+        id: Bson,
+        /// The `_id`s of documents of another tenant referencing it (at most 100).
+        holders: Vec<Bson>,
+    },
     /// Reading the source or writing its copies failed in a
     /// [`Worker`](crate::denormalized::Worker), [`repair`](crate::denormalized::repair),
     /// after a versioned writer or a write row, or in filling a new document's copies.
@@ -612,6 +624,11 @@ pub struct RegisteredModel {
     pub copies: &'static [CopySpec],
     /// A polymorphic model's variants (`Model::VARIANTS`); empty for a struct.
     pub variants: &'static [Variant],
+    /// Its tenant field (`Model::TENANT`): the copies it holds are refreshed only from
+    /// sources of its documents' tenants.
+    pub tenant: Option<&'static str>,
+    /// Its deletion date (`Model::SOFT_DELETE`).
+    pub soft_delete: Option<&'static str>,
 }
 
 impl Index {

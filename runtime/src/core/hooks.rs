@@ -27,7 +27,7 @@
 
 use bson::{Bson, Document};
 use futures_util::future::BoxFuture;
-use mongodb::Database;
+use mongodb::{ClientSession, Database};
 
 use crate::core::descriptor::CopyError;
 use crate::core::error::Error;
@@ -86,6 +86,64 @@ pub struct SourceWriteGuard {
 
 inventory::collect!(SourceWriteGuard);
 
+/// Called after a document of collection `source` with `_id` `id` was written in
+/// `session`, before the caller's transaction (if the session runs one) commits:
+/// `Ok(true)` when the hook kept its kind of derived data in line **in that
+/// transaction** (so it commits or aborts with the write, and the hook's
+/// [`SourceWriteHook`] is skipped afterwards), `Ok(false)` when the session runs no
+/// transaction and the ordinary hook is to run.
+///
+/// `written`: the document as the write left it, when the writer's command returned
+/// it (in the transaction, it is what a read would return), so the hook need not
+/// read it again.
+pub type InSourceSession = for<'a> fn(
+    db: &'a Database,
+    source: &'static str,
+    id: &'a Bson,
+    written: Option<&'a Document>,
+    session: &'a mut ClientSession,
+) -> BoxFuture<'a, Result<bool, CopyError>>;
+
+/// A reaction to a source document's write that joins the write's own transaction,
+/// registered by a pattern whose derived data must commit with the source (the
+/// summaries).
+pub struct SessionWriteHook {
+    /// What the hook keeps in line.
+    pub kind: Derived,
+    /// The reaction, in the write's session.
+    pub in_session: InSourceSession,
+    /// Whether the reaction to a write of `source` reads the written document: a
+    /// writer in a transaction then has its command return it.
+    pub reads_document: fn(source: &'static str) -> bool,
+}
+
+inventory::collect!(SessionWriteHook);
+
+/// Runs every [`SessionWriteHook`] for a write of document `id` of `source` made in
+/// `session`: the kinds of derived data they kept in line in the session's
+/// transaction (none when it runs none).
+pub async fn in_source_session(
+    db: &Database,
+    source: &'static str,
+    id: &Bson,
+    written: Option<&Document>,
+    session: &mut ClientSession,
+) -> Result<Vec<Derived>, CopyError> {
+    let mut kept = Vec::new();
+    for hook in inventory::iter::<SessionWriteHook> {
+        if (hook.in_session)(db, source, id, written, &mut *session).await? {
+            kept.push(hook.kind);
+        }
+    }
+    Ok(kept)
+}
+
+/// Whether a [`SessionWriteHook`] reads a written document of `source` (so that a
+/// writer in a transaction returns it with its command). No I/O.
+pub fn session_write_reads_document(source: &'static str) -> bool {
+    inventory::iter::<SessionWriteHook>.into_iter().any(|h| (h.reads_document)(source))
+}
+
 /// Runs every [`SourceWriteGuard`] for a write to `source` that is about to happen
 /// but those of the kind `skip`, stopping at the first refusal. No I/O: the guards
 /// look at what is installed.
@@ -102,17 +160,17 @@ pub fn before_source_write_except(
         .try_for_each(|g| (g.check)(db, source))
 }
 
-/// Runs every [`SourceWriteHook`] for one write but those of the kind `skip` (kept by
-/// the writer itself), in registration order, stopping at the first error. Costs
-/// nothing when no hook is interested in `source`.
+/// Runs every [`SourceWriteHook`] for one write but those of the kinds `skip` (kept by
+/// the writer itself, or in its transaction), in registration order, stopping at the
+/// first error. Costs nothing when no hook is interested in `source`.
 pub async fn after_source_write_except(
-    skip: Option<Derived>,
+    skip: &[Derived],
     db: &Database,
     source: &'static str,
     id: &Bson,
     update: Option<&Document>,
 ) -> Result<(), CopyError> {
-    for hook in inventory::iter::<SourceWriteHook>.into_iter().filter(|h| Some(h.kind) != skip) {
+    for hook in inventory::iter::<SourceWriteHook>.into_iter().filter(|h| !skip.contains(&h.kind)) {
         (hook.after_write)(db, source, id, update).await?;
     }
     Ok(())

@@ -144,6 +144,11 @@ pub trait Model: Schema + Sized {
     /// `#[model(soft_delete = ...)]`: the stored name of the deletion date every live
     /// row requires `null`. None by default.
     const SOFT_DELETE: Option<&'static str> = None;
+    /// `#[model(transactions)]`: the model's writes are made in transactions (in a
+    /// [`crate::transaction`]'s body, or a session whose transaction the caller
+    /// runs), so that what must commit with them (a `sync` summary) is written in
+    /// the same transaction. `false` by default.
+    const TRANSACTIONS: bool = false;
     /// The rows of a soft-delete model that read live documents only, each with the
     /// deletion date it requires `null` (every row but those declared
     /// `include_deleted`). None by default.
@@ -184,6 +189,20 @@ pub trait Model: Schema + Sized {
         db.collection(Self::COLLECTION)
     }
 }
+
+/// A model without a tenant (no `#[model(tenant = ...)]`): its documents may be loaded
+/// by `_id` alone ([`Ref::load`](crate::refs::Ref::load),
+/// [`refs::load_one`](crate::refs::load_one), [`refs::load_many`](crate::refs::load_many)).
+///
+/// `#[derive(Model)]` implements it for every model that declares no tenant; a tenant
+/// model has none, so a load by `_id` alone of one (which would read across tenants) is
+/// a compile error under the call, naming the fix: [`Ref::load_in`](crate::refs::Ref::load_in).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has a tenant (`#[model(tenant = ...)]`): a load by `_id` alone would read across tenants",
+    label = "loads `{Self}` by `_id` alone",
+    note = "load it within the caller's tenant: `Ref::load_in(&db, &tenant)` filters on the `_id` and the tenant"
+)]
+pub trait NoTenant {}
 
 /// A model whose documents can be referenced: the Rust type of its `_id`.
 ///

@@ -24,6 +24,8 @@ impl RegisteredModel {
             stamps: T::STAMPS,
             copies: T::COPIES,
             variants: T::VARIANTS,
+            tenant: T::TENANT,
+            soft_delete: T::SOFT_DELETE,
         }
     }
 }
@@ -59,6 +61,33 @@ impl fmt::Debug for RegisteredCollection {
 }
 
 inventory::collect!(RegisteredCollection);
+
+/// The registered model stored in `collection` (the first one linked, when two claim
+/// it: [`specs`] refuses such a program).
+fn model_of(collection: &str) -> Option<&'static RegisteredModel> {
+    inventory::iter::<RegisteredModel>.into_iter().find(|m| m.collection == collection)
+}
+
+/// The tenant field of the model stored in `collection` (`Model::TENANT`).
+pub(crate) fn tenant_of(collection: &str) -> Option<&'static str> {
+    model_of(collection).and_then(|m| m.tenant)
+}
+
+/// The deletion date of the model stored in `collection` (`Model::SOFT_DELETE`).
+pub(crate) fn soft_delete_of(collection: &str) -> Option<&'static str> {
+    model_of(collection).and_then(|m| m.soft_delete)
+}
+
+/// The filter of the live document `id` of `collection`: `{_id: {$eq: id}}`, and
+/// `{deleted_at: null}` on a soft-delete model, whose deleted documents are, to
+/// whatever is derived from them (copies), deleted.
+pub(crate) fn live_by_id(collection: &str, id: &bson::Bson) -> bson::Document {
+    let mut filter = bson::doc! { "_id": crate::core::model::eq(id.clone()) };
+    if let Some(field) = soft_delete_of(collection) {
+        filter.insert(field, bson::Bson::Null);
+    }
+    filter
+}
 
 /// Every registered model, ordered by collection name and then type name, so that what
 /// is built from the list does not depend on link order.

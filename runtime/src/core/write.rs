@@ -25,6 +25,10 @@
 //!    this waits for the commit (an aborted attempt's writes are forgotten with it).
 //!    A writer of copies ([`Effects::after_copies`]) has only the caches to keep:
 //!    copies are not sources of further copies.
+//!    A write made in a session ([`Effects::after_in`]) first offers the session to
+//!    the derived data that must commit with the source (a `sync` summary): when the
+//!    session runs a transaction, it is written in it, before the commit, so both
+//!    commit or neither.
 //!
 //! An insert creates a document: it has step 2, and of step 4 only the summaries it
 //! counts in ([`Effects::after_insert`]): no copy of it exists elsewhere yet, and a
@@ -47,7 +51,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use bson::{Bson, Document};
-use mongodb::Database;
+use mongodb::{ClientSession, Database};
 
 use crate::core::descriptor::CopyError;
 use crate::core::descriptor::Stamps;
@@ -63,18 +67,21 @@ pub struct Effects {
     /// Derived data the writer keeps itself (`denormalized::update_one` writes the
     /// copies in its own transaction): its guard and hook are skipped.
     kept: Option<Derived>,
+    /// Derived data already written in the write's transaction
+    /// ([`Effects::after_in`]): its hook is skipped after the write.
+    in_transaction: Option<Derived>,
 }
 
 impl Effects {
     /// The effects of writing a document of model `T`.
     pub fn of<T: Model>() -> Self {
-        Effects { collection: T::COLLECTION, stamps: T::STAMPS, kept: None }
+        Effects { collection: T::COLLECTION, stamps: T::STAMPS, kept: None, in_transaction: None }
     }
 
     /// The effects of writing a document of `collection`, from the registry: for the
     /// writers that know a collection, not a type (the copy refresh).
     pub fn of_collection(collection: &'static str) -> Self {
-        Effects { collection, stamps: Stamps::of_collection(collection), kept: None }
+        Effects { collection, stamps: Stamps::of_collection(collection), kept: None, in_transaction: None }
     }
 
     /// The same effects but `kind`, which the writer keeps in line itself.
@@ -132,7 +139,39 @@ impl Effects {
             );
             return Ok(());
         }
-        hooks::after_source_write_except(self.kept, db, self.collection, id, update).await
+        let skip: Vec<Derived> = self.kept.into_iter().chain(self.in_transaction).collect();
+        hooks::after_source_write_except(&skip, db, self.collection, id, update).await
+    }
+
+    /// Step 4 after a write of document `id` by `update` made in `session` (`None`:
+    /// outside any), as [`Effects::after`]; when the session runs a transaction, what
+    /// must commit with the source (a `sync` summary's application, an `async` one's
+    /// queue record) is written in it first, before the caller commits.
+    ///
+    /// `written`: the document as the write left it, when the writer's command
+    /// returned it (see [`Effects::reads_document`]).
+    pub async fn after_in(
+        &self,
+        db: &Database,
+        id: &Bson,
+        update: Option<&Document>,
+        written: Option<&Document>,
+        session: Option<&mut ClientSession>,
+    ) -> Result<(), CopyError> {
+        let Some(session) = session else { return self.after(db, id, update, false).await };
+        let mut rest = *self;
+        // One kind registers such a hook (the summaries); more would need a set here.
+        rest.in_transaction =
+            hooks::in_source_session(db, self.collection, id, written, session).await?.pop();
+        rest.after(db, id, update, true).await
+    }
+
+    /// Whether what a write in a transaction keeps in line reads the written document
+    /// (a `sync` summary computes its contribution from it): a writer whose command can
+    /// return it (a `findAndModify`) then does, and passes it to
+    /// [`Effects::after_in`], which saves a read. No I/O.
+    pub fn reads_document(&self) -> bool {
+        hooks::session_write_reads_document(self.collection)
     }
 
     /// Step 4 after document `id` was inserted (not in a session): the summaries it

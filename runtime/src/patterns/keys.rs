@@ -96,7 +96,7 @@ pub use catalog::{catalog_markdown, check_catalog, Overlap};
 pub use error::KeyError;
 pub use escape::{escape, unescape, EscapeError};
 pub(crate) use family::generated;
-pub use family::{CachesId, KeyFamily, Placeholder, ScanReport};
+pub use family::{CachesId, CachesTenantId, KeyFamily, Placeholder, ScanReport};
 pub use kinds::{
     CounterFamily, Encoding, HashFamily, Json, ListFamily, OwnedOf, SetFamily, ShardedCounterFamily,
     SortedSetFamily, Stored, StringFamily, Text, ValueOf,

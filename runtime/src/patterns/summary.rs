@@ -30,9 +30,11 @@
 //! ```
 //!
 //! **Applying** a source document ([`Worker`], a sync summary's write hook) is one
-//! transaction: read its record and the source document, compute its contribution
-//! now (the one function `reconcile` uses too), write the record (`pending: false`
-//! when its `seq` is still the one read), and per group whose contribution changed
+//! transaction: read the source document, compute its contribution now (the one
+//! function `reconcile` uses too; a soft-deleted document contributes nothing),
+//! replace the record by one `findAndModify` that returns it as it was (the old
+//! contribution; a pending record is then marked `pending: false` when its `seq` is
+//! still the one read), and per group whose contribution changed
 //! write the *delta*: `$inc` of the count (±1) and the sums (new − old), `$min`/`$max`
 //! of a new candidate; a group whose count reaches 0 is deleted. Exactly once
 //! follows from the transaction: the delta is taken against the record, and the
@@ -53,9 +55,15 @@
 //!
 //! - `sync`: every docshape writer of the source (the write pipeline's step 4:
 //!   inserts, write and upsert rows, versioned saves, outlier pushes, bucket appends)
-//!   applies the document before it returns; in a [`crate::transaction`] after the
-//!   commit, with the other derived data. It costs the application's commands (two
-//!   reads, the record, one write per changed group, the commit).
+//!   applies the document before it returns. A write made in a session that runs a
+//!   transaction (a [`crate::transaction`]'s body, or the caller's own) is applied
+//!   **in that transaction** (the write pipeline's session hook), so the
+//!   summary commits with the write or not at all; a write row there returns the
+//!   written document with its command (`findAndModify`), so the application reads
+//!   nothing: one `findAndModify` of the record, one write per changed group. Outside
+//!   a transaction the application is a transaction of its own right after the write
+//!   (a read of the source, the record, the groups, the commit). The source declares
+//!   `#[model(transactions)]`, or the derive refuses the summary.
 //! - `async`: the writer queues the document (one upsert of its record:
 //!   `$inc: {seq: 1}, $set: {pending: true}, $min: {due}`), and a [`Worker`] applies it
 //!   within `max_stale`; [`lag`] reports the pending records.
@@ -79,10 +87,11 @@ mod worker;
 
 use bson::{Bson, Document};
 use futures_util::future::BoxFuture;
-use mongodb::Database;
+use mongodb::{ClientSession, Database};
 
 use crate::core::denormalized::CopyError;
-use crate::core::hooks::{Derived, SourceWriteHook};
+use crate::core::hooks::{Derived, SessionWriteHook, SourceWriteHook};
+use crate::core::write::Effects;
 
 pub use reconcile::{check, reconcile, Drift, SummaryReconcile};
 pub use spec::{
@@ -90,7 +99,7 @@ pub use spec::{
     SummaryField, SummaryOp, SummaryPeriod, SummaryRefresh, SummarySpec, SummaryTime,
 };
 pub use watch::{resync, SummaryWatch, Watcher};
-pub use worker::{lag, SummaryLag, SummaryRun, Worker};
+pub use worker::{create_indexes, lag, SummaryLag, SummaryRun, Worker};
 
 /// The reserved collection of the summaries' ledger and queue ([module docs](self)).
 pub const LEDGER: &str = "docshape_summary";
@@ -106,6 +115,14 @@ pub enum SummaryError {
         /// What the driver or server said.
         error: mongodb::error::Error,
     },
+    /// The summary's documents were written, but what is derived from them (the
+    /// cached keys of a cached summary row) could not be brought in line.
+    Derived {
+        /// The summary's collection.
+        summary: &'static str,
+        /// What failed.
+        error: Box<CopyError>,
+    },
     /// A stored value could not be read.
     Decode {
         /// The summary's collection (or its source's).
@@ -120,6 +137,9 @@ impl std::fmt::Display for SummaryError {
         match self {
             Self::Mongo { summary, error } => write!(f, "maintaining the summary `{summary}`: {error}"),
             Self::Decode { summary, detail } => write!(f, "reading for the summary `{summary}`: {detail}"),
+            Self::Derived { summary, error } => {
+                write!(f, "the summary `{summary}` was written, but not what is derived from it: {error}")
+            }
         }
     }
 }
@@ -128,6 +148,7 @@ impl std::error::Error for SummaryError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Self::Mongo { error, .. } => Some(error),
+            Self::Derived { error, .. } => Some(&**error as &(dyn std::error::Error + 'static)),
             Self::Decode { .. } => None,
         }
     }
@@ -142,21 +163,126 @@ pub(crate) async fn after_source_write(
 ) -> Result<(), CopyError> {
     for spec in summaries_of(source) {
         let done = match spec.refresh {
-            SummaryRefresh::Sync => apply::apply(db, spec, id).await.map(drop),
-            _ => watch::queue(db, spec, id).await,
+            SummaryRefresh::Sync => match apply::apply(db, spec, id).await {
+                Ok(applied) => rewritten(db, spec, &applied.groups, false).await.map_err(derived(spec)),
+                Err(e) => Err(e),
+            },
+            _ => watch::queue(db, spec, id, None).await,
         };
         if let Err(e) = done {
             crate::core::trace::event!(WARN, summary = spec.collection, error = %e, "summary not maintained");
-            let SummaryError::Mongo { error, .. } = e else { continue };
-            return Err(CopyError::Copy {
-                copy: format!("summary {}", spec.collection),
-                id: id.clone(),
-                source_updated: true,
-                error,
-            });
+            match e {
+                SummaryError::Mongo { error, .. } => return Err(copy_error(spec, id, error)),
+                SummaryError::Derived { error, .. } => return Err(*error),
+                _ => continue,
+            }
         }
     }
     Ok(())
+}
+
+/// The summary documents `keys` of `spec` were written: what is derived from them
+/// (cached keys of a cached summary row, through the write pipeline's hooks for the
+/// summary's collection) is brought in line; `in_session`: written in a transaction's
+/// session, so deferred to its commit when it is a [`crate::transaction`]'s.
+pub(crate) async fn rewritten(
+    db: &Database,
+    spec: &SummarySpec,
+    keys: &[Bson],
+    in_session: bool,
+) -> Result<(), CopyError> {
+    let effects = Effects::of_collection(spec.collection);
+    for key in keys {
+        effects.after(db, key, None, in_session).await?;
+    }
+    Ok(())
+}
+
+fn derived(spec: &SummarySpec) -> impl Fn(CopyError) -> SummaryError + '_ {
+    move |e| SummaryError::Derived { summary: spec.collection, error: Box::new(e) }
+}
+
+/// The error a source's writer reports for `spec`'s maintenance.
+fn copy_error(spec: &SummarySpec, id: &Bson, error: mongodb::error::Error) -> CopyError {
+    CopyError::Copy {
+        copy: format!("summary {}", spec.collection),
+        id: id.clone(),
+        source_updated: true,
+        error,
+    }
+}
+
+/// The source document `id` of `source` was written in `session`: when the session
+/// runs a transaction (a [`crate::transaction`]'s, or one the caller started), the
+/// sync summaries are applied and the async ones queued **in it**, so that they commit
+/// with the write or not at all. `Ok(false)`: no transaction runs, the ordinary hook
+/// applies them after the write.
+async fn in_source_session(
+    db: &Database,
+    source: &'static str,
+    id: &Bson,
+    written: Option<&Document>,
+    session: &mut ClientSession,
+) -> Result<bool, CopyError> {
+    let specs = summaries_of(source);
+    if specs.is_empty() {
+        return Ok(false);
+    }
+    // The driver says whether a transaction runs only by refusing to start another
+    // one; one started here (none was running) is aborted at once, before any command
+    // was sent in it.
+    match session.start_transaction().await {
+        Ok(()) => {
+            let _ = session.abort_transaction().await;
+            return Ok(false);
+        }
+        Err(e) if running(&e) => {}
+        Err(error) => return Err(copy_error(specs[0], id, error)),
+    }
+    for spec in specs {
+        let done = match spec.refresh {
+            SummaryRefresh::Sync => match apply::apply_in(db, spec, id, written, session).await {
+                // Deferred to the commit in a transaction's body: a cached row read
+                // in between would cache the summary as it was.
+                Ok(groups) => rewritten(db, spec, &groups, true).await.map_err(derived(spec)),
+                Err(e) => Err(e),
+            },
+            _ => watch::queue(db, spec, id, Some(&mut *session)).await,
+        };
+        match done {
+            Ok(()) => {}
+            Err(SummaryError::Mongo { error, .. }) => return Err(copy_error(spec, id, error)),
+            Err(SummaryError::Derived { error, .. }) => return Err(*error),
+            Err(e) => {
+                crate::core::trace::event!(WARN, summary = spec.collection, error = %e, "summary not maintained");
+            }
+        }
+    }
+    Ok(true)
+}
+
+/// The driver's refusal to start a transaction because one runs.
+fn running(e: &mongodb::error::Error) -> bool {
+    matches!(e.kind.as_ref(), mongodb::error::ErrorKind::Transaction { message, .. } if message.contains("in progress"))
+}
+
+fn in_session_hook<'a>(
+    db: &'a Database,
+    source: &'static str,
+    id: &'a Bson,
+    written: Option<&'a Document>,
+    session: &'a mut ClientSession,
+) -> BoxFuture<'a, Result<bool, CopyError>> {
+    Box::pin(in_source_session(db, source, id, written, session))
+}
+
+/// A sync summary computes the written document's contribution from it.
+fn reads_document(source: &'static str) -> bool {
+    summaries_of(source).iter().any(|s| s.refresh == SummaryRefresh::Sync)
+}
+
+inventory::submit! {
+    SessionWriteHook { kind: Derived::Summary, in_session: in_session_hook, reads_document }
 }
 
 fn after_write_hook<'a>(

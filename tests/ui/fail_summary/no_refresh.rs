@@ -3,7 +3,7 @@ use docshape::{Embedded, Model};
 use serde::{Deserialize, Serialize};
 
 #[derive(Serialize, Deserialize, Model)]
-#[model(collection = "orders")]
+#[model(collection = "orders", transactions)]
 pub struct Order {
     #[serde(rename = "_id")]
     pub id: String,

@@ -4,7 +4,7 @@ use docshape::Model;
 use serde::{Deserialize, Serialize};
 
 #[derive(Serialize, Deserialize, Model)]
-#[model(collection = "invoices", tenant = org_id)]
+#[model(collection = "invoices", tenant = org_id, transactions)]
 #[index(keys(org_id, customer))]
 #[access(name = "by_customer", filter(org_id, customer))]
 pub struct Invoice {

@@ -395,7 +395,13 @@ impl<T: Model, S: SessionSlot> Update<T, S> {
         });
         let in_session = self.session.session().is_some();
         let transaction = in_session && crate::core::transaction::in_transaction_body();
-        let done = if let Some(id) = by_id {
+        let effects = crate::core::write::Effects::of::<T>();
+        // In a transaction, what commits with the write may read the document written
+        // (a sync summary): the command returns it, instead of a read after it. (An
+        // upsert keeps its command: `findAndModify` does not say whether it inserted.)
+        let returned = transaction && !upsert && effects.reads_document();
+        let mut document = None;
+        let done = if let Some(id) = by_id.filter(|_| !returned) {
             let mut command = crate::core::access::command::update_one(
                 self.pattern,
                 &collection,
@@ -428,6 +434,12 @@ impl<T: Model, S: SessionSlot> Update<T, S> {
             if upsert {
                 command = command.upsert(true);
             }
+            if returned {
+                // The whole document after the write (an empty projection is every field).
+                command = command
+                    .projection(Document::new())
+                    .return_document(mongodb::options::ReturnDocument::After);
+            }
             if generated.is_some() {
                 // The document after the write: this call created it exactly when it
                 // holds the `_id` made for this call. (The document before, `None` for
@@ -443,6 +455,9 @@ impl<T: Model, S: SessionSlot> Update<T, S> {
             match found {
                 Some(found) => {
                     let id = found.get("_id").cloned().unwrap_or(Bson::Null);
+                    if returned {
+                        document = Some(found);
+                    }
                     match &generated {
                         Some(mine) if *mine == id => Wrote::Inserted(id),
                         _ => Wrote::Updated(id),
@@ -459,8 +474,8 @@ impl<T: Model, S: SessionSlot> Update<T, S> {
             Wrote::Updated(id) => (id, Some(&update)),
             Wrote::Inserted(id) => (id, None),
         };
-        crate::core::write::Effects::of::<T>()
-            .after(db, id, written, in_session)
+        effects
+            .after_in(db, id, written, document.as_ref(), self.session.session())
             .await
             .map_err(|e| UpdateError::AfterWrite(Box::new(e)))?;
         Ok(done)

@@ -20,6 +20,11 @@
 //!   `_id` once its write is acknowledged, so the keys pattern deletes a cached
 //!   document's keys whichever writer refreshed its copy. A collection that no hook
 //!   watches keeps its one `update_many` by reference.
+//! - **Tenants** ([`holder_tenant`], [`write_copy`]): a copy between two tenant models
+//!   (`#[model(tenant = ...)]` on both) is written only into the documents of the
+//!   source's own tenant; a document of another tenant that references the source (a
+//!   reference written around docshape, whose writers refuse one) is left as it was and
+//!   reported ([`Written::cross_tenant`], then `CopyError::CrossTenant`).
 //! - **Settling** ([`refresh`]): a writer that is not in a transaction reads the
 //!   source again after writing its copies, and writes again each copy whose source
 //!   value moved meanwhile, until a read shows the values it wrote (bounded by
@@ -39,6 +44,8 @@ use crate::core::access::{in_filter, not_in_filter, Literal};
 use crate::core::error::server_message;
 use crate::core::model::eq;
 use crate::core::trace;
+pub(crate) use tenant::holder_tenant;
+use tenant::{other_tenants, source_tenant};
 
 /// How long a settling writer keeps writing copies again whose source concurrent
 /// writers keep changing (each round means one of them made progress).
@@ -352,15 +359,30 @@ pub(crate) struct CopyWrite<'a> {
     /// Only this copy document (the one an insert just wrote), not every copy of the
     /// source.
     pub(crate) only: Option<&'a Bson>,
+    /// The source document's tenant as stored (`Bson::Null` when it has none), read
+    /// with its value, for a copy between two tenant models ([`holder_tenant`]); `None`
+    /// when the writer did not read it: [`write_copy`] does.
+    pub(crate) tenant: Option<&'a Bson>,
 }
 
 impl CopyWrite<'_> {
+    /// The filter of the documents this write may change: those referencing the
+    /// source (of the source's tenant, for a copy between tenant models), or `only`.
     fn scope(&self) -> Document {
         let mut filter = via_filter(self.spec, self.source);
         if let Some(only) = self.only {
             filter.insert("_id", eq(only.clone()));
         }
+        self.in_tenant(&mut filter);
         filter
+    }
+
+    /// Adds the source's tenant to a filter on the copy documents, by `$eq` (a stored
+    /// tenant that looks like an operator is compared, never run).
+    fn in_tenant(&self, filter: &mut Document) {
+        if let (Some(field), Some(tenant)) = (holder_tenant(self.spec), self.tenant) {
+            filter.insert(field, eq(tenant.clone()));
+        }
     }
 
     /// The one statement that writes every copy document at once: `(filter, update,
@@ -385,6 +407,7 @@ impl CopyWrite<'_> {
         if let Some(only) = self.only {
             filter.insert("_id", eq(only.clone()));
         }
+        self.in_tenant(&mut filter);
         if refused.is_empty() {
             return filter;
         }
@@ -431,6 +454,9 @@ pub(crate) struct Written {
     pub(crate) refused: Vec<Refusal>,
     /// The guard was lost: the write stopped before its end.
     pub(crate) lost_guard: bool,
+    /// Documents of another tenant referencing the source, left as they were (at most
+    /// [`CROSS_TENANT_REPORTED`]): see [`holder_tenant`].
+    pub(crate) cross_tenant: Vec<Bson>,
 }
 
 impl Written {
@@ -439,6 +465,11 @@ impl Written {
     pub(crate) fn absorb(&mut self, later: Written) {
         self.modified += later.modified;
         self.lost_guard |= later.lost_guard;
+        for id in later.cross_tenant {
+            if !self.cross_tenant.contains(&id) {
+                self.cross_tenant.push(id);
+            }
+        }
         for r in later.refused {
             match self.refused.iter_mut().find(|old| old.id == r.id && old.copy == r.copy) {
                 Some(old) => old.reason = r.reason,
@@ -470,6 +501,31 @@ pub(crate) enum WriteError {
 /// different types with the same value are equal, and so is an array copy that holds
 /// the value as an element.
 pub(crate) async fn write_copy(
+    target: &Collection<Document>,
+    write: &CopyWrite<'_>,
+    batching: Batching<'_>,
+) -> Result<Written, WriteError> {
+    // A copy between tenant models: the source's tenant scopes every filter below.
+    let read_tenant;
+    let mut write = *write;
+    let mut cross_tenant = Vec::new();
+    if let Some(field) = holder_tenant(write.spec) {
+        if write.tenant.is_none() {
+            read_tenant =
+                source_tenant(target, write.spec, write.source).await.map_err(WriteError::Target)?;
+            write.tenant = read_tenant.as_ref();
+        }
+        if let Some(tenant) = write.tenant {
+            cross_tenant = other_tenants(target, &write, field, tenant).await.map_err(WriteError::Target)?;
+        }
+    }
+    let mut written = copy_in_tenant(target, &write, batching).await?;
+    written.cross_tenant = cross_tenant;
+    Ok(written)
+}
+
+/// [`write_copy`] once the write is scoped to its tenant.
+async fn copy_in_tenant(
     target: &Collection<Document>,
     write: &CopyWrite<'_>,
     batching: Batching<'_>,
@@ -553,6 +609,7 @@ async fn write_batch(
     // `via` again: a document moved to another source since it was found is not given
     // this source's value. The ids are matched literally.
     let mut filter = via_filter(write.spec, write.source);
+    write.in_tenant(&mut filter);
     filter.extend(in_filter("_id", ids.iter().cloned().map(Literal::stored)));
     match target.update_many(filter, update.clone()).with_options(options(filters)).await {
         Ok(done) => {
@@ -572,6 +629,7 @@ async fn write_batch(
     let mut accepted = Vec::with_capacity(ids.len());
     for id in ids {
         let mut filter = via_filter(write.spec, write.source);
+        write.in_tenant(&mut filter);
         filter.insert("_id", eq(id.clone()));
         match target.update_one(filter, update.clone()).with_options(options(filters)).await {
             Ok(done) => {
@@ -620,6 +678,16 @@ impl Refreshed {
     pub(crate) fn refused(&self) -> Vec<Refusal> {
         self.copies.iter().flat_map(|(_, w)| w.refused.iter().cloned()).collect()
     }
+
+    /// The first copy whose documents of another tenant reference the source (see
+    /// [`holder_tenant`]), as its error.
+    pub(crate) fn cross_tenant(&self, id: &Bson) -> Option<CopyError> {
+        self.copies.iter().find(|(_, w)| !w.cross_tenant.is_empty()).map(|(spec, w)| CopyError::CrossTenant {
+            copy: spec.key(),
+            id: id.clone(),
+            holders: w.cross_tenant.clone(),
+        })
+    }
 }
 
 /// Writes the source document `id` (in `source`) into its copies `specs` (all of that
@@ -641,11 +709,15 @@ pub(crate) async fn refresh(
 ) -> Result<Refreshed, CopyError> {
     let Some(&first_spec) = specs.first() else { return Ok(Refreshed { found: true, copies: Vec::new() }) };
     let collection = db.collection::<Document>(source);
-    let projection = projection(specs.iter().map(|c| c.source_field));
+    // With the sources' tenant, for copies between tenant models.
+    let projection =
+        projection(specs.iter().map(|c| c.source_field).chain(specs.iter().filter_map(|c| c.source_tenant)));
     let failed = |spec: &CopySpec, error| CopyError::Refresh { copy: spec.key(), id: id.clone(), error };
+    // A soft-deleted source reads as none: its copies are a deleted source's.
+    let live = crate::core::registry::live_by_id(source, id);
     let read = || async {
         collection
-            .find_one(doc! { "_id": eq(id.clone()) })
+            .find_one(live.clone())
             .projection(projection.clone())
             .await
             .map_err(|e| failed(first_spec, e))
@@ -666,7 +738,8 @@ pub(crate) async fn refresh(
         for &i in &pending {
             let spec = specs[i];
             let value = value_at(&copied, spec.source_field);
-            let write = CopyWrite { spec, source: id, value: value.as_ref(), only };
+            let tenant = spec.source_tenant.and_then(|t| copied.get(t));
+            let write = CopyWrite { spec, source: id, value: value.as_ref(), only, tenant };
             let target = db.collection::<Document>(spec.collection);
             let done = match write_copy(&target, &write, Batching::Whole).await {
                 Ok(done) => done,
@@ -696,5 +769,6 @@ pub(crate) async fn refresh(
     }
 }
 
+mod tenant;
 #[cfg(test)]
 mod tests;

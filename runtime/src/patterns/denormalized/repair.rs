@@ -15,6 +15,7 @@ use crate::core::denormalized::refresh::{
 use crate::core::denormalized::{CopyError, CopySpec, OnDelete, Refresh};
 use crate::core::error::server_message;
 use crate::core::model::{IdOf, Identified};
+use crate::core::registry::soft_delete_of;
 
 /// One copy [`repair`] brought in line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,6 +62,9 @@ pub async fn repair<S: Identified>(
     if !refused.is_empty() {
         return Err(CopyError::Refused { id, documents: refused });
     }
+    if let Some(crossed) = refreshed.cross_tenant(&id) {
+        return Err(crossed);
+    }
     Ok(refreshed
         .copies
         .into_iter()
@@ -93,6 +97,10 @@ pub enum SkipReason {
     /// The server refused to write the copy (its validator, say: the source's value
     /// is not what the copy's type stores, or the document is invalid otherwise).
     Refused(String),
+    /// The document belongs to another tenant than the source it references (both
+    /// models declare `#[model(tenant = ...)]`): a reference written around docshape;
+    /// the source's value is not copied into it.
+    CrossTenant,
 }
 
 /// What [`reconcile`] did for one copy.
@@ -246,11 +254,18 @@ async fn reconcile_chunk(
         }
     }
     let sources_collection = db.collection::<Document>(spec.source);
+    // A soft-deleted source is a missing one: its copies follow `on_delete`.
+    let live = |mut filter: Document| {
+        if let Some(field) = soft_delete_of(spec.source) {
+            filter.insert(field, Bson::Null);
+        }
+        filter
+    };
     let source_error = |error| CopyError::Refresh { copy: spec.key(), id: Bson::Null, error };
     let mut sources = std::collections::HashMap::new();
     if !scalars.is_empty() {
         let mut found = sources_collection
-            .find(in_filter("_id", scalars.into_iter().map(Literal::stored)))
+            .find(live(in_filter("_id", scalars.into_iter().map(Literal::stored))))
             .projection(projection(std::iter::once(spec.source_field)))
             .await
             .map_err(source_error)?;
@@ -263,7 +278,7 @@ async fn reconcile_chunk(
     let mut unusable = std::collections::HashSet::new();
     for via in documents {
         match sources_collection
-            .find_one(doc! { "_id": Literal::stored(via.clone()).eq() })
+            .find_one(live(doc! { "_id": Literal::stored(via.clone()).eq() }))
             .projection(projection(std::iter::once(spec.source_field)))
             .await
         {
@@ -322,11 +337,17 @@ async fn reconcile_chunk(
     for (id, value) in stale {
         // Resumable batches, as the worker writes; a document the server refuses is
         // skipped and reported, and the others are written.
-        let write = CopyWrite { spec, source: &id, value: value.as_ref(), only: None };
+        let write = CopyWrite { spec, source: &id, value: value.as_ref(), only: None, tenant: None };
         match write_copy(&target, &write, Batching::Batches { size: batch, guard: None }).await {
             Ok(written) => {
                 report.sources_stale += u64::from(written.modified > 0);
                 report.documents_updated += written.modified;
+                report.skipped.extend(
+                    written
+                        .cross_tenant
+                        .into_iter()
+                        .map(|id| Skipped { id, reason: SkipReason::CrossTenant }),
+                );
                 report.skipped.extend(
                     written
                         .refused

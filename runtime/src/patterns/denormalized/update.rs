@@ -244,7 +244,11 @@ impl<'a> SourceWrite<'a> {
         let after = with_session!(
             source
                 .find_one_and_update(filter, self.update.clone())
-                .projection(projection(self.sync_copies().map(|c| c.source_field)))
+                .projection(projection(
+                    self.sync_copies()
+                        .map(|c| c.source_field)
+                        .chain(self.sync_copies().filter_map(|c| c.source_tenant)),
+                ))
                 .return_document(ReturnDocument::After),
             session
         )?;
@@ -276,7 +280,18 @@ impl<'a> SourceWrite<'a> {
                 Refresh::Never => CopyAction::Kept,
                 Refresh::Sync => {
                     let value = after.as_ref().and_then(|a| value_at(a, spec.source_field));
-                    let write = CopyWrite { spec, source: &self.id, value: value.as_ref(), only: None };
+                    // The source's tenant, read in the transaction with its value: a
+                    // copy between tenant models goes to its tenant's documents only.
+                    let tenant = spec
+                        .source_tenant
+                        .map(|t| after.as_ref().and_then(|a| a.get(t)).cloned().unwrap_or(Bson::Null));
+                    let write = CopyWrite {
+                        spec,
+                        source: &self.id,
+                        value: value.as_ref(),
+                        only: None,
+                        tenant: tenant.as_ref(),
+                    };
                     let effects = Effects::of_collection(spec.collection);
                     let (filter, update, filters) = match effects.stamps().is_empty() {
                         true => write.statement(),

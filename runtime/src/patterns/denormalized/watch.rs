@@ -16,6 +16,7 @@ use super::repair::{reconcile_in, CopyReconcile};
 use super::spec::{copies, overlaps};
 use crate::core::denormalized::{CopyError, CopySpec, OnDelete, Refresh, WATCH_POSITIONS};
 use crate::core::model::eq;
+use crate::core::registry::soft_delete_of;
 
 /// How often an idle watcher records that it is still current.
 const HEARTBEAT: Duration = Duration::from_secs(5);
@@ -474,7 +475,7 @@ impl Watcher {
             report.changes += 1;
             let id = event.get_document("documentKey").ok().and_then(|k| k.get("_id"));
             let touched = match id {
-                Some(_) => touched(specs, event),
+                Some(_) => touched(specs, event, soft_delete_of(source)),
                 None => Vec::new(),
             };
             if touched.is_empty() {
@@ -511,8 +512,14 @@ fn operation(event: &Document) -> &str {
 /// The copies a change may have made stale. An update names its paths in its
 /// `updateDescription` (`updatedFields`' keys, dotted; `removedFields`;
 /// `truncatedArrays`' fields); one without a readable description counts as touching
-/// every copy.
-fn touched(specs: &[&'static CopySpec], event: &Document) -> Vec<&'static CopySpec> {
+/// every copy. On a soft-delete source (`deleted_at`, its deletion date), an update of
+/// the deletion date is a delete or a restore: every copy, whose job then applies the
+/// copy's `on_delete` or copies the value again.
+fn touched(
+    specs: &[&'static CopySpec],
+    event: &Document,
+    deleted_at: Option<&str>,
+) -> Vec<&'static CopySpec> {
     match operation(event) {
         "update" => {
             let Ok(description) = event.get_document("updateDescription") else {
@@ -541,6 +548,9 @@ fn touched(specs: &[&'static CopySpec], event: &Document) -> Vec<&'static CopySp
                     None => {}
                     Some(_) => return specs.to_vec(),
                 }
+            }
+            if deleted_at.is_some_and(|d| paths.iter().any(|p| overlaps(p, d))) {
+                return specs.to_vec();
             }
             specs.iter().copied().filter(|c| paths.iter().any(|p| overlaps(p, c.source_field))).collect()
         }
@@ -624,33 +634,42 @@ mod tests {
         let specs = [&NAME, &CITY];
         let update = |d: Document| event(doc! { "operationType": "update", "updateDescription": d });
         let named = update(doc! { "updatedFields": { "name": "Ada" }, "removedFields": [] });
-        assert_eq!(keys(touched(&specs, &named)), ["posts.author_name"]);
+        assert_eq!(keys(touched(&specs, &named, None)), ["posts.author_name"]);
         let visits = update(doc! { "updatedFields": { "visits": 3 }, "removedFields": ["nick"] });
-        assert!(touched(&specs, &visits).is_empty());
+        assert!(touched(&specs, &visits, None).is_empty());
         let city = update(doc! { "updatedFields": { "profile.city": "Paris" }, "removedFields": [] });
-        assert_eq!(keys(touched(&specs, &city)), ["posts.author_city"]);
+        assert_eq!(keys(touched(&specs, &city, None)), ["posts.author_city"]);
         let profile = update(doc! { "updatedFields": {}, "removedFields": ["profile"] });
-        assert_eq!(keys(touched(&specs, &profile)), ["posts.author_city"]);
+        assert_eq!(keys(touched(&specs, &profile, None)), ["posts.author_city"]);
         let truncated = update(doc! {
             "updatedFields": {}, "removedFields": [], "truncatedArrays": [{ "field": "name", "newSize": 1 }]
         });
-        assert_eq!(keys(touched(&specs, &truncated)), ["posts.author_name"]);
+        assert_eq!(keys(touched(&specs, &truncated, None)), ["posts.author_name"]);
         let bare = event(doc! { "operationType": "update" });
-        assert_eq!(touched(&specs, &bare).len(), 2);
+        assert_eq!(touched(&specs, &bare, None).len(), 2);
+        // A soft delete (or a restore) of the source touches every copy.
+        let deleted =
+            update(doc! { "updatedFields": { "deleted_at": DateTime::now() }, "removedFields": [] });
+        assert!(touched(&specs, &deleted, None).is_empty());
+        assert_eq!(touched(&specs, &deleted, Some("deleted_at")).len(), 2);
+        assert!(touched(&specs, &visits, Some("deleted_at")).is_empty());
     }
 
     #[test]
     fn replacements_inserts_and_deletes_by_policy() {
         let specs = [&NAME, &CITY];
-        assert_eq!(touched(&specs, &event(doc! { "operationType": "replace" })).len(), 2);
-        assert_eq!(touched(&specs, &event(doc! { "operationType": "insert" })).len(), 2);
-        assert_eq!(keys(touched(&specs, &event(doc! { "operationType": "delete" }))), ["posts.author_city"]);
-        assert!(touched(&specs, &event(doc! { "operationType": "createIndexes" })).is_empty());
-        assert!(touched(&specs, &event(doc! { "operationType": "shardCollection" })).is_empty());
+        assert_eq!(touched(&specs, &event(doc! { "operationType": "replace" }), None).len(), 2);
+        assert_eq!(touched(&specs, &event(doc! { "operationType": "insert" }), None).len(), 2);
+        assert_eq!(
+            keys(touched(&specs, &event(doc! { "operationType": "delete" }), None)),
+            ["posts.author_city"]
+        );
+        assert!(touched(&specs, &event(doc! { "operationType": "createIndexes" }), None).is_empty());
+        assert!(touched(&specs, &event(doc! { "operationType": "shardCollection" }), None).is_empty());
         assert!(ends_stream("invalidate"));
         assert!(ends_stream("drop"));
         assert!(!ends_stream("update"));
         let odd = event(doc! { "operationType": "update", "updateDescription": { "updatedFields": 3 } });
-        assert_eq!(touched(&specs, &odd).len(), 2, "a description that is not one touches every copy");
+        assert_eq!(touched(&specs, &odd, None).len(), 2, "a description that is not one touches every copy");
     }
 }

@@ -19,6 +19,7 @@ use crate::core::denormalized::refresh::{
 };
 use crate::core::denormalized::{CopyError, CopySpec, OnDelete, Refresh, QUEUE};
 use crate::core::model::eq;
+use crate::core::registry::live_by_id;
 use crate::core::trace;
 
 /// Whether an error stops a worker: the server or the network failing, not a write
@@ -250,13 +251,22 @@ impl Worker {
         };
         let refresh_error = |error| CopyError::Refresh { copy: spec.key(), id: id.clone(), error };
         let source = self.db.collection::<Document>(spec.source);
-        let found =
-            source.find_one(doc! { "_id": eq(id.clone()) }).projection(doc! { spec.source_field: 1 }).await;
+        // A soft-deleted source reads as none; its tenant is read with its value, for a
+        // copy between tenant models.
+        let mut fields = doc! { spec.source_field: 1 };
+        if let Some(tenant) = spec.source_tenant {
+            fields.insert(tenant, 1);
+        }
+        let found = source.find_one(live_by_id(spec.source, &id)).projection(fields).await;
+        let mut tenant = None;
         let value = match found {
-            Ok(Some(document)) => value_at(&document, spec.source_field),
+            Ok(Some(document)) => {
+                tenant = spec.source_tenant.map(|t| document.get(t).cloned().unwrap_or(Bson::Null));
+                value_at(&document, spec.source_field)
+            }
             Ok(None) => {
-                // The source is gone: nothing to copy from; the copy's `on_delete` says
-                // what it holds.
+                // The source is gone (or soft-deleted): nothing to copy from; the copy's
+                // `on_delete` says what it holds.
                 report.sources_missing += 1;
                 match spec.on_delete {
                     OnDelete::Keep => return self.complete(queue, spec, &key, &id, &seq, &job, report).await,
@@ -285,7 +295,8 @@ impl Worker {
         };
         let lease = Lease { queue, job: &key, owner: &self.id, length: self.lease };
         let target = self.db.collection::<Document>(spec.collection);
-        let write = CopyWrite { spec, source: &id, value: value.as_ref(), only: None };
+        let write =
+            CopyWrite { spec, source: &id, value: value.as_ref(), only: None, tenant: tenant.as_ref() };
         match write_copy(&target, &write, Batching::Batches { size: self.batch, guard: Some(&lease) }).await {
             Ok(written) => {
                 report.documents_updated += written.modified;
@@ -300,6 +311,16 @@ impl Worker {
                     // Every other copy document is written; the refused ones are the
                     // job's failure, recorded on it, until someone fixes them.
                     let error = CopyError::Refused { id: id.clone(), documents: written.refused };
+                    return self.fail(queue, &key, Some((spec, &id)), error, report).await;
+                }
+                if !written.cross_tenant.is_empty() {
+                    // Documents of another tenant referencing the source were left as
+                    // they were: the job's failure too, naming them.
+                    let error = CopyError::CrossTenant {
+                        copy: spec.key(),
+                        id: id.clone(),
+                        holders: written.cross_tenant,
+                    };
                     return self.fail(queue, &key, Some((spec, &id)), error, report).await;
                 }
             }

@@ -36,6 +36,18 @@
 //! `cache = ...`), and an `_id` of type `Bson` or `Document` cannot be cached (no
 //! placeholder type holds every value of those exactly). The family's value type is
 //! the row's result type (the model, or the row's view).
+//!
+//! On a tenant model (`#[model(tenant = org_id)]`) a cached row filters on the tenant
+//! and the `_id`, `filter(org_id, _id)`, and its family has two placeholders, the tenant
+//! then the id ([`CachesTenantId`]): `cache:project:{org}:{id}`. The key of one
+//! tenant's read is never another tenant's (each value is escaped into its own segment,
+//! so a tenant text cannot add a segment or spell another key), and it is filled only
+//! with what the row's query returned, which carries `{org_id: {$eq: tenant}}`: no
+//! document of one tenant is ever cached under, or served from, another tenant's key.
+//! A writer knows a document by its `_id`; to delete its keys it reads the written
+//! documents' tenants (one `find` by `_id`, projected on the tenant, per batch), since
+//! a document never changes tenant (a write row setting the tenant is refused at
+//! compile time).
 
 use std::collections::HashMap;
 use std::sync::{Arc, PoisonError, RwLock};
@@ -53,7 +65,7 @@ use crate::core::hooks::{CopyWriteHook, Derived, SourceWriteGuard, SourceWriteHo
 use crate::core::model::Model;
 use crate::core::trace::event;
 use crate::patterns::keys::{
-    CachesId, KeyError, KeyFamily, KeySpec, OwnedOf, Staleness, StringFamily, ValueOf,
+    CachesId, CachesTenantId, KeyError, KeyFamily, KeySpec, OwnedOf, Staleness, StringFamily, ValueOf,
 };
 
 /// Why a cached read or write failed.
@@ -106,6 +118,15 @@ pub struct CacheOf<F, I> {
     pub written: CachedFamily,
 }
 
+/// How a tenant model's documents are cached in the family `F`, by tenants of type
+/// `T` and `_id`s of type `I`. Generated code gets it from [`cache_in`].
+pub struct CacheIn<F, T, I> {
+    /// The family value for a document of a tenant.
+    pub family: fn(T, I) -> F,
+    /// What a write does with the family's keys.
+    pub written: CachedFamily,
+}
+
 /// A family caching a model, as its writers see it: the keys of a written document,
 /// and the family's [`Staleness`] decision.
 #[derive(Debug, Clone, Copy)]
@@ -114,6 +135,9 @@ pub struct CachedFamily {
     pub keys: WrittenKeys,
     /// The family's spec (its name and staleness).
     pub spec: fn() -> &'static KeySpec,
+    /// On a tenant model, the stored name of the tenant field, whose value is part of
+    /// the key: a writer reads it from the written documents.
+    pub tenant: Option<&'static str>,
 }
 
 fn spec_of<F: KeyFamily>() -> &'static KeySpec {
@@ -126,7 +150,21 @@ fn spec_of<F: KeyFamily>() -> &'static KeySpec {
 pub const fn cache_of<F: CachesId<I>, I: DeserializeOwned>() -> CacheOf<F, I> {
     CacheOf {
         family: F::for_id,
-        written: CachedFamily { keys: keys_for_written::<F, I>, spec: spec_of::<F> },
+        written: CachedFamily { keys: keys_for_written::<F, I>, spec: spec_of::<F>, tenant: None },
+    }
+}
+
+/// [`cache_of`] for a tenant model whose tenant field `tenant` has the type `T`: the
+/// one place where the family is checked against the tenant's and the `_id`'s types.
+pub const fn cache_in<F, T, I>(tenant: &'static str) -> CacheIn<F, T, I>
+where
+    F: CachesTenantId<T, I>,
+    T: DeserializeOwned,
+    I: DeserializeOwned,
+{
+    CacheIn {
+        family: F::for_tenant_id,
+        written: CachedFamily { keys: keys_in_written::<F, T, I>, spec: spec_of::<F>, tenant: Some(tenant) },
     }
 }
 
@@ -144,13 +182,38 @@ pub const fn copies_invalidated<F: KeyFamily>(message: &str) {
 /// The keys to delete after a write to the document `id` of a model whose `_id` type
 /// is `I`, cached by the family `F`: the stored `_id` is read as an `I` (as the model
 /// reads it) and its key built as a read of that id builds it.
-pub fn keys_for_written<F: CachesId<I>, I: DeserializeOwned>(id: &Bson) -> Result<Vec<String>, KeyError> {
-    let id: I = crate::core::bson_compat::from_bson(id.clone()).map_err(|e| KeyError::BadValue {
-        placeholder: "_id",
-        text: id.to_string(),
+pub fn keys_for_written<F: CachesId<I>, I: DeserializeOwned>(
+    id: &Bson,
+    _tenant: Option<&Bson>,
+) -> Result<Vec<String>, KeyError> {
+    Ok(F::for_id(read_as(id, "_id")?).shard_keys())
+}
+
+/// [`keys_for_written`] on a tenant model: the key of the document `id` of the tenant
+/// `tenant` (as stored in the document). Without a tenant there is no key to build.
+pub fn keys_in_written<F, T, I>(id: &Bson, tenant: Option<&Bson>) -> Result<Vec<String>, KeyError>
+where
+    F: CachesTenantId<T, I>,
+    T: DeserializeOwned,
+    I: DeserializeOwned,
+{
+    let Some(tenant) = tenant else {
+        return Err(KeyError::BadValue {
+            placeholder: "tenant",
+            text: String::new(),
+            detail: format!("the written document {id} has no tenant"),
+        });
+    };
+    Ok(F::for_tenant_id(read_as(tenant, "tenant")?, read_as(id, "_id")?).shard_keys())
+}
+
+/// A stored value read as the type the model reads it as.
+fn read_as<V: DeserializeOwned>(value: &Bson, placeholder: &'static str) -> Result<V, KeyError> {
+    crate::core::bson_compat::from_bson(value.clone()).map_err(|e| KeyError::BadValue {
+        placeholder,
+        text: value.to_string(),
         detail: e.to_string(),
-    })?;
-    Ok(F::for_id(id).shard_keys())
+    })
 }
 
 /// A read row answered from its key family first: see the [module docs](self).
@@ -205,8 +268,9 @@ where
     }
 }
 
-/// Builds the keys to delete after a write to the document with this `_id`.
-pub type WrittenKeys = fn(&Bson) -> Result<Vec<String>, KeyError>;
+/// Builds the keys to delete after a write to the document with this `_id` (and, on a
+/// tenant model, this tenant, as stored).
+pub type WrittenKeys = fn(&Bson, Option<&Bson>) -> Result<Vec<String>, KeyError>;
 
 /// A write row of a model whose reads are cached: it deletes the written document's
 /// keys after the update.
@@ -252,10 +316,9 @@ impl<T: Model> CachedUpdate<T> {
         // The update's hook finds no installed connection; this call deletes the keys
         // itself, so the hook must not warn that nobody will.
         let updated = CALLER_DELETES.scope((), self.update.run(db)).await.map_err(CacheError::Update)?;
-        let mut keys = Vec::new();
-        for family in self.families {
-            keys.extend((family.keys)(&updated.id)?);
-        }
+        let keys = written_keys(db, T::COLLECTION, self.families.iter(), std::slice::from_ref(&updated.id))
+            .await
+            .map_err(|e| CacheError::Update(UpdateError::AfterWrite(Box::new(e))))?;
         if !keys.is_empty() {
             redis::cmd("DEL").arg(&keys).exec_async(conn).await.map_err(KeyError::from)?;
         }
@@ -365,20 +428,7 @@ fn after_copy_write_hook<'a>(
 /// refused: the copies it writes are owed to a source write made earlier): logged as
 /// [`invalidate`] does.
 async fn invalidate_copies(db: &Database, collection: &'static str, ids: &[Bson]) -> Result<(), CopyError> {
-    let mut keys = Vec::new();
-    for id in ids {
-        let failed = |error: KeyError| CopyError::Derived {
-            collection,
-            id: id.clone(),
-            what: "cached keys",
-            error: Arc::new(error),
-        };
-        for model in inventory::iter::<CachedModel>.into_iter().filter(|m| m.collection == collection) {
-            for family in model.families {
-                keys.extend((family.keys)(id).map_err(failed)?);
-            }
-        }
-    }
+    let keys = written_keys(db, collection, families_of(collection), ids).await?;
     if keys.is_empty() {
         return Ok(());
     }
@@ -452,12 +502,7 @@ async fn invalidate(db: &Database, source: &'static str, id: &Bson) -> Result<()
         what: "cached keys",
         error: Arc::new(error),
     };
-    let mut keys = Vec::new();
-    for model in inventory::iter::<CachedModel>.into_iter().filter(|m| m.collection == source) {
-        for family in model.families {
-            keys.extend((family.keys)(id).map_err(failed)?);
-        }
-    }
+    let keys = written_keys(db, source, families_of(source), std::slice::from_ref(id)).await?;
     if keys.is_empty() {
         return Ok(());
     }
@@ -486,4 +531,90 @@ async fn invalidate(db: &Database, source: &'static str, id: &Bson) -> Result<()
         return Ok(());
     };
     deleter.delete(keys).await.map_err(failed)
+}
+
+/// Every family caching the documents of `collection`.
+fn families_of(collection: &'static str) -> impl Iterator<Item = &'static CachedFamily> {
+    inventory::iter::<CachedModel>
+        .into_iter()
+        .filter(move |m| m.collection == collection)
+        .flat_map(|m| m.families)
+}
+
+/// The keys of the written documents `ids` of `collection` in `families`. A family of
+/// a tenant model keys a document by its tenant too: the tenants are read from the
+/// documents, one `find` by `_id` (the `_id` index) projected on the tenant field, for
+/// the batch. A document that is no longer there has no tenant to read and keeps no
+/// key of a tenant family (docshape's writers never remove one; a document removed by
+/// another program keeps its keys until their TTL, as the module docs say).
+async fn written_keys<'f>(
+    db: &Database,
+    collection: &'static str,
+    families: impl Iterator<Item = &'f CachedFamily>,
+    ids: &[Bson],
+) -> Result<Vec<String>, CopyError> {
+    let failed = |id: &Bson, error: KeyError| CopyError::Derived {
+        collection,
+        id: id.clone(),
+        what: "cached keys",
+        error: Arc::new(error),
+    };
+    let mut tenants: HashMap<&'static str, HashMap<String, Bson>> = HashMap::new();
+    let mut keys = Vec::new();
+    for family in families {
+        let Some(field) = family.tenant else {
+            for id in ids {
+                keys.extend((family.keys)(id, None).map_err(|e| failed(id, e))?);
+            }
+            continue;
+        };
+        if !tenants.contains_key(field) {
+            let read = tenants_of(db, collection, field, ids).await.map_err(|error| CopyError::Derived {
+                collection,
+                id: ids.first().cloned().unwrap_or(Bson::Null),
+                what: "cached keys (the written documents' tenants)",
+                error: Arc::new(error),
+            })?;
+            tenants.insert(field, read);
+        }
+        let read = &tenants[field];
+        for id in ids {
+            if let Some(tenant) = read.get(&id_text(id)) {
+                keys.extend((family.keys)(id, Some(tenant)).map_err(|e| failed(id, e))?);
+            }
+        }
+    }
+    Ok(keys)
+}
+
+/// An `_id` as a map key: its variant and value (`"7"` and `7` stay apart).
+fn id_text(id: &Bson) -> String {
+    format!("{id:?}")
+}
+
+/// The tenant of each document `ids` of `collection`, by [`id_text`].
+async fn tenants_of(
+    db: &Database,
+    collection: &'static str,
+    field: &'static str,
+    ids: &[Bson],
+) -> Result<HashMap<String, Bson>, mongodb::error::Error> {
+    let mut out = HashMap::new();
+    if ids.is_empty() {
+        return Ok(out);
+    }
+    // `$in` of the values themselves: an `_id` that looks like an operator is a value
+    // in an array, never a query operator.
+    let mut cursor = db
+        .collection::<Document>(collection)
+        .find(bson::doc! { "_id": { "$in": ids.to_vec() } })
+        .projection(bson::doc! { field: 1 })
+        .await?;
+    while cursor.advance().await? {
+        let found = cursor.deserialize_current()?;
+        if let (Some(id), Some(tenant)) = (found.get("_id"), found.get(field)) {
+            out.insert(id_text(id), tenant.clone());
+        }
+    }
+    Ok(out)
 }

@@ -228,6 +228,25 @@ pub trait CachesId<I>: KeyFamily {
     fn for_id(id: I) -> Self;
 }
 
+/// A key family that caches the documents of a tenant model (`#[model(tenant =
+/// org_id)]`) whose tenant has the type `T` and whose `_id` has the type `I`: its two
+/// placeholders are, in the pattern's order, the tenant and the id
+/// (`"cache:project:{org}:{id}"`).
+///
+/// `#[derive(KeyFamily)]` implements it for every family with exactly two placeholders,
+/// for their types in the pattern's order. A `cache = Family` row of a tenant model
+/// needs `Family: CachesTenantId<Tenant, Id>`, so that the key holds the tenant: one
+/// tenant's read never finds another tenant's cached document under its key.
+#[diagnostic::on_unimplemented(
+    message = "the key family `{Self}` cannot cache documents of a tenant model whose tenant is a `{T}` and whose `_id` is a `{I}`",
+    label = "its two placeholders must be the tenant's type, then the `_id`'s",
+    note = "a tenant model's cached row keys each document by its tenant and its id: give the family two placeholders, the tenant's (a field of type `{T}`) then the id's (a field of type `{I}`)"
+)]
+pub trait CachesTenantId<T, I>: KeyFamily {
+    /// The family value whose placeholders are `tenant` and `id`.
+    fn for_tenant_id(tenant: T, id: I) -> Self;
+}
+
 /// What `#[derive(KeyFamily)]` generates calls.
 pub(crate) mod generated {
     use super::*;

@@ -41,12 +41,13 @@ use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
 
 use bson::{doc, Bson, Document, RawDocumentBuf};
+use futures_util::future::BoxFuture;
 use futures_util::TryStreamExt;
 use mongodb::Database;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::core::model::{eq, Model};
+use crate::core::model::{eq, Model, NoTenant};
 use crate::core::size::{MaxBsonSize, Unsized};
 use crate::core::validator::Schema;
 
@@ -87,14 +88,16 @@ impl<T: Identified> Ref<T> {
         crate::core::access::literal::literal(&self.id)
     }
 
-    /// Loads the referenced document: `Ok(None)` when it does not exist. Refused at
-    /// build time for a model declared `#[model(tenant = ...)]`, whose documents are
-    /// loaded within a tenant with [`Ref::load_in`].
-    pub async fn load(&self, db: &Database) -> Result<Option<T>, RefError>
+    /// Loads the referenced document: `Ok(None)` when it does not exist. Only for a
+    /// model without a tenant ([`NoTenant`]): a tenant model's documents are loaded
+    /// within a tenant with [`Ref::load_in`], and this call is a compile error.
+    // A boxed future, not an `async fn`: the bound is then one error under the call,
+    // where an `async fn`'s future would repeat it under the call and the `.await`.
+    pub fn load<'a>(&'a self, db: &'a Database) -> BoxFuture<'a, Result<Option<T>, RefError>>
     where
-        T: DeserializeOwned,
+        T: NoTenant + DeserializeOwned + Send,
     {
-        load_one(db, self).await
+        Box::pin(find_one(db, self))
     }
 
     /// Loads the referenced document within `tenant`, of a model declared
@@ -354,27 +357,20 @@ fn decode<T: Model + DeserializeOwned>(raw: &RawDocumentBuf) -> Result<T, RefErr
     }
 }
 
-/// Refuses, when the program is built, a load by `_id` alone of a model declared
-/// `#[model(tenant = ...)]`: such a load would read across tenants. The error points to
-/// [`Ref::load_in`], which filters on the caller's tenant too. (A constant evaluated
-/// per `T`: an error where the load is written for a tenant model, nothing for others.)
-fn refuse_tenant_model<T: Identified>() {
-    const {
-        assert!(
-            T::TENANT.is_none(),
-            "a model declared #[model(tenant = ...)] cannot be loaded by `_id` alone, which would read \
-             across tenants: use `Ref::load_in(db, &tenant)`"
-        )
-    };
+/// Loads the document `r` references: `Ok(None)` when there is none. Only for a
+/// model without a tenant ([`NoTenant`]; a tenant model's: [`Ref::load_in`]).
+// Boxed for the reason given at `Ref::load`.
+pub fn load_one<'a, T: Identified + NoTenant + DeserializeOwned + Send>(
+    db: &'a Database,
+    r: &'a Ref<T>,
+) -> BoxFuture<'a, Result<Option<T>, RefError>> {
+    Box::pin(find_one(db, r))
 }
 
-/// Loads the document `r` references: `Ok(None)` when there is none. Refused at
-/// build time for a model with a tenant (use [`Ref::load_in`]).
-pub async fn load_one<T: Identified + DeserializeOwned>(
+async fn find_one<T: Identified + DeserializeOwned>(
     db: &Database,
     r: &Ref<T>,
 ) -> Result<Option<T>, RefError> {
-    refuse_tenant_model::<T>();
     let id =
         r.to_bson().map_err(|source| RefError::Id { collection: T::COLLECTION, source: Box::new(source) })?;
     let found = db
@@ -497,13 +493,20 @@ impl<T: Identified + fmt::Debug> fmt::Debug for Referents<T> {
 /// distinct `_id` once, in one batch), never a query per reference; only an answer
 /// larger than a reply can carry (16 MB) takes more than one. The answer keeps
 /// the order of `refs`, with `None` (and an entry in [`Referents::missing`]) for each
-/// reference to a document that does not exist. Refused at build time for a model
-/// declared `#[model(tenant = ...)]`, which would be read across tenants.
-pub async fn load_many<T: Identified + DeserializeOwned>(
+/// reference to a document that does not exist. Only for a model without a tenant
+/// ([`NoTenant`]): a tenant model's would be read across tenants.
+// Boxed for the reason given at `Ref::load`.
+pub fn load_many<'a, T: Identified + NoTenant + DeserializeOwned + Send>(
+    db: &'a Database,
+    refs: &'a [Ref<T>],
+) -> BoxFuture<'a, Result<Referents<T>, RefError>> {
+    Box::pin(find_many(db, refs))
+}
+
+async fn find_many<T: Identified + DeserializeOwned>(
     db: &Database,
     refs: &[Ref<T>],
 ) -> Result<Referents<T>, RefError> {
-    refuse_tenant_model::<T>();
     let mut keys = Vec::with_capacity(refs.len());
     let mut distinct: Vec<Bson> = Vec::new();
     let mut seen = HashMap::new();

@@ -25,10 +25,12 @@ pub(crate) async fn enqueue(
     spec: &SummarySpec,
     id: &Bson,
     due_in: std::time::Duration,
+    session: Option<&mut ClientSession>,
 ) -> mongodb::error::Result<()> {
     let due =
         bson::DateTime::from_millis(bson::DateTime::now().timestamp_millis() + due_in.as_millis() as i64);
-    db.collection::<Document>(LEDGER)
+    let ledger = db.collection::<Document>(LEDGER);
+    let command = ledger
         .update_one(
             doc! { "_id": record_id(spec, id) },
             doc! {
@@ -38,16 +40,19 @@ pub(crate) async fn enqueue(
                 "$setOnInsert": { "g": [] },
             },
         )
-        .upsert(true)
-        .await?;
+        .upsert(true);
+    match session {
+        Some(session) => command.session(session).await?,
+        None => command.await?,
+    };
     Ok(())
 }
 
 /// What one application changed.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Applied {
-    /// Groups whose document was written.
-    pub groups: usize,
+    /// The keys of the groups whose document was written (or deleted).
+    pub groups: Vec<Bson>,
     /// Transaction attempts (1 without conflicts).
     pub attempts: u32,
 }
@@ -68,7 +73,7 @@ pub(crate) async fn apply(db: &Database, spec: &SummarySpec, id: &Bson) -> Resul
                 && (is_transient(e) || is_duplicate_key(e) || write_conflict(e))
         };
         session.start_transaction().await.map_err(err)?;
-        match once(db, spec, id, &mut session).await {
+        match once(db, spec, id, None, &mut session).await {
             Ok(groups) => match session.commit_transaction().await {
                 Ok(()) => return Ok(Applied { groups, attempts: attempt }),
                 // An unknown commit result is harmless to run again: a committed
@@ -119,47 +124,76 @@ fn stored(groups: &[Contribution]) -> Bson {
     )
 }
 
-/// One attempt, in `session`'s transaction: returns the number of groups written.
+/// Applies source document `id`'s change to `spec` in `session`'s running
+/// transaction (the source write's own): no retry here, as an error aborts the
+/// caller's transaction, which its owner runs again whole (a write conflict with a
+/// concurrent application is labelled transient).
+///
+/// `written`: the source document as the write left it, when its command returned it
+/// (read in the transaction otherwise).
+pub(crate) async fn apply_in(
+    db: &Database,
+    spec: &SummarySpec,
+    id: &Bson,
+    written: Option<&Document>,
+    session: &mut ClientSession,
+) -> Result<Vec<Bson>, SummaryError> {
+    once(db, spec, id, written, session)
+        .await
+        .map_err(|error| SummaryError::Mongo { summary: spec.collection, error })
+}
+
+/// One attempt, in `session`'s transaction: returns the keys of the groups written.
+/// `written`: the source document as the transaction sees it, when the caller has it.
 async fn once(
     db: &Database,
     spec: &SummarySpec,
     id: &Bson,
+    written: Option<&Document>,
     session: &mut ClientSession,
-) -> mongodb::error::Result<usize> {
+) -> mongodb::error::Result<Vec<Bson>> {
     let ledger = db.collection::<Document>(LEDGER);
     let rid = record_id(spec, id);
-    let record = ledger.find_one(doc! { "_id": &rid }).session(&mut *session).await?;
-    let source = db
-        .collection::<Document>(spec.source)
-        .find_one(doc! { "_id": { "$eq": id.clone() } })
-        .session(&mut *session)
-        .await?;
-    let old = recorded(record.as_ref());
-    let new = contributions(spec, source.as_ref());
-    // The record first: a concurrent application of the same document conflicts here
-    // (an insert racing another is a duplicate key, retried likewise).
-    match &record {
+    let read;
+    let source = match written {
+        Some(d) => Some(d),
         None => {
-            let fresh = doc! { "_id": &rid, "g": stored(&new), "pending": false };
-            ledger.insert_one(fresh).session(&mut *session).await?;
-        }
-        Some(r) => {
-            let seq = r.get("seq").cloned().unwrap_or(Bson::Null);
-            let done = ledger
-                .update_one(
-                    doc! { "_id": &rid, "seq": seq },
-                    doc! { "$set": { "g": stored(&new), "pending": false }, "$unset": { "due": "" } },
-                )
+            read = db
+                .collection::<Document>(spec.source)
+                .find_one(doc! { "_id": { "$eq": id.clone() } })
                 .session(&mut *session)
                 .await?;
-            if done.matched_count == 0 {
-                // Enqueued again since it was read: record the contribution, and keep
-                // it pending, to run again.
-                let set = doc! { "$set": { "g": stored(&new) } };
-                ledger.update_one(doc! { "_id": &rid }, set).session(&mut *session).await?;
-            }
+            read.as_ref()
         }
+    };
+    let new = contributions(spec, source);
+    // The record is read and replaced by one command: the record as it was is the
+    // old contribution. In the transaction nothing can change it in between (a
+    // concurrent application or queueing of the same document conflicts on it, and
+    // one of the two runs again on the other's result).
+    let record = ledger
+        .find_one_and_update(
+            doc! { "_id": &rid },
+            doc! { "$set": { "g": stored(&new) }, "$setOnInsert": { "pending": false } },
+        )
+        .upsert(true)
+        .return_document(ReturnDocument::Before)
+        .session(&mut *session)
+        .await?;
+    if let Some(r) = record.as_ref().filter(|r| r.get_bool("pending").unwrap_or(false)) {
+        // Queued (by the watcher, or an async write): this application brings it in
+        // line, unless it was queued again since (a newer `seq`), which keeps it
+        // pending, to run again.
+        let seq = r.get("seq").cloned().unwrap_or(Bson::Null);
+        ledger
+            .update_one(
+                doc! { "_id": &rid, "seq": seq },
+                doc! { "$set": { "pending": false }, "$unset": { "due": "" } },
+            )
+            .session(&mut *session)
+            .await?;
     }
+    let old = recorded(record.as_ref());
     let summary = db.collection::<Document>(spec.collection);
     let mut keys: Vec<&Bson> = old.iter().map(|c| &c.key).collect();
     for c in &new {
@@ -167,7 +201,7 @@ async fn once(
             keys.push(&c.key);
         }
     }
-    let mut written = 0;
+    let mut written = Vec::new();
     for key in keys {
         let before = old.iter().find(|c| &c.key == key);
         let after = new.iter().find(|c| &c.key == key);
@@ -220,7 +254,7 @@ async fn once(
         if update.is_empty() && rescan.is_empty() {
             continue;
         }
-        written += 1;
+        written.push(key.clone());
         let filter = doc! { "_id": { "$eq": key.clone() } };
         let count = spec.fields.iter().find(|f| f.op == SummaryOp::Count).map(|f| f.name);
         let now_doc = if update.is_empty() {

@@ -160,9 +160,15 @@ pub(crate) fn compare(a: &Bson, b: &Bson) -> std::cmp::Ordering {
 }
 
 /// The contributions of `doc` (`None`: deleted) to `spec`'s groups, one per key, in
-/// the order the keys were met.
+/// the order the keys were met. A soft-deleted document (its source's
+/// `#[model(soft_delete = ...)]` date set: anything but `null` or missing, as the
+/// source's live rows read it) contributes nothing, like a deleted one; restored, it
+/// contributes again.
 pub(crate) fn contributions(spec: &SummarySpec, doc: Option<&Document>) -> Vec<Contribution> {
     let Some(doc) = doc else { return Vec::new() };
+    if spec.soft_delete.is_some_and(|field| !matches!(doc.get(field), None | Some(Bson::Null))) {
+        return Vec::new();
+    }
     let mut out: Vec<Contribution> = Vec::new();
     let fresh = |key: Bson| Contribution { key, values: vec![Bson::Null; spec.fields.len()] };
     match group_array(spec, doc) {
@@ -239,6 +245,7 @@ mod tests {
             group,
             fields: &FIELDS,
             refresh: SummaryRefresh::Sync,
+            soft_delete: Some("deleted_at"),
         }
     }
 
@@ -264,5 +271,13 @@ mod tests {
         assert_eq!(c[0].key, Bson::from("all"));
         assert_eq!(c[0].values[1], Bson::Null);
         assert!(contributions(&spec(&[]), None).is_empty());
+    }
+
+    #[test]
+    fn a_soft_deleted_document_contributes_nothing() {
+        let deleted = doc! { "items": [{ "qty": 2 }], "deleted_at": bson::DateTime::now() };
+        assert!(contributions(&spec(&[]), Some(&deleted)).is_empty());
+        let live = doc! { "items": [{ "qty": 2 }], "deleted_at": Bson::Null };
+        assert_eq!(contributions(&spec(&[]), Some(&live))[0].values[1], Bson::Int64(2));
     }
 }

@@ -42,7 +42,9 @@ pub struct SummaryReconcile {
 async fn recount(db: &Database, spec: &SummarySpec) -> Result<(Vec<(Bson, Document)>, u64), SummaryError> {
     let mongo = |error| SummaryError::Mongo { summary: spec.collection, error };
     let mut projection = doc! {};
-    for p in spec.group.iter().map(|g| g.path()).chain(spec.fields.iter().map(|f| f.path)) {
+    let paths = spec.group.iter().map(|g| g.path()).chain(spec.fields.iter().map(|f| f.path));
+    // A soft-deleted document counts as deleted: its deletion date is read too.
+    for p in paths.chain(spec.soft_delete) {
         if !p.is_empty() {
             projection.insert(p.split('.').next().unwrap_or(p), 1);
         }

@@ -20,6 +20,9 @@ pub struct SummarySpec {
     pub fields: &'static [SummaryField],
     /// When a source write reaches the summary.
     pub refresh: SummaryRefresh,
+    /// The source's `#[model(soft_delete = ...)]` date (its stored name): a document
+    /// with the date set counts as deleted.
+    pub soft_delete: Option<&'static str>,
 }
 
 /// One part of a summary's group key.

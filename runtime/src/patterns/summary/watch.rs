@@ -94,7 +94,7 @@ impl Watcher {
                 }
                 if let Some(id) = event.document_key.as_ref().and_then(|k| k.get("_id")) {
                     for spec in summaries().into_iter().filter(|s| s.source == source) {
-                        queue(&self.db, spec, id).await?;
+                        queue(&self.db, spec, id, None).await?;
                         report.queued += 1;
                     }
                 }
@@ -179,12 +179,20 @@ impl Watcher {
 }
 
 /// Queues `id` for `spec`, due as its refresh says (a sync summary's at once).
-pub(crate) async fn queue(db: &Database, spec: &SummarySpec, id: &Bson) -> Result<(), SummaryError> {
+/// In `session` when given (in its transaction, if it runs one).
+pub(crate) async fn queue(
+    db: &Database,
+    spec: &SummarySpec,
+    id: &Bson,
+    session: Option<&mut mongodb::ClientSession>,
+) -> Result<(), SummaryError> {
     let due = match spec.refresh {
         SummaryRefresh::Async { max_stale } => max_stale,
         _ => Duration::ZERO,
     };
-    enqueue(db, spec, id, due).await.map_err(|error| SummaryError::Mongo { summary: spec.collection, error })
+    enqueue(db, spec, id, due, session)
+        .await
+        .map_err(|error| SummaryError::Mongo { summary: spec.collection, error })
 }
 
 /// Queues every document of `spec`'s source and every document its ledger records
@@ -203,7 +211,7 @@ pub async fn resync(db: &Database, spec: &SummarySpec) -> Result<u64, SummaryErr
         .map_err(err)?;
     while let Some(d) = ids.try_next().await.map_err(err)? {
         if let Some(id) = d.get("_id") {
-            queue(db, spec, id).await?;
+            queue(db, spec, id, None).await?;
             n += 1;
         }
     }
@@ -215,7 +223,7 @@ pub async fn resync(db: &Database, spec: &SummarySpec) -> Result<u64, SummaryErr
         .map_err(err)?;
     while let Some(d) = recorded.try_next().await.map_err(err)? {
         if let Some(id) = d.get_document("_id").ok().and_then(|i| i.get("id")) {
-            queue(db, spec, id).await?;
+            queue(db, spec, id, None).await?;
             n += 1;
         }
     }

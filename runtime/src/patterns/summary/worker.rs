@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use bson::{doc, Bson, DateTime, Document};
 use futures_util::TryStreamExt;
-use mongodb::Database;
+use mongodb::{Database, IndexModel};
 
 use super::apply::apply;
 use super::spec::summary;
@@ -55,6 +55,7 @@ impl Worker {
     /// Applies pending records, oldest `due` first, until a read finds none this run
     /// can apply.
     pub async fn run_until_empty(&self) -> Result<SummaryRun, SummaryError> {
+        create_indexes(&self.db).await?;
         let mut run = SummaryRun::default();
         let mut skipped: Vec<Bson> = Vec::new();
         loop {
@@ -70,6 +71,7 @@ impl Worker {
         poll: Duration,
         stop: F,
     ) -> Result<SummaryRun, SummaryError> {
+        create_indexes(&self.db).await?;
         let mut run = SummaryRun::default();
         let mut skipped: Vec<Bson> = Vec::new();
         tokio::pin!(stop);
@@ -122,8 +124,11 @@ impl Worker {
                 }
                 Err(e) => return Err(e),
             };
+            super::rewritten(&self.db, spec, &applied.groups, false)
+                .await
+                .map_err(|e| SummaryError::Derived { summary: spec.collection, error: Box::new(e) })?;
             run.applied += 1;
-            run.groups_written += applied.groups as u64;
+            run.groups_written += applied.groups.len() as u64;
             run.conflicts += u64::from(applied.attempts.saturating_sub(1));
         }
         Ok(true)
@@ -136,6 +141,31 @@ fn refused(e: &mongodb::error::Error) -> bool {
     use mongodb::error::{ErrorKind, WriteFailure};
     matches!(e.kind.as_ref(), ErrorKind::Write(WriteFailure::WriteError(_)))
         || matches!(e.kind.as_ref(), ErrorKind::Command(c) if c.code == 121 || c.code == 2 || c.code == 14)
+}
+
+/// Creates the ledger's indexes (idempotent; every [`Worker`] run starts with it, and
+/// a deployment of sync summaries only runs it once, at deploy):
+///
+/// - `{"_id.s": 1, "g.k": 1}`: a group's records, read when a min or max must be
+///   recomputed (`{"_id.s": <summary>, "g.k": <key>}`). On mongod both fields are
+///   equalities, `g.k` a multikey path whose equality bounds are exact: the scan reads
+///   the group's records and no other, instead of the summary's whole ledger.
+/// - `{pending: 1, due: 1}`: the worker's read of pending records, oldest `due` first,
+///   and [`lag`]: an equality then the sort's field, so the records arrive in order
+///   from the index, and applied records (`pending: false`, the bulk of the ledger)
+///   are never scanned.
+///
+/// Not created inside a transaction: an index build waits for the transactions that
+/// wrote the collection, and a transaction of the caller's would wait for it.
+pub async fn create_indexes(db: &Database) -> Result<(), SummaryError> {
+    let indexes = [doc! { "_id.s": 1, "g.k": 1 }, doc! { "pending": 1, "due": 1 }]
+        .into_iter()
+        .map(|keys| IndexModel::builder().keys(keys).build());
+    db.collection::<Document>(LEDGER)
+        .create_indexes(indexes)
+        .await
+        .map_err(|error| SummaryError::Mongo { summary: LEDGER, error })?;
+    Ok(())
 }
 
 /// How far the summaries lag their sources: the queue's pending records.

@@ -159,7 +159,6 @@ impl<T: Versioned> Loaded<T> {
         db: &Database,
         mut session: Option<&mut mongodb::ClientSession>,
     ) -> Result<(), VersionError> {
-        let in_session = session.is_some();
         require_id::<T>(&self.original)?;
         let effects = Effects::of::<T>();
         effects.check(db).map_err(|e| VersionError::Refused(Box::new(e)))?;
@@ -241,7 +240,7 @@ impl<T: Versioned> Loaded<T> {
             }
             let matched = if stamps.is_empty() {
                 let write = collection.update_one(filter, update.clone());
-                match session {
+                match session.as_deref_mut() {
                     Some(s) => write.session(s).await?,
                     None => write.await?,
                 }
@@ -254,7 +253,7 @@ impl<T: Versioned> Loaded<T> {
                     .find_one_and_update(filter, update.clone())
                     .projection(stamps.projection())
                     .return_document(mongodb::options::ReturnDocument::After);
-                let found = match session {
+                let found = match session.as_deref_mut() {
                     Some(s) => write.session(s).await?,
                     None => write.await?,
                 };
@@ -275,7 +274,7 @@ impl<T: Versioned> Loaded<T> {
         }
         if !(set.is_empty() && unset.is_empty()) {
             effects
-                .after(db, &self.id(), written.as_ref(), in_session)
+                .after_in(db, &self.id(), written.as_ref(), None, session)
                 .await
                 .map_err(|e| VersionError::Copies(Box::new(e)))?;
         }
