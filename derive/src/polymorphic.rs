@@ -132,11 +132,11 @@ fn tag_field(tag: &str, span: Span) -> Option<Field> {
 }
 
 /// The `_id` of a newtype variant's type, as a field: its type is the one the wrapped
-/// type's `HasField` impl names.
+/// type's `StoredNames::Id` names.
 fn wrapped_id(m: &VariantModel, span: Span) -> Option<Field> {
     let inner = m.container.wraps.as_ref()?;
     let field: syn::Field = syn::parse_quote! {
-        id: <#inner as ::docshape::__private::HasField<{ ::docshape::__private::FieldLookup::find::<#inner>("_id").index() }>>::Stored
+        id: <#inner as ::docshape::__private::StoredNames>::Id
     };
     let recv = FieldReceiver::from_field(&field).ok()?;
     Some(Field { name: Some("_id".to_owned()), span, serde: SerdeField::default(), recv })

@@ -210,36 +210,73 @@ pub(crate) fn sort_checks(c: &Container, r: &Resolved, span: Span, rules: [bool;
     respan(quote!(const _: () = { #items #(#asserts)* };), span)
 }
 
-/// `StoredNames` and one `HasField` impl per stored field (by its position in the
-/// names), so paths from other models can be checked through the type. Open (any key
-/// accepted) for enums and flattened structs.
+/// The largest field table the runtime reads (`__ds::MAX_TABLE_FIELDS`): a type with
+/// more stored fields gets one `HasField` impl per field.
+const MAX_TABLE_FIELDS: usize = 64;
+
+/// What a stored field's `HasField` impl says: its value, stored and parameter types,
+/// and its flags (`__ds::Field`'s bits: array 1, nullable 2, float 4).
+struct Entry {
+    value: TokenStream,
+    stored: TokenStream,
+    param: TokenStream,
+    flags: u8,
+}
+
+fn entry(c: &Container, f: &Field) -> Entry {
+    let (element, array) = element(&f.recv.ty);
+    // An associated type may not be less visible than the impl (E0446, a hard error):
+    // a field less visible than its struct may have a private type, so paths continue
+    // through it unchecked.
+    let visible = as_visible(&f.recv.vis, &c.vis);
+    let element = element.filter(|_| visible);
+    let stored = if visible {
+        let ty = &f.recv.ty;
+        quote!(#ty)
+    } else {
+        quote!(__ds::Open)
+    };
+    let param = if visible && f.serde.with.is_none() && f.recv.bson_type.is_none() {
+        stored.clone()
+    } else {
+        quote!(__ds::Bson)
+    };
+    let float = element.as_ref().is_some_and(|t| {
+        let t = quote!(#t).to_string();
+        !array && (t == "f64" || t == "f32")
+    });
+    let nullable = is_option(&f.recv.ty) || f.serde.skip_serializing_if.is_some();
+    let value = element.map_or_else(|| quote!(__ds::Open), |t| quote!(#t));
+    let flags = u8::from(array) | (u8::from(nullable) << 1) | (u8::from(float) << 2);
+    Entry { value, stored, param, flags }
+}
+
+/// `StoredNames` and the `HasField` impls (by each field's position in the names), so
+/// paths from other models can be checked through the type: one impl generic over the
+/// position that reads a table of the fields (one `__ds::Field` type each), or one impl
+/// per field past the table's size. Open (any key accepted) for enums and flattened
+/// structs.
 pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
     let ident = &c.ident;
     let type_name = ident.to_string();
     let generics = c.bounded_generics();
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
-    let names = |names: &[String], open: bool| {
+    let names = |names: &[String], open: bool, fields: TokenStream, id: TokenStream| {
         quote! {
             impl #impl_generics __ds::StoredNames for #ident #ty_generics #where_clause {
                 const NAME: &'static str = #type_name;
                 const NAMES: &'static [&'static str] = &[#(#names),*];
                 const OPEN: bool = #open;
+                type Fields = #fields;
+                type Id = #id;
             }
         }
     };
-    let open = || {
+    // The impl generics with the position `__I` added.
+    let with_index = || {
         let mut g = c.generics.clone();
         g.params.push(syn::parse_quote!(const __I: usize));
-        let (ig, _, _) = g.split_for_impl();
-        let names = names(&[], true);
-        quote! {
-            #names
-            impl #ig __ds::HasField<__I> for #ident #ty_generics #where_clause {
-                type Value = __ds::Open;
-                type Stored = __ds::Open;
-                type Param = __ds::Bson;
-            }
-        }
+        g
     };
     match &c.body {
         Body::Struct(darling::ast::Style::Struct, _)
@@ -248,70 +285,100 @@ pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
             let fields = stored_fields(c);
             let mut stored_names: Vec<String> =
                 fields.iter().map(|f| f.name.clone().unwrap_or_default()).collect();
-            let impls = fields.into_iter().enumerate().map(|(i, f)| {
-                let (element, array) = element(&f.recv.ty);
-                // An associated type may not be less visible than the impl (E0446, a
-                // hard error): a field less visible than its struct may have a private
-                // type, so paths continue through it unchecked.
-                let visible = as_visible(&f.recv.vis, &c.vis);
-                let element = element.filter(|_| visible);
-                let stored = if visible {
-                    let ty = &f.recv.ty;
-                    quote!(#ty)
-                } else {
-                    quote!(__ds::Open)
-                };
-                let param = if visible && f.serde.with.is_none() && f.recv.bson_type.is_none() {
-                    stored.clone()
-                } else {
-                    quote!(__ds::Bson)
-                };
-                let float = element.as_ref().is_some_and(|t| {
-                    let t = quote!(#t).to_string();
-                    !array && (t == "f64" || t == "f32")
-                });
-                let nullable = is_option(&f.recv.ty) || f.serde.skip_serializing_if.is_some();
-                let value = element.map_or_else(|| quote!(__ds::Open), |t| quote!(#t));
-                // The trait's flags default to `false`: only the true ones are written.
-                let array = array.then(|| {
-                    quote!(
-                        const ARRAY: bool = true;
-                    )
-                });
-                let nullable = nullable.then(|| {
-                    quote!(
-                        const NULLABLE: bool = true;
-                    )
-                });
-                let float = float.then(|| {
-                    quote!(
-                        const FLOAT: bool = true;
-                    )
-                });
-                quote! {
-                    impl #impl_generics __ds::HasField<#i> for #ident #ty_generics #where_clause {
-                        type Value = #value;
-                        type Stored = #stored;
-                        type Param = #param;
-                        #array #nullable #float
-                    }
-                }
-            });
-            let impls: Vec<TokenStream> = impls.collect();
-            let tag = c.serde.tag.as_ref().map(|t| {
-                let i = stored_names.len();
+            let mut entries: Vec<Entry> = fields.into_iter().map(|f| entry(c, f)).collect();
+            if let Some(t) = &c.serde.tag {
                 stored_names.push(t.value());
-                quote! {
-                    impl #impl_generics __ds::HasField<#i> for #ident #ty_generics #where_clause {
-                        type Value = ::std::string::String;
-                        type Stored = ::std::string::String;
-                        type Param = ::std::string::String;
+                let s = quote!(::std::string::String);
+                entries.push(Entry { value: s.clone(), stored: s.clone(), param: s, flags: 0 });
+            }
+            let id = stored_names
+                .iter()
+                .position(|n| n == "_id")
+                .map_or_else(|| quote!(__ds::Open), |i| entries[i].stored.clone());
+            if entries.len() > MAX_TABLE_FIELDS {
+                let impls = entries.iter().enumerate().map(|(i, e)| {
+                    let Entry { value, stored, param, flags } = e;
+                    // The trait's flags default to `false`: only the true ones are written.
+                    let array = (flags & 1 != 0).then(|| {
+                        quote!(
+                            const ARRAY: bool = true;
+                        )
+                    });
+                    let nullable = (flags & 2 != 0).then(|| {
+                        quote!(
+                            const NULLABLE: bool = true;
+                        )
+                    });
+                    let float = (flags & 4 != 0).then(|| {
+                        quote!(
+                            const FLOAT: bool = true;
+                        )
+                    });
+                    quote! {
+                        impl #impl_generics __ds::HasField<#i> for #ident #ty_generics #where_clause {
+                            type Value = #value;
+                            type Stored = #stored;
+                            type Param = #param;
+                            #array #nullable #float
+                        }
                     }
+                });
+                let names = names(&stored_names, false, quote!(()), id);
+                return quote!(#names #(#impls)*);
+            }
+            // Chunks of eight entries, the last padded with `()`, nested from the last.
+            let mut table = quote!(());
+            let chunks: Vec<Vec<TokenStream>> = entries
+                .chunks(8)
+                .map(|chunk| {
+                    let mut chunk: Vec<TokenStream> = chunk
+                        .iter()
+                        .map(|Entry { value, stored, param, flags }| {
+                            let flags = proc_macro2::Literal::u8_unsuffixed(*flags);
+                            quote!(__ds::Field<#value, #stored, #param, #flags>)
+                        })
+                        .collect();
+                    chunk.resize_with(8, || quote!(()));
+                    chunk
+                })
+                .collect();
+            for chunk in chunks.into_iter().rev() {
+                table = quote!(((#(#chunk),*), #table));
+            }
+            let names = names(&stored_names, false, table, id);
+            let g = with_index();
+            let (ig, _, _) = g.split_for_impl();
+            let mut bounded = generics.clone();
+            bounded
+                .make_where_clause()
+                .predicates
+                .push(syn::parse_quote!(<#ident #ty_generics as __ds::StoredNames>::Fields: __ds::At<__I>));
+            let where_clause = &bounded.where_clause;
+            let at = quote!(<<Self as __ds::StoredNames>::Fields as __ds::At<__I>>);
+            quote! {
+                #names
+                impl #ig __ds::HasField<__I> for #ident #ty_generics #where_clause {
+                    type Value = #at::Value;
+                    type Stored = #at::Stored;
+                    type Param = #at::Param;
+                    const ARRAY: bool = #at::FLAGS & 1 != 0;
+                    const NULLABLE: bool = #at::FLAGS & 2 != 0;
+                    const FLOAT: bool = #at::FLAGS & 4 != 0;
                 }
-            });
-            let names = names(&stored_names, false);
-            quote!(#names #(#impls)* #tag)
+            }
         }
-        _ => open(),
+        _ => {
+            let g = with_index();
+            let (ig, _, _) = g.split_for_impl();
+            let names = names(&[], true, quote!(()), quote!(__ds::Open));
+            quote! {
+                #names
+                impl #ig __ds::HasField<__I> for #ident #ty_generics #where_clause {
+                    type Value = __ds::Open;
+                    type Stored = __ds::Open;
+                    type Param = __ds::Bson;
+                }
+            }
+        }
     }
 }

@@ -3,9 +3,13 @@
 //! fail to compile when one does not exist.
 //!
 //! Each `#[derive(Model)]` and `#[derive(Embedded)]` lists its stored names
-//! ([`StoredNames`]) and implements [`HasField`] for each by its position in that list.
+//! ([`StoredNames`]) and implements [`HasField`] for each by its position in that list:
+//! one generic impl per type that reads the type's field table ([`StoredNames::Fields`],
+//! one [`Field`] type per field; up to 64 fields), or one impl per field past that.
 //! A path's segment is looked up by name in a constant ([`FieldLookup::find`]) whose
 //! panic, under the user's path, names the segment and the closest stored name.
+
+use std::marker::PhantomData;
 
 use crate::core::size::ConstMessage;
 
@@ -23,6 +27,13 @@ pub trait StoredNames {
     /// Whether any key may follow (a map, a `Document`, an enum, a flattened struct):
     /// then every segment is accepted, as index 0.
     const OPEN: bool;
+    /// The fields' table (chunks of [`Field`]s, see [`At`]) that a derived type's one
+    /// `HasField` impl reads; `()` where each field has its own impl, or none.
+    type Fields;
+    /// The declared type of the field stored as `_id` ([`Open`] where there is none or
+    /// it cannot be named): a polymorphic model's newtype variant takes its id type from
+    /// here, a type the compiler knows without looking a field up by position.
+    type Id: ?Sized;
 }
 
 /// A type whose stored field number `I` (in [`StoredNames::NAMES`]) is described here,
@@ -59,6 +70,8 @@ impl StoredNames for Open {
     const NAME: &'static str = "Open";
     const NAMES: &'static [&'static str] = &[];
     const OPEN: bool = true;
+    type Fields = ();
+    type Id = Open;
 }
 
 impl<const I: usize> HasField<I> for Open {
@@ -192,6 +205,92 @@ impl<T: ?Sized, U: ?Sized> Choose<T, U> for If<false> {
     type Out = U;
 }
 
+/// One stored field at the type level, an entry of [`StoredNames::Fields`]: its
+/// [`HasField::Value`], [`HasField::Stored`] and [`HasField::Param`] types and its flags
+/// ([`Field::ARRAY`], [`Field::NULLABLE`], [`Field::FLOAT`] as bits), so that a derive
+/// writes one type per field and one generic `HasField` impl per type instead of one
+/// impl per field: fewer items for the compiler to check in every model's crate.
+#[doc(hidden)]
+pub struct Field<V: ?Sized, S: ?Sized, P, const FLAGS: u8>(PhantomData<fn(&V, &S) -> P>);
+
+impl<V: ?Sized, S: ?Sized, P, const FLAGS: u8> Field<V, S, P, FLAGS> {
+    /// The bit of a field that holds an array.
+    pub const ARRAY: u8 = 1;
+    /// The bit of a field that can be null or missing.
+    pub const NULLABLE: u8 = 2;
+    /// The bit of a field that holds a binary float.
+    pub const FLOAT: u8 = 4;
+}
+
+/// Entry `I` of a type's field table ([`StoredNames::Fields`]): the table is a list of
+/// chunks of eight [`Field`]s, `((F0, .., F7), ((F8, .., F15), ()))`, the last chunk
+/// padded with `()`, so that finding an entry takes one step per chunk.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "this path does not exist: the stored fields `{Self}` have no number {I}",
+    label = "no such stored field",
+    note = "paths use stored names (after serde's renames) of types that derive `Embedded` or `Model`"
+)]
+pub trait At<const I: usize> {
+    /// The field's [`HasField::Value`].
+    type Value: ?Sized;
+    /// The field's [`HasField::Stored`].
+    type Stored: ?Sized;
+    /// The field's [`HasField::Param`].
+    type Param;
+    /// The field's flags (see [`Field`]).
+    const FLAGS: u8;
+}
+
+macro_rules! in_chunk {
+    ($($k:literal: $name:ident),*) => {$(
+        impl<A, B, C, D, E, F, G, H, R> At<$k> for ((A, B, C, D, E, F, G, H), R)
+        where
+            $name: Entry,
+        {
+            type Value = $name::Value;
+            type Stored = $name::Stored;
+            type Param = $name::Param;
+            const FLAGS: u8 = $name::FLAGS;
+        }
+    )*};
+}
+
+macro_rules! past_chunk {
+    ($($k:literal)*) => {$(
+        impl<C, R: At<{ $k - 8 }>> At<$k> for (C, R) {
+            type Value = R::Value;
+            type Stored = R::Stored;
+            type Param = R::Param;
+            const FLAGS: u8 = R::FLAGS;
+        }
+    )*};
+}
+
+/// A [`Field`]'s parts, read by the field table's [`At`] impls.
+#[doc(hidden)]
+pub trait Entry {
+    /// See [`HasField::Value`].
+    type Value: ?Sized;
+    /// See [`HasField::Stored`].
+    type Stored: ?Sized;
+    /// See [`HasField::Param`].
+    type Param;
+    /// See [`Field`].
+    const FLAGS: u8;
+}
+
+impl<V: ?Sized, S: ?Sized, P, const FLAGS: u8> Entry for Field<V, S, P, FLAGS> {
+    type Value = V;
+    type Stored = S;
+    type Param = P;
+    const FLAGS: u8 = FLAGS;
+}
+
+in_chunk!(0: A, 1: B, 2: C, 3: D, 4: E, 5: F, 6: G, 7: H);
+past_chunk!(8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35
+    36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63);
+
 const fn same(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     if a.len() != b.len() {
@@ -275,6 +374,8 @@ mod tests {
         const NAME: &'static str = "User";
         const NAMES: &'static [&'static str] = &["_id", "name", "email"];
         const OPEN: bool = false;
+        type Fields = ();
+        type Id = Open;
     }
 
     #[test]
