@@ -59,6 +59,7 @@ use redis::aio::ConnectionLike;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use crate::core::access::literal::{in_filter, Literal};
 use crate::core::access::{Find, FindError, Projection, Update, UpdateError, Updated};
 use crate::core::denormalized::CopyError;
 use crate::core::hooks::{CopyWriteHook, Derived, SourceWriteGuard, SourceWriteHook};
@@ -603,13 +604,11 @@ async fn tenants_of(
     if ids.is_empty() {
         return Ok(out);
     }
-    // `$in` of the values themselves: an `_id` that looks like an operator is a value
-    // in an array, never a query operator.
-    let mut cursor = db
-        .collection::<Document>(collection)
-        .find(bson::doc! { "_id": { "$in": ids.to_vec() } })
-        .projection(bson::doc! { field: 1 })
-        .await?;
+    // Through the literal encoder: an `_id` shaped as an operator, or a regex (which
+    // `$in` would read as a pattern), is compared as a value.
+    let filter = in_filter("_id", ids.iter().cloned().map(Literal::stored));
+    let mut cursor =
+        db.collection::<Document>(collection).find(filter).projection(bson::doc! { field: 1 }).await?;
     while cursor.advance().await? {
         let found = cursor.deserialize_current()?;
         if let (Some(id), Some(tenant)) = (found.get("_id"), found.get(field)) {

@@ -7,6 +7,7 @@ use futures_util::TryStreamExt;
 use mongodb::Collection;
 
 use super::{value_at, via_filter, CopyWrite};
+use crate::core::access::literal::Literal;
 use crate::core::denormalized::{CopySpec, CROSS_TENANT_REPORTED};
 use crate::core::model::eq;
 
@@ -49,7 +50,8 @@ pub(super) async fn other_tenants(
     if let Some(only) = write.only {
         filter.insert("_id", eq(only.clone()));
     }
-    filter.insert(field, doc! { "$ne": tenant.clone() });
+    // `$not: {$eq}` rather than `$ne`: the server refuses a regex under `$ne`.
+    filter.insert(field, Literal::stored(tenant.clone()).ne());
     let found: Vec<Document> = target
         .find(filter)
         .projection(doc! { "_id": 1 })
