@@ -252,10 +252,10 @@ fn entry(c: &Container, f: &Field) -> Entry {
 }
 
 /// `StoredNames` and the `HasField` impls (by each field's position in the names), so
-/// paths from other models can be checked through the type: one impl generic over the
-/// position that reads a table of the fields (one `__ds::Field` type each), or one impl
-/// per field past the table's size. Open (any key accepted) for enums and flattened
-/// structs.
+/// paths from other models can be checked through the type: a table of the fields (one
+/// `__ds::Field` type each) marked `__ds::FieldTable`, which the runtime's one generic
+/// `HasField` impl reads, or one impl per field past the table's size. Open (any key
+/// accepted, `__ds::OpenFields`) for enums and flattened structs.
 pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
     let ident = &c.ident;
     let type_name = ident.to_string();
@@ -271,12 +271,6 @@ pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
                 type Id = #id;
             }
         }
-    };
-    // The impl generics with the position `__I` added.
-    let with_index = || {
-        let mut g = c.generics.clone();
-        g.params.push(syn::parse_quote!(const __I: usize));
-        g
     };
     match &c.body {
         Body::Struct(darling::ast::Style::Struct, _)
@@ -345,39 +339,18 @@ pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
             for chunk in chunks.into_iter().rev() {
                 table = quote!(((#(#chunk),*), #table));
             }
+            // The runtime's one generic impl reads the table (`__ds::FieldTable`).
             let names = names(&stored_names, false, table, id);
-            let g = with_index();
-            let (ig, _, _) = g.split_for_impl();
-            let mut bounded = generics.clone();
-            bounded
-                .make_where_clause()
-                .predicates
-                .push(syn::parse_quote!(<#ident #ty_generics as __ds::StoredNames>::Fields: __ds::At<__I>));
-            let where_clause = &bounded.where_clause;
-            let at = quote!(<<Self as __ds::StoredNames>::Fields as __ds::At<__I>>);
             quote! {
                 #names
-                impl #ig __ds::HasField<__I> for #ident #ty_generics #where_clause {
-                    type Value = #at::Value;
-                    type Stored = #at::Stored;
-                    type Param = #at::Param;
-                    const ARRAY: bool = #at::FLAGS & 1 != 0;
-                    const NULLABLE: bool = #at::FLAGS & 2 != 0;
-                    const FLOAT: bool = #at::FLAGS & 4 != 0;
-                }
+                impl #impl_generics __ds::FieldTable for #ident #ty_generics #where_clause {}
             }
         }
         _ => {
-            let g = with_index();
-            let (ig, _, _) = g.split_for_impl();
-            let names = names(&[], true, quote!(()), quote!(__ds::Open));
+            let names = names(&[], true, quote!(__ds::OpenFields), quote!(__ds::Open));
             quote! {
                 #names
-                impl #ig __ds::HasField<__I> for #ident #ty_generics #where_clause {
-                    type Value = __ds::Open;
-                    type Stored = __ds::Open;
-                    type Param = __ds::Bson;
-                }
+                impl #impl_generics __ds::FieldTable for #ident #ty_generics #where_clause {}
             }
         }
     }

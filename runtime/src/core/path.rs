@@ -3,9 +3,10 @@
 //! fail to compile when one does not exist.
 //!
 //! Each `#[derive(Model)]` and `#[derive(Embedded)]` lists its stored names
-//! ([`StoredNames`]) and implements [`HasField`] for each by its position in that list:
-//! one generic impl per type that reads the type's field table ([`StoredNames::Fields`],
-//! one [`Field`] type per field; up to 64 fields), or one impl per field past that.
+//! ([`StoredNames`]) with a field table ([`StoredNames::Fields`], one [`Field`] type per
+//! field; up to 64 fields) and marks it with [`FieldTable`]: one impl here, generic over
+//! the type, gives it [`HasField`] for each position in that table. Past 64 fields the
+//! derive writes one `HasField` impl per field instead.
 //! A path's segment is looked up by name in a constant ([`FieldLookup::find`]) whose
 //! panic, under the user's path, names the segment and the closest stored name.
 
@@ -27,8 +28,9 @@ pub trait StoredNames {
     /// Whether any key may follow (a map, a `Document`, an enum, a flattened struct):
     /// then every segment is accepted, as index 0.
     const OPEN: bool;
-    /// The fields' table (chunks of [`Field`]s, see [`At`]) that a derived type's one
-    /// `HasField` impl reads; `()` where each field has its own impl, or none.
+    /// The fields' table (chunks of [`Field`]s, see [`At`]) that the [`FieldTable`]
+    /// types' `HasField` impl reads ([`OpenFields`] for an open type); `()` where each
+    /// field has its own impl, or none.
     type Fields;
     /// The declared type of the field stored as `_id` ([`Open`] where there is none or
     /// it cannot be named): a polymorphic model's newtype variant takes its id type from
@@ -70,18 +72,11 @@ impl StoredNames for Open {
     const NAME: &'static str = "Open";
     const NAMES: &'static [&'static str] = &[];
     const OPEN: bool = true;
-    type Fields = ();
+    type Fields = OpenFields;
     type Id = Open;
 }
 
-impl<const I: usize> HasField<I> for Open {
-    type Value = Open;
-    type Stored = Open;
-    type Param = bson::Bson;
-    const ARRAY: bool = false;
-    const NULLABLE: bool = false;
-    const FLOAT: bool = false;
-}
+impl FieldTable for Open {}
 
 /// A segment looked up in a type's stored names: its index, or the message that
 /// names it and the closest stored name.
@@ -265,6 +260,42 @@ macro_rules! past_chunk {
             const FLAGS: u8 = R::FLAGS;
         }
     )*};
+}
+
+/// A type whose [`HasField`] impls are read from its [`StoredNames::Fields`] table, by
+/// the one generic impl below: what `#[derive(Model)]` and `#[derive(Embedded)]` write
+/// for a type of up to 64 stored fields, instead of a `HasField` impl per type (fewer
+/// items for the compiler to check in every model's crate).
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "the stored fields of `{Self}` are unknown: it derives neither `Embedded` nor `Model`",
+    label = "a path is looked up through this type",
+    note = "add `#[derive(docshape::Embedded)]` to `{Self}`, a struct with named fields"
+)]
+pub trait FieldTable: StoredNames {}
+
+impl<T: ?Sized + FieldTable, const I: usize> HasField<I> for T
+where
+    T::Fields: At<I>,
+{
+    type Value = <T::Fields as At<I>>::Value;
+    type Stored = <T::Fields as At<I>>::Stored;
+    type Param = <T::Fields as At<I>>::Param;
+    const ARRAY: bool = <T::Fields as At<I>>::FLAGS & Field::<(), (), (), 0>::ARRAY != 0;
+    const NULLABLE: bool = <T::Fields as At<I>>::FLAGS & Field::<(), (), (), 0>::NULLABLE != 0;
+    const FLOAT: bool = <T::Fields as At<I>>::FLAGS & Field::<(), (), (), 0>::FLOAT != 0;
+}
+
+/// The field table of an open type (a map, a `Document`, an enum, a flattened struct):
+/// every position is an [`Open`] field, so any segment may follow.
+#[doc(hidden)]
+pub struct OpenFields;
+
+impl<const I: usize> At<I> for OpenFields {
+    type Value = Open;
+    type Stored = Open;
+    type Param = bson::Bson;
+    const FLAGS: u8 = 0;
 }
 
 /// A [`Field`]'s parts, read by the field table's [`At`] impls.
