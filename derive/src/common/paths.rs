@@ -262,11 +262,17 @@ pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
     let generics = c.bounded_generics();
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     let names = |names: &[String], open: bool, fields: TokenStream, id: TokenStream| {
+        // `OPEN` defaults to `false`: only an open type states it.
+        let open = open.then(|| {
+            quote!(
+                const OPEN: bool = true;
+            )
+        });
         quote! {
             impl #impl_generics __ds::StoredNames for #ident #ty_generics #where_clause {
                 const NAME: &'static str = #type_name;
                 const NAMES: &'static [&'static str] = &[#(#names),*];
-                const OPEN: bool = #open;
+                #open
                 type Fields = #fields;
                 type Id = #id;
             }

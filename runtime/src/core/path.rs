@@ -26,8 +26,8 @@ pub trait StoredNames {
     /// The stored names (after serde's renames).
     const NAMES: &'static [&'static str];
     /// Whether any key may follow (a map, a `Document`, an enum, a flattened struct):
-    /// then every segment is accepted, as index 0.
-    const OPEN: bool;
+    /// then every segment is accepted, as index 0. Derived types state it when true.
+    const OPEN: bool = false;
     /// The fields' table (chunks of [`Field`]s, see [`At`]) that the [`FieldTable`]
     /// types' `HasField` impl reads ([`OpenFields`] for an open type); `()` where each
     /// field has its own impl, or none.
