@@ -21,6 +21,7 @@ mod concurrent;
 mod cost;
 mod foreign;
 mod soft_delete;
+mod variant;
 mod versioned;
 
 /// The source: an order whose items come from several sellers.
