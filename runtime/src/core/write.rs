@@ -209,6 +209,10 @@ pub(crate) type Deferred = Arc<Mutex<Vec<Written>>>;
 tokio::task_local! {
     /// Set while a [`crate::core::transaction::transaction`]'s body runs: the writes whose hooks wait for the commit.
     pub(crate) static AFTER_COMMIT: Deferred;
+    /// Set with [`AFTER_COMMIT`]: the logical session id (`lsid`) of the running
+    /// transaction's session, so that a write made in it is known to be in a
+    /// transaction from docshape's own state.
+    pub(crate) static TRANSACTION_SESSION: Document;
 }
 
 /// Defers what is derived from a document written in the session of a running

@@ -228,15 +228,9 @@ async fn in_source_session(
     if specs.is_empty() {
         return Ok(false);
     }
-    // The driver says whether a transaction runs only by refusing to start another
-    // one; one started here (none was running) is aborted at once, before any command
-    // was sent in it.
-    match session.start_transaction().await {
-        Ok(()) => {
-            let _ = session.abort_transaction().await;
-            return Ok(false);
-        }
-        Err(e) if running(&e) => {}
+    match crate::core::transaction::runs_transaction(session).await {
+        Ok(true) => {}
+        Ok(false) => return Ok(false),
         Err(error) => return Err(copy_error(specs[0], id, error)),
     }
     for spec in specs {
@@ -259,11 +253,6 @@ async fn in_source_session(
         }
     }
     Ok(true)
-}
-
-/// The driver's refusal to start a transaction because one runs.
-fn running(e: &mongodb::error::Error) -> bool {
-    matches!(e.kind.as_ref(), mongodb::error::ErrorKind::Transaction { message, .. } if message.contains("in progress"))
 }
 
 fn in_session_hook<'a>(

@@ -109,6 +109,34 @@ impl UpdateBuilder {
         self
     }
 
+    /// `$min: {path: value}`: stored when the field is missing or greater.
+    pub fn min<T: serde::Serialize + ?Sized>(self, path: &str, value: &T) -> Self {
+        self.put("$min", path, value)
+    }
+
+    /// `$max: {path: value}`: stored when the field is missing or smaller.
+    pub fn max<T: serde::Serialize + ?Sized>(self, path: &str, value: &T) -> Self {
+        self.put("$max", path, value)
+    }
+
+    /// `$unset: {path: ""}`: removes the field.
+    pub fn unset(mut self, path: &str) -> Self {
+        self.op("$unset").insert(path, "");
+        self
+    }
+
+    /// Whether no operator was added yet.
+    pub fn is_empty(&self) -> bool {
+        self.update.is_empty()
+    }
+
+    /// The update document, or the first value the encoder refused: for a writer that
+    /// sends it itself (a pattern's own command), without a write row around it. A
+    /// `push` bound is not in it: it belongs to the write row's filter.
+    pub fn into_document(self) -> Result<Document, crate::core::bson_compat::SerError> {
+        self.build().map(|b| b.update)
+    }
+
     /// `$setOnInsert: {path: value}`: written only when an upsert creates the document.
     pub fn set_on_insert<T: serde::Serialize + ?Sized>(self, path: &str, value: &T) -> Self {
         self.put("$setOnInsert", path, value)
