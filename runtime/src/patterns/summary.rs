@@ -60,10 +60,15 @@
 //!   **in that transaction** (the write pipeline's session hook), so the
 //!   summary commits with the write or not at all; a write row there returns the
 //!   written document with its command (`findAndModify`), so the application reads
-//!   nothing: one `findAndModify` of the record, one write per changed group. Outside
-//!   a transaction the application is a transaction of its own right after the write
-//!   (a read of the source, the record, the groups, the commit). The source declares
-//!   `#[model(transactions)]`, or the derive refuses the summary.
+//!   nothing: one `findAndModify` of the record, one write per changed group. Whether
+//!   the session runs a transaction is read from the session's state, never from an
+//!   error's text. Outside a transaction the
+//!   application is a transaction of its own right after the write (a read of the
+//!   source, the record, the groups, the commit), not refused: inserts and several
+//!   writers take no session, a failed application is the writer's error, and a crash
+//!   in between is repaired by the [`Watcher`] (the guide's *Writes outside a
+//!   transaction*). The source declares `#[model(transactions)]`, or the derive
+//!   refuses the summary.
 //! - `async`: the writer queues the document (one upsert of its record:
 //!   `$inc: {seq: 1}, $set: {pending: true}, $min: {due}`), and a [`Worker`] applies it
 //!   within `max_stale`; [`lag`] reports the pending records.
