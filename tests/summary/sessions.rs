@@ -46,6 +46,18 @@ async fn a_sync_summary_follows_the_state_of_the_callers_session() {
     session.start_transaction().await.unwrap();
     Order::add_item("o1", item("s2", "d", 7, 10)).session(&mut session).run(&db).await.unwrap();
     assert_eq!(units_of(&db, "s2").await, Some(5), "not visible before the commit");
+    // A finder of an `eventual ok` row (which reads from secondaries outside a
+    // transaction) joins the caller's transaction too: inside it, the transaction's
+    // primary read applies, and it reads the summary as the transaction wrote it.
+    let now = SellerSalesNow::collection(&db)
+        .find_one(doc! { "_id": "s2" })
+        .session(&mut session)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(now.units, 12);
+    let queued = SellerSales::sales_of_seller("s2").session(&mut session).one(&db).await.unwrap();
+    assert_eq!(queued, None, "the async summary waits for its worker");
     session.commit_transaction().await.unwrap();
     assert_eq!(units_of(&db, "s2").await, Some(12));
 
@@ -55,4 +67,37 @@ async fn a_sync_summary_follows_the_state_of_the_callers_session() {
 
     Worker::new(&db).run_until_empty().await.unwrap();
     assert_no_drift(&db).await;
+}
+
+/// Reading the session's state sends nothing: a write row in the caller's session sends
+/// the commands of the same write outside a session when no transaction runs, and those
+/// of the same write in a docshape transaction when the caller's own runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reading_the_sessions_state_costs_no_command() {
+    let (db, log) = testkit::monitored("summary_sessions_cost").await.unwrap();
+    let raw = doc! { "_id": "o1", "customer_id": "c", "created_at": at("2026-08-05T10:00:00Z"), "items": [] };
+    db.collection::<Document>("sm_orders").insert_one(raw).await.unwrap();
+    let names = || log.take().into_iter().map(|(n, _)| n).collect::<Vec<String>>();
+
+    log.clear();
+    Order::add_item("o1", item("s1", "a", 1, 10)).run(&db).await.unwrap();
+    let alone = names();
+    let mut session = db.client().start_session().await.unwrap();
+    Order::add_item("o1", item("s1", "b", 1, 10)).session(&mut session).run(&db).await.unwrap();
+    assert_eq!(names(), alone, "no transaction runs: as outside a session");
+
+    let d = &db;
+    docshape::transaction(db.client(), |tx| {
+        Box::pin(async move { Order::add_item("o1", item("s1", "c", 1, 10)).session(tx).run(d).await })
+    })
+    .await
+    .unwrap();
+    // `hello` is the docshape transaction's own check that the deployment has them.
+    let in_docshape: Vec<String> = names().into_iter().filter(|n| n != "hello").collect();
+    session.start_transaction().await.unwrap();
+    Order::add_item("o1", item("s1", "d", 1, 10)).session(&mut session).run(&db).await.unwrap();
+    session.commit_transaction().await.unwrap();
+    assert_eq!(names(), in_docshape, "the caller's transaction: as in a docshape one");
+    assert!(!in_docshape.iter().any(|n| n == "abortTransaction"), "{in_docshape:?}");
+    assert_eq!(one(&db, "sm_seller_sales_now", "s1").await.unwrap().get_i64("units").unwrap(), 4);
 }

@@ -51,6 +51,11 @@ pub fn no_transactions(e: &mongodb::error::Error) -> bool {
 /// none (the fresh session is refused too, and that error is returned), or the session
 /// reads a snapshot (read as running: docshape's writers are given no snapshot
 /// session).
+///
+/// Asking leaves a session that runs no transaction as after an abort, with its next
+/// transaction number taken: a commit whose result was unknown is to be sent again
+/// before the session is handed to docshape (the driver then refuses it, rather than
+/// commit the wrong transaction).
 pub async fn runs_transaction(session: &mut ClientSession) -> mongodb::error::Result<bool> {
     use crate::core::write::TRANSACTION_SESSION;
     if TRANSACTION_SESSION.try_with(|id| id == session.id()).unwrap_or(false) {
@@ -114,6 +119,17 @@ pub fn mongo_error_in<'e>(e: &'e (dyn StdError + 'static)) -> Option<&'e mongodb
         next = current.source();
     }
     None
+}
+
+/// Whether a command sent in `session` (`None`: outside any) runs in a transaction:
+/// [`runs_transaction`], `false` without a session. Inside one the transaction's read
+/// and write concerns apply (a command's own would be refused) and an error aborts it
+/// (so a writer does not retry on its own).
+pub async fn in_transaction(session: Option<&mut ClientSession>) -> mongodb::error::Result<bool> {
+    match session {
+        Some(session) => runs_transaction(session).await,
+        None => Ok(false),
+    }
 }
 
 /// Why [`transaction`] applied nothing, or what failed after it applied everything.
@@ -194,8 +210,6 @@ impl std::ops::DerefMut for Transaction<'_> {
         &mut self.session
     }
 }
-
-pub(crate) use crate::core::write::in_transaction_body;
 
 /// Runs `body` in a transaction on a session of `client`, and commits: several writes
 /// (and reads) that apply all together or not at all. Returns the body's value from

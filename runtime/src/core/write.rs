@@ -231,9 +231,3 @@ fn defer(effects: Effects, db: &Database, id: &Bson, update: Option<&Document>) 
         })
         .is_ok()
 }
-
-/// Whether the caller runs inside a [`crate::core::transaction::transaction`]'s body: a write there cannot be
-/// retried on its own (an error aborts the whole transaction, which retries it).
-pub(crate) fn in_transaction_body() -> bool {
-    AFTER_COMMIT.try_with(|_| ()).is_ok()
-}

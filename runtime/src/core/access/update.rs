@@ -364,8 +364,9 @@ impl<T: Model, S: SessionSlot> Update<T, S> {
                     duplicates += 1;
                     // In a transaction the error aborted it: the transaction is retried
                     // as a whole, never one of its writes.
-                    let in_transaction =
-                        self.session.session().is_some() && crate::core::transaction::in_transaction_body();
+                    let in_transaction = crate::core::transaction::in_transaction(self.session.session())
+                        .await
+                        .unwrap_or(true);
                     if duplicates >= DUPLICATE_ATTEMPTS || in_transaction {
                         return Err(refused);
                     }
@@ -421,8 +422,9 @@ impl<T: Model, S: SessionSlot> Update<T, S> {
             Ok(eq) if eq.len() == 1 => eq.get("$eq").cloned(),
             _ => None,
         });
-        let in_session = self.session.session().is_some();
-        let transaction = in_session && crate::core::transaction::in_transaction_body();
+        let transaction = crate::core::transaction::in_transaction(self.session.session())
+            .await
+            .map_err(|e| UpdateError::of_write(T::COLLECTION, e))?;
         let effects = crate::core::write::Effects::of::<T>();
         // In a transaction, what commits with the write may read the document written
         // (a sync summary): the command returns it, instead of a read after it. (An
