@@ -180,6 +180,27 @@ impl Effects {
         hooks::after_source_insert(db, self.collection, id).await
     }
 
+    /// Step 4 after document `id` was inserted in `session` (`None`: outside any): in
+    /// a running transaction, the summaries it counts in are written in it (from
+    /// `written`, the inserted document, when it holds its `_id`; else read in the
+    /// transaction), so they commit with the insert; otherwise as
+    /// [`Effects::after_insert`], after the write.
+    pub async fn after_insert_in(
+        &self,
+        db: &Database,
+        id: &Bson,
+        written: Option<&Document>,
+        session: Option<&mut ClientSession>,
+    ) -> Result<(), CopyError> {
+        if let Some(session) = session {
+            let kept = hooks::in_source_session(db, self.collection, id, written, session).await?;
+            if kept.contains(&Derived::Summary) {
+                return Ok(());
+            }
+        }
+        self.after_insert(db, id).await
+    }
+
     /// Step 4 after a copy writer rewrote the documents `ids` (one batch, at most a
     /// few thousand) of this collection.
     pub async fn after_copies(&self, db: &Database, ids: &[Bson]) -> Result<(), CopyError> {
