@@ -31,11 +31,13 @@
 //!    commit or neither.
 //!
 //! An insert creates a document: it has step 2, and of step 4 only the summaries it
-//! counts in ([`Effects::after_insert`]): no copy of it exists elsewhere yet, and a
-//! cached row never caches a miss.
+//! counts in ([`Effects::after_insert`], or [`Effects::after_insert_in`] for one made
+//! in a session): no copy of it exists elsewhere yet, and a cached row never caches a
+//! miss.
 //!
 //! The writers that go through it: write and upsert rows (`core::access::update`),
-//! inserts (`relation::insert_one`, `relation::insert_many`, `versioning::insert_one`),
+//! inserts (`relation::insert_one`, `relation::insert_many` and their `_in` session
+//! forms, `versioning::insert_one`), soft deletes and restores (`core::soft_delete`),
 //! versioned saves, `versioning::update_one` and `modify` and backfill
 //! (`patterns::versioning`), `denormalized::update_one`, every copy refresh (the
 //! worker, the watcher, `reconcile`, `repair`: `core::denormalized::refresh`),
