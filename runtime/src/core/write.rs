@@ -37,7 +37,7 @@
 //!
 //! The writers that go through it: write and upsert rows (`core::access::update`),
 //! inserts (`relation::insert_one`, `relation::insert_many` and their `_in` session
-//! forms, `versioning::insert_one`), soft deletes and restores (`core::soft_delete`),
+//! forms, `versioning::insert_one` and `insert_one_in`), soft deletes and restores (`core::soft_delete`),
 //! versioned saves, `versioning::update_one` and `modify` and backfill
 //! (`patterns::versioning`), `denormalized::update_one`, every copy refresh (the
 //! worker, the watcher, `reconcile`, `repair`: `core::denormalized::refresh`),
