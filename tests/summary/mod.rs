@@ -20,6 +20,8 @@ mod cached;
 mod concurrent;
 mod cost;
 mod foreign;
+mod hostile;
+mod sessions;
 mod soft_delete;
 mod variant;
 mod versioned;
