@@ -367,6 +367,7 @@ pub mod __private {
     pub use crate::core::model::{Model, ValidationAction, ValidationLevel};
     pub use crate::core::path::{
         At, Choose, Field, FieldLookup, FieldTable, HasField, If, OldField, Open, OpenFields, StoredNames,
+        VariantFields, VariantLookup, VariantShape, VariantTable, Variants,
     };
     pub use crate::core::registry::{RegisteredCollection, RegisteredModel};
     pub use crate::core::relation::{

@@ -20,7 +20,10 @@ mod cached;
 mod concurrent;
 mod cost;
 mod foreign;
+mod hostile;
+mod sessions;
 mod soft_delete;
+mod variant;
 mod versioned;
 
 /// The source: an order whose items come from several sellers.

@@ -251,6 +251,44 @@ fn entry(c: &Container, f: &Field) -> Entry {
     Entry { value, stored, param, flags }
 }
 
+/// The field table of `entries` (`StoredNames::Fields`): chunks of eight, the last
+/// padded with `()`, nested from the last.
+fn table(entries: &[Entry]) -> TokenStream {
+    let mut table = quote!(());
+    let chunks: Vec<Vec<TokenStream>> = entries
+        .chunks(8)
+        .map(|chunk| {
+            let mut chunk: Vec<TokenStream> = chunk
+                .iter()
+                .map(|Entry { value, stored, param, flags }| {
+                    let flags = proc_macro2::Literal::u8_unsuffixed(*flags);
+                    quote!(__ds::Field<#value, #stored, #param, #flags>)
+                })
+                .collect();
+            chunk.resize_with(8, || quote!(()));
+            chunk
+        })
+        .collect();
+    for chunk in chunks.into_iter().rev() {
+        table = quote!(((#(#chunk),*), #table));
+    }
+    table
+}
+
+/// The stored names and field table of a struct-like container whose fields are all
+/// its own (a polymorphic model's variant of named fields, its tag among them), for
+/// `VariantFields`; `None` when it flattens a type or has more fields than a table
+/// holds.
+pub(crate) fn field_table(c: &Container) -> Option<(Vec<String>, TokenStream)> {
+    let fields = stored_fields(c);
+    if has_flatten(c) || fields.len() > MAX_TABLE_FIELDS {
+        return None;
+    }
+    let names = fields.iter().map(|f| f.name.clone().unwrap_or_default()).collect();
+    let entries: Vec<Entry> = fields.into_iter().map(|f| entry(c, f)).collect();
+    Some((names, table(&entries)))
+}
+
 /// `StoredNames` and the `HasField` impls (by each field's position in the names), so
 /// paths from other models can be checked through the type: a table of the fields (one
 /// `__ds::Field` type each) marked `__ds::FieldTable`, which the runtime's one generic
@@ -326,27 +364,8 @@ pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
                 let names = names(&stored_names, false, quote!(()), id);
                 return quote!(#names #(#impls)*);
             }
-            // Chunks of eight entries, the last padded with `()`, nested from the last.
-            let mut table = quote!(());
-            let chunks: Vec<Vec<TokenStream>> = entries
-                .chunks(8)
-                .map(|chunk| {
-                    let mut chunk: Vec<TokenStream> = chunk
-                        .iter()
-                        .map(|Entry { value, stored, param, flags }| {
-                            let flags = proc_macro2::Literal::u8_unsuffixed(*flags);
-                            quote!(__ds::Field<#value, #stored, #param, #flags>)
-                        })
-                        .collect();
-                    chunk.resize_with(8, || quote!(()));
-                    chunk
-                })
-                .collect();
-            for chunk in chunks.into_iter().rev() {
-                table = quote!(((#(#chunk),*), #table));
-            }
             // The runtime's one generic impl reads the table (`__ds::FieldTable`).
-            let names = names(&stored_names, false, table, id);
+            let names = names(&stored_names, false, table(&entries), id);
             quote! {
                 #names
                 impl #impl_generics __ds::FieldTable for #ident #ty_generics #where_clause {}
