@@ -33,10 +33,13 @@
 //! transaction: read the source document, compute its contribution now (the one
 //! function `reconcile` uses too; a soft-deleted document contributes nothing),
 //! replace the record by one `findAndModify` that returns it as it was (the old
-//! contribution; a pending record is then marked `pending: false` when its `seq` is
-//! still the one read), and per group whose contribution changed
-//! write the *delta*: `$inc` of the count (±1) and the sums (new − old), `$min`/`$max`
-//! of a new candidate; a group whose count reaches 0 is deleted. Exactly once
+//! contribution; the same command marks it `pending: false`, as the application
+//! holds every write queued before its snapshot), and write the *delta* of every
+//! group whose contribution changed in one `update` command (one upsert statement
+//! per group: `$inc` of the count (±1) and the sums (new − old), `$min`/`$max` of a
+//! new candidate); when a group lost the document, one `delete` command removes the
+//! groups whose count reached 0 (`{_id, count: {$lte: 0}}` per group, no read).
+//! Exactly once
 //! follows from the transaction: the delta is taken against the record, and the
 //! record is replaced in the same commit, so an application run twice (a worker
 //! killed after the commit and before it learned of it, a watcher queueing a change
@@ -60,7 +63,8 @@
 //!   **in that transaction** (the write pipeline's session hook), so the
 //!   summary commits with the write or not at all; a write row there returns the
 //!   written document with its command (`findAndModify`), so the application reads
-//!   nothing: one `findAndModify` of the record, one write per changed group. Whether
+//!   nothing: one `findAndModify` of the record, one `update` of the changed groups
+//!   (whatever their number), a `delete` when a group may be left empty. Whether
 //!   the session runs a transaction is read from the session's state, never from an
 //!   error's text. Outside a transaction the
 //!   application is a transaction of its own right after the write (a read of the

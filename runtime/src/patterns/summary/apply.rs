@@ -159,6 +159,11 @@ pub(crate) async fn apply_in(
 
 /// One attempt, in `session`'s transaction: returns the keys of the groups written.
 /// `written`: the source document as the transaction sees it, when the caller has it.
+///
+/// Commands, whatever the number of groups: the ledger's `findAndModify` (the old
+/// contribution out, the new one in), one `update` of every changed group, and only
+/// when a group lost this document, one `delete` of the groups left empty; plus, per
+/// group whose min or max may have lost its extreme, a ledger read and an update.
 async fn once(
     db: &Database,
     spec: &SummarySpec,
@@ -181,43 +186,68 @@ async fn once(
     // old contribution. In the transaction nothing can change it in between (a
     // concurrent application or queueing of the same document conflicts on it, and
     // one of the two runs again on the other's result).
+    //
+    // The same command clears a queued record (`pending`), unconditionally: this
+    // application reads the source as of the transaction's snapshot, which holds
+    // every write queued before it. A queueing the snapshot holds was made after its
+    // source write committed (the watcher reads committed changes; a writer queues
+    // after its write, or in the write's own transaction), so the source read here
+    // holds that write too. A queueing the snapshot does not hold cannot slip
+    // under this command: on mongod a write to the record committed after the
+    // snapshot makes this `findAndModify` fail with a write conflict (labelled
+    // transient, so the whole application runs again on a new snapshot), and one
+    // arriving after it waits for (outside a transaction) or conflicts with (inside
+    // one) this uncommitted write, and lands after the commit, pending again.
     let record = ledger
         .find_one_and_update(
             by_id(&rid),
-            built(UpdateBuilder::new().set("g", &stored(&new)).set_on_insert("pending", &false))?,
+            built(UpdateBuilder::new().set("g", &stored(&new)).set("pending", &false).unset("due"))?,
         )
         .upsert(true)
         .return_document(ReturnDocument::Before)
         .session(&mut *session)
         .await?;
-    if let Some(r) = record.as_ref().filter(|r| r.get_bool("pending").unwrap_or(false)) {
-        // Queued (by the watcher, or an async write): this application brings it in
-        // line, unless it was queued again since (a newer `seq`), which keeps it
-        // pending, to run again.
-        let seq = r.get("seq").cloned().unwrap_or(Bson::Null);
-        let mut filter = by_id(&rid);
-        filter.insert("seq", eq(seq));
-        ledger
-            .update_one(filter, built(UpdateBuilder::new().set("pending", &false).unset("due"))?)
-            .session(&mut *session)
-            .await?;
-    }
     let old = recorded(record.as_ref());
-    let summary = db.collection::<Document>(spec.collection);
+    let writes = group_writes(spec, &old, &new)?;
+    writes.run(db, spec, session).await
+}
+
+/// What one application writes to the summary's documents, built from the
+/// contributions before and after.
+#[derive(Debug, Default)]
+struct GroupWrites {
+    /// Per changed group: `{_id: {$eq: key}}` and its `$inc`/`$min`/`$max` upsert.
+    upserts: Vec<(Document, Document)>,
+    /// Per group that lost the document: `{_id: {$eq: key}, <count>: {$lte: 0}}`,
+    /// a blind guarded delete (the group goes when nothing counts in it any more).
+    deletes: Vec<Document>,
+    /// Per group whose min or max may have lost its extreme: the key and the fields.
+    rescans: Vec<(Bson, Vec<usize>)>,
+    /// The keys of the groups written.
+    keys: Vec<Bson>,
+}
+
+/// The writes that move `spec`'s groups from contributions `old` to `new`.
+fn group_writes(
+    spec: &SummarySpec,
+    old: &[Contribution],
+    new: &[Contribution],
+) -> mongodb::error::Result<GroupWrites> {
+    let count = spec.fields.iter().find(|f| f.op == SummaryOp::Count).map(|f| f.name);
     let mut keys: Vec<&Bson> = old.iter().map(|c| &c.key).collect();
-    for c in &new {
+    for c in new {
         if !keys.contains(&&c.key) {
             keys.push(&c.key);
         }
     }
-    let mut written = Vec::new();
+    let mut out = GroupWrites::default();
     for key in keys {
         let before = old.iter().find(|c| &c.key == key);
         let after = new.iter().find(|c| &c.key == key);
         if before == after {
             continue;
         }
-        let (mut update, mut rescan) = (UpdateBuilder::new(), Vec::new());
+        let (mut update, mut rescan, mut left) = (UpdateBuilder::new(), Vec::new(), false);
         for (i, f) in spec.fields.iter().enumerate() {
             let was = before.map(|c| &c.values[i]).unwrap_or(&Bson::Null);
             let now = after.map(|c| &c.values[i]).unwrap_or(&Bson::Null);
@@ -227,6 +257,7 @@ async fn once(
                     if d != 0 {
                         update = update.inc(f.name, &d);
                     }
+                    left = d < 0;
                 }
                 SummaryOp::Sum => {
                     let d =
@@ -244,7 +275,7 @@ async fn once(
                         };
                     }
                     // A value withdrawn, or made worse, may have been the extreme: the
-                    // group's extreme is recomputed from the ledger below.
+                    // group's extreme is recomputed from the ledger afterwards.
                     let worse = match f.op {
                         SummaryOp::Min => compare(now, was).is_gt(),
                         _ => compare(now, was).is_lt(),
@@ -258,30 +289,65 @@ async fn once(
         if update.is_empty() && rescan.is_empty() {
             continue;
         }
-        written.push(key.clone());
-        let filter = by_id(key);
-        let count = spec.fields.iter().find(|f| f.op == SummaryOp::Count).map(|f| f.name);
-        let now_doc = if update.is_empty() {
-            summary.find_one(filter.clone()).session(&mut *session).await?
-        } else {
-            summary
-                .find_one_and_update(filter.clone(), built(update)?)
-                .upsert(true)
-                .return_document(ReturnDocument::After)
-                .session(&mut *session)
-                .await?
-        };
-        let n = now_doc.as_ref().zip(count).and_then(|(d, c)| d.get(c)).and_then(Num::of).map_or(0.0, Num::f);
-        if n <= 0.0 {
-            summary.delete_one(filter).session(&mut *session).await?;
-            continue;
+        out.keys.push(key.clone());
+        if !update.is_empty() {
+            out.upserts.push((by_id(key), built(update)?));
+        }
+        if let Some(count) = count.filter(|_| left) {
+            let mut filter = by_id(key);
+            filter.insert(count, doc! { "$lte": 0 });
+            out.deletes.push(filter);
         }
         if !rescan.is_empty() {
-            let set = extremes(db, spec, key, &rescan, session).await?;
-            summary.update_one(filter, set).session(&mut *session).await?;
+            out.rescans.push((key.clone(), rescan));
         }
     }
-    Ok(written)
+    Ok(out)
+}
+
+impl GroupWrites {
+    /// Runs the writes in `session`'s transaction: one `update` command for every
+    /// upsert, one `delete` command for every guarded delete (when a group lost the
+    /// document), then the rescans. Returns the keys written.
+    async fn run(
+        self,
+        db: &Database,
+        spec: &SummarySpec,
+        session: &mut ClientSession,
+    ) -> mongodb::error::Result<Vec<Bson>> {
+        if !self.upserts.is_empty() {
+            let updates: Vec<Document> =
+                self.upserts.into_iter().map(|(q, u)| doc! { "q": q, "u": u, "upsert": true }).collect();
+            let command = doc! { "update": spec.collection, "updates": updates, "ordered": true };
+            checked(db.run_command(command).session(&mut *session).await?)?;
+        }
+        if !self.deletes.is_empty() {
+            let deletes: Vec<Document> =
+                self.deletes.into_iter().map(|q| doc! { "q": q, "limit": 1 }).collect();
+            let command = doc! { "delete": spec.collection, "deletes": deletes, "ordered": true };
+            checked(db.run_command(command).session(&mut *session).await?)?;
+        }
+        // A rescan of a group just deleted updates nothing (no upsert).
+        let summary = db.collection::<Document>(spec.collection);
+        for (key, fields) in &self.rescans {
+            let set = extremes(db, spec, key, fields, session).await?;
+            summary.update_one(by_id(key), set).session(&mut *session).await?;
+        }
+        Ok(self.keys)
+    }
+}
+
+/// A write command's reply, or its first statement's error as the driver reports a
+/// write error (so that a duplicate key or a write conflict is told as such).
+fn checked(reply: Document) -> mongodb::error::Result<Document> {
+    use mongodb::error::{ErrorKind, WriteError, WriteFailure};
+    let Some(Bson::Document(first)) = reply.get_array("writeErrors").ok().and_then(|e| e.first()) else {
+        return Ok(reply);
+    };
+    let error: WriteError = crate::core::bson_compat::from_document(first.clone()).map_err(|e| {
+        mongodb::error::Error::custom(std::sync::Arc::new(format!("an unreadable write error {first}: {e}")))
+    })?;
+    Err(ErrorKind::Write(WriteFailure::WriteError(error)).into())
 }
 
 /// The extremes of fields `fields` over group `key`, from the ledger's records of
