@@ -95,14 +95,30 @@ inventory::collect!(SourceWriteGuard);
 ///
 /// `written`: the document as the write left it, when the writer's command returned
 /// it (in the transaction, it is what a read would return), so the hook need not
-/// read it again.
+/// read it again. `prior`: what the writer knows of the document before the write.
 pub type InSourceSession = for<'a> fn(
     db: &'a Database,
     source: &'static str,
     id: &'a Bson,
     written: Option<&'a Document>,
+    prior: Prior<'a>,
     session: &'a mut ClientSession,
 ) -> BoxFuture<'a, Result<bool, CopyError>>;
+
+/// What a writer knows of a document before its write, for a [`SessionWriteHook`]
+/// that needs its old state (a summary's old contribution). A hint the hook
+/// verifies in the transaction, never trusted as such: another program may have
+/// written the document in between.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub enum Prior<'a> {
+    /// Not known (an operator update: its command returns the document as written).
+    Unknown,
+    /// The write created the document (an insert).
+    Absent,
+    /// The document as it was, returned by the write's command.
+    Was(&'a Document),
+}
 
 /// A reaction to a source document's write that joins the write's own transaction,
 /// registered by a pattern whose derived data must commit with the source (the
@@ -127,11 +143,12 @@ pub async fn in_source_session(
     source: &'static str,
     id: &Bson,
     written: Option<&Document>,
+    prior: Prior<'_>,
     session: &mut ClientSession,
 ) -> Result<Vec<Derived>, CopyError> {
     let mut kept = Vec::new();
     for hook in inventory::iter::<SessionWriteHook> {
-        if (hook.in_session)(db, source, id, written, &mut *session).await? {
+        if (hook.in_session)(db, source, id, written, prior, &mut *session).await? {
             kept.push(hook.kind);
         }
     }

@@ -160,11 +160,26 @@ impl Effects {
         written: Option<&Document>,
         session: Option<&mut ClientSession>,
     ) -> Result<(), CopyError> {
+        self.after_in_from(db, id, update, written, hooks::Prior::Unknown, session).await
+    }
+
+    /// [`Effects::after_in`] for a writer that also knows the document as it was
+    /// before the write (`prior`: its command returned it), which saves what is kept
+    /// in the transaction a read of its old state (a summary's old contribution).
+    pub(crate) async fn after_in_from(
+        &self,
+        db: &Database,
+        id: &Bson,
+        update: Option<&Document>,
+        written: Option<&Document>,
+        prior: hooks::Prior<'_>,
+        session: Option<&mut ClientSession>,
+    ) -> Result<(), CopyError> {
         let Some(session) = session else { return self.after(db, id, update, false).await };
         let mut rest = *self;
         // One kind registers such a hook (the summaries); more would need a set here.
         rest.in_transaction =
-            hooks::in_source_session(db, self.collection, id, written, session).await?.pop();
+            hooks::in_source_session(db, self.collection, id, written, prior, session).await?.pop();
         rest.after(db, id, update, true).await
     }
 
@@ -195,7 +210,9 @@ impl Effects {
         session: Option<&mut ClientSession>,
     ) -> Result<(), CopyError> {
         if let Some(session) = session {
-            let kept = hooks::in_source_session(db, self.collection, id, written, session).await?;
+            let kept =
+                hooks::in_source_session(db, self.collection, id, written, hooks::Prior::Absent, session)
+                    .await?;
             if kept.contains(&Derived::Summary) {
                 return Ok(());
             }

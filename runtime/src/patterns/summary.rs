@@ -48,6 +48,18 @@
 //! document, and the server's write conflict makes one run again on the other's
 //! result.
 //!
+//! **One command** when the writer can tell the old contribution without the ledger
+//! (an insert: none; a soft delete: the document its `findAndModify` returns as it
+//! was), on a server with the cross-collection `bulkWrite` command (MongoDB 8.0): the
+//! record and every group go in one `bulkWrite` in the write's transaction, the
+//! record written only if it holds the guess (an insert's record created by an
+//! upsert, a delete's matched by `g` equal to the guessed contribution). The verbose
+//! result tells; a wrong guess (a foreign write the watcher has not queued yet, a
+//! record written by hand) is corrected in the same transaction: the record is read
+//! and replaced, and the groups it, the guess and the document touch are recomputed
+//! from the ledger's records. On an older server (the driver refuses the command
+//! before sending it) the path above serves.
+//!
 //! **min and max** stay exact without reading the source: a candidate that improves
 //! the extreme is `$min`/`$max`; when a document's value that may have been the
 //! extreme is withdrawn or made worse (a removed item, a lowered price), the group's
@@ -99,7 +111,7 @@ use futures_util::future::BoxFuture;
 use mongodb::{ClientSession, Database};
 
 use crate::core::denormalized::CopyError;
-use crate::core::hooks::{Derived, SessionWriteHook, SourceWriteHook};
+use crate::core::hooks::{Derived, Prior, SessionWriteHook, SourceWriteHook};
 use crate::core::write::Effects;
 
 pub use reconcile::{check, reconcile, Drift, SummaryReconcile};
@@ -231,6 +243,7 @@ async fn in_source_session(
     source: &'static str,
     id: &Bson,
     written: Option<&Document>,
+    prior: Prior<'_>,
     session: &mut ClientSession,
 ) -> Result<bool, CopyError> {
     let specs = summaries_of(source);
@@ -244,7 +257,7 @@ async fn in_source_session(
     }
     for spec in specs {
         let done = match spec.refresh {
-            SummaryRefresh::Sync => match apply::apply_in(db, spec, id, written, session).await {
+            SummaryRefresh::Sync => match apply::apply_in(db, spec, id, written, prior, session).await {
                 // Deferred to the commit in a transaction's body: a cached row read
                 // in between would cache the summary as it was.
                 Ok(groups) => rewritten(db, spec, &groups, true).await.map_err(derived(spec)),
@@ -269,9 +282,10 @@ fn in_session_hook<'a>(
     source: &'static str,
     id: &'a Bson,
     written: Option<&'a Document>,
+    prior: Prior<'a>,
     session: &'a mut ClientSession,
 ) -> BoxFuture<'a, Result<bool, CopyError>> {
-    Box::pin(in_source_session(db, source, id, written, session))
+    Box::pin(in_source_session(db, source, id, written, prior, session))
 }
 
 /// A sync summary computes the written document's contribution from it.

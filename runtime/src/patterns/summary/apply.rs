@@ -8,10 +8,16 @@ use bson::{doc, Bson, Document};
 use mongodb::options::ReturnDocument;
 use mongodb::{ClientSession, Database};
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use mongodb::options::{DeleteOneModel, UpdateOneModel, WriteModel};
+use mongodb::Namespace;
+
 use super::contribution::{compare, contributions, Contribution, Num};
 use super::spec::{SummaryOp, SummarySpec};
 use super::{SummaryError, LEDGER};
 use crate::core::access::update::UpdateBuilder;
+use crate::core::hooks::Prior;
 use crate::core::model::eq;
 use crate::core::transaction::{backoff, is_duplicate_key, is_transient, TRANSACTION_TIME};
 
@@ -145,13 +151,36 @@ fn stored(groups: &[Contribution]) -> Bson {
 ///
 /// `written`: the source document as the write left it, when its command returned it
 /// (read in the transaction otherwise).
+/// `prior`: what the writer knows of the document before the write: with a server
+/// that has the `bulkWrite` command, an insert (and a write whose command returned the
+/// document as it was) is applied in one command ([`guessed`]).
 pub(crate) async fn apply_in(
     db: &Database,
     spec: &SummarySpec,
     id: &Bson,
     written: Option<&Document>,
+    prior: Prior<'_>,
     session: &mut ClientSession,
 ) -> Result<Vec<Bson>, SummaryError> {
+    let new = written.map(|d| contributions(spec, Some(d)));
+    let guess = match prior {
+        Prior::Absent => Some(Vec::new()),
+        Prior::Was(before) => Some(contributions(spec, Some(before))),
+        _ => None,
+    };
+    if let (Some(new), Some(guess)) = (&new, &guess) {
+        if BULK_WRITE.load(Ordering::Relaxed) {
+            match guessed(db, spec, id, guess, new, matches!(prior, Prior::Absent), session).await {
+                Ok(keys) => return Ok(keys),
+                // Refused by the driver before anything was sent (a server older than
+                // the command): the transaction is untouched; the path below serves.
+                Err(e) if matches!(e.kind.as_ref(), mongodb::error::ErrorKind::IncompatibleServer { .. }) => {
+                    BULK_WRITE.store(false, Ordering::Relaxed);
+                }
+                Err(error) => return Err(SummaryError::Mongo { summary: spec.collection, error }),
+            }
+        }
+    }
     once(db, spec, id, written, session)
         .await
         .map_err(|error| SummaryError::Mongo { summary: spec.collection, error })
@@ -348,6 +377,170 @@ fn checked(reply: Document) -> mongodb::error::Result<Document> {
         mongodb::error::Error::custom(std::sync::Arc::new(format!("an unreadable write error {first}: {e}")))
     })?;
     Err(ErrorKind::Write(WriteFailure::WriteError(error)).into())
+}
+
+/// Whether the server may have the cross-collection `bulkWrite` command (MongoDB 8.0,
+/// wire version 25): the driver reads the server's version from its handshake
+/// (`hello`'s `maxWireVersion`) and refuses the command before sending it to an older
+/// server, which this process then remembers (no command is spent finding out).
+static BULK_WRITE: AtomicBool = AtomicBool::new(true);
+
+/// Applies a write whose old contribution the writer can tell (`guess`: none for an
+/// insert, the returned pre-image's otherwise) in ONE `bulkWrite` command, in
+/// `session`'s transaction: the ledger's record written only if it holds the guess
+/// (`created`: an insert's record is created by an upsert with `$setOnInsert`, so it
+/// is left alone when one exists; otherwise it is updated with a filter stating the
+/// guessed contribution), then every group's delta from the guess, and the guarded
+/// deletes. The command's verbose result tells whether the guess held (the record
+/// upserted, or matched). When it did not (a foreign write the watcher has not
+/// queued yet, a record planted by hand, an `_id` used again), the same transaction
+/// corrects it: the record is read and replaced by one `findAndModify` (the actual
+/// old contribution), and every group the guess, the record or the document touches
+/// is recomputed from the ledger's records, so the result is exact in every case and
+/// only a wrong guess costs more commands.
+async fn guessed(
+    db: &Database,
+    spec: &SummarySpec,
+    id: &Bson,
+    guess: &[Contribution],
+    new: &[Contribution],
+    created: bool,
+    session: &mut ClientSession,
+) -> mongodb::error::Result<Vec<Bson>> {
+    let rid = record_id(spec, id);
+    let ledger_ns = Namespace::new(db.name(), LEDGER);
+    let summary_ns = Namespace::new(db.name(), spec.collection);
+    let record = if created {
+        UpdateOneModel::builder()
+            .namespace(ledger_ns)
+            .filter(by_id(&rid))
+            .update(built(
+                UpdateBuilder::new().set_on_insert("g", &stored(new)).set_on_insert("pending", &false),
+            )?)
+            .upsert(true)
+            .build()
+    } else {
+        // `$eq` against the guess as stored: the record's array compared as a value.
+        let mut filter = by_id(&rid);
+        filter.insert("g", eq(stored(guess)));
+        UpdateOneModel::builder()
+            .namespace(ledger_ns)
+            .filter(filter)
+            .update(built(UpdateBuilder::new().set("g", &stored(new)).set("pending", &false).unset("due"))?)
+            .build()
+    };
+    let writes = group_writes(spec, guess, new)?;
+    let mut models: Vec<WriteModel> = vec![record.into()];
+    for (filter, update) in writes.upserts {
+        let model = UpdateOneModel::builder()
+            .namespace(summary_ns.clone())
+            .filter(filter)
+            .update(update)
+            .upsert(true)
+            .build();
+        models.push(model.into());
+    }
+    for filter in writes.deletes {
+        models.push(DeleteOneModel::builder().namespace(summary_ns.clone()).filter(filter).build().into());
+    }
+    let result =
+        db.client().bulk_write(models).ordered(true).verbose_results().session(&mut *session).await?;
+    let held = result.update_results.get(&0).is_some_and(|r| match created {
+        true => r.upserted_id.is_some(),
+        false => r.matched_count == 1,
+    });
+    let mut keys = writes.keys;
+    if held {
+        let summary = db.collection::<Document>(spec.collection);
+        for (key, fields) in &writes.rescans {
+            let set = extremes(db, spec, key, fields, session).await?;
+            summary.update_one(by_id(key), set).session(&mut *session).await?;
+        }
+        return Ok(keys);
+    }
+    crate::core::trace::event!(
+        DEBUG,
+        summary = spec.collection,
+        "the ledger's record differs from the writer's guess: corrected"
+    );
+    let record = db
+        .collection::<Document>(LEDGER)
+        .find_one_and_update(
+            by_id(&rid),
+            built(UpdateBuilder::new().set("g", &stored(new)).set("pending", &false).unset("due"))?,
+        )
+        .upsert(true)
+        .return_document(ReturnDocument::Before)
+        .session(&mut *session)
+        .await?;
+    for c in recorded(record.as_ref()).iter().chain(guess).chain(new) {
+        if !keys.contains(&c.key) {
+            keys.push(c.key.clone());
+        }
+    }
+    recompute(db, spec, &keys, session).await?;
+    Ok(keys)
+}
+
+/// Rewrites groups `keys` of `spec` from the ledger's records of the groups (which
+/// the transaction has brought in line): every field set, or the group deleted when
+/// no record counts in it. One read, one `update`, one `delete` at most.
+async fn recompute(
+    db: &Database,
+    spec: &SummarySpec,
+    keys: &[Bson],
+    session: &mut ClientSession,
+) -> mongodb::error::Result<()> {
+    // One `$or` branch per key, each an `$eq` (served by the `{_id.s, g.k}` index on
+    // mongod): a stored key is compared, never read as a regex or an operator, as `$in`
+    // would read a regex.
+    let branches: Vec<Document> =
+        keys.iter().map(|k| doc! { "_id.s": spec.collection, "g.k": eq(k.clone()) }).collect();
+    let mut cursor =
+        db.collection::<Document>(LEDGER).find(doc! { "$or": branches }).session(&mut *session).await?;
+    let mut groups: Vec<(u64, Vec<Bson>)> = vec![(0, vec![Bson::Null; spec.fields.len()]); keys.len()];
+    while let Some(record) = cursor.next(&mut *session).await {
+        for c in recorded(Some(&record?)) {
+            let Some(i) = keys.iter().position(|k| k == &c.key) else { continue };
+            let (count, values) = &mut groups[i];
+            *count += 1;
+            for ((f, acc), v) in spec.fields.iter().zip(values.iter_mut()).zip(&c.values) {
+                let better = match f.op {
+                    SummaryOp::Count => false,
+                    SummaryOp::Sum => {
+                        if let Some(n) = Num::of(v) {
+                            *acc = Num::of(acc).map_or(n, |a| a.add(n)).bson();
+                        }
+                        false
+                    }
+                    SummaryOp::Min => compare(v, acc).is_lt(),
+                    SummaryOp::Max => compare(v, acc).is_gt(),
+                };
+                let candidate = matches!(f.op, SummaryOp::Min | SummaryOp::Max) && !matches!(v, Bson::Null);
+                if candidate && (matches!(acc, Bson::Null) || better) {
+                    *acc = v.clone();
+                }
+            }
+        }
+    }
+    let mut writes = GroupWrites::default();
+    for (key, (count, values)) in keys.iter().zip(groups) {
+        if count == 0 {
+            writes.deletes.push(by_id(key));
+            continue;
+        }
+        let mut update = UpdateBuilder::new();
+        for (f, v) in spec.fields.iter().zip(values) {
+            update = match (f.op, v) {
+                (SummaryOp::Count, _) => update.set(f.name, &(count as i64)),
+                (SummaryOp::Sum, Bson::Null) => update.set(f.name, &0_i64),
+                (_, Bson::Null) => update.unset(f.name),
+                (_, v) => update.set(f.name, &v),
+            };
+        }
+        writes.upserts.push((by_id(key), built(update)?));
+    }
+    writes.run(db, spec, session).await.map(drop)
 }
 
 /// The extremes of fields `fields` over group `key`, from the ledger's records of
