@@ -198,3 +198,70 @@ async fn a_ledger_record_that_contradicts_the_guess_is_corrected_in_the_transact
         ledger.find_one(doc! { "_id": { "s": "sm_team_points", "id": "t1" } }).await.unwrap().unwrap();
     assert_eq!(record.get_array("g").unwrap().len(), 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_row_is_one_command_and_a_wrong_ledger_record_is_corrected() {
+    let (db, log) = testkit::monitored("summary_guess_row").await.unwrap();
+    let d = &db;
+    docshape::relation::insert_one(&db, &mut cart("o1", vec![item("s1", "a", 1, 10)])).await.unwrap();
+    docshape::relation::insert_one(&db, &mut cart("o2", vec![item("s1", "b", 4, 10)])).await.unwrap();
+
+    // The row's command returns the cart as it was; the push is computed from it and
+    // checked in the same bulkWrite.
+    log.clear();
+    docshape::transaction(db.client(), |tx| {
+        Box::pin(async move { TxCart::add_item("o1", item("s2", "c", 2, 10)).session(tx).run(d).await })
+    })
+    .await
+    .unwrap();
+    assert_eq!(names(&log), ["findAndModify", "bulkWrite", "commitTransaction"]);
+    assert_eq!(group(&db, "sm_tx_cart_units", "s2", "carts", "units").await, Some((1, 2)));
+    no_drift(&db, "sm_tx_cart_units").await;
+
+    // A ledger record written by hand (o1 counted in "s7" with 9 units, and the group
+    // to match): the row's guess (its returned document) differs, the same transaction
+    // corrects it.
+    db.collection::<Document>(summary::LEDGER)
+        .update_one(
+            doc! { "_id": { "s": "sm_tx_cart_units", "id": "o1" } },
+            doc! { "$set": { "g": [{ "k": "s7", "v": [null, 9_i64] }] } },
+        )
+        .await
+        .unwrap();
+    db.collection::<Document>("sm_tx_cart_units")
+        .insert_one(doc! { "_id": "s7", "carts": 1_i64, "units": 9_i64 })
+        .await
+        .unwrap();
+    log.clear();
+    docshape::transaction(db.client(), |tx| {
+        Box::pin(async move { TxCart::add_item("o1", item("s1", "d", 5, 10)).session(tx).run(d).await })
+    })
+    .await
+    .unwrap();
+    let corrected = names(&log);
+    println!("a write row whose guess the ledger contradicts: {corrected:?}");
+    assert_eq!(corrected[..2], ["findAndModify", "bulkWrite"], "{corrected:?}");
+    assert!(corrected.len() > 3, "{corrected:?}");
+    assert_eq!(group(&db, "sm_tx_cart_units", "s7", "carts", "units").await, None);
+    assert_eq!(group(&db, "sm_tx_cart_units", "s1", "carts", "units").await, Some((2, 10)));
+    no_drift(&db, "sm_tx_cart_units").await;
+
+    // An update whose effect is not computed here (a pull whose item equals a stored
+    // one in value, not in type: the server's equality decides) reads the cart as
+    // written: one command more, still exact.
+    db.collection::<Document>("sm_tx_carts")
+        .update_one(doc! { "_id": "o2" }, doc! { "$set": { "items.0.qty": 4_i32 } })
+        .await
+        .unwrap();
+    log.clear();
+    docshape::transaction(db.client(), |tx| {
+        Box::pin(async move { TxCart::remove_item("o2", item("s1", "b", 4, 10)).session(tx).run(d).await })
+    })
+    .await
+    .unwrap();
+    let read = names(&log);
+    println!("a write row whose effect is read: {read:?}");
+    assert_eq!(read[..3], ["findAndModify", "find", "bulkWrite"], "{read:?}");
+    assert_eq!(group(&db, "sm_tx_cart_units", "s1", "carts", "units").await, Some((1, 6)));
+    no_drift(&db, "sm_tx_cart_units").await;
+}

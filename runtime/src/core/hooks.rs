@@ -118,6 +118,14 @@ pub enum Prior<'a> {
     Absent,
     /// The document as it was, returned by the write's command.
     Was(&'a Document),
+    /// The document as it was, returned by the write's command, and the operator
+    /// update the command applied to it (the document as written is not returned).
+    Updated {
+        /// The document before the write.
+        before: &'a Document,
+        /// The update document sent.
+        update: &'a Document,
+    },
 }
 
 /// A reaction to a source document's write that joins the write's own transaction,
@@ -131,6 +139,10 @@ pub struct SessionWriteHook {
     /// Whether the reaction to a write of `source` reads the written document: a
     /// writer in a transaction then has its command return it.
     pub reads_document: fn(source: &'static str) -> bool,
+    /// Whether the reaction to a write of `source` costs less from the document as it
+    /// was and the update sent ([`Prior::Updated`]) than from the document as written:
+    /// a writer in a transaction then has its command return the former.
+    pub reads_prior: fn(source: &'static str) -> bool,
 }
 
 inventory::collect!(SessionWriteHook);
@@ -159,6 +171,12 @@ pub async fn in_source_session(
 /// writer in a transaction returns it with its command). No I/O.
 pub fn session_write_reads_document(source: &'static str) -> bool {
     inventory::iter::<SessionWriteHook>.into_iter().any(|h| (h.reads_document)(source))
+}
+
+/// Whether a [`SessionWriteHook`] prefers, for a write of `source`, the document as it
+/// was and the update sent ([`SessionWriteHook::reads_prior`]).
+pub fn session_write_reads_prior(source: &'static str) -> bool {
+    inventory::iter::<SessionWriteHook>.into_iter().any(|h| (h.reads_prior)(source))
 }
 
 /// Runs every [`SourceWriteGuard`] for a write to `source` that is about to happen

@@ -191,6 +191,14 @@ impl Effects {
         hooks::session_write_reads_document(self.collection)
     }
 
+    /// Whether what a write in a transaction keeps in line costs less from the
+    /// document as it was and the update sent than from the document as written (a
+    /// `sync` summary on a server with `bulkWrite`): a write row's command then returns
+    /// the former, passed to [`Effects::after_in_from`]. No I/O.
+    pub(crate) fn reads_prior(&self) -> bool {
+        hooks::session_write_reads_prior(self.collection)
+    }
+
     /// Step 4 after document `id` was inserted (not in a session): the summaries it
     /// counts in ([`crate::core::hooks::after_source_insert`]).
     pub async fn after_insert(&self, db: &Database, id: &Bson) -> Result<(), CopyError> {

@@ -49,8 +49,11 @@
 //! result.
 //!
 //! **One command** when the writer can tell the old contribution without the ledger
-//! (an insert: none; a soft delete: the document its `findAndModify` returns as it
-//! was), on a server with the cross-collection `bulkWrite` command (MongoDB 8.0): the
+//! (an insert: none; a soft delete or a write row: the document its `findAndModify`
+//! returns as it was; a write row's document as written is then computed from it and
+//! the update, for the operators its rows send, and checked by a no-op update of the
+//! source in the same command), on a server with the cross-collection `bulkWrite`
+//! command (MongoDB 8.0): the
 //! record and every group go in one `bulkWrite` in the write's transaction, the
 //! record written only if it holds the guess (an insert's record created by an
 //! upsert, a delete's matched by `g` equal to the guessed contribution). The verbose
@@ -74,9 +77,11 @@
 //!   transaction (a [`crate::transaction`]'s body, or the caller's own) is applied
 //!   **in that transaction** (the write pipeline's session hook), so the
 //!   summary commits with the write or not at all; a write row there returns the
-//!   written document with its command (`findAndModify`), so the application reads
-//!   nothing: one `findAndModify` of the record, one `update` of the changed groups
-//!   (whatever their number), a `delete` when a group may be left empty. Whether
+//!   document with its command (`findAndModify`), so the application reads nothing:
+//!   with `bulkWrite`, the document as it was and one command (above); without, the
+//!   document as written, then one `findAndModify` of the record, one `update` of the
+//!   changed groups (whatever their number), a `delete` when a group may be left
+//!   empty. Whether
 //!   the session runs a transaction is read from the session's state, never from an
 //!   error's text. Outside a transaction the
 //!   application is a transaction of its own right after the write (a read of the
@@ -293,8 +298,14 @@ fn reads_document(source: &'static str) -> bool {
     summaries_of(source).iter().any(|s| s.refresh == SummaryRefresh::Sync)
 }
 
+/// A sync summary applies a write row in one command from the document as it was and
+/// the update (on a server with `bulkWrite`; see [`apply`]'s `guessed`).
+fn reads_prior(source: &'static str) -> bool {
+    reads_document(source) && apply::bulk_write_may_serve()
+}
+
 inventory::submit! {
-    SessionWriteHook { kind: Derived::Summary, in_session: in_session_hook, reads_document }
+    SessionWriteHook { kind: Derived::Summary, in_session: in_session_hook, reads_document, reads_prior }
 }
 
 fn after_write_hook<'a>(

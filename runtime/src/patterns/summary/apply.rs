@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use mongodb::options::{DeleteOneModel, UpdateOneModel, WriteModel};
 use mongodb::Namespace;
 
-use super::contribution::{compare, contributions, Contribution, Num};
+use super::contribution::{compare, contributions, read_fields, simulate, Contribution, Num};
 use super::spec::{SummaryOp, SummarySpec};
 use super::{SummaryError, LEDGER};
 use crate::core::access::update::UpdateBuilder;
@@ -162,23 +162,42 @@ pub(crate) async fn apply_in(
     prior: Prior<'_>,
     session: &mut ClientSession,
 ) -> Result<Vec<Bson>, SummaryError> {
-    let new = written.map(|d| contributions(spec, Some(d)));
+    let err = |error| SummaryError::Mongo { summary: spec.collection, error };
+    let mut new = written.map(|d| contributions(spec, Some(d)));
+    let mut check = None;
     let guess = match prior {
         Prior::Absent => Some(Vec::new()),
         Prior::Was(before) => Some(contributions(spec, Some(before))),
+        Prior::Updated { before, update } => {
+            let fields = read_fields(spec);
+            if let Some(after) = simulate(&fields, before, update) {
+                new = Some(contributions(spec, Some(&after)));
+                check = Some(source_check(id, &fields, &after));
+            }
+            Some(contributions(spec, Some(before)))
+        }
         _ => None,
     };
-    if let (Some(new), Some(guess)) = (&new, &guess) {
-        if BULK_WRITE.load(Ordering::Relaxed) {
-            match guessed(db, spec, id, guess, new, matches!(prior, Prior::Absent), session).await {
-                Ok(keys) => return Ok(keys),
-                // Refused by the driver before anything was sent (a server older than
-                // the command): the transaction is untouched; the path below serves.
-                Err(e) if matches!(e.kind.as_ref(), mongodb::error::ErrorKind::IncompatibleServer { .. }) => {
-                    BULK_WRITE.store(false, Ordering::Relaxed);
-                }
-                Err(error) => return Err(SummaryError::Mongo { summary: spec.collection, error }),
+    if let Some(guess) = guess.filter(|_| bulk_write_may_serve()) {
+        let new = match new {
+            Some(new) => new,
+            // An update whose effect is not computed here: the document as written is
+            // read, in the transaction.
+            None => {
+                let source = db.collection::<Document>(spec.source);
+                let read = source.find_one(by_id(id)).session(&mut *session).await.map_err(err)?;
+                contributions(spec, read.as_ref())
             }
+        };
+        let created = matches!(prior, Prior::Absent);
+        match guessed(db, spec, id, Guess { old: &guess, new: &new, created, check }, session).await {
+            Ok(keys) => return Ok(keys),
+            // Refused by the driver before anything was sent (a server older than
+            // the command): the transaction is untouched; the path below serves.
+            Err(e) if matches!(e.kind.as_ref(), mongodb::error::ErrorKind::IncompatibleServer { .. }) => {
+                BULK_WRITE.store(false, Ordering::Relaxed);
+            }
+            Err(error) => return Err(err(error)),
         }
     }
     once(db, spec, id, written, session)
@@ -385,16 +404,57 @@ fn checked(reply: Document) -> mongodb::error::Result<Document> {
 /// server, which this process then remembers (no command is spent finding out).
 static BULK_WRITE: AtomicBool = AtomicBool::new(true);
 
+/// Whether an application may be one `bulkWrite` ([`BULK_WRITE`]).
+pub(crate) fn bulk_write_may_serve() -> bool {
+    BULK_WRITE.load(Ordering::Relaxed)
+}
+
+/// The filter that matches source document `id` only if its fields `fields` hold
+/// what `after` says (a field `after` lacks is missing): aggregation equality
+/// (`$expr`), which compares an array as a whole (a query's `{items: {$eq: [..]}}`
+/// would also match an array holding that array), each value a `$literal`, read as
+/// a value whatever it holds. On mongod the `_id` equality picks the document from
+/// its index; `$expr` then tests that one document.
+fn source_check(id: &Bson, fields: &[&'static str], after: &Document) -> Document {
+    let tests: Vec<Bson> = fields
+        .iter()
+        .map(|f| {
+            let path = format!("${f}");
+            Bson::Document(match after.get(*f) {
+                Some(v) => doc! { "$eq": [path, { "$literal": v.clone() }] },
+                None => doc! { "$eq": [{ "$type": path }, "missing"] },
+            })
+        })
+        .collect();
+    let mut filter = by_id(id);
+    filter.insert("$expr", doc! { "$and": tests });
+    filter
+}
+
+/// What [`guessed`] writes from: the old contribution guessed, the new one, and how
+/// to verify them.
+struct Guess<'a> {
+    old: &'a [Contribution],
+    new: &'a [Contribution],
+    /// An insert: the record is created by an upsert, left alone when one exists.
+    created: bool,
+    /// The filter matching the source document only if `new` was computed from what
+    /// was written (a write row's document computed from its pre-image and update).
+    check: Option<Document>,
+}
+
 /// Applies a write whose old contribution the writer can tell (`guess`: none for an
 /// insert, the returned pre-image's otherwise) in ONE `bulkWrite` command, in
 /// `session`'s transaction: the ledger's record written only if it holds the guess
 /// (`created`: an insert's record is created by an upsert with `$setOnInsert`, so it
 /// is left alone when one exists; otherwise it is updated with a filter stating the
 /// guessed contribution), then every group's delta from the guess, and the guarded
-/// deletes. The command's verbose result tells whether the guess held (the record
-/// upserted, or matched). When it did not (a foreign write the watcher has not
-/// queued yet, a record planted by hand, an `_id` used again), the same transaction
-/// corrects it: the record is read and replaced by one `findAndModify` (the actual
+/// deletes; for a write row, first a no-op update of the source document whose filter
+/// states the computed document's fields. The command's verbose result tells whether
+/// the guesses held (the source matched; the record upserted, or matched). When one
+/// did not (a foreign write the watcher has not queued yet, a record planted by hand,
+/// an `_id` used again), the same transaction corrects it: the source is read if its
+/// check failed, the record is read and replaced by one `findAndModify` (the actual
 /// old contribution), and every group the guess, the record or the document touches
 /// is recomputed from the ledger's records, so the result is exact in every case and
 /// only a wrong guess costs more commands.
@@ -402,11 +462,10 @@ async fn guessed(
     db: &Database,
     spec: &SummarySpec,
     id: &Bson,
-    guess: &[Contribution],
-    new: &[Contribution],
-    created: bool,
+    g: Guess<'_>,
     session: &mut ClientSession,
 ) -> mongodb::error::Result<Vec<Bson>> {
+    let Guess { old: guess, new, created, check } = g;
     let rid = record_id(spec, id);
     let ledger_ns = Namespace::new(db.name(), LEDGER);
     let summary_ns = Namespace::new(db.name(), spec.collection);
@@ -430,7 +489,19 @@ async fn guessed(
             .build()
     };
     let writes = group_writes(spec, guess, new)?;
-    let mut models: Vec<WriteModel> = vec![record.into()];
+    let mut models: Vec<WriteModel> = Vec::new();
+    let checked_source = check.is_some();
+    if let Some(filter) = check {
+        // Matches the source document only if the computed document is the one
+        // written; changes nothing (`$setOnInsert` without an upsert).
+        let source_ns = Namespace::new(db.name(), spec.source);
+        let update = doc! { "$setOnInsert": { "_id": id.clone() } };
+        models.push(
+            UpdateOneModel::builder().namespace(source_ns).filter(filter).update(update).build().into(),
+        );
+    }
+    let at = models.len();
+    models.push(record.into());
     for (filter, update) in writes.upserts {
         let model = UpdateOneModel::builder()
             .namespace(summary_ns.clone())
@@ -445,10 +516,12 @@ async fn guessed(
     }
     let result =
         db.client().bulk_write(models).ordered(true).verbose_results().session(&mut *session).await?;
-    let held = result.update_results.get(&0).is_some_and(|r| match created {
-        true => r.upserted_id.is_some(),
-        false => r.matched_count == 1,
-    });
+    let source_held = !checked_source || result.update_results.get(&0).is_some_and(|r| r.matched_count == 1);
+    let held = source_held
+        && result.update_results.get(&at).is_some_and(|r| match created {
+            true => r.upserted_id.is_some(),
+            false => r.matched_count == 1,
+        });
     let mut keys = writes.keys;
     if held {
         let summary = db.collection::<Document>(spec.collection);
@@ -461,8 +534,19 @@ async fn guessed(
     crate::core::trace::event!(
         DEBUG,
         summary = spec.collection,
-        "the ledger's record differs from the writer's guess: corrected"
+        "the ledger's record or the source differs from the guess: corrected"
     );
+    // The document as written, when the computed one was not it.
+    let actual;
+    let new = match source_held {
+        true => new,
+        false => {
+            let source = db.collection::<Document>(spec.source);
+            let read = source.find_one(by_id(id)).session(&mut *session).await?;
+            actual = contributions(spec, read.as_ref());
+            &actual
+        }
+    };
     let record = db
         .collection::<Document>(LEDGER)
         .find_one_and_update(
