@@ -266,7 +266,9 @@ fn nested_via_checks(c: &Container, keys: &[String], variant: Option<&Ident>) ->
         None => (String::new(), String::new()),
     };
     let mut out = TokenStream::new();
-    for (field, span, entry) in crate::common::nested::entries(c) {
+    // Each entry is the constant the relation pattern lists in `NESTED`.
+    for (i, (field, span, _)) in crate::common::nested::entries(c).into_iter().enumerate() {
+        let entry = crate::common::nested::entry_name(variant, i);
         let shown = if field.is_empty() { "a flattened field".to_owned() } else { format!("`{field}`") };
         let at = if field.is_empty() { String::new() } else { format!("{field}.") };
         let message = rule(

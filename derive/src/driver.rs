@@ -305,6 +305,8 @@ fn expansion(cx: Facts, mut errors: darling::error::Accumulator) -> Expanded {
             );
             let mut checks = polymorphic::wrapped_checks(p);
             checks.extend(polymorphic::variant_shapes(p));
+            // The variants' `Nested` entries, as constants (see `variant_entries`).
+            checks.extend(variants.items);
             (model, registration, checks)
         }
         // An embedded type's relations and copies reach the models that hold it.

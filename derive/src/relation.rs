@@ -231,10 +231,10 @@ pub(crate) fn expand(parsed: &Parsed, cx: &Facts) -> Expansion {
         return Expansion { variants, items: quote!(#unbounded #items), ..Expansion::default() };
     }
     let unbounded = unbounded_documents(c, parsed, false);
-    let (relations, nested) = (rows(c, parsed), nested(c));
+    let (relations, (entries, nested)) = (rows(c, parsed), crate::common::nested::entry_consts(c, None));
     // A model's rows go into `impl Model`, an embedded type's into
     // `impl EmbeddedRelations` ([`embedded_relations`]).
-    Expansion { relations, nested, items: quote!(#unbounded #items), ..Expansion::default() }
+    Expansion { relations, nested, items: quote!(#unbounded #items #entries), ..Expansion::default() }
 }
 
 /// An embedded type's rows, copies and nested relations, gathered from `parts`: they
@@ -266,16 +266,18 @@ pub(crate) fn embedded_relations(c: &Container, parts: &[&Expansion]) -> TokenSt
 pub(crate) fn variant_entries(p: &Polymorphic, parts: &[&Expansion]) -> Expansion {
     let tag = &p.tag;
     let mut entries = Vec::new();
+    let mut items = TokenStream::new();
     for v in &p.variants {
         let value = &v.value;
         let mine =
             || parts.iter().flat_map(|e| &e.variants).filter(|(w, _)| w == value).map(|(_, part)| part);
         let relations: Vec<&TokenStream> = mine().flat_map(|part| &part.relations).collect();
         let copies: Vec<&TokenStream> = mine().flat_map(|part| &part.copies).collect();
-        let nested = nested(&v.container);
+        let (defs, nested) = crate::common::nested::entry_consts(&v.container, Some(&v.ident));
         if relations.is_empty() && copies.is_empty() && nested.is_empty() {
             continue;
         }
+        items.extend(defs);
         entries.push(quote!(__ds::Nested {
             field: "", many: false,
             relations: &[#(#relations),*],
@@ -284,14 +286,8 @@ pub(crate) fn variant_entries(p: &Polymorphic, parts: &[&Expansion]) -> Expansio
             variant: ::core::option::Option::Some(__ds::Variant { tag: #tag, value: #value }),
         }));
     }
-    Expansion { nested: entries, ..Expansion::default() }
-}
-
-/// `Nested` entries: per stored field whose type may be an embedded type (not plainly
-/// a scalar, not a reference), the relations inside it, looked up through
-/// `RelationsOf` so that a type that declares none costs nothing and needs no trait.
-fn nested(c: &Container) -> Vec<TokenStream> {
-    crate::common::nested::entries(c).into_iter().map(|(_, _, entry)| entry).collect()
+    // The variants' field entries are constants the `unindexed_via` checks read too.
+    Expansion { nested: entries, items, ..Expansion::default() }
 }
 
 /// A polymorphic model's `#[embed(max = N)]` and `#[reference(max = N)]` bounds, per

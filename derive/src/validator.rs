@@ -212,14 +212,17 @@ fn object(fields: &[Field], strict: bool, admit_id: bool) -> TokenStream {
             let name = f.name.as_deref().unwrap_or_default();
             let parts = field_parts(f);
             checks.extend(parts.checks);
+            let constraints = parts.constraints;
+            let required = f.serde.skip_serializing_if.is_none();
+            // The type's own schema, the common case, in the positional `Step::Of`.
             let base = match parts.base {
-                BaseOf::Type(ty, some) if some => quote!(__ds::Base::Of(<#ty as __ds::Schema>::schema_some)),
-                BaseOf::Type(ty, _) => quote!(__ds::Base::Of(<#ty as __ds::Schema>::schema)),
+                BaseOf::Type(ty, some) => {
+                    let schema = if some { quote!(schema_some) } else { quote!(schema) };
+                    return quote!(__ds::Step::Of(#name, <#ty as __ds::Schema>::#schema, &[#(#constraints),*], #required));
+                }
                 BaseOf::Bson(t, false) => quote!(__ds::Base::Stated(#t)),
                 BaseOf::Bson(t, true) => quote!(__ds::Base::StatedOrNull(#t)),
             };
-            let constraints = parts.constraints;
-            let required = f.serde.skip_serializing_if.is_none();
             quote!(__ds::Step::Property { name: #name, base: #base, constraints: &[#(#constraints),*], required: #required })
         })
         .collect();

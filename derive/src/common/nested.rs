@@ -6,8 +6,8 @@
 //! refreshed copy inside has an index; the outlier pattern describes its overflow
 //! documents' items with one.
 
-use proc_macro2::{Span, TokenStream};
-use quote::quote;
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{format_ident, quote};
 use syn::spanned::Spanned;
 use syn::Type;
 
@@ -58,6 +58,32 @@ pub(crate) fn entries(c: &Container) -> Vec<(String, Span, TokenStream)> {
             Some((field.clone(), f.recv.ty.span(), entry(&field, many, &item)))
         })
         .collect()
+}
+
+/// The name of the constant holding the `i`-th of [`entries`] of a struct or embedded
+/// type (`variant` `None`) or of a variant of a polymorphic model.
+pub(crate) fn entry_name(variant: Option<&Ident>, i: usize) -> Ident {
+    match variant {
+        Some(v) => format_ident!("__DS_NESTED_{}_{}", v, i),
+        None => format_ident!("__DS_NESTED_{}", i),
+    }
+}
+
+/// [`entries`] written once each, as constants named by [`entry_name`]: their
+/// definitions, and the names, which `Model::NESTED` (or `EmbeddedRelations::NESTED`)
+/// lists and the `unindexed_via` checks read, so that no entry is built twice.
+pub(crate) fn entry_consts(c: &Container, variant: Option<&Ident>) -> (TokenStream, Vec<TokenStream>) {
+    let mut defs = TokenStream::new();
+    let mut names = Vec::new();
+    for (i, (_, _, entry)) in entries(c).into_iter().enumerate() {
+        let name = entry_name(variant, i);
+        defs.extend(quote! {
+            #[allow(non_upper_case_globals)]
+            const #name: __ds::Nested = #entry;
+        });
+        names.push(quote!(#name));
+    }
+    (defs, names)
 }
 
 /// An outlier's items as its overflow documents hold them, at `items`.

@@ -3,7 +3,7 @@
 use crate::core::bson_compat;
 use std::fmt;
 
-use bson::{doc, Document};
+use bson::Document;
 use mongodb::{Collection, Database};
 
 use crate::core::descriptor::AccessPattern;
@@ -161,7 +161,8 @@ pub trait Model: Schema + Sized {
 
     /// The collection's `validator` option: `{"$jsonSchema": ...}`.
     fn validator() -> Document {
-        doc! { "$jsonSchema": Self::schema() }
+        // The document is built once, outside this function every model instantiates.
+        crate::core::validator::json_schema(Self::schema())
     }
 
     /// [`Model::validator`] as pretty-printed relaxed extended JSON, the text you would

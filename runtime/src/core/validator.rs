@@ -453,8 +453,18 @@ pub enum Step {
         /// Whether serde always writes it.
         required: bool,
     },
+    /// A property whose schema starts from its type's own ([`Base::Of`]): the name,
+    /// the type's schema function, the constraints and whether serde always writes
+    /// it, as in [`Step::Property`]. The common case, in positional form: fewer
+    /// tokens in every model's generated code.
+    Of(&'static str, fn() -> Document, &'static [Constraint], bool),
     /// The fields of a flattened value, merged by [`ObjectSchema::flatten`].
     Flatten(fn() -> Document),
+}
+
+/// A collection's `validator` option, `{"$jsonSchema": schema}` ([`Model::validator`](crate::Model::validator)).
+pub fn json_schema(schema: Document) -> Document {
+    bson::doc! { "$jsonSchema": schema }
 }
 
 /// The object schema of `steps`; `strict` (with `admit_id`) refuses other keys.
@@ -464,6 +474,9 @@ pub fn object(steps: &[Step], strict: Option<bool>) -> Document {
         match *step {
             Step::Property { name, base, constraints, required } => {
                 o.property(name, constrained(base.schema(), constraints), required)
+            }
+            Step::Of(name, schema, constraints, required) => {
+                o.property(name, constrained(schema(), constraints), required)
             }
             Step::Flatten(schema) => o.flatten(schema()),
         }
