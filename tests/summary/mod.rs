@@ -20,6 +20,7 @@ mod cached;
 mod concurrent;
 mod cost;
 mod foreign;
+mod queue;
 mod soft_delete;
 mod versioned;
 

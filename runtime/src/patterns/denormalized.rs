@@ -105,10 +105,15 @@
 //! # The refresh queue
 //!
 //! [`QUEUE`] (`docshape_refresh`) is reserved: one document per copy and source
-//! document with a refresh pending, written only by this module:
+//! document with a refresh pending, and one per async summary and source document
+//! with an application pending (the summary pattern's jobs, keyed
+//! `"summary:<collection>"`: see [`crate::summary`]). The queue's mechanics (the
+//! job's shape, the upsert, claims and leases, the acknowledgement, the recorded
+//! failures) are core's (`core::queue`), shared by both kinds; a copy's job:
 //!
 //! ```text
 //! { _id: { copy: "posts.author_name", id: <the source's _id> },
+//!   kind: "copy",
 //!   seq: <long: +1 at every enqueue>,
 //!   enqueued_at: <date: the first enqueue since the job last completed>,
 //!   due: <date: enqueued_at + max_stale>,
@@ -125,12 +130,20 @@
 //!
 //! # Workers
 //!
-//! A [`Worker`] claims jobs (the oldest `due` first, up to
-//! [`Worker::jobs_per_claim`] at a time), and for each in turn reads the source's
-//! current value, writes it to the copies that differ in batches, and completes the
-//! job with `delete_one({_id, seq: <seq read at the claim>, owner: <me>})`. Any number
-//! of workers may run at once, each with its own id, and a worker may be stopped at
-//! any point:
+//! A [`Worker`] is the one worker of the queue: it claims jobs of both kinds by one
+//! order (the oldest `due` first, up to [`Worker::jobs_per_claim`] at a time, under
+//! one lease), and for each in turn runs it and completes it with
+//! `delete_one({_id, seq: <seq read at the claim>, owner: <me>})`. A copy's job reads
+//! the source's current value and writes it to the copies that differ in batches; a
+//! summary's job is run by the summary pattern's runner, registered with core
+//! (a `core::queue::JobRunner`): one transaction that applies the source
+//! document's delta against the summary's ledger, so a job run again (a worker that
+//! died after the commit and before the completion) finds a delta of zero. A summary
+//! job the server refuses (a summary document its validator rejects) fails like a
+//! copy's: recorded on the job, retried after a lease, reported. [`lag`] reports
+//! both kinds: [`QueueLag::by_copy`] per copy, [`QueueLag::by_summary`] per summary.
+//! Any number of workers may run at once, each with its own id, and a worker may be
+//! stopped at any point:
 //!
 //! - A job is claimable when its lease has expired (or is not a date), or its `owner`
 //!   is this worker's id (a worker restarted with the same id resumes its jobs at
@@ -243,7 +256,6 @@
 #![allow(clippy::result_large_err)]
 
 mod apply;
-mod claim;
 mod lag;
 mod refresh;
 mod repair;

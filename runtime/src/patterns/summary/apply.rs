@@ -18,36 +18,6 @@ pub(crate) fn record_id(spec: &SummarySpec, id: &Bson) -> Bson {
     Bson::Document(doc! { "s": spec.collection, "id": id.clone() })
 }
 
-/// Queues source document `id` for `spec`: one upsert, due within `max_stale` of
-/// the first enqueue since it was last applied.
-pub(crate) async fn enqueue(
-    db: &Database,
-    spec: &SummarySpec,
-    id: &Bson,
-    due_in: std::time::Duration,
-    session: Option<&mut ClientSession>,
-) -> mongodb::error::Result<()> {
-    let due =
-        bson::DateTime::from_millis(bson::DateTime::now().timestamp_millis() + due_in.as_millis() as i64);
-    let ledger = db.collection::<Document>(LEDGER);
-    let command = ledger
-        .update_one(
-            doc! { "_id": record_id(spec, id) },
-            doc! {
-                "$inc": { "seq": 1_i64 },
-                "$set": { "pending": true },
-                "$min": { "due": due },
-                "$setOnInsert": { "g": [] },
-            },
-        )
-        .upsert(true);
-    match session {
-        Some(session) => command.session(session).await?,
-        None => command.await?,
-    };
-    Ok(())
-}
-
 /// What one application changed.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Applied {
@@ -169,30 +139,14 @@ async fn once(
     let new = contributions(spec, source);
     // The record is read and replaced by one command: the record as it was is the
     // old contribution. In the transaction nothing can change it in between (a
-    // concurrent application or queueing of the same document conflicts on it, and
-    // one of the two runs again on the other's result).
+    // concurrent application of the same document conflicts on it, and one of the
+    // two runs again on the other's result).
     let record = ledger
-        .find_one_and_update(
-            doc! { "_id": &rid },
-            doc! { "$set": { "g": stored(&new) }, "$setOnInsert": { "pending": false } },
-        )
+        .find_one_and_update(doc! { "_id": &rid }, doc! { "$set": { "g": stored(&new) } })
         .upsert(true)
         .return_document(ReturnDocument::Before)
         .session(&mut *session)
         .await?;
-    if let Some(r) = record.as_ref().filter(|r| r.get_bool("pending").unwrap_or(false)) {
-        // Queued (by the watcher, or an async write): this application brings it in
-        // line, unless it was queued again since (a newer `seq`), which keeps it
-        // pending, to run again.
-        let seq = r.get("seq").cloned().unwrap_or(Bson::Null);
-        ledger
-            .update_one(
-                doc! { "_id": &rid, "seq": seq },
-                doc! { "$set": { "pending": false }, "$unset": { "due": "" } },
-            )
-            .session(&mut *session)
-            .await?;
-    }
     let old = recorded(record.as_ref());
     let summary = db.collection::<Document>(spec.collection);
     let mut keys: Vec<&Bson> = old.iter().map(|c| &c.key).collect();

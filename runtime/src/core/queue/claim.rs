@@ -1,4 +1,4 @@
-//! Claiming refresh jobs: several due jobs under one lease and one claim token, and
+//! Claiming jobs of the queue: several due jobs under one lease and one claim token, and
 //! keeping that lease while the worker runs them one after another.
 
 use std::time::{Duration, Instant};
@@ -9,22 +9,22 @@ use futures_util::TryStreamExt;
 use mongodb::options::ReturnDocument;
 use mongodb::Collection;
 
-use super::apply::plus;
+use super::plus;
 use crate::core::access::{in_filter, not_in_filter, Literal};
-use crate::core::denormalized::CopyError;
+use crate::core::descriptor::CopyError;
 use crate::core::model::eq;
 
 /// Who claims, and for how long.
-pub(super) struct Claimer<'a> {
-    pub(super) queue: &'a Collection<Document>,
-    /// The copies' keys the worker refreshes.
-    pub(super) keys: &'a [&'a str],
-    pub(super) owner: &'a str,
-    pub(super) lease: Duration,
+pub(crate) struct Claimer<'a> {
+    pub(crate) queue: &'a Collection<Document>,
+    /// The job keys the worker runs (copies' and summaries').
+    pub(crate) keys: &'a [&'a str],
+    pub(crate) owner: &'a str,
+    pub(crate) lease: Duration,
 }
 
 /// The jobs of one claim, oldest `due` first, all stamped with one token.
-pub(super) struct Batch {
+pub(crate) struct Batch {
     token: ObjectId,
     /// The jobs not yet handed out, in the order they run.
     pending: std::collections::VecDeque<Document>,
@@ -75,7 +75,7 @@ impl Claimer<'_> {
     /// worker took every one of them in between, one `findAndModify` settles it:
     /// it takes a job or finds none claimable, so every call either claims a job or
     /// ends the drain (no loop here asks the server again).
-    pub(super) async fn claim(&self, most: usize, failed: &[Bson]) -> Result<Option<Batch>, CopyError> {
+    pub(crate) async fn claim(&self, most: usize, failed: &[Bson]) -> Result<Option<Batch>, CopyError> {
         if most > 1 {
             let batch = self.claim_many(most, failed).await?;
             if batch.as_ref().is_none_or(|b| !b.pending.is_empty()) {
@@ -156,7 +156,7 @@ impl Claimer<'_> {
     /// A renewal that finds fewer jobs than it asked for (a job ran longer than the
     /// lease, and another worker took some of the rest) drops the jobs no longer this
     /// worker's from the batch: nothing was written for them, so nothing is owed.
-    pub(super) async fn next(&self, batch: &mut Batch) -> Result<Option<Document>, CopyError> {
+    pub(crate) async fn next(&self, batch: &mut Batch) -> Result<Option<Document>, CopyError> {
         if !batch.pending.is_empty() && batch.renewed.elapsed() >= self.lease / 3 {
             let error = |error| CopyError::Queue { operation: "renew lease", error };
             let held = || {
