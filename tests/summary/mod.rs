@@ -20,7 +20,9 @@ mod cached;
 mod concurrent;
 mod cost;
 mod foreign;
+mod hostile;
 mod queue;
+mod sessions;
 mod soft_delete;
 mod versioned;
 

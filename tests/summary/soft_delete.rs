@@ -74,3 +74,56 @@ async fn a_soft_deleted_document_leaves_its_summary_and_a_restore_brings_it_back
     assert_eq!(team(&db, "b").await, None);
     assert!(summary::check(&db, spec).await.unwrap().drifted.is_empty());
 }
+
+/// Inserts and soft deletes have session forms: in a transaction (docshape's or the
+/// caller's own), the write and its sync summary commit together, or neither; in a
+/// session that runs none, they are applied after the write as outside a session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inserts_and_soft_deletes_in_a_transaction_commit_with_their_summary() {
+    let db = testkit::database("summary_soft_delete_tx").await.unwrap();
+    let d = &db;
+    docshape::transaction(db.client(), |tx| {
+        Box::pin(async move {
+            docshape::relation::insert_one_in(d, &mut ticket("t1", "a", 3), tx).await?;
+            docshape::relation::insert_many_in(d, &mut [ticket("t2", "a", 5), ticket("t3", "b", 1)], tx)
+                .await?;
+            // The transaction reads its own writes: the summary is already in it.
+            let seen = TeamPoints::collection(d).find_one(doc! { "_id": "a" }).session(&mut **tx).await;
+            assert_eq!(seen.unwrap().map(|t| t.points), Some(8));
+            Ok::<_, docshape::refs::RefError>(())
+        })
+    })
+    .await
+    .unwrap();
+    assert_eq!(team(&db, "a").await, Some((2, 8)));
+
+    // The caller's own transaction, aborted: neither the deletes nor the insert, nor
+    // their summaries, are applied.
+    let mut session = db.client().start_session().await.unwrap();
+    session.start_transaction().await.unwrap();
+    assert!(Ticket::delete_by_id("t1").run_in(&db, &mut session).await.unwrap());
+    docshape::relation::insert_one_in(&db, &mut ticket("t4", "b", 7), &mut session).await.unwrap();
+    let inside = TeamPoints::collection(&db).find_one(doc! { "_id": "a" }).session(&mut session).await;
+    assert_eq!(inside.unwrap().map(|t| t.points), Some(5), "in the transaction: written");
+    assert_eq!(team(&db, "a").await, Some((2, 8)), "outside it: not before the commit");
+    session.abort_transaction().await.unwrap();
+    assert_eq!(team(&db, "a").await, Some((2, 8)));
+    assert_eq!(team(&db, "b").await, Some((1, 1)));
+    assert!(Ticket::collection(&db).find_one(doc! { "_id": "t4" }).await.unwrap().is_none());
+
+    // Committed: both, with their summaries.
+    session.start_transaction().await.unwrap();
+    assert!(Ticket::delete_by_id("t1").run_in(&db, &mut session).await.unwrap());
+    docshape::relation::insert_one_in(&db, &mut ticket("t4", "b", 7), &mut session).await.unwrap();
+    session.commit_transaction().await.unwrap();
+    assert_eq!(team(&db, "a").await, Some((1, 5)));
+    assert_eq!(team(&db, "b").await, Some((2, 8)));
+
+    // The same session, no transaction running: applied right after each write.
+    assert!(Ticket::restore_by_id("t1").run_in(&db, &mut session).await.unwrap());
+    assert_eq!(team(&db, "a").await, Some((2, 8)));
+    docshape::relation::insert_many_in(&db, &mut [ticket("t5", "c", 2)], &mut session).await.unwrap();
+    assert_eq!(team(&db, "c").await, Some((1, 2)));
+    let spec = summary::summary("sm_team_points").unwrap();
+    assert!(summary::check(&db, spec).await.unwrap().drifted.is_empty());
+}

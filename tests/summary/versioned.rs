@@ -93,3 +93,27 @@ async fn a_versioned_source_counts_a_moved_field_from_its_upgrade_and_saves_in_a
     assert_eq!(totals(&db).await, (2, 9));
     assert!(summary::check(&db, spec).await.unwrap().drifted.is_empty());
 }
+
+/// `versioning::insert_one_in`: in the caller's transaction, the document and its
+/// summary commit together, or neither.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_versioned_insert_in_a_transaction_commits_with_its_summary() {
+    let db = testkit::database("summary_versioned_insert").await.unwrap();
+    let tally = |id: &str, cents| Tally { id: id.into(), seller_id: "a".into(), cents, schema_version: 2 };
+    let mut session = db.client().start_session().await.unwrap();
+    session.start_transaction().await.unwrap();
+    versioning::insert_one_in(&db, &tally("t1", 3), &mut session).await.unwrap();
+    session.abort_transaction().await.unwrap();
+    assert!(one(&db, "sm_tally_totals", "a").await.is_none(), "aborted with the insert");
+    session.start_transaction().await.unwrap();
+    versioning::insert_one_in(&db, &tally("t1", 3), &mut session).await.unwrap();
+    versioning::insert_one_in(&db, &tally("t2", 4), &mut session).await.unwrap();
+    assert!(one(&db, "sm_tally_totals", "a").await.is_none(), "not visible before the commit");
+    session.commit_transaction().await.unwrap();
+    assert_eq!(totals(&db).await, (2, 7));
+    // No transaction running: applied right after the insert.
+    versioning::insert_one_in(&db, &tally("t3", 1), &mut session).await.unwrap();
+    assert_eq!(totals(&db).await, (3, 8));
+    let spec = summary::summary("sm_tally_totals").unwrap();
+    assert!(summary::check(&db, spec).await.unwrap().drifted.is_empty());
+}

@@ -11,7 +11,8 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use bson::{doc, Bson, Document};
-use mongodb::Database;
+use mongodb::options::ReturnDocument;
+use mongodb::{ClientSession, Database};
 
 use crate::core::bson_compat::SerError;
 use crate::core::denormalized::CopyError;
@@ -93,19 +94,49 @@ impl<T: Model> SoftDelete<T> {
     /// Runs it: `true` when a document changed, `false` when none matched (no such
     /// document in the tenant, or already deleted or live).
     pub async fn run(self, db: &Database) -> Result<bool, SoftDeleteError> {
+        self.run_with(db, None).await
+    }
+
+    /// [`SoftDelete::run`] in `session`: in the transaction it runs, if any (a
+    /// `docshape::transaction`'s `tx`, or one the caller started), the delete or restore
+    /// commits with the rest, and so do the `sync` summaries it leaves or rejoins.
+    pub async fn run_in(self, db: &Database, session: &mut ClientSession) -> Result<bool, SoftDeleteError> {
+        self.run_with(db, Some(session)).await
+    }
+
+    async fn run_with(
+        self,
+        db: &Database,
+        mut session: Option<&mut ClientSession>,
+    ) -> Result<bool, SoftDeleteError> {
         let effects = Effects::of::<T>();
         effects.check(db).map_err(|e| SoftDeleteError::Refused(Box::new(e)))?;
         let (filter, update) = self.command()?;
-        let found = db
-            .collection::<Document>(T::COLLECTION)
-            .find_one_and_update(filter, update.clone())
-            .projection(doc! { "_id": 1 })
+        let transaction = crate::core::transaction::in_transaction(session.as_deref_mut())
             .await
             .map_err(SoftDeleteError::Command)?;
+        // In a transaction, a sync summary reads the written document: the command
+        // returns it whole (an empty projection is every field).
+        let returned = transaction && effects.reads_document();
+        let collection = db.collection::<Document>(T::COLLECTION);
+        let command = collection
+            .find_one_and_update(filter, update.clone())
+            .projection(if returned {
+                Document::new()
+            } else {
+                doc! { "_id": 1 }
+            })
+            .return_document(ReturnDocument::After);
+        let found = match session.as_deref_mut() {
+            Some(s) => command.session(s).await,
+            None => command.await,
+        }
+        .map_err(SoftDeleteError::Command)?;
         let Some(found) = found else { return Ok(false) };
         let id = found.get("_id").cloned().unwrap_or(Bson::Null);
+        let written = returned.then_some(&found);
         effects
-            .after(db, &id, Some(&update), false)
+            .after_in(db, &id, Some(&update), written, session)
             .await
             .map_err(|e| SoftDeleteError::Derived(Box::new(e)))?;
         Ok(true)

@@ -25,16 +25,54 @@ pub const TRANSACTION_TIME: Duration = Duration::from_secs(120);
 /// How many times [`transaction`] sends a commit whose outcome is unknown.
 pub const COMMIT_ATTEMPTS: u32 = 5;
 
-/// Whether the deployment refused a session or a transaction for having none: the
-/// driver's own refusal, or a standalone server's (`IllegalOperation`, code 20,
-/// "Transaction numbers are only allowed on a replica set member or mongos").
+/// Whether the deployment refused a session or a transaction for having none, asked
+/// of what **starting** a session, or a transaction on a fresh session, returned: the
+/// driver's refusal of a session (`SessionsNotSupported`), or its refusal of a fresh
+/// session's transaction (it refuses one there only when the topology it sees, from
+/// the servers' `hello`, has no transactions: a standalone server; its other reasons,
+/// a running transaction or a snapshot session, a fresh session has not).
+///
+/// Decided by error kinds, never by the message text, which the driver and the server
+/// word differently from one version to the next.
 pub fn no_transactions(e: &mongodb::error::Error) -> bool {
-    match e.kind.as_ref() {
-        ErrorKind::SessionsNotSupported => true,
-        ErrorKind::Transaction { message, .. } => message.contains("not supported"),
-        ErrorKind::Command(c) => c.code == 20 && c.message.contains("ransaction"),
-        ErrorKind::Write(WriteFailure::WriteError(w)) => w.code == 20 && w.message.contains("ransaction"),
-        _ => false,
+    matches!(e.kind.as_ref(), ErrorKind::SessionsNotSupported | ErrorKind::Transaction { .. })
+}
+
+/// Whether `session` runs a transaction now (one started with `start_transaction`, by
+/// a [`transaction`] or by the caller, and neither committed nor aborted yet), from
+/// the session's state, never from an error's text.
+///
+/// The driver keeps that state but does not show it: the session of a running
+/// [`transaction`] is known by its id (no I/O); any other session is asked by
+/// starting a transaction on it, which the driver refuses before sending anything
+/// when one runs, and otherwise aborts at once (a transaction aborted before its first
+/// command sends nothing either). The driver refuses a transaction for two other
+/// reasons, which a fresh session of the same client tells apart: the deployment has
+/// none (the fresh session is refused too, and that error is returned), or the session
+/// reads a snapshot (read as running: docshape's writers are given no snapshot
+/// session).
+///
+/// Asking leaves a session that runs no transaction as after an abort, with its next
+/// transaction number taken: a commit whose result was unknown is to be sent again
+/// before the session is handed to docshape (the driver then refuses it, rather than
+/// commit the wrong transaction).
+pub async fn runs_transaction(session: &mut ClientSession) -> mongodb::error::Result<bool> {
+    use crate::core::write::TRANSACTION_SESSION;
+    if TRANSACTION_SESSION.try_with(|id| id == session.id()).unwrap_or(false) {
+        return Ok(true);
+    }
+    match session.start_transaction().await {
+        Ok(()) => {
+            session.abort_transaction().await?;
+            Ok(false)
+        }
+        Err(e) if matches!(e.kind.as_ref(), ErrorKind::Transaction { .. }) => {
+            let mut fresh = session.client().start_session().await?;
+            fresh.start_transaction().await?;
+            fresh.abort_transaction().await?;
+            Ok(true)
+        }
+        Err(e) => Err(e),
     }
 }
 
@@ -81,6 +119,17 @@ pub fn mongo_error_in<'e>(e: &'e (dyn StdError + 'static)) -> Option<&'e mongodb
         next = current.source();
     }
     None
+}
+
+/// Whether a command sent in `session` (`None`: outside any) runs in a transaction:
+/// [`runs_transaction`], `false` without a session. Inside one the transaction's read
+/// and write concerns apply (a command's own would be refused) and an error aborts it
+/// (so a writer does not retry on its own).
+pub async fn in_transaction(session: Option<&mut ClientSession>) -> mongodb::error::Result<bool> {
+    match session {
+        Some(session) => runs_transaction(session).await,
+        None => Ok(false),
+    }
 }
 
 /// Why [`transaction`] applied nothing, or what failed after it applied everything.
@@ -162,8 +211,6 @@ impl std::ops::DerefMut for Transaction<'_> {
     }
 }
 
-pub(crate) use crate::core::write::in_transaction_body;
-
 /// Runs `body` in a transaction on a session of `client`, and commits: several writes
 /// (and reads) that apply all together or not at all. Returns the body's value from
 /// the attempt that committed.
@@ -207,8 +254,8 @@ pub(crate) use crate::core::write::in_transaction_body;
 /// A deployment without transactions (a standalone server: transactions need a
 /// replica set or a sharded cluster) is reported as [`TransactionError::Unsupported`],
 /// at once: one `hello` before anything is written says whether the server is a
-/// replica set member or a `mongos`, and a standalone `mongod`'s refusal of a
-/// transaction's first command (code 20) is read the same way. Nothing is retried.
+/// replica set member or a `mongos` (the driver's own refusal to start a transaction
+/// on such a topology is read the same way). Nothing is retried.
 ///
 /// What other patterns derive from the documents the body's write rows wrote
 /// (denormalized copies, cached keys) is brought in line **after the commit**, by the
@@ -269,7 +316,8 @@ where
             Err(e) => return Err(TransactionError::Start(e)),
         }
         let deferred: Deferred = Arc::default();
-        let done = scoped(deferred.clone(), body(&mut tx)).await;
+        let lsid = tx.session.id().clone();
+        let done = scoped(deferred.clone(), lsid, body(&mut tx)).await;
         let value = match done {
             Ok(value) => value,
             Err(e) => {
@@ -277,7 +325,6 @@ where
                 // matters is the body's.
                 let _ = tx.session.abort_transaction().await;
                 match mongo_error_in(&e) {
-                    Some(m) if no_transactions(m) => return Err(TransactionError::Unsupported),
                     Some(m) if is_transient(m) && may_retry(m) => {
                         crate::core::trace::event!(
                             DEBUG,
@@ -305,7 +352,6 @@ where
                     tokio::time::sleep(backoff(attempt)).await;
                     continue 'transaction;
                 }
-                Err(e) if no_transactions(&e) => return Err(TransactionError::Unsupported),
                 Err(e) => return Err(TransactionError::Commit(e)),
             }
         }
@@ -320,9 +366,14 @@ where
     }
 }
 
-/// `future` with its write rows' hooks collected in `deferred`.
-fn scoped<T>(deferred: Deferred, future: impl Future<Output = T>) -> impl Future<Output = T> {
-    AFTER_COMMIT.scope(deferred, future)
+/// `future` with its write rows' hooks collected in `deferred`, run as the body of
+/// the transaction of the session `lsid`.
+fn scoped<T>(
+    deferred: Deferred,
+    lsid: bson::Document,
+    future: impl Future<Output = T>,
+) -> impl Future<Output = T> {
+    AFTER_COMMIT.scope(deferred, crate::core::write::TRANSACTION_SESSION.scope(lsid, future))
 }
 
 #[cfg(test)]

@@ -31,11 +31,13 @@
 //!    commit or neither.
 //!
 //! An insert creates a document: it has step 2, and of step 4 only the summaries it
-//! counts in ([`Effects::after_insert`]): no copy of it exists elsewhere yet, and a
-//! cached row never caches a miss.
+//! counts in ([`Effects::after_insert`], or [`Effects::after_insert_in`] for one made
+//! in a session): no copy of it exists elsewhere yet, and a cached row never caches a
+//! miss.
 //!
 //! The writers that go through it: write and upsert rows (`core::access::update`),
-//! inserts (`relation::insert_one`, `relation::insert_many`, `versioning::insert_one`),
+//! inserts (`relation::insert_one`, `relation::insert_many` and their `_in` session
+//! forms, `versioning::insert_one` and `insert_one_in`), soft deletes and restores (`core::soft_delete`),
 //! versioned saves, `versioning::update_one` and `modify` and backfill
 //! (`patterns::versioning`), `denormalized::update_one`, every copy refresh (the
 //! worker, the watcher, `reconcile`, `repair`: `core::denormalized::refresh`),
@@ -180,6 +182,27 @@ impl Effects {
         hooks::after_source_insert(db, self.collection, id).await
     }
 
+    /// Step 4 after document `id` was inserted in `session` (`None`: outside any): in
+    /// a running transaction, the summaries it counts in are written in it (from
+    /// `written`, the inserted document, when it holds its `_id`; else read in the
+    /// transaction), so they commit with the insert; otherwise as
+    /// [`Effects::after_insert`], after the write.
+    pub async fn after_insert_in(
+        &self,
+        db: &Database,
+        id: &Bson,
+        written: Option<&Document>,
+        session: Option<&mut ClientSession>,
+    ) -> Result<(), CopyError> {
+        if let Some(session) = session {
+            let kept = hooks::in_source_session(db, self.collection, id, written, session).await?;
+            if kept.contains(&Derived::Summary) {
+                return Ok(());
+            }
+        }
+        self.after_insert(db, id).await
+    }
+
     /// Step 4 after a copy writer rewrote the documents `ids` (one batch, at most a
     /// few thousand) of this collection.
     pub async fn after_copies(&self, db: &Database, ids: &[Bson]) -> Result<(), CopyError> {
@@ -209,6 +232,10 @@ pub(crate) type Deferred = Arc<Mutex<Vec<Written>>>;
 tokio::task_local! {
     /// Set while a [`crate::core::transaction::transaction`]'s body runs: the writes whose hooks wait for the commit.
     pub(crate) static AFTER_COMMIT: Deferred;
+    /// Set with [`AFTER_COMMIT`]: the logical session id (`lsid`) of the running
+    /// transaction's session, so that a write made in it is known to be in a
+    /// transaction from docshape's own state.
+    pub(crate) static TRANSACTION_SESSION: Document;
 }
 
 /// Defers what is derived from a document written in the session of a running
@@ -226,10 +253,4 @@ fn defer(effects: Effects, db: &Database, id: &Bson, update: Option<&Document>) 
             })
         })
         .is_ok()
-}
-
-/// Whether the caller runs inside a [`crate::core::transaction::transaction`]'s body: a write there cannot be
-/// retried on its own (an error aborts the whole transaction, which retries it).
-pub(crate) fn in_transaction_body() -> bool {
-    AFTER_COMMIT.try_with(|_| ()).is_ok()
 }

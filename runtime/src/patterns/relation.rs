@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use bson::{doc, Bson, Document};
-use mongodb::Database;
+use mongodb::{ClientSession, Database};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -352,18 +352,59 @@ pub async fn insert_one<T>(db: &Database, value: &mut T) -> Result<Bson, RefErro
 where
     T: Model + Serialize + DeserializeOwned,
 {
+    insert_one_with(db, value, None).await
+}
+
+/// [`insert_one`] in `session`. In the transaction it runs, if any (a
+/// `docshape::transaction`'s `tx`, or one the caller started), the document and the
+/// `sync` summaries it counts in commit together; the refreshed copies it holds are
+/// then as [`snapshot`] read them before the insert (their settling read would not see
+/// the uncommitted document): a rename committed in between reaches them at the
+/// source's next write, or with `denormalized::reconcile`. Without a transaction, as
+/// [`insert_one`].
+pub async fn insert_one_in<T>(
+    db: &Database,
+    value: &mut T,
+    session: &mut ClientSession,
+) -> Result<Bson, RefError>
+where
+    T: Model + Serialize + DeserializeOwned,
+{
+    insert_one_with(db, value, Some(session)).await
+}
+
+async fn insert_one_with<T>(
+    db: &Database,
+    value: &mut T,
+    mut session: Option<&mut ClientSession>,
+) -> Result<Bson, RefError>
+where
+    T: Model + Serialize + DeserializeOwned,
+{
     snapshot(db, value).await?;
     let mut stored = to_document(value)?;
     // Its `#[created_at]`, `#[updated_at]` and `#[revision]`, in the insert itself:
     // the writer's clock, as an insert cannot read the server's (`crate::stamps`).
     // (Step 2 of the write pipeline: an insert has no other.)
-    crate::core::write::Effects::of::<T>().on_insert(&mut stored);
+    let effects = crate::core::write::Effects::of::<T>();
+    effects.on_insert(&mut stored);
     let collection = db.collection::<Document>(T::COLLECTION);
     let mongo = |source| RefError::Mongo { collection: T::COLLECTION, source: Box::new(source) };
-    let id = collection.insert_one(&stored).await.map_err(mongo)?.inserted_id;
-    settle_copies::<T>(db, &stored, &id).await?;
+    let transaction =
+        crate::core::transaction::in_transaction(session.as_deref_mut()).await.map_err(mongo)?;
+    let command = collection.insert_one(&stored);
+    let id = match session.as_deref_mut() {
+        Some(s) => command.session(s).await,
+        None => command.await,
+    }
+    .map_err(mongo)?
+    .inserted_id;
+    if !transaction {
+        settle_copies::<T>(db, &stored, &id).await?;
+    }
     let derived = |source| RefError::Copies { collection: T::COLLECTION, source: Box::new(source) };
-    crate::core::write::Effects::of::<T>().after_insert(db, &id).await.map_err(derived)?; // summaries
+    let written = stored.contains_key("_id").then_some(&stored);
+    effects.after_insert_in(db, &id, written, session).await.map_err(derived)?; // summaries
     Ok(id)
 }
 
@@ -376,6 +417,31 @@ where
 /// rename landing in between reaches them at the source's next write, or with
 /// `denormalized::reconcile`.
 pub async fn insert_many<T>(db: &Database, values: &mut [T]) -> Result<Vec<Bson>, RefError>
+where
+    T: Model + Serialize + DeserializeOwned,
+{
+    insert_many_with(db, values, None).await
+}
+
+/// [`insert_many`] in `session`, as [`insert_one_in`] says: in a running transaction
+/// the documents and their `sync` summaries commit together (or, after an error,
+/// none of them), and their refreshed copies are as read before the insert.
+pub async fn insert_many_in<T>(
+    db: &Database,
+    values: &mut [T],
+    session: &mut ClientSession,
+) -> Result<Vec<Bson>, RefError>
+where
+    T: Model + Serialize + DeserializeOwned,
+{
+    insert_many_with(db, values, Some(session)).await
+}
+
+async fn insert_many_with<T>(
+    db: &Database,
+    values: &mut [T],
+    mut session: Option<&mut ClientSession>,
+) -> Result<Vec<Bson>, RefError>
 where
     T: Model + Serialize + DeserializeOwned,
 {
@@ -392,13 +458,24 @@ where
     }
     let collection = db.collection::<Document>(T::COLLECTION);
     let mongo = |source| RefError::Mongo { collection: T::COLLECTION, source: Box::new(source) };
-    let inserted = collection.insert_many(&stored).await.map_err(mongo)?.inserted_ids;
+    let transaction =
+        crate::core::transaction::in_transaction(session.as_deref_mut()).await.map_err(mongo)?;
+    let command = collection.insert_many(&stored);
+    let inserted = match session.as_deref_mut() {
+        Some(s) => command.session(s).await,
+        None => command.await,
+    }
+    .map_err(mongo)?
+    .inserted_ids;
     let mut ids = Vec::with_capacity(stored.len());
     for (i, document) in stored.iter().enumerate() {
         let id = inserted.get(&i).cloned().or_else(|| document.get("_id").cloned()).unwrap_or(Bson::Null);
-        settle_copies::<T>(db, document, &id).await?;
+        if !transaction {
+            settle_copies::<T>(db, document, &id).await?;
+        }
         let derived = |source| RefError::Copies { collection: T::COLLECTION, source: Box::new(source) };
-        effects.after_insert(db, &id).await.map_err(derived)?; // summaries
+        let written = document.contains_key("_id").then_some(document);
+        effects.after_insert_in(db, &id, written, session.as_deref_mut()).await.map_err(derived)?; // summaries
         ids.push(id);
     }
     Ok(ids)

@@ -59,10 +59,15 @@
 //!   **in that transaction** (the write pipeline's session hook), so the
 //!   summary commits with the write or not at all; a write row there returns the
 //!   written document with its command (`findAndModify`), so the application reads
-//!   nothing: one `findAndModify` of the record, one write per changed group. Outside
-//!   a transaction the application is a transaction of its own right after the write
-//!   (a read of the source, the record, the groups, the commit). The source declares
-//!   `#[model(transactions)]`, or the derive refuses the summary.
+//!   nothing: one `findAndModify` of the record, one write per changed group. Whether
+//!   the session runs a transaction is read from the session's state, never from an
+//!   error's text. Outside a transaction the
+//!   application is a transaction of its own right after the write (a read of the
+//!   source, the record, the groups, the commit), not refused: inserts and several
+//!   writers take no session, a failed application is the writer's error, and a crash
+//!   in between is repaired by the [`Watcher`] (the guide's *Writes outside a
+//!   transaction*). The source declares `#[model(transactions)]`, or the derive
+//!   refuses the summary.
 //! - `async`: the writer queues the document in the refresh queue the async copies
 //!   use ([`QUEUE`](crate::denormalized::QUEUE), `docshape_refresh`): one upsert of the job
 //!   `{_id: {copy: "summary:<collection>", id}, kind: "summary"}`, `$inc: {seq: 1}`,
@@ -242,15 +247,9 @@ async fn in_source_session(
     if specs.is_empty() {
         return Ok(false);
     }
-    // The driver says whether a transaction runs only by refusing to start another
-    // one; one started here (none was running) is aborted at once, before any command
-    // was sent in it.
-    match session.start_transaction().await {
-        Ok(()) => {
-            let _ = session.abort_transaction().await;
-            return Ok(false);
-        }
-        Err(e) if running(&e) => {}
+    match crate::core::transaction::runs_transaction(session).await {
+        Ok(true) => {}
+        Ok(false) => return Ok(false),
         Err(error) => return Err(copy_error(specs[0], id, error)),
     }
     for spec in specs {
@@ -273,11 +272,6 @@ async fn in_source_session(
         }
     }
     Ok(true)
-}
-
-/// The driver's refusal to start a transaction because one runs.
-fn running(e: &mongodb::error::Error) -> bool {
-    matches!(e.kind.as_ref(), mongodb::error::ErrorKind::Transaction { message, .. } if message.contains("in progress"))
 }
 
 fn in_session_hook<'a>(

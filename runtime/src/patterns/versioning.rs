@@ -89,5 +89,6 @@ pub use backfill::{
 };
 pub use decode::{decode, reads, stored_version, validator, variants_validator, ReadCounter, Versioned};
 pub use write::{
-    find, find_one, insert_one, modify, update_one, upgrade_in_place, Loaded, RetryPolicy, UpdateOutcome,
+    find, find_one, insert_one, insert_one_in, modify, update_one, upgrade_in_place, Loaded, RetryPolicy,
+    UpdateOutcome,
 };

@@ -414,8 +414,7 @@ impl<V: Projection + Send + Sync + 'static, S: SessionSlot> Find<V, S> {
         let span = trace::span!("access.find", pattern = self.pattern.name, limit = n);
         let work = async {
             let collection = Self::collection(db);
-            let transaction =
-                self.session.session().is_some() && crate::core::transaction::in_transaction_body();
+            let transaction = crate::core::transaction::in_transaction(self.session.session()).await?;
             let read = self.read(Some(i64::from(n)))?.in_transaction(transaction);
             let raw: Vec<RawDocumentBuf> = match self.session.session() {
                 None => read.find(&collection).await?.try_collect().await?,
@@ -442,7 +441,7 @@ impl<V: Projection + Send + Sync + 'static, S: SessionSlot> Find<V, S> {
     /// How many documents match (`countDocuments`: one `aggregate` with the filter).
     pub async fn count(mut self, db: &Database) -> Result<u64, FindError> {
         let collection = Self::collection(db);
-        let transaction = self.session.session().is_some() && crate::core::transaction::in_transaction_body();
+        let transaction = crate::core::transaction::in_transaction(self.session.session()).await?;
         let read = self.read(None)?.in_transaction(transaction);
         let count = read.count(&collection);
         let count = match self.session.session() {

@@ -109,6 +109,34 @@ impl UpdateBuilder {
         self
     }
 
+    /// `$min: {path: value}`: stored when the field is missing or greater.
+    pub fn min<T: serde::Serialize + ?Sized>(self, path: &str, value: &T) -> Self {
+        self.put("$min", path, value)
+    }
+
+    /// `$max: {path: value}`: stored when the field is missing or smaller.
+    pub fn max<T: serde::Serialize + ?Sized>(self, path: &str, value: &T) -> Self {
+        self.put("$max", path, value)
+    }
+
+    /// `$unset: {path: ""}`: removes the field.
+    pub fn unset(mut self, path: &str) -> Self {
+        self.op("$unset").insert(path, "");
+        self
+    }
+
+    /// Whether no operator was added yet.
+    pub fn is_empty(&self) -> bool {
+        self.update.is_empty()
+    }
+
+    /// The update document, or the first value the encoder refused: for a writer that
+    /// sends it itself (a pattern's own command), without a write row around it. A
+    /// `push` bound is not in it: it belongs to the write row's filter.
+    pub fn into_document(self) -> Result<Document, crate::core::bson_compat::SerError> {
+        self.build().map(|b| b.update)
+    }
+
     /// `$setOnInsert: {path: value}`: written only when an upsert creates the document.
     pub fn set_on_insert<T: serde::Serialize + ?Sized>(self, path: &str, value: &T) -> Self {
         self.put("$setOnInsert", path, value)
@@ -336,8 +364,9 @@ impl<T: Model, S: SessionSlot> Update<T, S> {
                     duplicates += 1;
                     // In a transaction the error aborted it: the transaction is retried
                     // as a whole, never one of its writes.
-                    let in_transaction =
-                        self.session.session().is_some() && crate::core::transaction::in_transaction_body();
+                    let in_transaction = crate::core::transaction::in_transaction(self.session.session())
+                        .await
+                        .unwrap_or(true);
                     if duplicates >= DUPLICATE_ATTEMPTS || in_transaction {
                         return Err(refused);
                     }
@@ -393,8 +422,9 @@ impl<T: Model, S: SessionSlot> Update<T, S> {
             Ok(eq) if eq.len() == 1 => eq.get("$eq").cloned(),
             _ => None,
         });
-        let in_session = self.session.session().is_some();
-        let transaction = in_session && crate::core::transaction::in_transaction_body();
+        let transaction = crate::core::transaction::in_transaction(self.session.session())
+            .await
+            .map_err(|e| UpdateError::of_write(T::COLLECTION, e))?;
         let effects = crate::core::write::Effects::of::<T>();
         // In a transaction, what commits with the write may read the document written
         // (a sync summary): the command returns it, instead of a read after it. (An

@@ -11,11 +11,25 @@ use mongodb::{ClientSession, Database};
 use super::contribution::{compare, contributions, Contribution, Num};
 use super::spec::{SummaryOp, SummarySpec};
 use super::{SummaryError, LEDGER};
+use crate::core::access::update::UpdateBuilder;
+use crate::core::model::eq;
 use crate::core::transaction::{backoff, is_duplicate_key, is_transient, TRANSACTION_TIME};
 
 /// The ledger record's `_id` for `spec` and source document `id`.
 pub(crate) fn record_id(spec: &SummarySpec, id: &Bson) -> Bson {
     Bson::Document(doc! { "s": spec.collection, "id": id.clone() })
+}
+
+/// `{_id: {$eq: id}}`: a stored value (a group key, a ledger record's id) is
+/// compared, never read as operators, whatever it holds (`$`-prefixed keys, a regex).
+pub(crate) fn by_id(id: &Bson) -> Document {
+    doc! { "_id": eq(id.clone()) }
+}
+
+/// An update built by the core builder (every value written literally), as the
+/// driver's error when a value is refused (none is: the values here are stored BSON).
+fn built(update: UpdateBuilder) -> mongodb::error::Result<Document> {
+    update.into_document().map_err(|e| mongodb::error::Error::custom(std::sync::Arc::new(e.to_string())))
 }
 
 /// What one application changed.
@@ -128,11 +142,7 @@ async fn once(
     let source = match written {
         Some(d) => Some(d),
         None => {
-            read = db
-                .collection::<Document>(spec.source)
-                .find_one(doc! { "_id": { "$eq": id.clone() } })
-                .session(&mut *session)
-                .await?;
+            read = db.collection::<Document>(spec.source).find_one(by_id(id)).session(&mut *session).await?;
             read.as_ref()
         }
     };
@@ -142,7 +152,7 @@ async fn once(
     // concurrent application of the same document conflicts on it, and one of the
     // two runs again on the other's result).
     let record = ledger
-        .find_one_and_update(doc! { "_id": &rid }, doc! { "$set": { "g": stored(&new) } })
+        .find_one_and_update(by_id(&rid), built(UpdateBuilder::new().set("g", &stored(&new)))?)
         .upsert(true)
         .return_document(ReturnDocument::Before)
         .session(&mut *session)
@@ -162,8 +172,7 @@ async fn once(
         if before == after {
             continue;
         }
-        let (mut inc, mut min, mut max, mut rescan) =
-            (Document::new(), Document::new(), Document::new(), Vec::new());
+        let (mut update, mut rescan) = (UpdateBuilder::new(), Vec::new());
         for (i, f) in spec.fields.iter().enumerate() {
             let was = before.map(|c| &c.values[i]).unwrap_or(&Bson::Null);
             let now = after.map(|c| &c.values[i]).unwrap_or(&Bson::Null);
@@ -171,7 +180,7 @@ async fn once(
                 SummaryOp::Count => {
                     let d = i64::from(after.is_some()) - i64::from(before.is_some());
                     if d != 0 {
-                        inc.insert(f.name, d);
+                        update = update.inc(f.name, &d);
                     }
                 }
                 SummaryOp::Sum => {
@@ -179,13 +188,15 @@ async fn once(
                         Num::of(now).unwrap_or(Num::Int(0)).add(Num::of(was).unwrap_or(Num::Int(0)).neg());
                     // A new group's sums exist from its first document on, zero or not.
                     if !d.is_zero() || before.is_none() {
-                        inc.insert(f.name, d.bson());
+                        update = update.inc(f.name, &d.bson());
                     }
                 }
                 SummaryOp::Min | SummaryOp::Max => {
-                    let target = if f.op == SummaryOp::Min { &mut min } else { &mut max };
                     if !matches!(now, Bson::Null) {
-                        target.insert(f.name, now.clone());
+                        update = match f.op {
+                            SummaryOp::Min => update.min(f.name, now),
+                            _ => update.max(f.name, now),
+                        };
                     }
                     // A value withdrawn, or made worse, may have been the extreme: the
                     // group's extreme is recomputed from the ledger below.
@@ -199,23 +210,17 @@ async fn once(
                 }
             }
         }
-        let mut update = Document::new();
-        for (op, d) in [("$inc", inc), ("$min", min), ("$max", max)] {
-            if !d.is_empty() {
-                update.insert(op, d);
-            }
-        }
         if update.is_empty() && rescan.is_empty() {
             continue;
         }
         written.push(key.clone());
-        let filter = doc! { "_id": { "$eq": key.clone() } };
+        let filter = by_id(key);
         let count = spec.fields.iter().find(|f| f.op == SummaryOp::Count).map(|f| f.name);
         let now_doc = if update.is_empty() {
             summary.find_one(filter.clone()).session(&mut *session).await?
         } else {
             summary
-                .find_one_and_update(filter.clone(), update)
+                .find_one_and_update(filter.clone(), built(update)?)
                 .upsert(true)
                 .return_document(ReturnDocument::After)
                 .session(&mut *session)
@@ -245,7 +250,7 @@ async fn extremes(
     session: &mut ClientSession,
 ) -> mongodb::error::Result<Document> {
     let ledger = db.collection::<Document>(LEDGER);
-    let filter = doc! { "_id.s": spec.collection, "g.k": { "$eq": key.clone() } };
+    let filter = doc! { "_id.s": spec.collection, "g.k": eq(key.clone()) };
     let mut cursor = ledger.find(filter).session(&mut *session).await?;
     let mut best: Vec<Bson> = vec![Bson::Null; fields.len()];
     while let Some(record) = cursor.next(&mut *session).await {
@@ -263,19 +268,12 @@ async fn extremes(
             }
         }
     }
-    let (mut set, mut unset) = (Document::new(), Document::new());
+    let mut update = UpdateBuilder::new();
     for (v, &i) in best.into_iter().zip(fields) {
-        match v {
-            Bson::Null => unset.insert(spec.fields[i].name, ""),
-            v => set.insert(spec.fields[i].name, v),
+        update = match v {
+            Bson::Null => update.unset(spec.fields[i].name),
+            v => update.set(spec.fields[i].name, &v),
         };
     }
-    let mut update = Document::new();
-    if !set.is_empty() {
-        update.insert("$set", set);
-    }
-    if !unset.is_empty() {
-        update.insert("$unset", unset);
-    }
-    Ok(update)
+    built(update)
 }

@@ -165,7 +165,7 @@ pub async fn reconcile(db: &Database, spec: &'static SummarySpec) -> Result<Summ
     let mut report = compare_all(db, spec).await?;
     let summary = db.collection::<Document>(spec.collection);
     for d in &report.drifted {
-        let filter = doc! { "_id": { "$eq": d.key.clone() } };
+        let filter = super::apply::by_id(&d.key);
         match &d.recounted {
             Some(r) => {
                 let mut set = r.clone();

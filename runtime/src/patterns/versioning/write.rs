@@ -4,7 +4,7 @@
 use crate::core::bson_compat;
 use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
-use mongodb::Database;
+use mongodb::{ClientSession, Database};
 
 use super::decode::{decode_at, id_of, require_id, stored_version, Versioned};
 use crate::core::access::literal::Literal;
@@ -324,12 +324,42 @@ pub async fn find<T: Versioned>(db: &Database, filter: Document) -> Result<Vec<L
 
 /// Inserts `value` at the current version, whatever its version field says.
 pub async fn insert_one<T: Versioned>(db: &Database, value: &T) -> Result<(), VersionError> {
+    insert_one_with(db, value, None).await
+}
+
+/// [`insert_one`] in `session`: in the transaction it runs, if any (a
+/// `docshape::transaction`'s `tx`, or one the caller started), the document and the
+/// `sync` summaries it counts in commit together; without one, as [`insert_one`].
+pub async fn insert_one_in<T: Versioned>(
+    db: &Database,
+    value: &T,
+    session: &mut ClientSession,
+) -> Result<(), VersionError> {
+    insert_one_with(db, value, Some(session)).await
+}
+
+async fn insert_one_with<T: Versioned>(
+    db: &Database,
+    value: &T,
+    mut session: Option<&mut ClientSession>,
+) -> Result<(), VersionError> {
     let mut document = encode(value)?;
     // Its stamps from the writer's clock (step 2 of the write pipeline: an insert has
     // no copies elsewhere and no cached keys yet, a miss being never cached).
-    Effects::of::<T>().on_insert(&mut document);
-    let id = db.collection::<Document>(T::COLLECTION).insert_one(document).await?.inserted_id;
-    Effects::of::<T>().after_insert(db, &id).await.map_err(|e| VersionError::Copies(Box::new(e)))?; // summaries
+    let effects = Effects::of::<T>();
+    effects.on_insert(&mut document);
+    let collection = db.collection::<Document>(T::COLLECTION);
+    let command = collection.insert_one(&document);
+    let id = match session.as_deref_mut() {
+        Some(s) => command.session(s).await?,
+        None => command.await?,
+    }
+    .inserted_id;
+    let written = document.contains_key("_id").then_some(&document);
+    effects
+        .after_insert_in(db, &id, written, session)
+        .await
+        .map_err(|e| VersionError::Copies(Box::new(e)))?; // summaries
     Ok(())
 }
 
