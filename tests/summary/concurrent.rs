@@ -128,16 +128,19 @@ async fn concurrent_writers_and_killed_workers_leave_no_drift() {
                 let a = tokio::spawn({
                     let db = db.clone();
                     async move {
-                        Worker::new(&db).id("killed-a").jobs_per_claim(4).run(Duration::from_millis(2)).await
+                        Worker::new(&db).id("killed-a").jobs_per_claim(4).run(Duration::from_millis(10)).await
                     }
                 });
                 let b = tokio::spawn({
                     let db = db.clone();
                     async move {
-                        Worker::new(&db).jobs_per_claim(1).lease(LEASE).run(Duration::from_millis(2)).await
+                        Worker::new(&db).jobs_per_claim(1).lease(LEASE).run(Duration::from_millis(10)).await
                     }
                 });
-                tokio::time::sleep(Duration::from_millis(1 + rng.below(25))).await;
+                // Up to 100 ms: a worker of the one queue spends a few round trips on
+                // each claim and acknowledgement, and every abort drops the connection of
+                // the command in flight, which the next worker opens again.
+                tokio::time::sleep(Duration::from_millis(1 + rng.below(100))).await;
                 a.abort();
                 b.abort();
                 for h in [a, b] {
