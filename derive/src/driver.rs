@@ -303,7 +303,9 @@ fn expansion(cx: Facts, mut errors: darling::error::Accumulator) -> Expanded {
                 &bounded,
                 &[&index, &access, &versioning, &relation, &denormalized, &variants, &tenant],
             );
-            (model, registration, polymorphic::wrapped_checks(p))
+            let mut checks = polymorphic::wrapped_checks(p);
+            checks.extend(polymorphic::variant_shapes(p));
+            (model, registration, checks)
         }
         // An embedded type's relations and copies reach the models that hold it.
         (None, _) => (

@@ -450,3 +450,42 @@ pub(crate) fn wrapped_paths(p: &Polymorphic, path: &str, span: Span) -> TokenStr
     }
     out
 }
+
+/// `Variants` and one `VariantFields` impl per variant: each variant's stored fields as
+/// a type another derive looks paths up in (a summary's `variant = Click` checks its
+/// group and summed paths against the variant's own fields). A variant of named fields
+/// gets its table (`__ds::VariantTable`), a newtype variant is its wrapped type; a
+/// variant the table cannot describe (a flattened field, too many fields) is open.
+/// Nothing for a generic enum, whose field types are only known at use.
+pub(crate) fn variant_shapes(p: &Polymorphic) -> TokenStream {
+    let model = &p.common.ident;
+    if p.common.generics.params.iter().next().is_some() {
+        return TokenStream::new();
+    }
+    let name = model.to_string();
+    let idents: Vec<String> = p.variants.iter().map(|v| v.ident.to_string()).collect();
+    let mut out = quote! {
+        impl __ds::Variants for #model {
+            const NAME: &'static str = #name;
+            const IDENTS: &'static [&'static str] = &[#(#idents),*];
+        }
+    };
+    for (i, v) in p.variants.iter().enumerate() {
+        let shape_name = format!("{model}::{}", v.ident);
+        let (shape, names, table) =
+            match (&v.container.wraps, crate::common::paths::field_table(&v.container)) {
+                (Some(inner), _) => (quote!(#inner), Vec::new(), quote!(())),
+                (None, Some((names, table))) => (quote!(__ds::VariantTable<#model, #i>), names, table),
+                (None, None) => (quote!(__ds::Open), Vec::new(), quote!(())),
+            };
+        out.extend(quote! {
+            impl __ds::VariantFields<#i> for #model {
+                type Shape = #shape;
+                const SHAPE_NAME: &'static str = #shape_name;
+                const SHAPE_NAMES: &'static [&'static str] = &[#(#names),*];
+                type Fields = #table;
+            }
+        });
+    }
+    out
+}

@@ -1,7 +1,9 @@
 //! The summary pattern: a model whose documents are maintained from another model's
 //! writes (`#[summary(of = Order, group(items.seller_id), refresh = "async",
 //! max_stale = "5m")]`), with `#[summary(count)]`, `#[summary(sum = "items.qty")]`,
-//! `#[summary(min = "...")]` and `#[summary(max = "...")]` fields.
+//! `#[summary(min = "...")]` and `#[summary(max = "...")]` fields. A polymorphic
+//! source is summarized over one variant (`of = Event, variant = Purchase`), whose
+//! fields the paths are checked against through the enum's `VariantFields` impls.
 //!
 //! `parse` reads the attributes, `check` the rules that need only this type, and
 //! `expand` the type-level checks against the source model (the paths exist, the
@@ -28,6 +30,8 @@ pub(crate) struct Parsed {
 struct SummaryDef {
     source: syn::Path,
     source_span: Span,
+    /// The source's variant (`variant = Click`), when the source is polymorphic.
+    variant: Option<syn::Ident>,
     group: Vec<GroupPart>,
     group_span: Span,
     refresh: Option<u64>,
@@ -99,6 +103,7 @@ pub(crate) fn parse(cx: &Context, errors: &mut darling::error::Accumulator) -> P
 
 fn container(attr: &Attribute, errors: &mut darling::error::Accumulator) -> Option<SummaryDef> {
     let mut source = None;
+    let mut variant = None;
     let mut group = None;
     let mut group_span = Span::call_site();
     let mut refresh: Option<LitStr> = None;
@@ -106,6 +111,10 @@ fn container(attr: &Attribute, errors: &mut darling::error::Accumulator) -> Opti
     let parsed = attr.parse_nested_meta(|meta| {
         if meta.path.is_ident("of") {
             source = Some(meta.value()?.parse::<syn::Path>()?);
+        } else if meta.path.is_ident("variant") {
+            variant = Some(meta.value()?.parse::<syn::Ident>().map_err(|e| {
+                syn::Error::new(e.span(), "`variant` names one variant of the polymorphic source as in Rust: `variant = Purchase`")
+            })?);
         } else if meta.path.is_ident("group") {
             group_span = meta.path.span();
             let content;
@@ -125,7 +134,7 @@ fn container(attr: &Attribute, errors: &mut darling::error::Accumulator) -> Opti
             max_stale = Some(meta.value()?.parse()?);
         } else {
             return Err(meta.error(format!(
-                "unknown key in `#[summary]`: a summary takes `of`, `group(...)`, `refresh` and `max_stale`, as in {HELP}"
+                "unknown key in `#[summary]`: a summary takes `of`, `variant` (of a polymorphic source), `group(...)`, `refresh` and `max_stale`, as in {HELP}"
             )));
         }
         Ok(())
@@ -199,6 +208,7 @@ fn container(attr: &Attribute, errors: &mut darling::error::Accumulator) -> Opti
     Some(SummaryDef {
         source,
         source_span,
+        variant,
         group,
         group_span,
         refresh,
@@ -348,9 +358,15 @@ pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> TokenStream {
     );
     let mut checks = TokenStream::new();
     checks.extend(bound_check("assert_model", source.clone(), quote!(__ds::Model), None, def.source_span));
+    let (start, plain) = variant_start(def, &source, &mut checks);
+    // Over a source of the other kind than the declaration says (refused above, once),
+    // every type check is given its own expected type.
+    let guard = |ty: TokenStream, fallback: TokenStream, span: Span| {
+        respan(quote!(<__ds::If<#plain> as __ds::Choose<#ty, #fallback>>::Out), span)
+    };
     let walk = |path: &str, span: Span| {
         let segments: Vec<&str> = path.split('.').collect();
-        let Walk { items, steps, .. } = paths::walk(source.clone(), &segments, 1, span);
+        let Walk { items, steps, .. } = paths::walk(start.clone(), &segments, 1, span);
         let stored = steps.last().map(|s| respan(quote!(#s::Stored), span)).unwrap_or_default();
         (items, stored)
     };
@@ -360,6 +376,7 @@ pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> TokenStream {
         match g {
             GroupPart::Field { path, span } => {
                 let (items, stored) = walk(path, *span);
+                let stored = guard(stored, id_ty.clone(), *span);
                 let key = (def.group.len() == 1).then(|| {
                     bound_check(
                         "assert_group_key",
@@ -374,6 +391,7 @@ pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> TokenStream {
             }
             GroupPart::Period { path, per, span } => {
                 let (items, stored) = walk(path, *span);
+                let stored = guard(stored, quote!(__ds::DateTime), *span);
                 let time = bound_check("assert_period_time", stored, quote!(__ds::SummaryTime), None, *span);
                 let key = (def.group.len() == 1).then(|| {
                     let dt = quote!(__ds::DateTime);
@@ -434,6 +452,7 @@ pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> TokenStream {
         };
         if let Some((p, span)) = &f.path {
             let (items, stored_ty) = walk(p, *span);
+            let stored_ty = guard(stored_ty, quote!(i64), *span);
             let ty = &f.ty;
             let numeric = (f.op == Op::Sum).then(|| {
                 let a = bound_check("assert_summable", stored_ty, quote!(__ds::Summable), None, *span);
@@ -463,6 +482,13 @@ pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> TokenStream {
             quote!(__ds::SummaryRefresh::Async { max_stale: __ds::Duration::from_secs(#secs) })
         }
     };
+    let variant = match &def.variant {
+        Some(v) => respan(
+            quote!(::core::option::Option::Some(<#source as __ds::Model>::VARIANTS[__DS_SUMMARY_VARIANT])),
+            v.span(),
+        ),
+        None => quote!(::core::option::Option::None),
+    };
     quote! {
         #checks
         impl #ident { #accessors }
@@ -474,9 +500,51 @@ pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> TokenStream {
                 fields: &[#(#fields),*],
                 refresh: #refresh,
                 soft_delete: <#source as __ds::Model>::SOFT_DELETE,
+                variant: #variant,
             }
         }
     }
+}
+
+/// The type the summary's paths are looked up in, with its checks added to `checks`,
+/// and the constant under which that type is the real one: the named variant's
+/// fields (`variant = Click`: its number, or an error under the name that lists the
+/// variants) when the source is polymorphic, or the source itself when it is a struct
+/// model. A source of the other kind is one error, and its paths are looked up in
+/// nothing (`Open`), each type check given its own expected type, so that the error
+/// is the only one.
+fn variant_start(
+    def: &SummaryDef,
+    source: &TokenStream,
+    checks: &mut TokenStream,
+) -> (TokenStream, TokenStream) {
+    let Some(v) = &def.variant else {
+        let plain = quote!({ <#source as __ds::Model>::VARIANTS.is_empty() });
+        let message = "the summary's source is a polymorphic model: a summary is kept over one of its variants, whose fields it reads; name it, as in `#[summary(of = Event, variant = Purchase, ...)]` (one summary per variant to count several)";
+        checks.extend(respan(
+            quote!(
+                const _: () = ::core::assert!(#plain, #message);
+            ),
+            def.source_span,
+        ));
+        return (quote!(<__ds::If<#plain> as __ds::Choose<#source, __ds::Open>>::Out), plain);
+    };
+    let name = v.to_string();
+    checks.extend(respan(
+        quote! {
+            const __DS_SUMMARY_VARIANT: usize = {
+                const __L: __ds::VariantLookup = __ds::VariantLookup::find::<#source>(#name);
+                if __L.missing() {
+                    ::core::panic!("{}", __L.message())
+                }
+                __L.index()
+            };
+        },
+        v.span(),
+    ));
+    let poly = quote!({ !<#source as __ds::Model>::VARIANTS.is_empty() });
+    let shape = quote!(__ds::VariantShape<#source, __DS_SUMMARY_VARIANT>);
+    (respan(quote!(<__ds::If<#poly> as __ds::Choose<#shape, __ds::Open>>::Out), v.span()), poly)
 }
 
 fn capitalize(s: &str) -> String {

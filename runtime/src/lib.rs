@@ -365,7 +365,10 @@ pub mod __private {
     pub use crate::core::model::eq as eq_filter;
     pub use crate::core::model::NoTenant;
     pub use crate::core::model::{Model, ValidationAction, ValidationLevel};
-    pub use crate::core::path::{At, Choose, Field, FieldLookup, HasField, If, OldField, Open, StoredNames};
+    pub use crate::core::path::{
+        At, Choose, Field, FieldLookup, FieldTable, HasField, If, OldField, Open, OpenFields, StoredNames,
+        VariantFields, VariantLookup, VariantShape, VariantTable, Variants,
+    };
     pub use crate::core::registry::{RegisteredCollection, RegisteredModel};
     pub use crate::core::relation::{
         EmbeddedRelations, Nested, Relation, RelationKind, RelationsFallback, RelationsOf, Split, Variant,

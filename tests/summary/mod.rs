@@ -24,6 +24,7 @@ mod hostile;
 mod queue;
 mod sessions;
 mod soft_delete;
+mod variant;
 mod versioned;
 
 /// The source: an order whose items come from several sellers.

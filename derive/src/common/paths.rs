@@ -251,32 +251,70 @@ fn entry(c: &Container, f: &Field) -> Entry {
     Entry { value, stored, param, flags }
 }
 
+/// The field table of `entries` (`StoredNames::Fields`): chunks of eight, the last
+/// padded with `()`, nested from the last.
+fn table(entries: &[Entry]) -> TokenStream {
+    let mut table = quote!(());
+    let chunks: Vec<Vec<TokenStream>> = entries
+        .chunks(8)
+        .map(|chunk| {
+            let mut chunk: Vec<TokenStream> = chunk
+                .iter()
+                .map(|Entry { value, stored, param, flags }| {
+                    let flags = proc_macro2::Literal::u8_unsuffixed(*flags);
+                    quote!(__ds::Field<#value, #stored, #param, #flags>)
+                })
+                .collect();
+            chunk.resize_with(8, || quote!(()));
+            chunk
+        })
+        .collect();
+    for chunk in chunks.into_iter().rev() {
+        table = quote!(((#(#chunk),*), #table));
+    }
+    table
+}
+
+/// The stored names and field table of a struct-like container whose fields are all
+/// its own (a polymorphic model's variant of named fields, its tag among them), for
+/// `VariantFields`; `None` when it flattens a type or has more fields than a table
+/// holds.
+pub(crate) fn field_table(c: &Container) -> Option<(Vec<String>, TokenStream)> {
+    let fields = stored_fields(c);
+    if has_flatten(c) || fields.len() > MAX_TABLE_FIELDS {
+        return None;
+    }
+    let names = fields.iter().map(|f| f.name.clone().unwrap_or_default()).collect();
+    let entries: Vec<Entry> = fields.into_iter().map(|f| entry(c, f)).collect();
+    Some((names, table(&entries)))
+}
+
 /// `StoredNames` and the `HasField` impls (by each field's position in the names), so
-/// paths from other models can be checked through the type: one impl generic over the
-/// position that reads a table of the fields (one `__ds::Field` type each), or one impl
-/// per field past the table's size. Open (any key accepted) for enums and flattened
-/// structs.
+/// paths from other models can be checked through the type: a table of the fields (one
+/// `__ds::Field` type each) marked `__ds::FieldTable`, which the runtime's one generic
+/// `HasField` impl reads, or one impl per field past the table's size. Open (any key
+/// accepted, `__ds::OpenFields`) for enums and flattened structs.
 pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
     let ident = &c.ident;
     let type_name = ident.to_string();
     let generics = c.bounded_generics();
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     let names = |names: &[String], open: bool, fields: TokenStream, id: TokenStream| {
+        // `OPEN` defaults to `false`: only an open type states it.
+        let open = open.then(|| {
+            quote!(
+                const OPEN: bool = true;
+            )
+        });
         quote! {
             impl #impl_generics __ds::StoredNames for #ident #ty_generics #where_clause {
                 const NAME: &'static str = #type_name;
                 const NAMES: &'static [&'static str] = &[#(#names),*];
-                const OPEN: bool = #open;
+                #open
                 type Fields = #fields;
                 type Id = #id;
             }
         }
-    };
-    // The impl generics with the position `__I` added.
-    let with_index = || {
-        let mut g = c.generics.clone();
-        g.params.push(syn::parse_quote!(const __I: usize));
-        g
     };
     match &c.body {
         Body::Struct(darling::ast::Style::Struct, _)
@@ -326,58 +364,18 @@ pub(crate) fn has_field_impls(c: &Container) -> TokenStream {
                 let names = names(&stored_names, false, quote!(()), id);
                 return quote!(#names #(#impls)*);
             }
-            // Chunks of eight entries, the last padded with `()`, nested from the last.
-            let mut table = quote!(());
-            let chunks: Vec<Vec<TokenStream>> = entries
-                .chunks(8)
-                .map(|chunk| {
-                    let mut chunk: Vec<TokenStream> = chunk
-                        .iter()
-                        .map(|Entry { value, stored, param, flags }| {
-                            let flags = proc_macro2::Literal::u8_unsuffixed(*flags);
-                            quote!(__ds::Field<#value, #stored, #param, #flags>)
-                        })
-                        .collect();
-                    chunk.resize_with(8, || quote!(()));
-                    chunk
-                })
-                .collect();
-            for chunk in chunks.into_iter().rev() {
-                table = quote!(((#(#chunk),*), #table));
-            }
-            let names = names(&stored_names, false, table, id);
-            let g = with_index();
-            let (ig, _, _) = g.split_for_impl();
-            let mut bounded = generics.clone();
-            bounded
-                .make_where_clause()
-                .predicates
-                .push(syn::parse_quote!(<#ident #ty_generics as __ds::StoredNames>::Fields: __ds::At<__I>));
-            let where_clause = &bounded.where_clause;
-            let at = quote!(<<Self as __ds::StoredNames>::Fields as __ds::At<__I>>);
+            // The runtime's one generic impl reads the table (`__ds::FieldTable`).
+            let names = names(&stored_names, false, table(&entries), id);
             quote! {
                 #names
-                impl #ig __ds::HasField<__I> for #ident #ty_generics #where_clause {
-                    type Value = #at::Value;
-                    type Stored = #at::Stored;
-                    type Param = #at::Param;
-                    const ARRAY: bool = #at::FLAGS & 1 != 0;
-                    const NULLABLE: bool = #at::FLAGS & 2 != 0;
-                    const FLOAT: bool = #at::FLAGS & 4 != 0;
-                }
+                impl #impl_generics __ds::FieldTable for #ident #ty_generics #where_clause {}
             }
         }
         _ => {
-            let g = with_index();
-            let (ig, _, _) = g.split_for_impl();
-            let names = names(&[], true, quote!(()), quote!(__ds::Open));
+            let names = names(&[], true, quote!(__ds::OpenFields), quote!(__ds::Open));
             quote! {
                 #names
-                impl #ig __ds::HasField<__I> for #ident #ty_generics #where_clause {
-                    type Value = __ds::Open;
-                    type Stored = __ds::Open;
-                    type Param = __ds::Bson;
-                }
+                impl #impl_generics __ds::FieldTable for #ident #ty_generics #where_clause {}
             }
         }
     }

@@ -335,25 +335,22 @@ pub(crate) fn impl_for(c: &Container) -> TokenStream {
                 }),
             )
         }
-        // One list of the elements, read twice: each field's size is computed once.
+        // One list of the elements, the reason when the size is unknown; the trait's
+        // default `MAX_BSON_SIZE` adds them up, so each field's size is computed once.
         Size::Parts(parts) => {
             let owner = ident.to_string();
-            (
-                quote!(__ds::sz::document_of(__DS_SIZE_PARTS)),
-                quote!(__ds::sz::Unsized::Fields { owner: #owner, elements: __DS_SIZE_PARTS }),
-                Some(quote! {
-                    const __DS_SIZE_PARTS: &[__ds::sz::Element] = #parts;
-                }),
-            )
+            (TokenStream::new(), quote!(__ds::sz::Unsized::Fields { owner: #owner, elements: #parts }), None)
         }
     };
+    let size =
+        (!size.is_empty()).then(|| quote!(const MAX_BSON_SIZE: ::core::option::Option<usize> = #size;));
     quote! {
         #[allow(unused_imports)]
         use __ds::ProbeFallback as _;
         #parts
         #[automatically_derived]
         impl __ds::MaxBsonSize for #ident {
-            const MAX_BSON_SIZE: ::core::option::Option<usize> = #size;
+            #size
             const UNSIZED: __ds::sz::Unsized = #why;
             #variants
         }

@@ -3,9 +3,10 @@
 //! fail to compile when one does not exist.
 //!
 //! Each `#[derive(Model)]` and `#[derive(Embedded)]` lists its stored names
-//! ([`StoredNames`]) and implements [`HasField`] for each by its position in that list:
-//! one generic impl per type that reads the type's field table ([`StoredNames::Fields`],
-//! one [`Field`] type per field; up to 64 fields), or one impl per field past that.
+//! ([`StoredNames`]) with a field table ([`StoredNames::Fields`], one [`Field`] type per
+//! field; up to 64 fields) and marks it with [`FieldTable`]: one impl here, generic over
+//! the type, gives it [`HasField`] for each position in that table. Past 64 fields the
+//! derive writes one `HasField` impl per field instead.
 //! A path's segment is looked up by name in a constant ([`FieldLookup::find`]) whose
 //! panic, under the user's path, names the segment and the closest stored name.
 
@@ -25,10 +26,11 @@ pub trait StoredNames {
     /// The stored names (after serde's renames).
     const NAMES: &'static [&'static str];
     /// Whether any key may follow (a map, a `Document`, an enum, a flattened struct):
-    /// then every segment is accepted, as index 0.
-    const OPEN: bool;
-    /// The fields' table (chunks of [`Field`]s, see [`At`]) that a derived type's one
-    /// `HasField` impl reads; `()` where each field has its own impl, or none.
+    /// then every segment is accepted, as index 0. Derived types state it when true.
+    const OPEN: bool = false;
+    /// The fields' table (chunks of [`Field`]s, see [`At`]) that the [`FieldTable`]
+    /// types' `HasField` impl reads ([`OpenFields`] for an open type); `()` where each
+    /// field has its own impl, or none.
     type Fields;
     /// The declared type of the field stored as `_id` ([`Open`] where there is none or
     /// it cannot be named): a polymorphic model's newtype variant takes its id type from
@@ -70,18 +72,11 @@ impl StoredNames for Open {
     const NAME: &'static str = "Open";
     const NAMES: &'static [&'static str] = &[];
     const OPEN: bool = true;
-    type Fields = ();
+    type Fields = OpenFields;
     type Id = Open;
 }
 
-impl<const I: usize> HasField<I> for Open {
-    type Value = Open;
-    type Stored = Open;
-    type Param = bson::Bson;
-    const ARRAY: bool = false;
-    const NULLABLE: bool = false;
-    const FLOAT: bool = false;
-}
+impl FieldTable for Open {}
 
 /// A segment looked up in a type's stored names: its index, or the message that
 /// names it and the closest stored name.
@@ -267,6 +262,42 @@ macro_rules! past_chunk {
     )*};
 }
 
+/// A type whose [`HasField`] impls are read from its [`StoredNames::Fields`] table, by
+/// the one generic impl below: what `#[derive(Model)]` and `#[derive(Embedded)]` write
+/// for a type of up to 64 stored fields, instead of a `HasField` impl per type (fewer
+/// items for the compiler to check in every model's crate).
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "the stored fields of `{Self}` are unknown: it derives neither `Embedded` nor `Model`",
+    label = "a path is looked up through this type",
+    note = "add `#[derive(docshape::Embedded)]` to `{Self}`, a struct with named fields"
+)]
+pub trait FieldTable: StoredNames {}
+
+impl<T: ?Sized + FieldTable, const I: usize> HasField<I> for T
+where
+    T::Fields: At<I>,
+{
+    type Value = <T::Fields as At<I>>::Value;
+    type Stored = <T::Fields as At<I>>::Stored;
+    type Param = <T::Fields as At<I>>::Param;
+    const ARRAY: bool = <T::Fields as At<I>>::FLAGS & Field::<(), (), (), 0>::ARRAY != 0;
+    const NULLABLE: bool = <T::Fields as At<I>>::FLAGS & Field::<(), (), (), 0>::NULLABLE != 0;
+    const FLOAT: bool = <T::Fields as At<I>>::FLAGS & Field::<(), (), (), 0>::FLOAT != 0;
+}
+
+/// The field table of an open type (a map, a `Document`, an enum, a flattened struct):
+/// every position is an [`Open`] field, so any segment may follow.
+#[doc(hidden)]
+pub struct OpenFields;
+
+impl<const I: usize> At<I> for OpenFields {
+    type Value = Open;
+    type Stored = Open;
+    type Param = bson::Bson;
+    const FLAGS: u8 = 0;
+}
+
 /// A [`Field`]'s parts, read by the field table's [`At`] impls.
 #[doc(hidden)]
 pub trait Entry {
@@ -365,6 +396,149 @@ const fn distance(a: &[u8], b: &[u8]) -> usize {
     prev[b.len()]
 }
 
+/// A polymorphic model's variants by their Rust names (`Click`), in the order of its
+/// `Model::VARIANTS`: what lets another type's derive name one (a summary's
+/// `variant = Click`) and reach its fields ([`VariantFields`]).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a polymorphic model, so `variant = ...` names nothing in it",
+    label = "not a tagged enum deriving `Model`",
+    note = "`variant` names a variant of a `#[serde(tag = \"...\")]` enum that derives `Model`; drop it for a struct model"
+)]
+pub trait Variants {
+    /// The enum's name, for messages.
+    const NAME: &'static str;
+    /// Its variants' Rust names.
+    const IDENTS: &'static [&'static str];
+}
+
+/// The stored fields of variant number `V` (in [`Variants::IDENTS`]), tag included,
+/// generated by `#[derive(Model)]` on a polymorphic enum.
+pub trait VariantFields<const V: usize>: Variants {
+    /// The type the variant's paths are looked up in: [`VariantTable`] for a variant
+    /// of named fields, the wrapped type for a newtype variant. (Not bound by
+    /// [`StoredNames`] here: a wrapped type without it is the enum's own error.)
+    type Shape: ?Sized;
+    /// The variant's name, for messages (`Event::Click`).
+    const SHAPE_NAME: &'static str;
+    /// Its stored names (empty for a newtype variant, whose type has its own).
+    const SHAPE_NAMES: &'static [&'static str];
+    /// Its fields' table (see [`StoredNames::Fields`]).
+    type Fields;
+}
+
+/// The stored fields of variant `V` of the polymorphic model `T` that has named
+/// fields, read from its [`VariantFields`] table (the variant itself is no type).
+#[doc(hidden)]
+pub struct VariantTable<T: ?Sized, const V: usize>(PhantomData<T>);
+
+impl<T: ?Sized + VariantFields<V>, const V: usize> StoredNames for VariantTable<T, V> {
+    const NAME: &'static str = T::SHAPE_NAME;
+    const NAMES: &'static [&'static str] = T::SHAPE_NAMES;
+    const OPEN: bool = false;
+    type Fields = T::Fields;
+    type Id = Open;
+}
+
+impl<T: ?Sized + VariantFields<V>, const V: usize, const I: usize> HasField<I> for VariantTable<T, V>
+where
+    T::Fields: At<I>,
+{
+    type Value = <T::Fields as At<I>>::Value;
+    type Stored = <T::Fields as At<I>>::Stored;
+    type Param = <T::Fields as At<I>>::Param;
+    const ARRAY: bool = <T::Fields as At<I>>::FLAGS & 1 != 0;
+    const NULLABLE: bool = <T::Fields as At<I>>::FLAGS & 2 != 0;
+    const FLOAT: bool = <T::Fields as At<I>>::FLAGS & 4 != 0;
+}
+
+/// Variant `V` of `T` as another derive looks its paths up: its [`VariantFields::Shape`].
+/// A type with no bound of its own, so that a check may name it for a `T` that is no
+/// polymorphic model and choose [`Open`] instead (through [`If`]), with no error but
+/// the one that says so.
+#[doc(hidden)]
+pub struct VariantShape<T: ?Sized, const V: usize>(PhantomData<T>);
+
+impl<T: ?Sized + VariantFields<V>, const V: usize> StoredNames for VariantShape<T, V>
+where
+    T::Shape: StoredNames,
+{
+    const NAME: &'static str = <T::Shape as StoredNames>::NAME;
+    const NAMES: &'static [&'static str] = <T::Shape as StoredNames>::NAMES;
+    const OPEN: bool = <T::Shape as StoredNames>::OPEN;
+    type Fields = <T::Shape as StoredNames>::Fields;
+    type Id = <T::Shape as StoredNames>::Id;
+}
+
+impl<T: ?Sized + VariantFields<V>, const V: usize, const I: usize> HasField<I> for VariantShape<T, V>
+where
+    T::Shape: HasField<I>,
+{
+    type Value = <T::Shape as HasField<I>>::Value;
+    type Stored = <T::Shape as HasField<I>>::Stored;
+    type Param = <T::Shape as HasField<I>>::Param;
+    const ARRAY: bool = <T::Shape as HasField<I>>::ARRAY;
+    const NULLABLE: bool = <T::Shape as HasField<I>>::NULLABLE;
+    const FLOAT: bool = <T::Shape as HasField<I>>::FLOAT;
+}
+
+/// A variant looked up by its Rust name in a polymorphic model: its number, or the
+/// message that names it and the closest variant.
+#[doc(hidden)]
+pub struct VariantLookup {
+    index: usize,
+    message: ConstMessage,
+}
+
+impl VariantLookup {
+    /// Looks `ident` up in `T`'s variants.
+    pub const fn find<T: ?Sized + Variants>(ident: &str) -> Self {
+        let idents = T::IDENTS;
+        let mut i = 0;
+        while i < idents.len() {
+            if same(idents[i], ident) {
+                return Self { index: i, message: ConstMessage::new() };
+            }
+            i += 1;
+        }
+        let mut message =
+            ConstMessage::new().text("no variant `").text(ident).text("` in `").text(T::NAME).text("`");
+        message = match closest(ident, idents) {
+            Some(s) => message.text("; did you mean `").text(s).text("`?"),
+            None => {
+                message = message.text("; its variants are ");
+                let mut i = 0;
+                while i < idents.len() {
+                    if i > 0 {
+                        message = message.text(", ");
+                    }
+                    message = message.text("`").text(idents[i]).text("`");
+                    i += 1;
+                }
+                message
+            }
+        };
+        Self {
+            index: 0,
+            message: message.text(" (variants are named as in Rust, like an access row's `variant = ...`)"),
+        }
+    }
+
+    /// Whether no variant has the name.
+    pub const fn missing(&self) -> bool {
+        !self.message.is_empty()
+    }
+
+    /// The message naming it.
+    pub const fn message(&self) -> &str {
+        self.message.as_str()
+    }
+
+    /// The variant's number.
+    pub const fn index(&self) -> usize {
+        self.index
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -393,5 +567,30 @@ mod tests {
         let far = FieldLookup::find::<User>("full_name_of_the_user");
         assert!(far.message().contains("its stored fields are `_id`, `name`, `email`"), "{}", far.message());
         assert!(!FieldLookup::find::<Open>("anything").missing());
+    }
+
+    struct Event;
+    impl Variants for Event {
+        const NAME: &'static str = "Event";
+        const IDENTS: &'static [&'static str] = &["Click", "PageView", "Purchase"];
+    }
+
+    #[test]
+    fn variant_lookup_names_the_variant_and_the_closest_one() {
+        const FOUND: VariantLookup = VariantLookup::find::<Event>("Purchase");
+        assert!(!FOUND.missing());
+        assert_eq!(FOUND.index(), 2);
+        let typo = VariantLookup::find::<Event>("Clik");
+        assert!(
+            typo.message().contains("no variant `Clik` in `Event`; did you mean `Click`?"),
+            "{}",
+            typo.message()
+        );
+        let far = VariantLookup::find::<Event>("Refund");
+        assert!(
+            far.message().contains("its variants are `Click`, `PageView`, `Purchase`"),
+            "{}",
+            far.message()
+        );
     }
 }

@@ -41,8 +41,11 @@ pub const MAX_DOCUMENT_BYTES: usize = 16 * 1024 * 1024;
 /// A type whose serialized BSON has a largest size, known at compile time.
 pub trait MaxBsonSize {
     /// The most bytes the value takes as an element's value (without the element's
-    /// type byte and key), or `None` when nothing bounds it.
-    const MAX_BSON_SIZE: Option<usize>;
+    /// type byte and key), or `None` when nothing bounds it. By default, the size of
+    /// the document whose elements [`MaxBsonSize::UNSIZED`] lists
+    /// ([`Unsized::Fields`]), and `None` for any other reason: a derived struct states
+    /// only its elements, one constant fewer for the compiler in every model's crate.
+    const MAX_BSON_SIZE: Option<usize> = fields_size(Self::UNSIZED);
     /// When [`MaxBsonSize::MAX_BSON_SIZE`] is `None`: which field or type leaves the
     /// size unbounded, and how to bound it (meaningless when the size is known).
     const UNSIZED: Unsized = Unsized::Known;
@@ -424,6 +427,14 @@ pub const fn array_of(n: usize, value: Part) -> Part {
 /// [`flattened`] of a [`Part`]: an element with no key of its own.
 pub const fn flattened_of(document: Part) -> Element {
     Element { key: "", many: false, size: flattened(document.0), why: document.1 }
+}
+
+/// [`document_of`] the elements of an [`Unsized::Fields`]; `None` for any other reason.
+pub const fn fields_size(why: Unsized) -> Option<usize> {
+    match why {
+        Unsized::Fields { elements, .. } => document_of(elements),
+        _ => None,
+    }
 }
 
 /// [`document`] of [`Element`]s.

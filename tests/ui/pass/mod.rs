@@ -13,6 +13,7 @@ mod paginate;
 mod public_model_private_parts;
 mod relations;
 mod versioning;
+mod wide_model;
 
 #[test]
 fn bucket() {
@@ -62,4 +63,9 @@ fn relations() {
 #[test]
 fn versioning() {
     versioning::main();
+}
+
+#[test]
+fn wide_model() {
+    wide_model::main();
 }

@@ -159,13 +159,25 @@ pub(crate) fn compare(a: &Bson, b: &Bson) -> std::cmp::Ordering {
     }
 }
 
+/// Whether `doc` is of the summary's variant (any document, for a summary of a struct
+/// model): its tag holds the variant's value, as a string. A document whose tag is
+/// missing, of another type, or another variant's contributes nothing, so that a
+/// document whose tag is rewritten leaves the summary (and one rewritten to the
+/// variant enters it) at its next application.
+pub(crate) fn of_variant(spec: &SummarySpec, doc: &Document) -> bool {
+    spec.variant.is_none_or(|v| matches!(doc.get(v.tag), Some(Bson::String(s)) if s == v.value))
+}
+
 /// The contributions of `doc` (`None`: deleted) to `spec`'s groups, one per key, in
 /// the order the keys were met. A soft-deleted document (its source's
 /// `#[model(soft_delete = ...)]` date set: anything but `null` or missing, as the
 /// source's live rows read it) contributes nothing, like a deleted one; restored, it
-/// contributes again.
+/// contributes again. So does a document of another variant than the summary's.
 pub(crate) fn contributions(spec: &SummarySpec, doc: Option<&Document>) -> Vec<Contribution> {
     let Some(doc) = doc else { return Vec::new() };
+    if !of_variant(spec, doc) {
+        return Vec::new();
+    }
     if spec.soft_delete.is_some_and(|field| !matches!(doc.get(field), None | Some(Bson::Null))) {
         return Vec::new();
     }
@@ -229,6 +241,7 @@ pub(crate) fn contributions(spec: &SummarySpec, doc: Option<&Document>) -> Vec<C
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::descriptor::Variant;
     use crate::summary::{SummaryField, SummaryRefresh};
     use bson::doc;
 
@@ -246,6 +259,7 @@ mod tests {
             fields: &FIELDS,
             refresh: SummaryRefresh::Sync,
             soft_delete: Some("deleted_at"),
+            variant: None,
         }
     }
 
@@ -271,6 +285,18 @@ mod tests {
         assert_eq!(c[0].key, Bson::from("all"));
         assert_eq!(c[0].values[1], Bson::Null);
         assert!(contributions(&spec(&[]), None).is_empty());
+    }
+
+    #[test]
+    fn only_the_variant_contributes() {
+        let mut s = spec(&[]);
+        s.variant = Some(Variant { tag: "kind", value: "purchase" });
+        let of = |kind: Bson| contributions(&s, Some(&doc! { "kind": kind, "items": [{ "qty": 2 }] })).len();
+        assert_eq!(of(Bson::from("purchase")), 1);
+        assert_eq!(of(Bson::from("click")), 0);
+        assert_eq!(of(Bson::Document(doc! { "$eq": "purchase" })), 0);
+        assert_eq!(of(Bson::Array(vec![Bson::from("purchase")])), 0);
+        assert!(contributions(&s, Some(&doc! { "items": [{ "qty": 2 }] })).is_empty());
     }
 
     #[test]

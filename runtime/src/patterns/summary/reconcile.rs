@@ -37,6 +37,15 @@ pub struct SummaryReconcile {
     pub repaired: bool,
 }
 
+/// The source documents that may contribute to `spec`: those of its variant (its tag
+/// equal to the value, through the literal encoder like every stored value), or all.
+pub(crate) fn source_filter(spec: &SummarySpec) -> Document {
+    match spec.variant {
+        Some(v) => doc! { v.tag: crate::core::model::eq(Bson::String(v.value.to_owned())) },
+        None => doc! {},
+    }
+}
+
 /// The recount of `spec` from its source: one read of the source in batches, each
 /// document's contribution computed by the function every maintainer uses.
 async fn recount(db: &Database, spec: &SummarySpec) -> Result<(Vec<(Bson, Document)>, u64), SummaryError> {
@@ -44,14 +53,16 @@ async fn recount(db: &Database, spec: &SummarySpec) -> Result<(Vec<(Bson, Docume
     let mut projection = doc! {};
     let paths = spec.group.iter().map(|g| g.path()).chain(spec.fields.iter().map(|f| f.path));
     // A soft-deleted document counts as deleted: its deletion date is read too.
-    for p in paths.chain(spec.soft_delete) {
+    // A variant's tag is read too: the contribution checks it again, as on every
+    // other maintainer's path.
+    for p in paths.chain(spec.soft_delete).chain(spec.variant.map(|v| v.tag)) {
         if !p.is_empty() {
             projection.insert(p.split('.').next().unwrap_or(p), 1);
         }
     }
     let mut cursor = db
         .collection::<Document>(spec.source)
-        .find(doc! {})
+        .find(source_filter(spec))
         .projection(projection)
         .batch_size(1000)
         .await

@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use bson::DateTime;
 
+use crate::core::descriptor::Variant;
+
 /// One summary, as declared on its model: registered at link time, so that the
 /// source's writers find every summary kept from it. (Built by the derive, as a
 /// constant: its fields are all public, like [`crate::denormalized::CopySpec`]'s.)
@@ -23,6 +25,9 @@ pub struct SummarySpec {
     /// The source's `#[model(soft_delete = ...)]` date (its stored name): a document
     /// with the date set counts as deleted.
     pub soft_delete: Option<&'static str>,
+    /// The source's variant the summary is kept over (`variant = Click` on a
+    /// polymorphic source): only documents whose tag holds its value contribute.
+    pub variant: Option<Variant>,
 }
 
 /// One part of a summary's group key.
