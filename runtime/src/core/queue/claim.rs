@@ -124,14 +124,16 @@ impl Claimer<'_> {
         };
         let token = ObjectId::new();
         let now = DateTime::now();
-        // `$and`: the ids' filter may be an `$or` of its own, beside the lease's.
-        let stamped = self
-            .queue
-            .update_many(doc! { "$and": [self.claimable(now, failed), ids()] }, self.stamp(token, now))
-            .await
-            .map_err(error)?;
+        // One statement per job (see `each`): the condition again beside its `_id`.
+        let claimable = self.claimable(now, failed);
+        let stamp = self.stamp(token, now);
+        let statements = found.iter().map(|j| {
+            let id = j.get("_id").cloned().unwrap_or(Bson::Null);
+            (doc! { "$and": [claimable.clone(), { "_id": eq(id) }] }, stamp.clone())
+        });
+        let stamped = each(self.queue, statements).await.map_err(error)?;
         let renewed = Instant::now();
-        if stamped.modified_count == 0 {
+        if stamped.modified == 0 {
             return Ok(Some(Batch { token, pending: Default::default(), renewed }));
         }
         // Read back by token: a job taken by another worker right after the stamp
@@ -171,13 +173,17 @@ impl Claimer<'_> {
                 f.insert("owner", eq(Bson::from(self.owner)));
                 f
             };
-            let renewed = self
-                .queue
-                .update_many(held(), doc! { "$set": { "lease_until": plus(DateTime::now(), self.lease) } })
-                .await
-                .map_err(error)?;
+            let lease = doc! { "$set": { "lease_until": plus(DateTime::now(), self.lease) } };
+            // One statement per job (see `each`).
+            let statements = batch.pending.iter().map(|j| {
+                let id = j.get("_id").cloned().unwrap_or(Bson::Null);
+                let filter =
+                    doc! { "_id": eq(id), "claim": batch.token, "owner": eq(Bson::from(self.owner)) };
+                (filter, lease.clone())
+            });
+            let renewed = each(self.queue, statements).await.map_err(error)?;
             batch.renewed = Instant::now();
-            if usize::try_from(renewed.matched_count).unwrap_or(usize::MAX) < batch.pending.len() {
+            if usize::try_from(renewed.matched).unwrap_or(usize::MAX) < batch.pending.len() {
                 let still: Vec<Bson> = self
                     .queue
                     .find(held())
@@ -195,4 +201,52 @@ impl Claimer<'_> {
         }
         Ok(batch.pending.pop_front())
     }
+}
+
+/// What [`each`] matched and modified.
+struct Each {
+    matched: u64,
+    modified: u64,
+}
+
+/// Runs `statements` (filter, update) as one `update` command of single-document
+/// statements (`multi: false`, unordered): one round trip, like an `update_many`
+/// over their ids, but each job written on its own.
+///
+/// Why not `update_many`: a source write in a transaction queues its jobs in that
+/// transaction, so a job may carry a transaction's uncommitted write while a worker
+/// stamps it. On mongod a write outside a transaction that meets such a document
+/// waits (it retries its write conflict, yielding its locks) until the transaction
+/// commits or aborts: a claim waits at most for the writes that queued its jobs. The
+/// local test server retries a multi-document update's conflict while holding the
+/// collection's lock, so the transaction's next write to the queue (a second summary's
+/// job of the same source write) waits for the claim, which waits for the transaction:
+/// neither ends. A single-document statement waits the same way as on mongod, without
+/// holding the collection.
+async fn each(
+    queue: &Collection<Document>,
+    statements: impl Iterator<Item = (Document, Document)>,
+) -> mongodb::error::Result<Each> {
+    let updates: Vec<Document> =
+        statements.map(|(q, u)| doc! { "q": q, "u": u, "multi": false, "upsert": false }).collect();
+    if updates.is_empty() {
+        return Ok(Each { matched: 0, modified: 0 });
+    }
+    let db = queue.client().database(&queue.namespace().db);
+    let mut command = doc! { "update": queue.name(), "updates": updates, "ordered": false };
+    if let Some(concern) = queue.write_concern() {
+        command.insert("writeConcern", bson::to_bson(concern).map_err(mongodb::error::Error::custom)?);
+    }
+    let reply = db.run_command(command).await?;
+    if let Ok(errors) = reply.get_array("writeErrors") {
+        if let Some(error) = errors.first() {
+            return Err(mongodb::error::Error::custom(format!("updating jobs: {error}")));
+        }
+    }
+    let count = |field| match reply.get(field) {
+        Some(Bson::Int32(n)) => u64::try_from(*n).unwrap_or(0),
+        Some(Bson::Int64(n)) => u64::try_from(*n).unwrap_or(0),
+        _ => 0,
+    };
+    Ok(Each { matched: count("n"), modified: count("nModified") })
 }
