@@ -186,3 +186,55 @@ async fn foreign_summary_jobs_are_run_reported_or_skipped_and_the_run_ends() {
     let again = Worker::new(&db).run_until_empty().await.unwrap();
     assert_eq!(again.jobs, 0, "{again:?}");
 }
+
+/// A worker claims jobs that a running transaction has queued, and so holds until its
+/// commit, while the transaction goes on queueing others (every async summary of each
+/// source write it makes): the claim waits for the commit, and the transaction's next
+/// writes to the queue are not held by the claim.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_claim_of_jobs_a_running_transaction_queued_waits_for_its_commit_and_holds_nothing() {
+    use std::sync::Arc;
+    let db = setup("summary_queue_claim_in_transaction").await;
+    for id in ["o1", "o2"] {
+        let mut o = order(id, "c", "2026-08-05T10:00:00Z", vec![item("s0", "a", 1, 100)]);
+        docshape::relation::insert_one(&db, &mut o).await.unwrap();
+    }
+    // o1's and o2's jobs are queued and committed: the transaction below increments them.
+    let claiming = Arc::new(tokio::sync::Notify::new());
+    let worker = tokio::spawn({
+        let (db, claiming) = ((*db).clone(), claiming.clone());
+        async move {
+            claiming.notified().await;
+            Worker::new(&db).jobs_per_claim(8).run_until_empty().await
+        }
+    });
+    let source = &*db;
+    let written = tokio::time::timeout(
+        Duration::from_secs(60),
+        docshape::transaction(db.client(), |tx| {
+            let claiming = claiming.clone();
+            Box::pin(async move {
+                Order::add_item("o1", item("s1", "b", 2, 300)).session(tx).run(source).await?;
+                // The worker claims o1's jobs, which this transaction has written.
+                claiming.notify_one();
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                Order::add_item("o2", item("s2", "c", 3, 400)).session(tx).run(source).await
+            })
+        }),
+    )
+    .await
+    .expect("the transaction's next queueing is not held by a claim waiting for the transaction");
+    written.unwrap();
+    let report = tokio::time::timeout(Duration::from_secs(60), worker)
+        .await
+        .expect("the claim ends once the transaction has committed")
+        .unwrap()
+        .unwrap();
+    assert!(report.failures.is_empty(), "{report:?}");
+    let rest = Worker::new(&db).run_until_empty().await.unwrap();
+    assert!(rest.failures.is_empty(), "{rest:?}");
+    assert_eq!(denormalized::lag(&db).await.unwrap().pending, 0);
+    assert_no_drift(&db).await;
+    let s1 = one(&db, "sm_seller_sales", "s1").await.unwrap();
+    assert_eq!(s1.get_i64("units").unwrap(), 2, "{s1:?}");
+}
