@@ -148,13 +148,22 @@
 //! - A job is claimable when its lease has expired (or is not a date), or its `owner`
 //!   is this worker's id (a worker restarted with the same id resumes its jobs at
 //!   once), and it has not failed in this run. A claim of up to N jobs is a `find` of
-//!   up to N claimable `_id`s (oldest `due` first), one `update` that stamps the jobs
-//!   among them that are still claimable (the condition again, so a job another
-//!   worker took in between is left to it; the ids matched literally) with
+//!   up to N claimable `_id`s (oldest `due` first), one `update` command that stamps
+//!   the jobs among them that are still claimable (the condition again, so a job
+//!   another worker took in between is left to it; the ids matched literally) with
 //!   `owner`, `lease_until` and a new `claim` token, and a `find` of the jobs carrying
 //!   the token, which gives each job's `seq`. When the update takes none (other
 //!   workers took them all), a `findAndModify` claims one job, or finds none and ends
 //!   the run. With N = 1 a claim is that `findAndModify` alone.
+//! - A job queued in a running transaction (an async summary's, queued by a source
+//!   write in that transaction) is that transaction's until it commits or aborts: a
+//!   claim or renewal that meets it waits for that end (on mongod at most
+//!   `transactionLifetimeLimitSeconds`, 60 s by default, for a transaction whose
+//!   owner died). The stamp and the renewal are one single-document statement per job
+//!   (`multi: false`) in one command, never an `update_many`, so that what waits is
+//!   that job's statement alone: a server that holds the collection while a
+//!   multi-document update waits would make the transaction's next job wait for the
+//!   claim that waits for the transaction.
 //! - The jobs of a claim not yet run stay held: before each job, once a third of the
 //!   lease has passed since they were last renewed, their lease is renewed (on
 //!   `{claim: <token>, owner: me}`), and the jobs the renewal no longer finds
