@@ -221,7 +221,7 @@ pub(crate) fn placed(nested: &'static [crate::core::descriptor::Nested]) -> Vec<
 }
 
 /// The refresh queue: reserved for the jobs of async copies and async summaries (see
-/// [`crate::core::queue`]).
+/// the [denormalized module](crate::denormalized)).
 pub use crate::core::queue::QUEUE;
 
 /// Where the change-stream watchers of copies' sources keep their positions:

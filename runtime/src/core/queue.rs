@@ -45,7 +45,8 @@ use crate::core::transaction::is_duplicate_key;
 
 pub(crate) mod claim;
 
-/// The queue of every refresh left to a worker: reserved (see the [module docs](self)).
+/// The queue of every refresh left to a worker: reserved (its jobs' shape is in the
+/// [denormalized module](crate::denormalized)'s docs).
 pub const QUEUE: &str = "docshape_refresh";
 
 /// The kind of a queued job: what its key names and what runs it.

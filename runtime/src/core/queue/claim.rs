@@ -235,7 +235,10 @@ async fn each(
     let db = queue.client().database(&queue.namespace().db);
     let mut command = doc! { "update": queue.name(), "updates": updates, "ordered": false };
     if let Some(concern) = queue.write_concern() {
-        command.insert("writeConcern", bson::to_bson(concern).map_err(mongodb::error::Error::custom)?);
+        command.insert(
+            "writeConcern",
+            crate::core::bson_compat::to_bson(concern).map_err(mongodb::error::Error::custom)?,
+        );
     }
     let reply = db.run_command(command).await?;
     if let Ok(errors) = reply.get_array("writeErrors") {
