@@ -252,7 +252,15 @@ async fn in_source_session(
         Ok(false) => return Ok(false),
         Err(error) => return Err(copy_error(specs[0], id, error)),
     }
-    for spec in specs {
+    // The async summaries' jobs first, right after the source write: a worker's claim
+    // or acknowledgement of a job written after the transaction began and before the
+    // transaction wrote it makes the transaction's write conflict (the whole
+    // transaction runs again); once written, the job is the transaction's and a claim
+    // waits for the commit. Queued first, that window is one round trip, not the sync
+    // summaries' applications too.
+    let is_sync = |s: &&&SummarySpec| matches!(s.refresh, SummaryRefresh::Sync);
+    let ordered = specs.iter().filter(|s| !is_sync(s)).chain(specs.iter().filter(is_sync));
+    for &spec in ordered {
         let done = match spec.refresh {
             SummaryRefresh::Sync => match apply::apply_in(db, spec, id, written, session).await {
                 // Deferred to the commit in a transaction's body: a cached row read
