@@ -48,6 +48,8 @@ pub struct CartUnits {
 #[derive(Debug, Clone, Serialize, Deserialize, Model)]
 #[model(collection = "sm_tx_carts", transactions)]
 #[access(name = "add_item", filter(_id), update(push(items)))]
+#[access(name = "set_items", filter(_id), update(set(items)))]
+#[access(name = "remove_item", filter(_id), update(pull(items)))]
 pub struct TxCart {
     #[serde(rename = "_id")]
     pub id: String,
@@ -93,15 +95,18 @@ async fn the_commands_a_summary_adds_to_a_write() {
     assert_eq!(commits, 3, "{order:?}");
 
     // One sync summary, outside a transaction: the source read, the ledger record
-    // read and replaced by one findAndModify, one findAndModify per changed group,
-    // the commit.
+    // read and replaced by one findAndModify, one update of every changed group, the
+    // commit.
     db.collection::<Document>("sm_tx_carts").insert_one(doc! { "_id": "o1", "items": [] }).await.unwrap();
     log.clear();
     TxCart::add_item("o1", item("s1", "a", 1, 10)).run(&db).await.unwrap();
     let alone = names(&log);
-    assert_eq!(alone, ["update", "find", "findAndModify", "findAndModify", "commitTransaction"]);
+    assert_eq!(alone, ["update", "find", "findAndModify", "update", "commitTransaction"]);
 
-    // In a transaction: the write returns the document (`findAndModify`), so no read;
+    // In a transaction: the write returns the document as it was (`findAndModify`), from
+    // which and the update sent the summary computes the document as written, so no
+    // read; the ledger record, every group and a check that the computed document is
+    // the one written go in one `bulkWrite`;
     // no commit either, the write's own commits the summary with it.
     let d = &db;
     let in_transaction = |log: &testkit::CommandLog| {
@@ -122,14 +127,63 @@ async fn the_commands_a_summary_adds_to_a_write() {
     .await
     .unwrap();
     let summary_tx = in_transaction(&log);
-    assert_eq!(summary_tx, ["findAndModify", "findAndModify", "findAndModify", "commitTransaction"]);
+    // The write's findAndModify, then one bulkWrite.
+    assert_eq!(summary_tx, ["findAndModify", "bulkWrite", "commitTransaction"]);
     let units = one(&db, "sm_tx_cart_units", "s1").await.unwrap();
     assert_eq!(units.get_i64("units").unwrap(), 2);
+
+    // Five groups changed by one write: still one bulkWrite for all of them.
+    let sellers = ["s1", "s2", "s3", "s4", "s5"];
+    let five: Vec<Item> = sellers.iter().map(|s| item(s, "x", 3, 10)).collect();
+    log.clear();
+    docshape::transaction(db.client(), |tx| {
+        let five = five.clone();
+        Box::pin(async move { TxCart::set_items("o1", five).session(tx).run(d).await })
+    })
+    .await
+    .unwrap();
+    let five_tx = in_transaction(&log);
+    assert_eq!(five_tx, ["findAndModify", "bulkWrite", "commitTransaction"]);
+    for s in sellers {
+        let group = one(&db, "sm_tx_cart_units", s).await.unwrap_or_else(|| panic!("{s} missing"));
+        assert_eq!((group.get_i64("carts").unwrap(), group.get_i64("units").unwrap()), (1, 3), "{s}");
+    }
+
+    log.clear();
+    // Five groups left: their counts decremented, and a guarded delete of each group
+    // left empty (no read), in the same bulkWrite.
+    docshape::transaction(db.client(), |tx| {
+        Box::pin(async move { TxCart::set_items("o1", Vec::new()).session(tx).run(d).await })
+    })
+    .await
+    .unwrap();
+    let left_tx = in_transaction(&log);
+    assert_eq!(left_tx, ["findAndModify", "bulkWrite", "commitTransaction"]);
+    assert!(all(&db, "sm_tx_cart_units").await.is_empty());
+
+    // A group another cart still counts in is decremented, not deleted.
+    db.collection::<Document>("sm_tx_carts").insert_one(doc! { "_id": "o2", "items": [] }).await.unwrap();
+    TxCart::set_items("o1", vec![item("s1", "a", 1, 10)]).run(&db).await.unwrap();
+    TxCart::set_items("o2", vec![item("s1", "b", 4, 10)]).run(&db).await.unwrap();
+    log.clear();
+    docshape::transaction(db.client(), |tx| {
+        Box::pin(async move { TxCart::set_items("o1", Vec::new()).session(tx).run(d).await })
+    })
+    .await
+    .unwrap();
+    assert_eq!(in_transaction(&log), ["findAndModify", "bulkWrite", "commitTransaction"]);
+    let s1 = one(&db, "sm_tx_cart_units", "s1").await.unwrap();
+    assert_eq!((s1.get_i64("carts").unwrap(), s1.get_i64("units").unwrap()), (1, 4));
+    let report = docshape::summary::check(&db, spec("sm_tx_cart_units")).await.unwrap();
+    assert!(report.drifted.is_empty(), "{:#?}", report.drifted);
+
     println!(
-        "write row alone: {} command; one async summary: +{}; one sync summary: +{} outside a transaction, +{} in one",
+        "write row alone: {} command; one async summary: +{}; one sync summary: +{} outside a transaction, +{} in one (+{} for 5 groups, +{} when groups empty)",
         plain.len(),
         queued.len() - plain.len(),
         alone.len() - plain.len(),
         summary_tx.len() - plain_tx.len(),
+        five_tx.len() - plain_tx.len(),
+        left_tx.len() - plain_tx.len(),
     );
 }

@@ -20,6 +20,7 @@ mod cached;
 mod concurrent;
 mod cost;
 mod foreign;
+mod guess;
 mod hostile;
 mod queue;
 mod sessions;

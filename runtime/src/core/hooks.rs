@@ -95,14 +95,38 @@ inventory::collect!(SourceWriteGuard);
 ///
 /// `written`: the document as the write left it, when the writer's command returned
 /// it (in the transaction, it is what a read would return), so the hook need not
-/// read it again.
+/// read it again. `prior`: what the writer knows of the document before the write.
 pub type InSourceSession = for<'a> fn(
     db: &'a Database,
     source: &'static str,
     id: &'a Bson,
     written: Option<&'a Document>,
+    prior: Prior<'a>,
     session: &'a mut ClientSession,
 ) -> BoxFuture<'a, Result<bool, CopyError>>;
+
+/// What a writer knows of a document before its write, for a [`SessionWriteHook`]
+/// that needs its old state (a summary's old contribution). A hint the hook
+/// verifies in the transaction, never trusted as such: another program may have
+/// written the document in between.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub enum Prior<'a> {
+    /// Not known (an operator update: its command returns the document as written).
+    Unknown,
+    /// The write created the document (an insert).
+    Absent,
+    /// The document as it was, returned by the write's command.
+    Was(&'a Document),
+    /// The document as it was, returned by the write's command, and the operator
+    /// update the command applied to it (the document as written is not returned).
+    Updated {
+        /// The document before the write.
+        before: &'a Document,
+        /// The update document sent.
+        update: &'a Document,
+    },
+}
 
 /// A reaction to a source document's write that joins the write's own transaction,
 /// registered by a pattern whose derived data must commit with the source (the
@@ -115,6 +139,10 @@ pub struct SessionWriteHook {
     /// Whether the reaction to a write of `source` reads the written document: a
     /// writer in a transaction then has its command return it.
     pub reads_document: fn(source: &'static str) -> bool,
+    /// Whether the reaction to a write of `source` costs less from the document as it
+    /// was and the update sent ([`Prior::Updated`]) than from the document as written:
+    /// a writer in a transaction then has its command return the former.
+    pub reads_prior: fn(source: &'static str) -> bool,
 }
 
 inventory::collect!(SessionWriteHook);
@@ -127,11 +155,12 @@ pub async fn in_source_session(
     source: &'static str,
     id: &Bson,
     written: Option<&Document>,
+    prior: Prior<'_>,
     session: &mut ClientSession,
 ) -> Result<Vec<Derived>, CopyError> {
     let mut kept = Vec::new();
     for hook in inventory::iter::<SessionWriteHook> {
-        if (hook.in_session)(db, source, id, written, &mut *session).await? {
+        if (hook.in_session)(db, source, id, written, prior, &mut *session).await? {
             kept.push(hook.kind);
         }
     }
@@ -142,6 +171,12 @@ pub async fn in_source_session(
 /// writer in a transaction returns it with its command). No I/O.
 pub fn session_write_reads_document(source: &'static str) -> bool {
     inventory::iter::<SessionWriteHook>.into_iter().any(|h| (h.reads_document)(source))
+}
+
+/// Whether a [`SessionWriteHook`] prefers, for a write of `source`, the document as it
+/// was and the update sent ([`SessionWriteHook::reads_prior`]).
+pub fn session_write_reads_prior(source: &'static str) -> bool {
+    inventory::iter::<SessionWriteHook>.into_iter().any(|h| (h.reads_prior)(source))
 }
 
 /// Runs every [`SourceWriteGuard`] for a write to `source` that is about to happen

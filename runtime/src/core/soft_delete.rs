@@ -116,8 +116,12 @@ impl<T: Model> SoftDelete<T> {
             .await
             .map_err(SoftDeleteError::Command)?;
         // In a transaction, a sync summary reads the written document: the command
-        // returns it whole (an empty projection is every field).
+        // returns it whole (an empty projection is every field). A delete returns it as
+        // it was: what the document contributed before, and the document as written
+        // (the same with the deletion date set: whatever else the stamps changed, a
+        // deleted document contributes nothing) both follow from it.
         let returned = transaction && effects.reads_document();
+        let before = returned && !self.restore;
         let collection = db.collection::<Document>(T::COLLECTION);
         let command = collection
             .find_one_and_update(filter, update.clone())
@@ -126,7 +130,7 @@ impl<T: Model> SoftDelete<T> {
             } else {
                 doc! { "_id": 1 }
             })
-            .return_document(ReturnDocument::After);
+            .return_document(if before { ReturnDocument::Before } else { ReturnDocument::After });
         let found = match session.as_deref_mut() {
             Some(s) => command.session(s).await,
             None => command.await,
@@ -134,11 +138,15 @@ impl<T: Model> SoftDelete<T> {
         .map_err(SoftDeleteError::Command)?;
         let Some(found) = found else { return Ok(false) };
         let id = found.get("_id").cloned().unwrap_or(Bson::Null);
-        let written = returned.then_some(&found);
-        effects
-            .after_in(db, &id, Some(&update), written, session)
-            .await
-            .map_err(|e| SoftDeleteError::Derived(Box::new(e)))?;
+        let done = if before {
+            let mut deleted = found.clone();
+            deleted.insert(self.field, bson::DateTime::now());
+            let prior = crate::core::hooks::Prior::Was(&found);
+            effects.after_in_from(db, &id, Some(&update), Some(&deleted), prior, session).await
+        } else {
+            effects.after_in(db, &id, Some(&update), returned.then_some(&found), session).await
+        };
+        done.map_err(|e| SoftDeleteError::Derived(Box::new(e)))?;
         Ok(true)
     }
 }

@@ -160,11 +160,26 @@ impl Effects {
         written: Option<&Document>,
         session: Option<&mut ClientSession>,
     ) -> Result<(), CopyError> {
+        self.after_in_from(db, id, update, written, hooks::Prior::Unknown, session).await
+    }
+
+    /// [`Effects::after_in`] for a writer that also knows the document as it was
+    /// before the write (`prior`: its command returned it), which saves what is kept
+    /// in the transaction a read of its old state (a summary's old contribution).
+    pub(crate) async fn after_in_from(
+        &self,
+        db: &Database,
+        id: &Bson,
+        update: Option<&Document>,
+        written: Option<&Document>,
+        prior: hooks::Prior<'_>,
+        session: Option<&mut ClientSession>,
+    ) -> Result<(), CopyError> {
         let Some(session) = session else { return self.after(db, id, update, false).await };
         let mut rest = *self;
         // One kind registers such a hook (the summaries); more would need a set here.
         rest.in_transaction =
-            hooks::in_source_session(db, self.collection, id, written, session).await?.pop();
+            hooks::in_source_session(db, self.collection, id, written, prior, session).await?.pop();
         rest.after(db, id, update, true).await
     }
 
@@ -174,6 +189,14 @@ impl Effects {
     /// [`Effects::after_in`], which saves a read. No I/O.
     pub fn reads_document(&self) -> bool {
         hooks::session_write_reads_document(self.collection)
+    }
+
+    /// Whether what a write in a transaction keeps in line costs less from the
+    /// document as it was and the update sent than from the document as written (a
+    /// `sync` summary on a server with `bulkWrite`): a write row's command then returns
+    /// the former, passed to [`Effects::after_in_from`]. No I/O.
+    pub(crate) fn reads_prior(&self) -> bool {
+        hooks::session_write_reads_prior(self.collection)
     }
 
     /// Step 4 after document `id` was inserted (not in a session): the summaries it
@@ -195,7 +218,9 @@ impl Effects {
         session: Option<&mut ClientSession>,
     ) -> Result<(), CopyError> {
         if let Some(session) = session {
-            let kept = hooks::in_source_session(db, self.collection, id, written, session).await?;
+            let kept =
+                hooks::in_source_session(db, self.collection, id, written, hooks::Prior::Absent, session)
+                    .await?;
             if kept.contains(&Derived::Summary) {
                 return Ok(());
             }

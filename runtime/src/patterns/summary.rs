@@ -32,10 +32,12 @@
 //! [`crate::denormalized::Worker`], a sync summary's write hook) is one transaction:
 //! read the source document, compute its contribution now (the one function
 //! `reconcile` uses too; a soft-deleted document contributes nothing), replace the
-//! record by one `findAndModify` that returns it as it was (the old contribution), and
-//! per group whose contribution changed
-//! write the *delta*: `$inc` of the count (±1) and the sums (new − old), `$min`/`$max`
-//! of a new candidate; a group whose count reaches 0 is deleted. Exactly once
+//! record by one `findAndModify` that returns it as it was (the old contribution),
+//! and write the *delta* of every group whose contribution changed in one `update` command (one upsert statement
+//! per group: `$inc` of the count (±1) and the sums (new − old), `$min`/`$max` of a
+//! new candidate); when a group lost the document, one `delete` command removes the
+//! groups whose count reached 0 (`{_id, count: {$lte: 0}}` per group, no read).
+//! Exactly once
 //! follows from the transaction: the delta is taken against the record, and the
 //! record is replaced in the same commit, so an application run twice (a worker
 //! killed after the commit and before it acknowledged the job, a watcher queueing a
@@ -43,6 +45,21 @@
 //! document, or of two documents of one group, conflict on the record or the group
 //! document, and the server's write conflict makes one run again on the other's
 //! result.
+//!
+//! **One command** when the writer can tell the old contribution without the ledger
+//! (an insert: none; a soft delete or a write row: the document its `findAndModify`
+//! returns as it was; a write row's document as written is then computed from it and
+//! the update, for the operators its rows send, and checked by a no-op update of the
+//! source in the same command), on a server with the cross-collection `bulkWrite`
+//! command (MongoDB 8.0): the
+//! record and every group go in one `bulkWrite` in the write's transaction, the
+//! record written only if it holds the guess (an insert's record created by an
+//! upsert, a delete's matched by `g` equal to the guessed contribution). The verbose
+//! result tells; a wrong guess (a foreign write the watcher has not queued yet, a
+//! record written by hand) is corrected in the same transaction: the record is read
+//! and replaced, and the groups it, the guess and the document touch are recomputed
+//! from the ledger's records. On an older server (the driver refuses the command
+//! before sending it) the path above serves.
 //!
 //! **min and max** stay exact without reading the source: a candidate that improves
 //! the extreme is `$min`/`$max`; when a document's value that may have been the
@@ -58,8 +75,11 @@
 //!   transaction (a [`crate::transaction`]'s body, or the caller's own) is applied
 //!   **in that transaction** (the write pipeline's session hook), so the
 //!   summary commits with the write or not at all; a write row there returns the
-//!   written document with its command (`findAndModify`), so the application reads
-//!   nothing: one `findAndModify` of the record, one write per changed group. Whether
+//!   document with its command (`findAndModify`), so the application reads nothing:
+//!   with `bulkWrite`, the document as it was and one command (above); without, the
+//!   document as written, then one `findAndModify` of the record, one `update` of the
+//!   changed groups (whatever their number), a `delete` when a group may be left
+//!   empty. Whether
 //!   the session runs a transaction is read from the session's state, never from an
 //!   error's text. Outside a transaction the
 //!   application is a transaction of its own right after the write (a read of the
@@ -108,7 +128,7 @@ use futures_util::future::BoxFuture;
 use mongodb::{ClientSession, Database};
 
 use crate::core::denormalized::CopyError;
-use crate::core::hooks::{Derived, SessionWriteHook, SourceWriteHook};
+use crate::core::hooks::{Derived, Prior, SessionWriteHook, SourceWriteHook};
 use crate::core::write::Effects;
 
 pub use jobs::{create_indexes, job_key};
@@ -241,6 +261,7 @@ async fn in_source_session(
     source: &'static str,
     id: &Bson,
     written: Option<&Document>,
+    prior: Prior<'_>,
     session: &mut ClientSession,
 ) -> Result<bool, CopyError> {
     let specs = summaries_of(source);
@@ -262,7 +283,7 @@ async fn in_source_session(
     let ordered = specs.iter().filter(|s| !is_sync(s)).chain(specs.iter().filter(is_sync));
     for &spec in ordered {
         let done = match spec.refresh {
-            SummaryRefresh::Sync => match apply::apply_in(db, spec, id, written, session).await {
+            SummaryRefresh::Sync => match apply::apply_in(db, spec, id, written, prior, session).await {
                 // Deferred to the commit in a transaction's body: a cached row read
                 // in between would cache the summary as it was.
                 Ok(groups) => rewritten(db, spec, &groups, true).await.map_err(derived(spec)),
@@ -287,9 +308,10 @@ fn in_session_hook<'a>(
     source: &'static str,
     id: &'a Bson,
     written: Option<&'a Document>,
+    prior: Prior<'a>,
     session: &'a mut ClientSession,
 ) -> BoxFuture<'a, Result<bool, CopyError>> {
-    Box::pin(in_source_session(db, source, id, written, session))
+    Box::pin(in_source_session(db, source, id, written, prior, session))
 }
 
 /// A sync summary computes the written document's contribution from it.
@@ -297,8 +319,14 @@ fn reads_document(source: &'static str) -> bool {
     summaries_of(source).iter().any(|s| s.refresh == SummaryRefresh::Sync)
 }
 
+/// A sync summary applies a write row in one command from the document as it was and
+/// the update (on a server with `bulkWrite`; see [`apply`]'s `guessed`).
+fn reads_prior(source: &'static str) -> bool {
+    reads_document(source) && apply::bulk_write_may_serve()
+}
+
 inventory::submit! {
-    SessionWriteHook { kind: Derived::Summary, in_session: in_session_hook, reads_document }
+    SessionWriteHook { kind: Derived::Summary, in_session: in_session_hook, reads_document, reads_prior }
 }
 
 fn after_write_hook<'a>(

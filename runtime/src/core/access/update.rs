@@ -426,10 +426,13 @@ impl<T: Model, S: SessionSlot> Update<T, S> {
             .await
             .map_err(|e| UpdateError::of_write(T::COLLECTION, e))?;
         let effects = crate::core::write::Effects::of::<T>();
-        // In a transaction, what commits with the write may read the document written
-        // (a sync summary): the command returns it, instead of a read after it. (An
-        // upsert keeps its command: `findAndModify` does not say whether it inserted.)
+        // In a transaction, what commits with the write may read the document (a sync
+        // summary): the command returns it as it was, with which the update sent tells
+        // both the document's old state and, for the operators a hook can compute, its
+        // new one, instead of reads after it. (An upsert keeps its command:
+        // `findAndModify` does not say whether it inserted.)
         let returned = transaction && !upsert && effects.reads_document();
+        let before = returned && effects.reads_prior();
         let mut document = None;
         let done = if let Some(id) = by_id.filter(|_| !returned) {
             let mut command = crate::core::access::command::update_one(
@@ -465,10 +468,13 @@ impl<T: Model, S: SessionSlot> Update<T, S> {
                 command = command.upsert(true);
             }
             if returned {
-                // The whole document after the write (an empty projection is every field).
-                command = command
-                    .projection(Document::new())
-                    .return_document(mongodb::options::ReturnDocument::After);
+                // The whole document (an empty projection is every field), as it was or
+                // as written.
+                command = command.projection(Document::new()).return_document(if before {
+                    mongodb::options::ReturnDocument::Before
+                } else {
+                    mongodb::options::ReturnDocument::After
+                });
             }
             if generated.is_some() {
                 // The document after the write: this call created it exactly when it
@@ -504,8 +510,14 @@ impl<T: Model, S: SessionSlot> Update<T, S> {
             Wrote::Updated(id) => (id, Some(&update)),
             Wrote::Inserted(id) => (id, None),
         };
+        let (prior, document) = match &document {
+            Some(found) if before => {
+                (crate::core::hooks::Prior::Updated { before: found, update: &update }, None)
+            }
+            found => (crate::core::hooks::Prior::Unknown, found.as_ref()),
+        };
         effects
-            .after_in(db, id, written, document.as_ref(), self.session.session())
+            .after_in_from(db, id, written, document, prior, self.session.session())
             .await
             .map_err(|e| UpdateError::AfterWrite(Box::new(e)))?;
         Ok(done)

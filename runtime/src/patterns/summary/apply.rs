@@ -8,10 +8,16 @@ use bson::{doc, Bson, Document};
 use mongodb::options::ReturnDocument;
 use mongodb::{ClientSession, Database};
 
-use super::contribution::{compare, contributions, Contribution, Num};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use mongodb::options::{DeleteOneModel, UpdateOneModel, WriteModel};
+use mongodb::Namespace;
+
+use super::contribution::{compare, contributions, read_fields, simulate, Contribution, Num};
 use super::spec::{SummaryOp, SummarySpec};
 use super::{SummaryError, LEDGER};
 use crate::core::access::update::UpdateBuilder;
+use crate::core::hooks::Prior;
 use crate::core::model::eq;
 use crate::core::transaction::{backoff, is_duplicate_key, is_transient, TRANSACTION_TIME};
 
@@ -115,13 +121,55 @@ fn stored(groups: &[Contribution]) -> Bson {
 ///
 /// `written`: the source document as the write left it, when its command returned it
 /// (read in the transaction otherwise).
+/// `prior`: what the writer knows of the document before the write: with a server
+/// that has the `bulkWrite` command, an insert (and a write whose command returned the
+/// document as it was) is applied in one command ([`guessed`]).
 pub(crate) async fn apply_in(
     db: &Database,
     spec: &SummarySpec,
     id: &Bson,
     written: Option<&Document>,
+    prior: Prior<'_>,
     session: &mut ClientSession,
 ) -> Result<Vec<Bson>, SummaryError> {
+    let err = |error| SummaryError::Mongo { summary: spec.collection, error };
+    let mut new = written.map(|d| contributions(spec, Some(d)));
+    let mut check = None;
+    let guess = match prior {
+        Prior::Absent => Some(Vec::new()),
+        Prior::Was(before) => Some(contributions(spec, Some(before))),
+        Prior::Updated { before, update } => {
+            let fields = read_fields(spec);
+            if let Some(after) = simulate(&fields, before, update) {
+                new = Some(contributions(spec, Some(&after)));
+                check = Some(source_check(id, &fields, &after));
+            }
+            Some(contributions(spec, Some(before)))
+        }
+        _ => None,
+    };
+    if let Some(guess) = guess.filter(|_| bulk_write_may_serve()) {
+        let new = match new {
+            Some(new) => new,
+            // An update whose effect is not computed here: the document as written is
+            // read, in the transaction.
+            None => {
+                let source = db.collection::<Document>(spec.source);
+                let read = source.find_one(by_id(id)).session(&mut *session).await.map_err(err)?;
+                contributions(spec, read.as_ref())
+            }
+        };
+        let created = matches!(prior, Prior::Absent);
+        match guessed(db, spec, id, Guess { old: &guess, new: &new, created, check }, session).await {
+            Ok(keys) => return Ok(keys),
+            // Refused by the driver before anything was sent (a server older than
+            // the command): the transaction is untouched; the path below serves.
+            Err(e) if matches!(e.kind.as_ref(), mongodb::error::ErrorKind::IncompatibleServer { .. }) => {
+                BULK_WRITE.store(false, Ordering::Relaxed);
+            }
+            Err(error) => return Err(err(error)),
+        }
+    }
     once(db, spec, id, written, session)
         .await
         .map_err(|error| SummaryError::Mongo { summary: spec.collection, error })
@@ -129,6 +177,11 @@ pub(crate) async fn apply_in(
 
 /// One attempt, in `session`'s transaction: returns the keys of the groups written.
 /// `written`: the source document as the transaction sees it, when the caller has it.
+///
+/// Commands, whatever the number of groups: the ledger's `findAndModify` (the old
+/// contribution out, the new one in), one `update` of every changed group, and only
+/// when a group lost this document, one `delete` of the groups left empty; plus, per
+/// group whose min or max may have lost its extreme, a ledger read and an update.
 async fn once(
     db: &Database,
     spec: &SummarySpec,
@@ -158,21 +211,46 @@ async fn once(
         .session(&mut *session)
         .await?;
     let old = recorded(record.as_ref());
-    let summary = db.collection::<Document>(spec.collection);
+    let writes = group_writes(spec, &old, &new)?;
+    writes.run(db, spec, session).await
+}
+
+/// What one application writes to the summary's documents, built from the
+/// contributions before and after.
+#[derive(Debug, Default)]
+struct GroupWrites {
+    /// Per changed group: `{_id: {$eq: key}}` and its `$inc`/`$min`/`$max` upsert.
+    upserts: Vec<(Document, Document)>,
+    /// Per group that lost the document: `{_id: {$eq: key}, <count>: {$lte: 0}}`,
+    /// a blind guarded delete (the group goes when nothing counts in it any more).
+    deletes: Vec<Document>,
+    /// Per group whose min or max may have lost its extreme: the key and the fields.
+    rescans: Vec<(Bson, Vec<usize>)>,
+    /// The keys of the groups written.
+    keys: Vec<Bson>,
+}
+
+/// The writes that move `spec`'s groups from contributions `old` to `new`.
+fn group_writes(
+    spec: &SummarySpec,
+    old: &[Contribution],
+    new: &[Contribution],
+) -> mongodb::error::Result<GroupWrites> {
+    let count = spec.fields.iter().find(|f| f.op == SummaryOp::Count).map(|f| f.name);
     let mut keys: Vec<&Bson> = old.iter().map(|c| &c.key).collect();
-    for c in &new {
+    for c in new {
         if !keys.contains(&&c.key) {
             keys.push(&c.key);
         }
     }
-    let mut written = Vec::new();
+    let mut out = GroupWrites::default();
     for key in keys {
         let before = old.iter().find(|c| &c.key == key);
         let after = new.iter().find(|c| &c.key == key);
         if before == after {
             continue;
         }
-        let (mut update, mut rescan) = (UpdateBuilder::new(), Vec::new());
+        let (mut update, mut rescan, mut left) = (UpdateBuilder::new(), Vec::new(), false);
         for (i, f) in spec.fields.iter().enumerate() {
             let was = before.map(|c| &c.values[i]).unwrap_or(&Bson::Null);
             let now = after.map(|c| &c.values[i]).unwrap_or(&Bson::Null);
@@ -182,6 +260,7 @@ async fn once(
                     if d != 0 {
                         update = update.inc(f.name, &d);
                     }
+                    left = d < 0;
                 }
                 SummaryOp::Sum => {
                     let d =
@@ -199,7 +278,7 @@ async fn once(
                         };
                     }
                     // A value withdrawn, or made worse, may have been the extreme: the
-                    // group's extreme is recomputed from the ledger below.
+                    // group's extreme is recomputed from the ledger afterwards.
                     let worse = match f.op {
                         SummaryOp::Min => compare(now, was).is_gt(),
                         _ => compare(now, was).is_lt(),
@@ -213,30 +292,289 @@ async fn once(
         if update.is_empty() && rescan.is_empty() {
             continue;
         }
-        written.push(key.clone());
-        let filter = by_id(key);
-        let count = spec.fields.iter().find(|f| f.op == SummaryOp::Count).map(|f| f.name);
-        let now_doc = if update.is_empty() {
-            summary.find_one(filter.clone()).session(&mut *session).await?
-        } else {
-            summary
-                .find_one_and_update(filter.clone(), built(update)?)
-                .upsert(true)
-                .return_document(ReturnDocument::After)
-                .session(&mut *session)
-                .await?
-        };
-        let n = now_doc.as_ref().zip(count).and_then(|(d, c)| d.get(c)).and_then(Num::of).map_or(0.0, Num::f);
-        if n <= 0.0 {
-            summary.delete_one(filter).session(&mut *session).await?;
-            continue;
+        out.keys.push(key.clone());
+        if !update.is_empty() {
+            out.upserts.push((by_id(key), built(update)?));
+        }
+        if let Some(count) = count.filter(|_| left) {
+            let mut filter = by_id(key);
+            filter.insert(count, doc! { "$lte": 0 });
+            out.deletes.push(filter);
         }
         if !rescan.is_empty() {
-            let set = extremes(db, spec, key, &rescan, session).await?;
-            summary.update_one(filter, set).session(&mut *session).await?;
+            out.rescans.push((key.clone(), rescan));
         }
     }
-    Ok(written)
+    Ok(out)
+}
+
+impl GroupWrites {
+    /// Runs the writes in `session`'s transaction: one `update` command for every
+    /// upsert, one `delete` command for every guarded delete (when a group lost the
+    /// document), then the rescans. Returns the keys written.
+    async fn run(
+        self,
+        db: &Database,
+        spec: &SummarySpec,
+        session: &mut ClientSession,
+    ) -> mongodb::error::Result<Vec<Bson>> {
+        if !self.upserts.is_empty() {
+            let updates: Vec<Document> =
+                self.upserts.into_iter().map(|(q, u)| doc! { "q": q, "u": u, "upsert": true }).collect();
+            let command = doc! { "update": spec.collection, "updates": updates, "ordered": true };
+            checked(db.run_command(command).session(&mut *session).await?)?;
+        }
+        if !self.deletes.is_empty() {
+            let deletes: Vec<Document> =
+                self.deletes.into_iter().map(|q| doc! { "q": q, "limit": 1 }).collect();
+            let command = doc! { "delete": spec.collection, "deletes": deletes, "ordered": true };
+            checked(db.run_command(command).session(&mut *session).await?)?;
+        }
+        // A rescan of a group just deleted updates nothing (no upsert).
+        let summary = db.collection::<Document>(spec.collection);
+        for (key, fields) in &self.rescans {
+            let set = extremes(db, spec, key, fields, session).await?;
+            summary.update_one(by_id(key), set).session(&mut *session).await?;
+        }
+        Ok(self.keys)
+    }
+}
+
+/// A write command's reply, or its first statement's error as the driver reports a
+/// write error (so that a duplicate key or a write conflict is told as such).
+fn checked(reply: Document) -> mongodb::error::Result<Document> {
+    use mongodb::error::{ErrorKind, WriteError, WriteFailure};
+    let Some(Bson::Document(first)) = reply.get_array("writeErrors").ok().and_then(|e| e.first()) else {
+        return Ok(reply);
+    };
+    let error: WriteError = crate::core::bson_compat::from_document(first.clone()).map_err(|e| {
+        mongodb::error::Error::custom(std::sync::Arc::new(format!("an unreadable write error {first}: {e}")))
+    })?;
+    Err(ErrorKind::Write(WriteFailure::WriteError(error)).into())
+}
+
+/// Whether the server may have the cross-collection `bulkWrite` command (MongoDB 8.0,
+/// wire version 25): the driver reads the server's version from its handshake
+/// (`hello`'s `maxWireVersion`) and refuses the command before sending it to an older
+/// server, which this process then remembers (no command is spent finding out).
+static BULK_WRITE: AtomicBool = AtomicBool::new(true);
+
+/// Whether an application may be one `bulkWrite` ([`BULK_WRITE`]).
+pub(crate) fn bulk_write_may_serve() -> bool {
+    BULK_WRITE.load(Ordering::Relaxed)
+}
+
+/// The filter that matches source document `id` only if its fields `fields` hold
+/// what `after` says (a field `after` lacks is missing): aggregation equality
+/// (`$expr`), which compares an array as a whole (a query's `{items: {$eq: [..]}}`
+/// would also match an array holding that array), each value a `$literal`, read as
+/// a value whatever it holds. On mongod the `_id` equality picks the document from
+/// its index; `$expr` then tests that one document.
+fn source_check(id: &Bson, fields: &[&'static str], after: &Document) -> Document {
+    let tests: Vec<Bson> = fields
+        .iter()
+        .map(|f| {
+            let path = format!("${f}");
+            Bson::Document(match after.get(*f) {
+                Some(v) => doc! { "$eq": [path, { "$literal": v.clone() }] },
+                None => doc! { "$eq": [{ "$type": path }, "missing"] },
+            })
+        })
+        .collect();
+    let mut filter = by_id(id);
+    filter.insert("$expr", doc! { "$and": tests });
+    filter
+}
+
+/// What [`guessed`] writes from: the old contribution guessed, the new one, and how
+/// to verify them.
+struct Guess<'a> {
+    old: &'a [Contribution],
+    new: &'a [Contribution],
+    /// An insert: the record is created by an upsert, left alone when one exists.
+    created: bool,
+    /// The filter matching the source document only if `new` was computed from what
+    /// was written (a write row's document computed from its pre-image and update).
+    check: Option<Document>,
+}
+
+/// Applies a write whose old contribution the writer can tell (`guess`: none for an
+/// insert, the returned pre-image's otherwise) in ONE `bulkWrite` command, in
+/// `session`'s transaction: the ledger's record written only if it holds the guess
+/// (`created`: an insert's record is created by an upsert with `$setOnInsert`, so it
+/// is left alone when one exists; otherwise it is updated with a filter stating the
+/// guessed contribution), then every group's delta from the guess, and the guarded
+/// deletes; for a write row, first a no-op update of the source document whose filter
+/// states the computed document's fields. The command's verbose result tells whether
+/// the guesses held (the source matched; the record upserted, or matched). When one
+/// did not (a foreign write the watcher has not queued yet, a record planted by hand,
+/// an `_id` used again), the same transaction corrects it: the source is read if its
+/// check failed, the record is read and replaced by one `findAndModify` (the actual
+/// old contribution), and every group the guess, the record or the document touches
+/// is recomputed from the ledger's records, so the result is exact in every case and
+/// only a wrong guess costs more commands.
+async fn guessed(
+    db: &Database,
+    spec: &SummarySpec,
+    id: &Bson,
+    g: Guess<'_>,
+    session: &mut ClientSession,
+) -> mongodb::error::Result<Vec<Bson>> {
+    let Guess { old: guess, new, created, check } = g;
+    let rid = record_id(spec, id);
+    let ledger_ns = Namespace::new(db.name(), LEDGER);
+    let summary_ns = Namespace::new(db.name(), spec.collection);
+    let record = if created {
+        UpdateOneModel::builder()
+            .namespace(ledger_ns)
+            .filter(by_id(&rid))
+            .update(built(UpdateBuilder::new().set_on_insert("g", &stored(new)))?)
+            .upsert(true)
+            .build()
+    } else {
+        // `$eq` against the guess as stored: the record's array compared as a value.
+        let mut filter = by_id(&rid);
+        filter.insert("g", eq(stored(guess)));
+        UpdateOneModel::builder()
+            .namespace(ledger_ns)
+            .filter(filter)
+            .update(built(UpdateBuilder::new().set("g", &stored(new)))?)
+            .build()
+    };
+    let writes = group_writes(spec, guess, new)?;
+    let mut models: Vec<WriteModel> = Vec::new();
+    let checked_source = check.is_some();
+    if let Some(filter) = check {
+        // Matches the source document only if the computed document is the one
+        // written; changes nothing (`$setOnInsert` without an upsert).
+        let source_ns = Namespace::new(db.name(), spec.source);
+        let update = doc! { "$setOnInsert": { "_id": id.clone() } };
+        models.push(
+            UpdateOneModel::builder().namespace(source_ns).filter(filter).update(update).build().into(),
+        );
+    }
+    let at = models.len();
+    models.push(record.into());
+    for (filter, update) in writes.upserts {
+        let model = UpdateOneModel::builder()
+            .namespace(summary_ns.clone())
+            .filter(filter)
+            .update(update)
+            .upsert(true)
+            .build();
+        models.push(model.into());
+    }
+    for filter in writes.deletes {
+        models.push(DeleteOneModel::builder().namespace(summary_ns.clone()).filter(filter).build().into());
+    }
+    let result =
+        db.client().bulk_write(models).ordered(true).verbose_results().session(&mut *session).await?;
+    let source_held = !checked_source || result.update_results.get(&0).is_some_and(|r| r.matched_count == 1);
+    let held = source_held
+        && result.update_results.get(&at).is_some_and(|r| match created {
+            true => r.upserted_id.is_some(),
+            false => r.matched_count == 1,
+        });
+    let mut keys = writes.keys;
+    if held {
+        let summary = db.collection::<Document>(spec.collection);
+        for (key, fields) in &writes.rescans {
+            let set = extremes(db, spec, key, fields, session).await?;
+            summary.update_one(by_id(key), set).session(&mut *session).await?;
+        }
+        return Ok(keys);
+    }
+    crate::core::trace::event!(
+        DEBUG,
+        summary = spec.collection,
+        "the ledger's record or the source differs from the guess: corrected"
+    );
+    // The document as written, when the computed one was not it.
+    let actual;
+    let new = match source_held {
+        true => new,
+        false => {
+            let source = db.collection::<Document>(spec.source);
+            let read = source.find_one(by_id(id)).session(&mut *session).await?;
+            actual = contributions(spec, read.as_ref());
+            &actual
+        }
+    };
+    let record = db
+        .collection::<Document>(LEDGER)
+        .find_one_and_update(by_id(&rid), built(UpdateBuilder::new().set("g", &stored(new)))?)
+        .upsert(true)
+        .return_document(ReturnDocument::Before)
+        .session(&mut *session)
+        .await?;
+    for c in recorded(record.as_ref()).iter().chain(guess).chain(new) {
+        if !keys.contains(&c.key) {
+            keys.push(c.key.clone());
+        }
+    }
+    recompute(db, spec, &keys, session).await?;
+    Ok(keys)
+}
+
+/// Rewrites groups `keys` of `spec` from the ledger's records of the groups (which
+/// the transaction has brought in line): every field set, or the group deleted when
+/// no record counts in it. One read, one `update`, one `delete` at most.
+async fn recompute(
+    db: &Database,
+    spec: &SummarySpec,
+    keys: &[Bson],
+    session: &mut ClientSession,
+) -> mongodb::error::Result<()> {
+    // One `$or` branch per key, each an `$eq` (served by the `{_id.s, g.k}` index on
+    // mongod): a stored key is compared, never read as a regex or an operator, as `$in`
+    // would read a regex.
+    let branches: Vec<Document> =
+        keys.iter().map(|k| doc! { "_id.s": spec.collection, "g.k": eq(k.clone()) }).collect();
+    let mut cursor =
+        db.collection::<Document>(LEDGER).find(doc! { "$or": branches }).session(&mut *session).await?;
+    let mut groups: Vec<(u64, Vec<Bson>)> = vec![(0, vec![Bson::Null; spec.fields.len()]); keys.len()];
+    while let Some(record) = cursor.next(&mut *session).await {
+        for c in recorded(Some(&record?)) {
+            let Some(i) = keys.iter().position(|k| k == &c.key) else { continue };
+            let (count, values) = &mut groups[i];
+            *count += 1;
+            for ((f, acc), v) in spec.fields.iter().zip(values.iter_mut()).zip(&c.values) {
+                let better = match f.op {
+                    SummaryOp::Count => false,
+                    SummaryOp::Sum => {
+                        if let Some(n) = Num::of(v) {
+                            *acc = Num::of(acc).map_or(n, |a| a.add(n)).bson();
+                        }
+                        false
+                    }
+                    SummaryOp::Min => compare(v, acc).is_lt(),
+                    SummaryOp::Max => compare(v, acc).is_gt(),
+                };
+                let candidate = matches!(f.op, SummaryOp::Min | SummaryOp::Max) && !matches!(v, Bson::Null);
+                if candidate && (matches!(acc, Bson::Null) || better) {
+                    *acc = v.clone();
+                }
+            }
+        }
+    }
+    let mut writes = GroupWrites::default();
+    for (key, (count, values)) in keys.iter().zip(groups) {
+        if count == 0 {
+            writes.deletes.push(by_id(key));
+            continue;
+        }
+        let mut update = UpdateBuilder::new();
+        for (f, v) in spec.fields.iter().zip(values) {
+            update = match (f.op, v) {
+                (SummaryOp::Count, _) => update.set(f.name, &(count as i64)),
+                (SummaryOp::Sum, Bson::Null) => update.set(f.name, &0_i64),
+                (_, Bson::Null) => update.unset(f.name),
+                (_, v) => update.set(f.name, &v),
+            };
+        }
+        writes.upserts.push((by_id(key), built(update)?));
+    }
+    writes.run(db, spec, session).await.map(drop)
 }
 
 /// The extremes of fields `fields` over group `key`, from the ledger's records of

@@ -238,6 +238,170 @@ pub(crate) fn contributions(spec: &SummarySpec, doc: Option<&Document>) -> Vec<C
     out
 }
 
+/// The top-level fields of a source document that its contribution to `spec` reads:
+/// the group's and the fields' paths' first segments, the soft-delete date, the
+/// variant's tag.
+pub(crate) fn read_fields(spec: &SummarySpec) -> Vec<&'static str> {
+    let paths = spec.group.iter().map(GroupPart::path).chain(spec.fields.iter().map(|f| f.path));
+    let mut out: Vec<&'static str> = Vec::new();
+    for top in paths.filter(|p| !p.is_empty()).map(|p| p.split('.').next().unwrap_or(p)) {
+        if !out.contains(&top) {
+            out.push(top);
+        }
+    }
+    for f in spec.soft_delete.into_iter().chain(spec.variant.map(|v| v.tag)) {
+        if !out.contains(&f) {
+            out.push(f);
+        }
+    }
+    out
+}
+
+/// The fields `read_fields` of `before` once operator update `update` applied to it,
+/// computed here for the operators docshape's write rows send (`$set`, `$unset`,
+/// `$inc`, `$min`, `$max`, `$push` with `$each`, `$pull` with `$eq`); `None` when the
+/// update touches those fields otherwise (another operator, a positional path, a
+/// value of a type the operator refuses, a server-side value such as
+/// `$currentDate`). A guess, which the caller has the server confirm.
+pub(crate) fn simulate(fields: &[&'static str], before: &Document, update: &Document) -> Option<Document> {
+    let mut after = Document::new();
+    for f in fields {
+        if let Some(v) = before.get(*f) {
+            after.insert(*f, v.clone());
+        }
+    }
+    for (op, paths) in update {
+        if !op.starts_with('$') {
+            return None; // a replacement
+        }
+        let Bson::Document(paths) = paths else { return None };
+        for (path, arg) in paths {
+            let segments: Vec<&str> = path.split('.').collect();
+            if !fields.contains(&segments[0]) {
+                continue;
+            }
+            if segments.iter().any(|s| s.is_empty() || s.starts_with('$') || s.parse::<usize>().is_ok()) {
+                return None;
+            }
+            let (parent, last) = parent_of(&mut after, &segments)?;
+            let current = parent.get(last).cloned();
+            let value = match (op.as_str(), current) {
+                ("$set", _) => Some(arg.clone()),
+                ("$unset", _) => None,
+                ("$inc", None) => Some(number(arg)?.clone()),
+                ("$inc", Some(v)) => Some(inc(&v, number(arg)?)?),
+                ("$min" | "$max", None) => Some(arg.clone()),
+                ("$min" | "$max", Some(v)) => {
+                    let order = comparable(&v, arg)?;
+                    let replace = if op == "$min" { order.is_gt() } else { order.is_lt() };
+                    Some(if replace { arg.clone() } else { v })
+                }
+                ("$push", current) => {
+                    let Bson::Document(m) = arg else { return None };
+                    let Some(Bson::Array(each)) = m.get("$each").filter(|_| m.len() == 1) else {
+                        return None;
+                    };
+                    let mut items = match current {
+                        None => Vec::new(),
+                        Some(Bson::Array(items)) => items,
+                        Some(_) => return None,
+                    };
+                    items.extend(each.iter().cloned());
+                    Some(Bson::Array(items))
+                }
+                ("$pull", current) => {
+                    let Bson::Document(m) = arg else { return None };
+                    let item = m.get("$eq").filter(|_| m.len() == 1)?;
+                    // The server's equality is looser on numbers (1 equals 1.0): an
+                    // element equal to the item in value but not in type is left to it.
+                    match current {
+                        None => None,
+                        Some(Bson::Array(items)) => {
+                            if items.iter().any(|i| i != item && loose_eq(i, item)) {
+                                return None;
+                            }
+                            Some(Bson::Array(items.into_iter().filter(|i| i != item).collect()))
+                        }
+                        Some(_) => return None,
+                    }
+                }
+                _ => return None,
+            };
+            match value {
+                Some(v) => {
+                    parent.insert(last, v);
+                }
+                None => {
+                    parent.remove(last);
+                }
+            }
+        }
+    }
+    Some(after)
+}
+
+/// The document holding the last segment of `segments` under `doc` (documents on
+/// the way made, as `$set` makes them), and that segment; `None` through a value that
+/// is not a document.
+fn parent_of<'a, 'p>(doc: &'a mut Document, segments: &[&'p str]) -> Option<(&'a mut Document, &'p str)> {
+    let (last, path) = segments.split_last()?;
+    let mut at = doc;
+    for s in path {
+        if !at.contains_key(*s) {
+            at.insert(*s, Document::new());
+        }
+        at = match at.get_mut(*s) {
+            Some(Bson::Document(d)) => d,
+            _ => return None,
+        };
+    }
+    Some((at, last))
+}
+
+fn number(b: &Bson) -> Option<&Bson> {
+    matches!(b, Bson::Int32(_) | Bson::Int64(_) | Bson::Double(_)).then_some(b)
+}
+
+/// `$inc` as the server computes it: an int32 that overflows becomes an int64, an
+/// int64 that overflows is refused, a double makes a double.
+fn inc(v: &Bson, by: &Bson) -> Option<Bson> {
+    Some(match (v, by) {
+        (Bson::Int32(a), Bson::Int32(b)) => {
+            a.checked_add(*b).map(Bson::Int32).unwrap_or(Bson::Int64(i64::from(*a) + i64::from(*b)))
+        }
+        (Bson::Int32(_) | Bson::Int64(_), Bson::Int32(_) | Bson::Int64(_)) => {
+            let (Num::Int(a), Num::Int(b)) = (Num::of(v)?, Num::of(by)?) else { return None };
+            Bson::Int64(a.checked_add(b)?)
+        }
+        (Bson::Double(_), _) | (_, Bson::Double(_)) => Bson::Double(Num::of(v)?.f() + Num::of(by)?.f()),
+        _ => return None,
+    })
+}
+
+/// The order of two values of one kind (numbers, dates, strings), as `$min`/`$max`
+/// compare them; `None` across kinds, which the server orders by type.
+fn comparable(a: &Bson, b: &Bson) -> Option<std::cmp::Ordering> {
+    let same = matches!((a, b), (Bson::DateTime(_), Bson::DateTime(_)) | (Bson::String(_), Bson::String(_)))
+        || (Num::of(a).is_some() && Num::of(b).is_some());
+    same.then(|| compare(a, b))
+}
+
+/// Equal as a query compares them, for the values a pull names: numbers by value.
+fn loose_eq(a: &Bson, b: &Bson) -> bool {
+    match (a, b) {
+        (Bson::Document(x), Bson::Document(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|((kx, vx), (ky, vy))| kx == ky && loose_eq(vx, vy))
+        }
+        (Bson::Array(x), Bson::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| loose_eq(p, q))
+        }
+        _ => match (Num::of(a), Num::of(b)) {
+            (Some(x), Some(y)) => x.f() == y.f(),
+            _ => a == b,
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -305,5 +469,44 @@ mod tests {
         assert!(contributions(&spec(&[]), Some(&deleted)).is_empty());
         let live = doc! { "items": [{ "qty": 2 }], "deleted_at": Bson::Null };
         assert_eq!(contributions(&spec(&[]), Some(&live))[0].values[1], Bson::Int64(2));
+    }
+
+    #[test]
+    fn simulates_the_rows_operators_on_the_fields_read() {
+        static G: [GroupPart; 1] = [GroupPart::Field("items.seller_id")];
+        let s = spec(&G);
+        let fields = read_fields(&s);
+        assert_eq!(fields, ["items", "deleted_at"]);
+        let before = doc! { "_id": 1, "items": [{ "seller_id": "a", "qty": 2_i64 }], "n": 1 };
+        let push = doc! { "$push": { "items": { "$each": [{ "seller_id": "b", "qty": 1_i64 }] } },
+        "$currentDate": { "updated_at": true }, "$inc": { "revision": 1 } };
+        let after = simulate(&fields, &before, &push).unwrap();
+        assert_eq!(after.get_array("items").unwrap().len(), 2);
+        let pull = doc! { "$pull": { "items": { "$eq": { "seller_id": "a", "qty": 2_i64 } } } };
+        assert!(simulate(&fields, &before, &pull).unwrap().get_array("items").unwrap().is_empty());
+        // 2 (an int32) equals 2_i64 for the server: left to it.
+        let loose = doc! { "$pull": { "items": { "$eq": { "seller_id": "a", "qty": 2 } } } };
+        assert!(simulate(&fields, &before, &loose).is_none());
+        assert!(simulate(&fields, &before, &doc! { "$currentDate": { "deleted_at": true } }).is_none());
+        assert!(simulate(&fields, &before, &doc! { "$set": { "items.0.qty": 3 } }).is_none());
+        assert!(simulate(&fields, &before, &doc! { "$addToSet": { "items": 3 } }).is_none());
+        assert!(simulate(&fields, &before, &doc! { "items": [] }).is_none());
+        let set =
+            simulate(&fields, &before, &doc! { "$set": { "items": [] }, "$unset": { "deleted_at": "" } });
+        assert_eq!(set.unwrap(), doc! { "items": [] });
+    }
+
+    #[test]
+    fn inc_min_and_max_follow_the_servers_types() {
+        assert_eq!(inc(&Bson::Int32(i32::MAX), &Bson::Int32(1)), Some(Bson::Int64(i64::from(i32::MAX) + 1)));
+        assert_eq!(inc(&Bson::Int32(1), &Bson::Int64(1)), Some(Bson::Int64(2)));
+        assert_eq!(inc(&Bson::Int64(i64::MAX), &Bson::Int32(1)), None);
+        assert_eq!(inc(&Bson::Int64(1), &Bson::Double(0.5)), Some(Bson::Double(1.5)));
+        assert_eq!(inc(&Bson::String("x".into()), &Bson::Int32(1)), None);
+        let d = doc! { "m": 5 };
+        let f = ["m"];
+        assert_eq!(simulate(&f, &d, &doc! { "$max": { "m": 7 } }).unwrap(), doc! { "m": 7 });
+        assert_eq!(simulate(&f, &d, &doc! { "$min": { "m": 7 } }).unwrap(), doc! { "m": 5 });
+        assert!(simulate(&f, &d, &doc! { "$min": { "m": "a" } }).is_none());
     }
 }
