@@ -23,6 +23,7 @@ pub mod hooks;
 pub mod index;
 pub mod model;
 pub mod path;
+pub mod queue;
 pub mod registry;
 pub mod relation;
 pub mod size;

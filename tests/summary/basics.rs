@@ -2,7 +2,8 @@
 //! removals, and the min/max rescan when the extreme is withdrawn.
 
 use docshape::bson::{doc, Bson};
-use docshape::summary::{self, Worker};
+use docshape::denormalized::{self, Worker};
+use docshape::summary;
 
 use super::*;
 
@@ -32,11 +33,14 @@ async fn docshape_writes_reach_every_kind_of_group() {
 
     // Async: nothing until a worker runs.
     assert!(one(&db, "sm_seller_sales", "s1").await.is_none());
-    let lag = summary::lag(&db).await.unwrap();
-    assert_eq!(lag.by_summary.get("sm_seller_sales"), Some(&3));
+    // One job per order and async summary, in the refresh queue the copies use.
+    let lag = denormalized::lag(&db).await.unwrap();
+    assert_eq!(lag.by_summary.get("sm_seller_sales").map(|l| l.pending), Some(3), "{lag:?}");
+    assert_eq!(lag.pending, 6, "{lag:?}");
+    assert!(lag.by_copy.is_empty(), "{lag:?}");
     let run = Worker::new(&db).run_until_empty().await.unwrap();
-    assert_eq!(run.applied, 6, "3 orders for each of 2 async summaries: {run:?}");
-    assert_eq!(summary::lag(&db).await.unwrap().pending, 0);
+    assert_eq!(run.jobs, 6, "3 orders for each of 2 async summaries: {run:?}");
+    assert_eq!(denormalized::lag(&db).await.unwrap().pending, 0);
     let s1: SellerSales = SellerSales::sales_of_seller("s1").one(&db).await.unwrap().unwrap();
     assert_eq!((s1.orders, s1.units, s1.total_cents, s1.biggest_line), (2, 6, 1500, Some(900)));
     assert_eq!(s1.first_sale, Some(at("2026-08-05T10:00:00Z")));
@@ -132,10 +136,14 @@ async fn a_hostile_group_value_is_a_key_never_an_operator() {
     let run = Worker::new(&db).run_until_empty().await.unwrap();
     // The validated summary refuses a non-string `_id`: reported, left pending,
     // nothing of that order applied (one transaction per source document).
-    assert_eq!(run.failed.len(), 1, "{run:?}");
-    assert!(run.failed[0].1.contains("validation"), "{run:?}");
+    assert_eq!(run.failures.len(), 1, "{run:?}");
+    assert_eq!(run.failures[0].copy, "summary:sm_seller_sales", "{run:?}");
+    assert!(run.failures[0].error.to_string().contains("validation"), "{run:?}");
     assert!(all(&db, "sm_seller_sales").await.is_empty());
-    assert_eq!(summary::lag(&db).await.unwrap().by_summary.get("sm_seller_sales"), Some(&1));
+    let lag = denormalized::lag(&db).await.unwrap();
+    let pending = lag.by_summary.get("sm_seller_sales").unwrap();
+    assert_eq!((pending.pending, pending.failing), (1, 1), "{lag:?}");
+    assert!(pending.last_error.as_deref().is_some_and(|e| e.contains("validation")), "{lag:?}");
     // The unvalidated one holds the hostile value as a key, never as a filter.
     let stored = all(&db, "sm_seller_sales_now").await;
     assert_eq!(stored.len(), 2, "{stored:?}");
@@ -174,7 +182,20 @@ async fn a_worker_run_creates_the_ledger_indexes() {
         .map(|i| i.keys)
         .collect();
     assert!(keys.contains(&doc! { "_id.s": 1, "g.k": 1 }), "{keys:?}");
-    assert!(keys.contains(&doc! { "pending": 1, "due": 1 }), "{keys:?}");
+    // The ledger queues nothing: its jobs are the refresh queue's, claimed by `due`.
+    assert!(!keys.contains(&doc! { "pending": 1, "due": 1 }), "{keys:?}");
+    let queue: Vec<Document> = db
+        .collection::<Document>(denormalized::QUEUE)
+        .list_indexes()
+        .await
+        .unwrap()
+        .try_collect::<Vec<_>>()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|i| i.keys)
+        .collect();
+    assert!(queue.contains(&doc! { "due": 1 }), "{queue:?}");
     // Idempotent: a second run (or a deploy step) creates nothing new.
     summary::create_indexes(&db).await.unwrap();
 }

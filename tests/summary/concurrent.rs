@@ -1,14 +1,16 @@
 //! Eight writers adding, removing and editing the items of orders shared by five
 //! sellers, half of them in transactions (where the sync summaries are written in the
 //! write's own transaction, and two of them on one group conflict and run again),
-//! with workers killed at random points and restarted: once drained, every summary
-//! (sync and async) equals a recount of the orders.
+//! with workers of the one refresh queue killed at random points (after an
+//! application committed and before its job was acknowledged among them) and
+//! restarted: once drained, every summary (sync and async) equals a recount of the
+//! orders.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use docshape::summary::{self, Worker};
+use docshape::denormalized::{self, Worker};
 
 use super::*;
 
@@ -26,6 +28,8 @@ impl Rng {
 
 const SELLERS: [&str; 5] = ["s0", "s1", "s2", "s3", "s4"];
 const ORDERS: u64 = 6;
+/// The lease of the workers killed under a new id each time.
+const LEASE: Duration = Duration::from_millis(250);
 
 /// Runs `row` (built anew for each attempt) alone, or in a transaction of its own.
 async fn send(
@@ -97,8 +101,11 @@ async fn concurrent_writers_and_killed_workers_leave_no_drift() {
             .unwrap();
     }
     let writing = Arc::new(AtomicBool::new(true));
-    // Workers started and aborted at random points (mid-transaction included), two
-    // at a time, while the writers run.
+    // Workers started and aborted at random points (mid-transaction, and between an
+    // application's commit and its acknowledgement, included), two at a time, while
+    // the writers run: one restarted under the same id (it resumes its leased jobs at
+    // once), one under a new id with a short lease (its jobs are taken over when the
+    // lease ends).
     let killer = {
         let (db, writing) = ((*db).clone(), writing.clone());
         tokio::spawn(async move {
@@ -108,19 +115,13 @@ async fn concurrent_writers_and_killed_workers_leave_no_drift() {
                 let a = tokio::spawn({
                     let db = db.clone();
                     async move {
-                        Worker::new(&db)
-                            .batch(4)
-                            .run_until(Duration::from_millis(2), std::future::pending())
-                            .await
+                        Worker::new(&db).id("killed-a").jobs_per_claim(4).run(Duration::from_millis(2)).await
                     }
                 });
                 let b = tokio::spawn({
                     let db = db.clone();
                     async move {
-                        Worker::new(&db)
-                            .batch(1)
-                            .run_until(Duration::from_millis(2), std::future::pending())
-                            .await
+                        Worker::new(&db).jobs_per_claim(1).lease(LEASE).run(Duration::from_millis(2)).await
                     }
                 });
                 tokio::time::sleep(Duration::from_millis(1 + rng.below(25))).await;
@@ -146,9 +147,14 @@ async fn concurrent_writers_and_killed_workers_leave_no_drift() {
     writing.store(false, Ordering::Relaxed);
     let kills = killer.await.unwrap();
     assert!(kills >= 2, "the workers were killed {kills} times");
-    let drained = Worker::new(&db).run_until_empty().await.unwrap();
-    assert!(drained.failed.is_empty(), "{drained:?}");
-    assert_eq!(summary::lag(&db).await.unwrap().pending, 0);
+    // The killed workers' jobs: "killed-a"'s resumed under its id, the others' once
+    // their short lease has ended.
+    tokio::time::sleep(LEASE * 2).await;
+    for worker in [Worker::new(&db).id("killed-a"), Worker::new(&db)] {
+        let drained = worker.run_until_empty().await.unwrap();
+        assert!(drained.failures.is_empty(), "{drained:?}");
+    }
+    assert_eq!(denormalized::lag(&db).await.unwrap().pending, 0);
     assert_no_drift(&db).await;
     // Not vacuous: the sellers' totals are there.
     let sales = all(&db, "sm_seller_sales").await;

@@ -4,7 +4,7 @@
 //! operator, and every summary equals a recount.
 
 use docshape::bson::{doc, Bson};
-use docshape::summary::Worker;
+use docshape::denormalized::Worker;
 
 use super::*;
 

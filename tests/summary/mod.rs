@@ -22,6 +22,7 @@ mod cost;
 mod foreign;
 mod guess;
 mod hostile;
+mod queue;
 mod sessions;
 mod soft_delete;
 mod variant;

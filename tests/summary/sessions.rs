@@ -4,7 +4,7 @@
 //! after it, as outside any session.
 
 use docshape::bson::doc;
-use docshape::summary::Worker;
+use docshape::denormalized::{self, Worker};
 
 use super::*;
 
@@ -29,14 +29,14 @@ async fn a_sync_summary_follows_the_state_of_the_callers_session() {
 
     // The caller's own transaction: the summary is written in it, so an abort takes
     // it back with the source's write, for the sync summary and the async queue alike.
-    let pending = summary::lag(&db).await.unwrap().pending;
+    let pending = denormalized::lag(&db).await.unwrap().pending;
     session.start_transaction().await.unwrap();
     Order::add_item("o1", item("s2", "c", 5, 10)).session(&mut session).run(&db).await.unwrap();
     session.abort_transaction().await.unwrap();
     assert_eq!(units_of(&db, "s2").await, None, "aborted with the write");
     let o1 = Order::collection(&db).find_one(doc! { "_id": "o1" }).await.unwrap().unwrap();
     assert_eq!(o1.items.len(), 2);
-    assert_eq!(summary::lag(&db).await.unwrap().pending, pending, "the queue records aborted too");
+    assert_eq!(denormalized::lag(&db).await.unwrap().pending, pending, "the queued jobs aborted too");
 
     // The same session, its transaction aborted: a write outside one again.
     Order::add_item("o1", item("s2", "c", 5, 10)).session(&mut session).run(&db).await.unwrap();

@@ -5,7 +5,8 @@
 
 use std::time::Duration;
 
-use docshape::summary::{self, Watcher, Worker};
+use docshape::denormalized::Worker;
+use docshape::summary::{self, Watcher};
 
 use super::*;
 

@@ -2,7 +2,8 @@
 //! renamed counts from a document's upgrade on; a versioned save in a transaction
 //! applies the summary in it.
 
-use docshape::summary::{self, Worker};
+use docshape::denormalized::Worker;
+use docshape::summary;
 use docshape::versioning;
 
 use super::*;

@@ -220,8 +220,9 @@ pub(crate) fn placed(nested: &'static [crate::core::descriptor::Nested]) -> Vec<
     out
 }
 
-/// The refresh queue: reserved for the denormalized pattern (see [`crate::denormalized`]).
-pub const QUEUE: &str = "docshape_refresh";
+/// The refresh queue: reserved for the jobs of async copies and async summaries (see
+/// the [denormalized module](crate::denormalized)).
+pub use crate::core::queue::QUEUE;
 
 /// Where the change-stream watchers of copies' sources keep their positions:
 /// reserved for the denormalized pattern (see [`crate::denormalized::Watcher`]).

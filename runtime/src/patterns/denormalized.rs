@@ -105,10 +105,15 @@
 //! # The refresh queue
 //!
 //! [`QUEUE`] (`docshape_refresh`) is reserved: one document per copy and source
-//! document with a refresh pending, written only by this module:
+//! document with a refresh pending, and one per async summary and source document
+//! with an application pending (the summary pattern's jobs, keyed
+//! `"summary:<collection>"`: see [`crate::summary`]). The queue's mechanics (the
+//! job's shape, the upsert, claims and leases, the acknowledgement, the recorded
+//! failures) are core's (`core::queue`), shared by both kinds; a copy's job:
 //!
 //! ```text
 //! { _id: { copy: "posts.author_name", id: <the source's _id> },
+//!   kind: "copy",
 //!   seq: <long: +1 at every enqueue>,
 //!   enqueued_at: <date: the first enqueue since the job last completed>,
 //!   due: <date: enqueued_at + max_stale>,
@@ -125,23 +130,40 @@
 //!
 //! # Workers
 //!
-//! A [`Worker`] claims jobs (the oldest `due` first, up to
-//! [`Worker::jobs_per_claim`] at a time), and for each in turn reads the source's
-//! current value, writes it to the copies that differ in batches, and completes the
-//! job with `delete_one({_id, seq: <seq read at the claim>, owner: <me>})`. Any number
-//! of workers may run at once, each with its own id, and a worker may be stopped at
-//! any point:
+//! A [`Worker`] is the one worker of the queue: it claims jobs of both kinds by one
+//! order (the oldest `due` first, up to [`Worker::jobs_per_claim`] at a time, under
+//! one lease), and for each in turn runs it and completes it with
+//! `delete_one({_id, seq: <seq read at the claim>, owner: <me>})`. A copy's job reads
+//! the source's current value and writes it to the copies that differ in batches; a
+//! summary's job is run by the summary pattern's runner, registered with core
+//! (a `core::queue::JobRunner`): one transaction that applies the source
+//! document's delta against the summary's ledger, so a job run again (a worker that
+//! died after the commit and before the completion) finds a delta of zero. A summary
+//! job the server refuses (a summary document its validator rejects) fails like a
+//! copy's: recorded on the job, retried after a lease, reported. [`lag`] reports
+//! both kinds: [`QueueLag::by_copy`] per copy, [`QueueLag::by_summary`] per summary.
+//! Any number of workers may run at once, each with its own id, and a worker may be
+//! stopped at any point:
 //!
 //! - A job is claimable when its lease has expired (or is not a date), or its `owner`
 //!   is this worker's id (a worker restarted with the same id resumes its jobs at
 //!   once), and it has not failed in this run. A claim of up to N jobs is a `find` of
-//!   up to N claimable `_id`s (oldest `due` first), one `update` that stamps the jobs
-//!   among them that are still claimable (the condition again, so a job another
-//!   worker took in between is left to it; the ids matched literally) with
+//!   up to N claimable `_id`s (oldest `due` first), one `update` command that stamps
+//!   the jobs among them that are still claimable (the condition again, so a job
+//!   another worker took in between is left to it; the ids matched literally) with
 //!   `owner`, `lease_until` and a new `claim` token, and a `find` of the jobs carrying
 //!   the token, which gives each job's `seq`. When the update takes none (other
 //!   workers took them all), a `findAndModify` claims one job, or finds none and ends
 //!   the run. With N = 1 a claim is that `findAndModify` alone.
+//! - A job queued in a running transaction (an async summary's, queued by a source
+//!   write in that transaction) is that transaction's until it commits or aborts: a
+//!   claim or renewal that meets it waits for that end (on mongod at most
+//!   `transactionLifetimeLimitSeconds`, 60 s by default, for a transaction whose
+//!   owner died). The stamp and the renewal are one single-document statement per job
+//!   (`multi: false`) in one command, never an `update_many`, so that what waits is
+//!   that job's statement alone: a server that holds the collection while a
+//!   multi-document update waits would make the transaction's next job wait for the
+//!   claim that waits for the transaction.
 //! - The jobs of a claim not yet run stay held: before each job, once a third of the
 //!   lease has passed since they were last renewed, their lease is renewed (on
 //!   `{claim: <token>, owner: me}`), and the jobs the renewal no longer finds
@@ -243,7 +265,6 @@
 #![allow(clippy::result_large_err)]
 
 mod apply;
-mod claim;
 mod lag;
 mod refresh;
 mod repair;

@@ -21,29 +21,27 @@
 //!
 //! [`LEDGER`] (`docshape_summary`) is reserved: one record per summary and source
 //! document that reached it, holding what that document adds to its groups as last
-//! applied, and whether a newer write waits:
+//! applied (and the [`Watcher`]'s saved positions, `_id: {watch, source}`):
 //!
 //! ```text
 //! { _id: { s: "seller_sales", id: <the source's _id> },
-//!   g: [ { k: <group key>, v: [<per summary field: the sum, min or max candidate>] } ],
-//!   pending: <bool>, seq: <long: +1 per queueing>, due: <date: the first queueing + max_stale> }
+//!   g: [ { k: <group key>, v: [<per summary field: the sum, min or max candidate>] } ] }
 //! ```
 //!
-//! **Applying** a source document ([`Worker`], a sync summary's write hook) is one
-//! transaction: read the source document, compute its contribution now (the one
-//! function `reconcile` uses too; a soft-deleted document contributes nothing),
-//! replace the record by one `findAndModify` that returns it as it was (the old
-//! contribution; the same command marks it `pending: false`, as the application
-//! holds every write queued before its snapshot), and write the *delta* of every
-//! group whose contribution changed in one `update` command (one upsert statement
+//! **Applying** a source document (a summary job run by
+//! [`crate::denormalized::Worker`], a sync summary's write hook) is one transaction:
+//! read the source document, compute its contribution now (the one function
+//! `reconcile` uses too; a soft-deleted document contributes nothing), replace the
+//! record by one `findAndModify` that returns it as it was (the old contribution),
+//! and write the *delta* of every group whose contribution changed in one `update` command (one upsert statement
 //! per group: `$inc` of the count (±1) and the sums (new − old), `$min`/`$max` of a
 //! new candidate); when a group lost the document, one `delete` command removes the
 //! groups whose count reached 0 (`{_id, count: {$lte: 0}}` per group, no read).
 //! Exactly once
 //! follows from the transaction: the delta is taken against the record, and the
 //! record is replaced in the same commit, so an application run twice (a worker
-//! killed after the commit and before it learned of it, a watcher queueing a change
-//! docshape already applied) finds a delta of zero, and two applications of the same
+//! killed after the commit and before it acknowledged the job, a watcher queueing a
+//! change docshape already applied) finds a delta of zero, and two applications of the same
 //! document, or of two documents of one group, conflict on the record or the group
 //! document, and the server's write conflict makes one run again on the other's
 //! result.
@@ -90,14 +88,28 @@
 //!   in between is repaired by the [`Watcher`] (the guide's *Writes outside a
 //!   transaction*). The source declares `#[model(transactions)]`, or the derive
 //!   refuses the summary.
-//! - `async`: the writer queues the document (one upsert of its record:
-//!   `$inc: {seq: 1}, $set: {pending: true}, $min: {due}`), and a [`Worker`] applies it
-//!   within `max_stale`; [`lag`] reports the pending records.
+//! - `async`: the writer queues the document in the refresh queue the async copies
+//!   use ([`QUEUE`](crate::denormalized::QUEUE), `docshape_refresh`): one upsert of the job
+//!   `{_id: {copy: "summary:<collection>", id}, kind: "summary"}`, `$inc: {seq: 1}`,
+//!   due `max_stale` after its first enqueue (in the write's transaction when it runs
+//!   in one). [`crate::denormalized::Worker`], the one worker of that queue, claims
+//!   summary jobs beside copy jobs (oldest `due` first, under a lease), applies each
+//!   (the transaction above), then acknowledges it with
+//!   `delete_one({_id, seq: <seq at the claim>, owner: <me>})`: a write queued since
+//!   the claim keeps the job, to run again. A worker that dies after the commit and
+//!   before the acknowledgement leaves the job leased; it runs again once the lease
+//!   ends (or at once under the same worker id) and finds a delta of zero.
+//!   [`crate::denormalized::lag`] reports the pending jobs per summary
+//!   ([`QueueLag::by_summary`](crate::denormalized::QueueLag::by_summary), keyed by
+//!   the summary's collection) beside the copies'. The pattern has no worker nor lag
+//!   of its own: one queue, drained by one worker, is one deadline order and one
+//!   place to watch, and a second name for the same worker would invite running two
+//!   fleets that compete for the same jobs.
 //!
 //! A process that dies between a source write and its application or queueing, and
 //! writes made around docshape, reach the summary through the [`Watcher`] (the
-//! source's change stream queues each changed `_id`; the record makes a pre-image
-//! unnecessary) or [`resync`]. [`reconcile`] recounts a summary from its source and
+//! source's change stream queues a job for each changed `_id`; the record makes a
+//! pre-image unnecessary) or [`resync`]. [`reconcile`] recounts a summary from its source and
 //! repairs drifting groups; [`check`] reports them.
 //!
 //! Summaries need a deployment with transactions (a replica set or a sharded cluster).
@@ -106,10 +118,10 @@
 
 mod apply;
 mod contribution;
+mod jobs;
 mod reconcile;
 mod spec;
 mod watch;
-mod worker;
 
 use bson::{Bson, Document};
 use futures_util::future::BoxFuture;
@@ -119,15 +131,16 @@ use crate::core::denormalized::CopyError;
 use crate::core::hooks::{Derived, Prior, SessionWriteHook, SourceWriteHook};
 use crate::core::write::Effects;
 
+pub use jobs::{create_indexes, job_key};
 pub use reconcile::{check, reconcile, Drift, SummaryReconcile};
 pub use spec::{
     summaries, summaries_of, summary, summary_avg, summary_groups_by_tenant, GroupKey, GroupPart, Summable,
     SummaryField, SummaryOp, SummaryPeriod, SummaryRefresh, SummarySpec, SummaryTime,
 };
 pub use watch::{resync, SummaryWatch, Watcher};
-pub use worker::{create_indexes, lag, SummaryLag, SummaryRun, Worker};
 
-/// The reserved collection of the summaries' ledger and queue ([module docs](self)).
+/// The reserved collection of the summaries' ledger ([module docs](self)); their
+/// queue is the refresh queue ([`crate::denormalized::QUEUE`]).
 pub const LEDGER: &str = "docshape_summary";
 
 /// Why maintaining a summary failed.
@@ -193,7 +206,7 @@ pub(crate) async fn after_source_write(
                 Ok(applied) => rewritten(db, spec, &applied.groups, false).await.map_err(derived(spec)),
                 Err(e) => Err(e),
             },
-            _ => watch::queue(db, spec, id, None).await,
+            _ => jobs::queue(db, spec, id, None).await,
         };
         if let Err(e) = done {
             crate::core::trace::event!(WARN, summary = spec.collection, error = %e, "summary not maintained");
@@ -260,7 +273,15 @@ async fn in_source_session(
         Ok(false) => return Ok(false),
         Err(error) => return Err(copy_error(specs[0], id, error)),
     }
-    for spec in specs {
+    // The async summaries' jobs first, right after the source write: a worker's claim
+    // or acknowledgement of a job written after the transaction began and before the
+    // transaction wrote it makes the transaction's write conflict (the whole
+    // transaction runs again); once written, the job is the transaction's and a claim
+    // waits for the commit. Queued first, that window is one round trip, not the sync
+    // summaries' applications too.
+    let is_sync = |s: &&&SummarySpec| matches!(s.refresh, SummaryRefresh::Sync);
+    let ordered = specs.iter().filter(|s| !is_sync(s)).chain(specs.iter().filter(is_sync));
+    for &spec in ordered {
         let done = match spec.refresh {
             SummaryRefresh::Sync => match apply::apply_in(db, spec, id, written, prior, session).await {
                 // Deferred to the commit in a transaction's body: a cached row read
@@ -268,7 +289,7 @@ async fn in_source_session(
                 Ok(groups) => rewritten(db, spec, &groups, true).await.map_err(derived(spec)),
                 Err(e) => Err(e),
             },
-            _ => watch::queue(db, spec, id, Some(&mut *session)).await,
+            _ => jobs::queue(db, spec, id, Some(&mut *session)).await,
         };
         match done {
             Ok(()) => {}

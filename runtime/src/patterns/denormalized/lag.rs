@@ -1,5 +1,5 @@
-//! How far the async copies lag their sources: the queue, and the watchers that feed
-//! it.
+//! How far the async copies and async summaries lag their sources: the one queue,
+//! and the watchers that feed it.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -11,9 +11,10 @@ use mongodb::Database;
 use super::apply::since;
 use super::worker::count;
 use crate::core::denormalized::{CopyError, QUEUE, WATCH_POSITIONS};
+use crate::core::queue::JobKind;
 use crate::core::trace;
 
-/// The queue's state for one copy.
+/// The queue's state for one copy, or one summary.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CopyLag {
     /// Jobs waiting or running.
@@ -50,8 +51,13 @@ pub struct QueueLag {
     /// Jobs a worker has failed at least once and that wait for a retry (see
     /// [`CopyLag::failing`]; each copy's last error is in [`QueueLag::by_copy`]).
     pub failing: u64,
-    /// The same, by copy key.
+    /// The same, by copy key (`"posts.author_name"`), for the copies' jobs and for
+    /// jobs of a key no kind claims (another program's).
     pub by_copy: BTreeMap<String, CopyLag>,
+    /// The same, by summary collection (`"seller_sales"`), for the async summaries'
+    /// jobs (job key `"summary:seller_sales"`): one job per source document whose
+    /// application is pending. Counted in the totals above with the copies' jobs.
+    pub by_summary: BTreeMap<String, CopyLag>,
     /// Where each [`Watcher`](super::Watcher) stands on each source, by watcher name
     /// then source: changes it has not read yet have no job either.
     pub watchers: Vec<WatcherLag>,
@@ -81,7 +87,7 @@ pub struct WatcherLag {
 }
 
 /// How far behind the refresh queue is: pending jobs, the oldest, and those past due,
-/// in all and by copy. One aggregation over [`QUEUE`]. A job whose `due` is missing or
+/// in all, by copy and by summary. One aggregation over [`QUEUE`]. A job whose `due` is missing or
 /// not a date (written by another program) counts as overdue and as `undated`; an
 /// `enqueued_at` that is not a date is left out of the oldest.
 pub async fn lag(db: &Database) -> Result<QueueLag, CopyError> {
@@ -113,7 +119,7 @@ pub async fn lag(db: &Database) -> Result<QueueLag, CopyError> {
         .map_err(error)?;
     let mut lag = QueueLag::default();
     while let Some(group) = cursor.try_next().await.map_err(error)? {
-        let copy = match group.get("_id") {
+        let key = match group.get("_id") {
             Some(Bson::String(s)) => s.clone(),
             Some(other) => other.to_string(),
             None => String::new(),
@@ -138,7 +144,10 @@ pub async fn lag(db: &Database) -> Result<QueueLag, CopyError> {
         if let Some(at) = entry.oldest_enqueued_at {
             lag.oldest_enqueued_at = Some(lag.oldest_enqueued_at.map_or(at, |o| o.min(at)));
         }
-        lag.by_copy.insert(copy, entry);
+        match JobKind::of_key(&key) {
+            (JobKind::Summary, name) => lag.by_summary.insert(name.to_owned(), entry),
+            _ => lag.by_copy.insert(key, entry),
+        };
     }
     lag.oldest_age = lag.oldest_enqueued_at.map(|at| since(at, now));
     lag.watchers = watchers(db, now).await?;

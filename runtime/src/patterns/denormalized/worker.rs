@@ -1,4 +1,5 @@
-//! The workers that drain the refresh queue.
+//! The workers that drain the refresh queue: the copies' jobs, run here, and the jobs
+//! of every kind a pattern registers a runner for (the summaries'), run by it.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -9,16 +10,16 @@ use bson::oid::ObjectId;
 use bson::{doc, Bson, DateTime, Document};
 use futures_util::TryStreamExt;
 use mongodb::error::ErrorKind;
-use mongodb::{Collection, Database, IndexModel};
+use mongodb::{Collection, Database};
 
-use super::apply::{enqueue, plus, since, Lease};
-use super::claim::Claimer;
+use super::apply::{enqueue, since, Lease};
 use super::spec::copies;
 use crate::core::denormalized::refresh::{
     cleared, value_at, via_filter, write_copy, Batching, CopyWrite, WriteError,
 };
 use crate::core::denormalized::{CopyError, CopySpec, OnDelete, Refresh, QUEUE};
-use crate::core::model::eq;
+use crate::core::queue::claim::Claimer;
+use crate::core::queue::{self, runner_keys, Enqueue, JobKind, JobRun, JobRunner};
 use crate::core::registry::live_by_id;
 use crate::core::trace;
 
@@ -28,8 +29,11 @@ fn is_fatal(e: &mongodb::error::Error) -> bool {
     !matches!(e.kind.as_ref(), ErrorKind::Write(_) | ErrorKind::Command(_))
 }
 
-/// Drains the refresh queue ([`QUEUE`]): see the [module docs](crate::denormalized) for how jobs are
-/// claimed, applied and completed, and why several workers and restarts converge.
+/// Drains the refresh queue ([`QUEUE`]): the jobs of async copies and of async
+/// summaries (a summary's application of one source document, run by the summary
+/// pattern; see [`crate::summary`]), by one claim order, oldest `due` first. See the
+/// [module docs](crate::denormalized) for how jobs are claimed, applied and
+/// completed, and why several workers and restarts converge.
 ///
 /// ```no_run
 /// # async fn run(db: &docshape::mongodb::Database) -> Result<(), docshape::denormalized::CopyError> {
@@ -115,8 +119,9 @@ impl Worker {
         self
     }
 
-    /// Only these copies' jobs (keys like `"posts.author_name"`); the others are left
-    /// to other workers. A key that is not a refreshed copy in this program makes
+    /// Only these jobs' keys (a copy's, like `"posts.author_name"`, or a summary's,
+    /// `"summary:seller_sales"`); the others are left to other workers. A key that is
+    /// neither a refreshed copy nor a summary in this program makes
     /// [`Worker::run_until_empty`] return [`CopyError::UnknownCopy`].
     pub fn only<I, K>(mut self, keys: I) -> Self
     where
@@ -161,20 +166,21 @@ impl Worker {
         }
     }
 
-    /// The copies this worker refreshes, by key.
-    fn refreshed(&self) -> Result<BTreeMap<String, &'static CopySpec>, CopyError> {
-        let all: BTreeMap<String, &'static CopySpec> =
-            copies().into_iter().filter(|c| c.refresh != Refresh::Never).map(|c| (c.key(), c)).collect();
-        match &self.only {
-            None => Ok(all),
-            Some(keys) => keys
-                .iter()
-                .map(|k| match all.get(k) {
-                    Some(spec) => Ok((k.clone(), *spec)),
-                    None => Err(CopyError::UnknownCopy { copy: k.clone() }),
-                })
-                .collect(),
+    /// The jobs this worker runs, by key: its copies', and the other kinds'.
+    fn refreshed(&self) -> Result<Runs, CopyError> {
+        let all = Runs::all();
+        let Some(keys) = &self.only else { return Ok(all) };
+        let mut only = Runs::default();
+        for k in keys {
+            if let Some(spec) = all.copies.get(k) {
+                only.copies.insert(k.clone(), spec);
+            } else if let Some(runner) = all.others.get(k) {
+                only.others.insert(k.clone(), runner);
+            } else {
+                return Err(CopyError::UnknownCopy { copy: k.clone() });
+            }
         }
+        Ok(only)
     }
 
     async fn drain(&self) -> Result<RefreshReport, CopyError> {
@@ -199,13 +205,20 @@ impl Worker {
         let queue = self.db.collection::<Document>(QUEUE);
         if !self.indexed.load(Ordering::Relaxed) {
             // Claims walk the queue by due date.
-            queue
-                .create_index(IndexModel::builder().keys(doc! { "due": 1 }).build())
+            queue::ensure_index(&queue, doc! { "due": 1 })
                 .await
                 .map_err(|error| CopyError::Queue { operation: "create index", error })?;
+            // What the other kinds' jobs read (the summaries' ledger index), once.
+            let mut kinds: Vec<&JobRunner> = Vec::new();
+            for runner in specs.others.values() {
+                if !kinds.iter().any(|k| k.kind == runner.kind) {
+                    (runner.prepare)(&self.db).await?;
+                    kinds.push(runner);
+                }
+            }
             self.indexed.store(true, Ordering::Relaxed);
         }
-        let keys: Vec<&str> = specs.keys().map(String::as_str).collect();
+        let keys: Vec<&str> = specs.copies.keys().chain(specs.others.keys()).map(String::as_str).collect();
         let mut report = RefreshReport::default();
         if keys.is_empty() {
             return Ok(report);
@@ -234,7 +247,7 @@ impl Worker {
     async fn process(
         &self,
         queue: &Collection<Document>,
-        specs: &BTreeMap<String, &'static CopySpec>,
+        specs: &Runs,
         job: Document,
         report: &mut RefreshReport,
     ) -> Result<(), CopyError> {
@@ -243,7 +256,10 @@ impl Worker {
         let (Some((copy, id)), Some(seq)) = (parsed, job.get("seq").cloned()) else {
             return self.fail(queue, &key, None, CopyError::MalformedJob { job: job.clone() }, report).await;
         };
-        let Some(&spec) = specs.get(copy) else {
+        if let Some(&runner) = specs.others.get(copy) {
+            return self.run_other(queue, runner, copy, &key, &id, &seq, &job, report).await;
+        }
+        let Some(&spec) = specs.copies.get(copy) else {
             // Claims ask only for these keys: unreachable, but a job released here would
             // be claimed again at once, so it waits out a lease like a failure.
             let error = CopyError::UnknownCopy { copy: copy.to_owned() };
@@ -269,7 +285,9 @@ impl Worker {
                 // `on_delete` says what it holds.
                 report.sources_missing += 1;
                 match spec.on_delete {
-                    OnDelete::Keep => return self.complete(queue, spec, &key, &id, &seq, &job, report).await,
+                    OnDelete::Keep => {
+                        return self.complete(queue, Again::Copy(spec), &key, &id, &seq, &job, report).await
+                    }
                     OnDelete::Clear(how) => cleared(how),
                     OnDelete::Report => {
                         let target = self.db.collection::<Document>(spec.collection);
@@ -283,7 +301,9 @@ impl Worker {
                             }
                         };
                         if documents == 0 {
-                            return self.complete(queue, spec, &key, &id, &seq, &job, report).await;
+                            return self
+                                .complete(queue, Again::Copy(spec), &key, &id, &seq, &job, report)
+                                .await;
                         }
                         let error = CopyError::SourceDeleted { copy: spec.key(), id: id.clone(), documents };
                         return self.fail(queue, &key, Some((spec, &id)), error, report).await;
@@ -303,7 +323,7 @@ impl Worker {
                 if written.lost_guard {
                     // Another worker has the job; what this one wrote may be older than
                     // what that one writes, so the job must run once more after both.
-                    self.enqueue_again(spec, &id).await?;
+                    self.enqueue_again(Again::Copy(spec), &id).await?;
                     report.requeued += 1;
                     return Ok(());
                 }
@@ -337,7 +357,35 @@ impl Worker {
                 return self.fail(queue, &key, Some((spec, &id)), refresh_error(e), report).await
             }
         }
-        self.complete(queue, spec, &key, &id, &seq, &job, report).await
+        self.complete(queue, Again::Copy(spec), &key, &id, &seq, &job, report).await
+    }
+
+    /// Runs a job of another kind through its pattern's runner, then completes it
+    /// like a copy's: acknowledged when nothing was queued since the claim, run again
+    /// otherwise. The runner is idempotent (a summary's application is taken against
+    /// its ledger), so a job run again after a worker died before its acknowledgement
+    /// changes nothing.
+    #[allow(clippy::too_many_arguments)]
+    async fn run_other(
+        &self,
+        queue: &Collection<Document>,
+        runner: &'static JobRunner,
+        copy: &str,
+        key: &Bson,
+        id: &Bson,
+        seq: &Bson,
+        job: &Document,
+        report: &mut RefreshReport,
+    ) -> Result<(), CopyError> {
+        let (_, name) = JobKind::of_key(copy);
+        match (runner.run)(&self.db, name, id).await {
+            JobRun::Done { documents } => {
+                report.groups_written += documents;
+                self.complete(queue, Again::Other(runner.kind, copy), key, id, seq, job, report).await
+            }
+            JobRun::Failed(error) => self.fail_other(queue, key, copy, id, error, report).await,
+            JobRun::Fatal(error) => Err(error),
+        }
     }
 
     /// Deletes the job if it is unchanged since the claim and still this worker's;
@@ -346,51 +394,56 @@ impl Worker {
     async fn complete(
         &self,
         queue: &Collection<Document>,
-        spec: &CopySpec,
+        again: Again<'_>,
         key: &Bson,
         id: &Bson,
         seq: &Bson,
         job: &Document,
         report: &mut RefreshReport,
     ) -> Result<(), CopyError> {
-        let done = queue
-            // `$eq`: a stored `seq` that looks like an operator is compared, not run.
-            .delete_one(doc! { "_id": eq(key.clone()), "seq": eq(seq.clone()), "owner": eq(Bson::from(self.id.as_str())) })
-            .await
-            .map_err(|error| CopyError::Queue { operation: "complete", error })?;
-        if done.deleted_count == 1 {
+        if queue::ack(queue, key, seq, &self.id).await? {
             report.jobs += 1;
             let lag = job.get_datetime("enqueued_at").ok().map(|enqueued| since(*enqueued, DateTime::now()));
             if let Some(lag) = lag {
                 report.max_lag = Some(report.max_lag.map_or(lag, |m| m.max(lag)));
             }
-            trace::event!(DEBUG, copy = spec.key().as_str(), lag_ms = lag.map(trace::millis), "done");
+            trace::event!(DEBUG, copy = again.key().as_str(), lag_ms = lag.map(trace::millis), "done");
             return Ok(());
         }
         // The source changed since the claim (`seq` moved on): run it again at once.
         // Or the job is no longer this worker's: enqueue it again.
-        if !self.release(queue, key).await? {
-            self.enqueue_again(spec, id).await?;
+        if !queue::release(queue, key, &self.id).await? {
+            self.enqueue_again(again, id).await?;
         }
         report.requeued += 1;
         Ok(())
     }
 
-    /// Makes this worker's job claimable by anyone at once; `false` when it is not
-    /// this worker's.
-    async fn release(&self, queue: &Collection<Document>, key: &Bson) -> Result<bool, CopyError> {
-        let done = queue
-            .update_one(
-                doc! { "_id": eq(key.clone()), "owner": eq(Bson::from(self.id.as_str())) },
-                doc! { "$set": { "lease_until": DateTime::from_millis(0) } },
-            )
-            .await
-            .map_err(|error| CopyError::Queue { operation: "release", error })?;
-        Ok(done.matched_count == 1)
+    async fn enqueue_again(&self, again: Again<'_>, id: &Bson) -> Result<(), CopyError> {
+        let done = match again {
+            Again::Copy(spec) => enqueue(&self.db, spec, id).await,
+            // Due at once: the job was due when it was claimed.
+            Again::Other(kind, key) => {
+                let job = Enqueue { kind, key, id, max_stale: Duration::ZERO };
+                queue::enqueue(&self.db, &job, None).await
+            }
+        };
+        done.map_err(|error| CopyError::Queue { operation: "enqueue", error })
     }
 
-    async fn enqueue_again(&self, spec: &CopySpec, id: &Bson) -> Result<(), CopyError> {
-        enqueue(&self.db, spec, id).await.map_err(|error| CopyError::Queue { operation: "enqueue", error })
+    /// [`Worker::fail`] for a job of another kind.
+    async fn fail_other(
+        &self,
+        queue: &Collection<Document>,
+        key: &Bson,
+        copy: &str,
+        id: &Bson,
+        error: CopyError,
+        report: &mut RefreshReport,
+    ) -> Result<(), CopyError> {
+        queue::record_failure(queue, key, &self.id, self.lease, &error).await?;
+        report.failures.push(JobFailure { copy: copy.to_owned(), id: id.clone(), error });
+        Ok(())
     }
 
     /// Records a failed job and leaves it to whoever claims it after a lease's length
@@ -403,18 +456,7 @@ impl Worker {
         error: CopyError,
         report: &mut RefreshReport,
     ) -> Result<(), CopyError> {
-        let now = DateTime::now();
-        queue
-            .update_one(
-                doc! { "_id": eq(key.clone()), "owner": eq(Bson::from(self.id.as_str())) },
-                doc! {
-                    "$set": { "lease_until": plus(now, self.lease), "last_error": error.to_string(), "failed_at": now },
-                    "$unset": { "owner": "" },
-                    "$inc": { "failures": 1_i64 },
-                },
-            )
-            .await
-            .map_err(|error| CopyError::Queue { operation: "record a failure", error })?;
+        queue::record_failure(queue, key, &self.id, self.lease, &error).await?;
         let (copy, id) = match job {
             Some((spec, id)) => (spec.key(), id.clone()),
             None => (String::new(), key.clone()),
@@ -424,10 +466,51 @@ impl Worker {
     }
 }
 
+/// What a job's completion enqueues when the job is no longer this worker's.
+#[derive(Clone, Copy)]
+enum Again<'a> {
+    Copy(&'static CopySpec),
+    /// Another kind's job, by its key.
+    Other(JobKind, &'a str),
+}
+
+impl Again<'_> {
+    fn key(&self) -> String {
+        match self {
+            Self::Copy(spec) => spec.key(),
+            Self::Other(_, key) => (*key).to_owned(),
+        }
+    }
+}
+
+/// The jobs a worker runs, by key.
+#[derive(Default)]
+struct Runs {
+    /// The refreshed copies'.
+    copies: BTreeMap<String, &'static CopySpec>,
+    /// The other kinds' (the summaries'), with their runner.
+    others: BTreeMap<String, &'static JobRunner>,
+}
+
+impl Runs {
+    /// Every job key this program runs.
+    fn all() -> Self {
+        Runs {
+            copies: copies()
+                .into_iter()
+                .filter(|c| c.refresh != Refresh::Never)
+                .map(|c| (c.key(), c))
+                .collect(),
+            others: runner_keys().into_iter().collect(),
+        }
+    }
+}
+
 /// A job a worker could not run.
 #[derive(Debug, Clone)]
 pub struct JobFailure {
-    /// The copy's key (empty for a malformed job).
+    /// The job's key: the copy's, or `"summary:<collection>"` (empty for a malformed
+    /// job).
     pub copy: String,
     /// The source document's `_id` (the job's `_id` for a malformed job).
     pub id: Bson,
@@ -435,10 +518,11 @@ pub struct JobFailure {
     pub error: CopyError,
 }
 
-/// Jobs left in the queue because no copy this program refreshes has their key.
+/// Jobs left in the queue because no copy this program refreshes, and no summary it
+/// links, has their key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SkippedJobs {
-    /// The key (`"posts.author_name"`).
+    /// The key (`"posts.author_name"`, `"summary:seller_sales"`).
     pub copy: String,
     /// How many jobs.
     pub jobs: u64,
@@ -451,6 +535,8 @@ pub struct RefreshReport {
     pub jobs: u64,
     /// Copy documents modified.
     pub documents_updated: u64,
+    /// Summary group documents written (or deleted) by summary jobs.
+    pub groups_written: u64,
     /// The longest time from a completed job's first enqueue to its completion: how
     /// stale a copy was at most. `None` when no job completed.
     pub max_lag: Option<Duration>,
@@ -463,14 +549,15 @@ pub struct RefreshReport {
     pub sources_missing: u64,
     /// Jobs that failed, recorded on the job and left for later.
     pub failures: Vec<JobFailure>,
-    /// Jobs of copies this program does not refresh, left in the queue, by key.
+    /// Jobs of copies this program does not refresh (and of summaries it does not
+    /// link), left in the queue, by key.
     pub skipped: Vec<SkippedJobs>,
 }
 
-/// The queue's jobs whose key is no refreshed copy of this program.
+/// The queue's jobs whose key is no refreshed copy nor linked summary of this program.
 async fn skipped(db: &Database) -> Result<Vec<SkippedJobs>, CopyError> {
-    let known: Vec<String> =
-        copies().into_iter().filter(|c| c.refresh != Refresh::Never).map(|c| c.key()).collect();
+    let all = Runs::all();
+    let known: Vec<&String> = all.copies.keys().chain(all.others.keys()).collect();
     let queue = db.collection::<Document>(QUEUE);
     let error = |error| CopyError::Queue { operation: "count skipped jobs", error };
     let mut cursor = queue

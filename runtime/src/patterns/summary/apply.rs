@@ -38,36 +38,6 @@ fn built(update: UpdateBuilder) -> mongodb::error::Result<Document> {
     update.into_document().map_err(|e| mongodb::error::Error::custom(std::sync::Arc::new(e.to_string())))
 }
 
-/// Queues source document `id` for `spec`: one upsert, due within `max_stale` of
-/// the first enqueue since it was last applied.
-pub(crate) async fn enqueue(
-    db: &Database,
-    spec: &SummarySpec,
-    id: &Bson,
-    due_in: std::time::Duration,
-    session: Option<&mut ClientSession>,
-) -> mongodb::error::Result<()> {
-    let due =
-        bson::DateTime::from_millis(bson::DateTime::now().timestamp_millis() + due_in.as_millis() as i64);
-    let ledger = db.collection::<Document>(LEDGER);
-    let command = ledger
-        .update_one(
-            doc! { "_id": record_id(spec, id) },
-            doc! {
-                "$inc": { "seq": 1_i64 },
-                "$set": { "pending": true },
-                "$min": { "due": due },
-                "$setOnInsert": { "g": [] },
-            },
-        )
-        .upsert(true);
-    match session {
-        Some(session) => command.session(session).await?,
-        None => command.await?,
-    };
-    Ok(())
-}
-
 /// What one application changed.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Applied {
@@ -232,25 +202,10 @@ async fn once(
     let new = contributions(spec, source);
     // The record is read and replaced by one command: the record as it was is the
     // old contribution. In the transaction nothing can change it in between (a
-    // concurrent application or queueing of the same document conflicts on it, and
-    // one of the two runs again on the other's result).
-    //
-    // The same command clears a queued record (`pending`), unconditionally: this
-    // application reads the source as of the transaction's snapshot, which holds
-    // every write queued before it. A queueing the snapshot holds was made after its
-    // source write committed (the watcher reads committed changes; a writer queues
-    // after its write, or in the write's own transaction), so the source read here
-    // holds that write too. A queueing the snapshot does not hold cannot slip
-    // under this command: on mongod a write to the record committed after the
-    // snapshot makes this `findAndModify` fail with a write conflict (labelled
-    // transient, so the whole application runs again on a new snapshot), and one
-    // arriving after it waits for (outside a transaction) or conflicts with (inside
-    // one) this uncommitted write, and lands after the commit, pending again.
+    // concurrent application of the same document conflicts on it, and one of the
+    // two runs again on the other's result).
     let record = ledger
-        .find_one_and_update(
-            by_id(&rid),
-            built(UpdateBuilder::new().set("g", &stored(&new)).set("pending", &false).unset("due"))?,
-        )
+        .find_one_and_update(by_id(&rid), built(UpdateBuilder::new().set("g", &stored(&new)))?)
         .upsert(true)
         .return_document(ReturnDocument::Before)
         .session(&mut *session)
@@ -473,9 +428,7 @@ async fn guessed(
         UpdateOneModel::builder()
             .namespace(ledger_ns)
             .filter(by_id(&rid))
-            .update(built(
-                UpdateBuilder::new().set_on_insert("g", &stored(new)).set_on_insert("pending", &false),
-            )?)
+            .update(built(UpdateBuilder::new().set_on_insert("g", &stored(new)))?)
             .upsert(true)
             .build()
     } else {
@@ -485,7 +438,7 @@ async fn guessed(
         UpdateOneModel::builder()
             .namespace(ledger_ns)
             .filter(filter)
-            .update(built(UpdateBuilder::new().set("g", &stored(new)).set("pending", &false).unset("due"))?)
+            .update(built(UpdateBuilder::new().set("g", &stored(new)))?)
             .build()
     };
     let writes = group_writes(spec, guess, new)?;
@@ -549,10 +502,7 @@ async fn guessed(
     };
     let record = db
         .collection::<Document>(LEDGER)
-        .find_one_and_update(
-            by_id(&rid),
-            built(UpdateBuilder::new().set("g", &stored(new)).set("pending", &false).unset("due"))?,
-        )
+        .find_one_and_update(by_id(&rid), built(UpdateBuilder::new().set("g", &stored(new)))?)
         .upsert(true)
         .return_document(ReturnDocument::Before)
         .session(&mut *session)

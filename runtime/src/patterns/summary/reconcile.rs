@@ -167,7 +167,8 @@ pub async fn check(db: &Database, spec: &'static SummarySpec) -> Result<SummaryR
 /// document (removing those of groups with no source document), reporting them.
 ///
 /// The recount is the truth only once the queue holds nothing pending for the summary
-/// (run it with the writers quiet, after a [`crate::summary::Worker`] drained the queue):
+/// (run it with the writers quiet, after a [`crate::denormalized::Worker`] drained the
+/// refresh queue of its jobs):
 /// the ledger keeps each source document's applied contribution, which later deltas
 /// are taken against, and a pending one is applied on top of the recount.
 pub async fn reconcile(db: &Database, spec: &'static SummarySpec) -> Result<SummaryReconcile, SummaryError> {

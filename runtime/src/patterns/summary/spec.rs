@@ -156,8 +156,8 @@ pub enum SummaryOp {
 pub enum SummaryRefresh {
     /// In the writing call, right after the write (after the commit in a transaction).
     Sync,
-    /// Through the summary queue, drained by a [`crate::summary::Worker`] within
-    /// `max_stale`.
+    /// Through the refresh queue the async copies use, drained by
+    /// [`crate::denormalized::Worker`] within `max_stale`.
     Async {
         /// How stale the summary may be.
         max_stale: Duration,

@@ -1,19 +1,20 @@
 //! The summaries' watcher: writes made around docshape reach the summaries through
-//! the source's change stream, as queue records.
+//! the source's change stream, as jobs in the refresh queue.
 
 use std::time::Duration;
 
-use bson::{doc, Bson, Document};
+use bson::{doc, Document};
 use futures_util::TryStreamExt;
 use mongodb::change_stream::event::{ChangeStreamEvent, OperationType, ResumeToken};
 use mongodb::Database;
 
-use super::apply::enqueue;
-use super::spec::{summaries, SummaryRefresh, SummarySpec};
+use super::jobs::queue;
+use super::spec::{summaries, SummarySpec};
 use super::{SummaryError, LEDGER};
 
 /// Follows the change streams of every summarized source collection and queues each
-/// changed document for its summaries (a [`crate::summary::Worker`] applies them). The
+/// changed document for its summaries in the refresh queue
+/// ([`crate::denormalized::Worker`] applies them). The
 /// ledger makes pre-images unnecessary: a document's old contribution is its record,
 /// so an update, a replace and a delete are all "queue this `_id`".
 ///
@@ -37,7 +38,7 @@ pub struct Watcher {
 pub struct SummaryWatch {
     /// Changes read.
     pub changes: u64,
-    /// Queue records written for them.
+    /// Jobs queued for them.
     pub queued: u64,
     /// Source collections resynced (first start, lost position, or a dropped source).
     pub resyncs: u64,
@@ -178,28 +179,11 @@ impl Watcher {
     }
 }
 
-/// Queues `id` for `spec`, due as its refresh says (a sync summary's at once).
-/// In `session` when given (in its transaction, if it runs one).
-pub(crate) async fn queue(
-    db: &Database,
-    spec: &SummarySpec,
-    id: &Bson,
-    session: Option<&mut mongodb::ClientSession>,
-) -> Result<(), SummaryError> {
-    let due = match spec.refresh {
-        SummaryRefresh::Async { max_stale } => max_stale,
-        _ => Duration::ZERO,
-    };
-    enqueue(db, spec, id, due, session)
-        .await
-        .map_err(|error| SummaryError::Mongo { summary: spec.collection, error })
-}
-
 /// Queues every document of `spec`'s source and every document its ledger records
-/// (one upsert each): applied by a [`crate::summary::Worker`], each one's
-/// contribution is brought in line with the source, whatever was missed (a process
-/// that died between a source write and its queue record, writes made while no
-/// watcher ran). Returns the number of records written.
+/// (one upsert each into the refresh queue): applied by a
+/// [`crate::denormalized::Worker`], each one's contribution is brought in line with
+/// the source, whatever was missed (a process that died between a source write and
+/// its job, writes made while no watcher ran). Returns the number of jobs queued.
 pub async fn resync(db: &Database, spec: &SummarySpec) -> Result<u64, SummaryError> {
     let err = |error| SummaryError::Mongo { summary: spec.collection, error };
     let mut n = 0;
@@ -217,7 +201,7 @@ pub async fn resync(db: &Database, spec: &SummarySpec) -> Result<u64, SummaryErr
     }
     let mut recorded = db
         .collection::<Document>(LEDGER)
-        .find(doc! { "_id.s": spec.collection, "pending": false })
+        .find(doc! { "_id.s": spec.collection })
         .projection(doc! { "_id": 1 })
         .await
         .map_err(err)?;

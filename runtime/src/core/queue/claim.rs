@@ -1,4 +1,4 @@
-//! Claiming refresh jobs: several due jobs under one lease and one claim token, and
+//! Claiming jobs of the queue: several due jobs under one lease and one claim token, and
 //! keeping that lease while the worker runs them one after another.
 
 use std::time::{Duration, Instant};
@@ -9,22 +9,22 @@ use futures_util::TryStreamExt;
 use mongodb::options::ReturnDocument;
 use mongodb::Collection;
 
-use super::apply::plus;
+use super::plus;
 use crate::core::access::{in_filter, not_in_filter, Literal};
-use crate::core::denormalized::CopyError;
+use crate::core::descriptor::CopyError;
 use crate::core::model::eq;
 
 /// Who claims, and for how long.
-pub(super) struct Claimer<'a> {
-    pub(super) queue: &'a Collection<Document>,
-    /// The copies' keys the worker refreshes.
-    pub(super) keys: &'a [&'a str],
-    pub(super) owner: &'a str,
-    pub(super) lease: Duration,
+pub(crate) struct Claimer<'a> {
+    pub(crate) queue: &'a Collection<Document>,
+    /// The job keys the worker runs (copies' and summaries').
+    pub(crate) keys: &'a [&'a str],
+    pub(crate) owner: &'a str,
+    pub(crate) lease: Duration,
 }
 
 /// The jobs of one claim, oldest `due` first, all stamped with one token.
-pub(super) struct Batch {
+pub(crate) struct Batch {
     token: ObjectId,
     /// The jobs not yet handed out, in the order they run.
     pending: std::collections::VecDeque<Document>,
@@ -75,7 +75,7 @@ impl Claimer<'_> {
     /// worker took every one of them in between, one `findAndModify` settles it:
     /// it takes a job or finds none claimable, so every call either claims a job or
     /// ends the drain (no loop here asks the server again).
-    pub(super) async fn claim(&self, most: usize, failed: &[Bson]) -> Result<Option<Batch>, CopyError> {
+    pub(crate) async fn claim(&self, most: usize, failed: &[Bson]) -> Result<Option<Batch>, CopyError> {
         if most > 1 {
             let batch = self.claim_many(most, failed).await?;
             if batch.as_ref().is_none_or(|b| !b.pending.is_empty()) {
@@ -124,14 +124,16 @@ impl Claimer<'_> {
         };
         let token = ObjectId::new();
         let now = DateTime::now();
-        // `$and`: the ids' filter may be an `$or` of its own, beside the lease's.
-        let stamped = self
-            .queue
-            .update_many(doc! { "$and": [self.claimable(now, failed), ids()] }, self.stamp(token, now))
-            .await
-            .map_err(error)?;
+        // One statement per job (see `each`): the condition again beside its `_id`.
+        let claimable = self.claimable(now, failed);
+        let stamp = self.stamp(token, now);
+        let statements = found.iter().map(|j| {
+            let id = j.get("_id").cloned().unwrap_or(Bson::Null);
+            (doc! { "$and": [claimable.clone(), { "_id": eq(id) }] }, stamp.clone())
+        });
+        let stamped = each(self.queue, statements).await.map_err(error)?;
         let renewed = Instant::now();
-        if stamped.modified_count == 0 {
+        if stamped.modified == 0 {
             return Ok(Some(Batch { token, pending: Default::default(), renewed }));
         }
         // Read back by token: a job taken by another worker right after the stamp
@@ -156,7 +158,7 @@ impl Claimer<'_> {
     /// A renewal that finds fewer jobs than it asked for (a job ran longer than the
     /// lease, and another worker took some of the rest) drops the jobs no longer this
     /// worker's from the batch: nothing was written for them, so nothing is owed.
-    pub(super) async fn next(&self, batch: &mut Batch) -> Result<Option<Document>, CopyError> {
+    pub(crate) async fn next(&self, batch: &mut Batch) -> Result<Option<Document>, CopyError> {
         if !batch.pending.is_empty() && batch.renewed.elapsed() >= self.lease / 3 {
             let error = |error| CopyError::Queue { operation: "renew lease", error };
             let held = || {
@@ -171,13 +173,17 @@ impl Claimer<'_> {
                 f.insert("owner", eq(Bson::from(self.owner)));
                 f
             };
-            let renewed = self
-                .queue
-                .update_many(held(), doc! { "$set": { "lease_until": plus(DateTime::now(), self.lease) } })
-                .await
-                .map_err(error)?;
+            let lease = doc! { "$set": { "lease_until": plus(DateTime::now(), self.lease) } };
+            // One statement per job (see `each`).
+            let statements = batch.pending.iter().map(|j| {
+                let id = j.get("_id").cloned().unwrap_or(Bson::Null);
+                let filter =
+                    doc! { "_id": eq(id), "claim": batch.token, "owner": eq(Bson::from(self.owner)) };
+                (filter, lease.clone())
+            });
+            let renewed = each(self.queue, statements).await.map_err(error)?;
             batch.renewed = Instant::now();
-            if usize::try_from(renewed.matched_count).unwrap_or(usize::MAX) < batch.pending.len() {
+            if usize::try_from(renewed.matched).unwrap_or(usize::MAX) < batch.pending.len() {
                 let still: Vec<Bson> = self
                     .queue
                     .find(held())
@@ -195,4 +201,55 @@ impl Claimer<'_> {
         }
         Ok(batch.pending.pop_front())
     }
+}
+
+/// What [`each`] matched and modified.
+struct Each {
+    matched: u64,
+    modified: u64,
+}
+
+/// Runs `statements` (filter, update) as one `update` command of single-document
+/// statements (`multi: false`, unordered): one round trip, like an `update_many`
+/// over their ids, but each job written on its own.
+///
+/// Why not `update_many`: a source write in a transaction queues its jobs in that
+/// transaction, so a job may carry a transaction's uncommitted write while a worker
+/// stamps it. On mongod a write outside a transaction that meets such a document
+/// waits (it retries its write conflict, yielding its locks) until the transaction
+/// commits or aborts: a claim waits at most for the writes that queued its jobs. The
+/// local test server retries a multi-document update's conflict while holding the
+/// collection's lock, so the transaction's next write to the queue (a second summary's
+/// job of the same source write) waits for the claim, which waits for the transaction:
+/// neither ends. A single-document statement waits the same way as on mongod, without
+/// holding the collection.
+async fn each(
+    queue: &Collection<Document>,
+    statements: impl Iterator<Item = (Document, Document)>,
+) -> mongodb::error::Result<Each> {
+    let updates: Vec<Document> =
+        statements.map(|(q, u)| doc! { "q": q, "u": u, "multi": false, "upsert": false }).collect();
+    if updates.is_empty() {
+        return Ok(Each { matched: 0, modified: 0 });
+    }
+    let db = queue.client().database(&queue.namespace().db);
+    let mut command = doc! { "update": queue.name(), "updates": updates, "ordered": false };
+    if let Some(concern) = queue.write_concern() {
+        command.insert(
+            "writeConcern",
+            crate::core::bson_compat::to_bson(concern).map_err(mongodb::error::Error::custom)?,
+        );
+    }
+    let reply = db.run_command(command).await?;
+    if let Ok(errors) = reply.get_array("writeErrors") {
+        if let Some(error) = errors.first() {
+            return Err(mongodb::error::Error::custom(format!("updating jobs: {error}")));
+        }
+    }
+    let count = |field| match reply.get(field) {
+        Some(Bson::Int32(n)) => u64::try_from(*n).unwrap_or(0),
+        Some(Bson::Int64(n)) => u64::try_from(*n).unwrap_or(0),
+        _ => 0,
+    };
+    Ok(Each { matched: count("n"), modified: count("nModified") })
 }
