@@ -87,21 +87,28 @@ async fn the_commands_a_summary_adds_to_a_write() {
     let queued = names(&log);
     assert_eq!(queued, ["update", "update"], "{queued:?}");
 
-    // `Order` has three sync summaries and two async ones: each async one an upsert,
-    // each sync one, outside a transaction, a transaction of its own.
+    // `Order` has three sync summaries and two async ones. Outside a transaction the
+    // write runs in one of its own, with all of them: the write (returning the
+    // document as it was), each async summary's queue record, each sync one's
+    // `bulkWrite`, and one commit for all. (The order was inserted around docshape,
+    // so no ledger record holds its contribution yet: each guess is corrected, in the
+    // same transaction, by a few more commands.)
     Order::add_item("o1", item("s1", "a", 1, 10)).run(&db).await.unwrap();
     let order = names(&log);
-    let commits = order.iter().filter(|n| *n == "commitTransaction").count();
-    assert_eq!(commits, 3, "{order:?}");
+    let count = |name: &str| order.iter().filter(|n| *n == name).count();
+    assert_eq!(&order[..3], ["findAndModify", "update", "update"], "{order:?}");
+    assert_eq!((count("bulkWrite"), count("commitTransaction")), (3, 1), "{order:?}");
+    assert_eq!(order.last().map(String::as_str), Some("commitTransaction"), "{order:?}");
 
-    // One sync summary, outside a transaction: the source read, the ledger record
-    // read and replaced by one findAndModify, one update of every changed group, the
-    // commit.
-    db.collection::<Document>("sm_tx_carts").insert_one(doc! { "_id": "o1", "items": [] }).await.unwrap();
+    // One sync summary, outside a transaction: the write and the summary in one
+    // transaction of their own (so that a crash between them cannot leave the
+    // summary behind): the write returning the document as it was, one `bulkWrite`,
+    // the commit.
+    docshape::relation::insert_one(&db, &mut TxCart { id: "o1".into(), items: Vec::new() }).await.unwrap();
     log.clear();
     TxCart::add_item("o1", item("s1", "a", 1, 10)).run(&db).await.unwrap();
     let alone = names(&log);
-    assert_eq!(alone, ["update", "find", "findAndModify", "update", "commitTransaction"]);
+    assert_eq!(alone, ["findAndModify", "bulkWrite", "commitTransaction"]);
 
     // In a transaction: the write returns the document as it was (`findAndModify`), from
     // which and the update sent the summary computes the document as written, so no
@@ -177,13 +184,59 @@ async fn the_commands_a_summary_adds_to_a_write() {
     let report = docshape::summary::check(&db, spec("sm_tx_cart_units")).await.unwrap();
     assert!(report.drifted.is_empty(), "{:#?}", report.drifted);
 
+    // An insert outside a transaction: the insert, one `bulkWrite` (the ledger record
+    // created, every group), the commit of the transaction they share.
+    log.clear();
+    let mut o3 = TxCart { id: "o3".into(), items: vec![item("s1", "c", 2, 10), item("s2", "c", 1, 10)] };
+    docshape::relation::insert_one(&db, &mut o3).await.unwrap();
+    let inserted = names(&log);
+    assert_eq!(inserted, ["insert", "bulkWrite", "commitTransaction"]);
+    let s1 = one(&db, "sm_tx_cart_units", "s1").await.unwrap();
+    assert_eq!((s1.get_i64("carts").unwrap(), s1.get_i64("units").unwrap()), (2, 6));
+    let report = docshape::summary::check(&db, spec("sm_tx_cart_units")).await.unwrap();
+    assert!(report.drifted.is_empty(), "{:#?}", report.drifted);
+
     println!(
-        "write row alone: {} command; one async summary: +{}; one sync summary: +{} outside a transaction, +{} in one (+{} for 5 groups, +{} when groups empty)",
+        "write row alone: {} command; one async summary: +{}; one sync summary: +{} outside a transaction, +{} in one (+{} for 5 groups, +{} when groups empty); an insert outside a transaction +{}",
         plain.len(),
         queued.len() - plain.len(),
         alone.len() - plain.len(),
         summary_tx.len() - plain_tx.len(),
         five_tx.len() - plain_tx.len(),
         left_tx.len() - plain_tx.len(),
+        inserted.len() - 1,
     );
+}
+
+/// Outside a transaction, the write and its sync summary commit together or not at
+/// all: a summary group another program made unwritable (a count that is not a
+/// number, which `$inc` refuses) fails the write, and leaves the source as it was,
+/// instead of writing the source and leaving the summary behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn outside_a_transaction_the_write_and_its_sync_summary_commit_together() {
+    let db = testkit::database("summary_own_transaction").await.unwrap();
+    let mut cart = TxCart { id: "c1".into(), items: vec![item("s1", "a", 1, 10)] };
+    docshape::relation::insert_one(&db, &mut cart).await.unwrap();
+    let s1 = one(&db, "sm_tx_cart_units", "s1").await.unwrap();
+    assert_eq!((s1.get_i64("carts").unwrap(), s1.get_i64("units").unwrap()), (1, 1));
+
+    let groups = db.collection::<Document>("sm_tx_cart_units");
+    groups.update_one(doc! { "_id": "s1" }, doc! { "$set": { "units": "not a number" } }).await.unwrap();
+    let refused = TxCart::add_item("c1", item("s1", "b", 2, 10)).run(&db).await;
+    assert!(refused.is_err(), "{refused:?}");
+    let stored =
+        db.collection::<Document>("sm_tx_carts").find_one(doc! { "_id": "c1" }).await.unwrap().unwrap();
+    assert_eq!(
+        stored.get_array("items").unwrap().len(),
+        1,
+        "the write was applied without its summary: {stored}"
+    );
+
+    // Repaired, the same write goes through, with its summary.
+    groups.update_one(doc! { "_id": "s1" }, doc! { "$set": { "units": 1_i64 } }).await.unwrap();
+    TxCart::add_item("c1", item("s1", "b", 2, 10)).run(&db).await.unwrap();
+    let s1 = one(&db, "sm_tx_cart_units", "s1").await.unwrap();
+    assert_eq!((s1.get_i64("carts").unwrap(), s1.get_i64("units").unwrap()), (1, 3));
+    let report = docshape::summary::check(&db, spec("sm_tx_cart_units")).await.unwrap();
+    assert!(report.drifted.is_empty(), "{:#?}", report.drifted);
 }

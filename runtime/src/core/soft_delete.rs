@@ -93,6 +93,10 @@ impl<T: Model> SoftDelete<T> {
 
     /// Runs it: `true` when a document changed, `false` when none matched (no such
     /// document in the tenant, or already deleted or live).
+    ///
+    /// When the model keeps data that must commit with its writes (a `sync` summary),
+    /// the command and that data run in one transaction of their own: see
+    /// [`crate::core::write`].
     pub async fn run(self, db: &Database) -> Result<bool, SoftDeleteError> {
         self.run_with(db, None).await
     }
@@ -105,6 +109,32 @@ impl<T: Model> SoftDelete<T> {
     }
 
     async fn run_with(
+        self,
+        db: &Database,
+        mut session: Option<&mut ClientSession>,
+    ) -> Result<bool, SoftDeleteError> {
+        use crate::core::transaction::{for_write, in_transaction};
+        let running = in_transaction(session.as_deref_mut()).await.map_err(SoftDeleteError::Command)?;
+        if !running && Effects::of::<T>().commits_with_source() {
+            let this = &self;
+            let own = for_write(
+                db.client(),
+                session.as_deref_mut(),
+                |tx| {
+                    let again = SoftDelete::<T> { filter: this.filter.clone(), model: PhantomData, ..*this };
+                    Box::pin(async move { again.run_once(db, Some(&mut **tx)).await })
+                },
+                SoftDeleteError::Command,
+                SoftDeleteError::Derived,
+            );
+            if let Some(done) = own.await {
+                return done;
+            }
+        }
+        self.run_once(db, session).await
+    }
+
+    async fn run_once(
         self,
         db: &Database,
         mut session: Option<&mut ClientSession>,

@@ -5,7 +5,6 @@
 
 use std::error::Error as StdError;
 use std::future::Future;
-use std::marker::PhantomData;
 use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
@@ -188,26 +187,49 @@ impl<E: StdError + 'static> StdError for TransactionError<E> {
 /// `'env` is the lifetime of what the body borrows from its surroundings (a
 /// `&Database`, say): the transaction lives no longer than that.
 pub struct Transaction<'env> {
-    session: ClientSession,
-    _env: PhantomData<&'env ()>,
+    session: Held<'env>,
+}
+
+/// The session a [`Transaction`] runs in: its own, or (for one docshape write in a
+/// caller's session that runs no transaction, [`for_write`]) the caller's, so that the
+/// write stays in that session's causal order.
+enum Held<'env> {
+    Own(ClientSession),
+    Lent(&'env mut ClientSession),
+}
+
+impl Held<'_> {
+    fn get(&self) -> &ClientSession {
+        match self {
+            Held::Own(s) => s,
+            Held::Lent(s) => s,
+        }
+    }
+
+    fn get_mut(&mut self) -> &mut ClientSession {
+        match self {
+            Held::Own(s) => s,
+            Held::Lent(s) => s,
+        }
+    }
 }
 
 impl std::fmt::Debug for Transaction<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Transaction").field("session", &self.session.id()).finish()
+        f.debug_struct("Transaction").field("session", &self.session.get().id()).finish()
     }
 }
 
 impl std::ops::Deref for Transaction<'_> {
     type Target = ClientSession;
     fn deref(&self) -> &ClientSession {
-        &self.session
+        self.session.get()
     }
 }
 
 impl std::ops::DerefMut for Transaction<'_> {
     fn deref_mut(&mut self) -> &mut ClientSession {
-        &mut self.session
+        self.session.get_mut()
     }
 }
 
@@ -273,15 +295,61 @@ where
     E: StdError + 'static,
 {
     let started = std::time::Instant::now();
-    run(client, body, |e: &mongodb::error::Error| started.elapsed() < TRANSACTION_TIME && is_transient(e))
-        .await
+    let may_retry = |e: &mongodb::error::Error| started.elapsed() < TRANSACTION_TIME && is_transient(e);
+    run(client, None, body, Deployment::Ask, may_retry).await
+}
+
+/// [`transaction`] for one docshape write whose declared effects must commit with it
+/// (a `sync` summary of its model) when its caller gave no transaction: the write and
+/// what commits with it are the body, in `session` when the caller gave one that runs
+/// no transaction (so the write keeps that session's causal order), else in a session
+/// of its own. No `hello` first: the model declares that its
+/// writes run in transactions (a `sync` summary is refused at compile time
+/// otherwise), and a deployment without them is refused by the driver before anything
+/// is sent ([`TransactionError::Unsupported`]), so the one check would be one more
+/// command on every such write.
+///
+/// Returns the body's result, a failure to start or commit as `mongo` makes it and one
+/// of what is derived after the commit as `derived` does; `None` when the deployment
+/// has no transactions (nothing was sent: the writer then writes alone).
+pub(crate) async fn for_write<'env, R, E, F>(
+    client: &Client,
+    session: Option<&'env mut ClientSession>,
+    body: F,
+    mongo: impl FnOnce(mongodb::error::Error) -> E,
+    derived: impl FnOnce(Box<CopyError>) -> E,
+) -> Option<Result<R, E>>
+where
+    F: for<'s> FnMut(&'s mut Transaction<'env>) -> BoxFuture<'s, Result<R, E>>,
+    E: StdError + 'static,
+{
+    let started = std::time::Instant::now();
+    let may_retry = |e: &mongodb::error::Error| started.elapsed() < TRANSACTION_TIME && is_transient(e);
+    match run(client, session, body, Deployment::Trusted, may_retry).await {
+        Ok(value) => Some(Ok(value)),
+        Err(TransactionError::Unsupported) => None,
+        Err(TransactionError::Aborted(e)) => Some(Err(e)),
+        Err(TransactionError::Start(e) | TransactionError::Commit(e)) => Some(Err(mongo(e))),
+        Err(TransactionError::AfterCommit(e)) => Some(Err(derived(e))),
+    }
+}
+
+/// Whether [`run`] asks the deployment whether it has transactions before starting one.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Deployment {
+    /// One `hello` first ([`transaction`]).
+    Ask,
+    /// The model declares transactions ([`for_write`]).
+    Trusted,
 }
 
 /// [`transaction`] with the retry decision given: `may_retry` is asked about each
 /// transient error.
 async fn run<'env, R, E, F>(
     client: &Client,
+    session: Option<&'env mut ClientSession>,
     mut body: F,
+    deployment: Deployment,
     may_retry: impl Fn(&mongodb::error::Error) -> bool,
 ) -> Result<R, TransactionError<E>>
 where
@@ -291,39 +359,44 @@ where
     // A standalone mongod refuses the first command of a transaction (code 20), but a
     // server may take transaction fields without a replica set behind them, and then
     // nothing makes the writes one: ask once, before anything is written.
-    match client.database("admin").run_command(bson::doc! { "hello": 1 }).await {
-        Ok(hello) => {
-            let replica_set = hello.get_str("setName").is_ok();
-            let mongos = hello.get_str("msg").is_ok_and(|m| m == "isdbgrid");
-            if !replica_set && !mongos {
-                return Err(TransactionError::Unsupported);
+    if deployment == Deployment::Ask {
+        match client.database("admin").run_command(bson::doc! { "hello": 1 }).await {
+            Ok(hello) => {
+                let replica_set = hello.get_str("setName").is_ok();
+                let mongos = hello.get_str("msg").is_ok_and(|m| m == "isdbgrid");
+                if !replica_set && !mongos {
+                    return Err(TransactionError::Unsupported);
+                }
             }
+            Err(e) => return Err(TransactionError::Start(e)),
         }
-        Err(e) => return Err(TransactionError::Start(e)),
     }
-    let session = match client.start_session().await {
-        Ok(s) => s,
-        Err(e) if no_transactions(&e) => return Err(TransactionError::Unsupported),
-        Err(e) => return Err(TransactionError::Start(e)),
+    let session = match session {
+        Some(lent) => Held::Lent(lent),
+        None => match client.start_session().await {
+            Ok(s) => Held::Own(s),
+            Err(e) if no_transactions(&e) => return Err(TransactionError::Unsupported),
+            Err(e) => return Err(TransactionError::Start(e)),
+        },
     };
-    let mut tx = Transaction { session, _env: PhantomData };
+    let mut tx = Transaction { session };
     let mut attempt = 0;
     'transaction: loop {
         attempt += 1;
-        match tx.session.start_transaction().await {
+        match tx.session.get_mut().start_transaction().await {
             Ok(()) => {}
             Err(e) if no_transactions(&e) => return Err(TransactionError::Unsupported),
             Err(e) => return Err(TransactionError::Start(e)),
         }
         let deferred: Deferred = Arc::default();
-        let lsid = tx.session.id().clone();
+        let lsid = tx.session.get().id().clone();
         let done = scoped(deferred.clone(), lsid, body(&mut tx)).await;
         let value = match done {
             Ok(value) => value,
             Err(e) => {
                 // The server aborts it anyway once a command failed; the error that
                 // matters is the body's.
-                let _ = tx.session.abort_transaction().await;
+                let _ = tx.session.get_mut().abort_transaction().await;
                 match mongo_error_in(&e) {
                     Some(m) if is_transient(m) && may_retry(m) => {
                         crate::core::trace::event!(
@@ -341,7 +414,7 @@ where
         let mut commits = 0;
         loop {
             commits += 1;
-            match tx.session.commit_transaction().await {
+            match tx.session.get_mut().commit_transaction().await {
                 Ok(()) => break,
                 Err(e)
                     if e.contains_label(UNKNOWN_TRANSACTION_COMMIT_RESULT) && commits < COMMIT_ATTEMPTS =>

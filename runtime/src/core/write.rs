@@ -191,6 +191,15 @@ impl Effects {
         hooks::session_write_reads_document(self.collection)
     }
 
+    /// Whether the collection keeps data that must commit with its writes (a `sync`
+    /// summary): a writer given no transaction then runs its command and that data in
+    /// one transaction of its own ([`crate::core::transaction::for_write`]), so that
+    /// both commit or neither, and what the write derives after it (copies, cached
+    /// keys) waits for that commit. No I/O.
+    pub(crate) fn commits_with_source(&self) -> bool {
+        hooks::session_write_reads_document(self.collection)
+    }
+
     /// Whether what a write in a transaction keeps in line costs less from the
     /// document as it was and the update sent than from the document as written (a
     /// `sync` summary on a server with `bulkWrite`): a write row's command then returns

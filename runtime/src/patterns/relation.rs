@@ -9,7 +9,7 @@
 pub mod refs;
 
 use crate::core::bson_compat;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
 use bson::{doc, Bson, Document};
@@ -376,7 +376,7 @@ where
 async fn insert_one_with<T>(
     db: &Database,
     value: &mut T,
-    mut session: Option<&mut ClientSession>,
+    session: Option<&mut ClientSession>,
 ) -> Result<Bson, RefError>
 where
     T: Model + Serialize + DeserializeOwned,
@@ -388,24 +388,88 @@ where
     // (Step 2 of the write pipeline: an insert has no other.)
     let effects = crate::core::write::Effects::of::<T>();
     effects.on_insert(&mut stored);
+    let stored = [stored];
+    let mut ids = insert_alone::<T>(db, &stored, session).await?;
+    Ok(ids.pop().unwrap_or(Bson::Null))
+}
+
+/// Inserts `stored` given no transaction (no session, or one that runs none): in a
+/// transaction of its own when the model keeps data that must commit with its writes
+/// (a `sync` summary: the documents and the summaries commit together; in the
+/// caller's session when given), then settles their refreshed copies once the
+/// documents are visible; otherwise as [`insert_stored`] says.
+async fn insert_alone<T: Model>(
+    db: &Database,
+    stored: &[Document],
+    mut session: Option<&mut ClientSession>,
+) -> Result<Vec<Bson>, RefError> {
+    let mongo = |source| RefError::Mongo { collection: T::COLLECTION, source: Box::new(source) };
+    let running = crate::core::transaction::in_transaction(session.as_deref_mut()).await.map_err(mongo)?;
+    if !running && crate::core::write::Effects::of::<T>().commits_with_source() {
+        let own = crate::core::transaction::for_write(
+            db.client(),
+            session.as_deref_mut(),
+            |tx| Box::pin(insert_stored::<T>(db, stored, Some(&mut **tx))),
+            mongo,
+            |source| RefError::Copies { collection: T::COLLECTION, source },
+        );
+        if let Some(done) = own.await {
+            let ids = done?;
+            for (document, id) in stored.iter().zip(&ids) {
+                settle_copies::<T>(db, document, id).await?;
+            }
+            return Ok(ids);
+        }
+    }
+    insert_stored::<T>(db, stored, session).await
+}
+
+/// Inserts the documents `stored` (copies filled, stamps set) in one `insert`
+/// command (ordered), in `session` when given; outside a transaction, settles each
+/// one's refreshed copies after the insert; then the summaries they count in.
+/// Returns their `_id`s in order.
+async fn insert_stored<T: Model>(
+    db: &Database,
+    stored: &[Document],
+    mut session: Option<&mut ClientSession>,
+) -> Result<Vec<Bson>, RefError> {
+    let effects = crate::core::write::Effects::of::<T>();
     let collection = db.collection::<Document>(T::COLLECTION);
     let mongo = |source| RefError::Mongo { collection: T::COLLECTION, source: Box::new(source) };
     let transaction =
         crate::core::transaction::in_transaction(session.as_deref_mut()).await.map_err(mongo)?;
-    let command = collection.insert_one(&stored);
-    let id = match session.as_deref_mut() {
-        Some(s) => command.session(s).await,
-        None => command.await,
+    // One document: an `insert_one` (the same `insert` command), whose error is the
+    // driver's write error rather than a bulk one.
+    let inserted: HashMap<usize, Bson> = match stored {
+        [one] => {
+            let command = collection.insert_one(one);
+            let result = match session.as_deref_mut() {
+                Some(s) => command.session(s).await,
+                None => command.await,
+            };
+            HashMap::from([(0, result.map_err(mongo)?.inserted_id)])
+        }
+        many => {
+            let command = collection.insert_many(many);
+            let result = match session.as_deref_mut() {
+                Some(s) => command.session(s).await,
+                None => command.await,
+            };
+            result.map_err(mongo)?.inserted_ids
+        }
+    };
+    let mut ids = Vec::with_capacity(stored.len());
+    for (i, document) in stored.iter().enumerate() {
+        let id = inserted.get(&i).cloned().or_else(|| document.get("_id").cloned()).unwrap_or(Bson::Null);
+        if !transaction {
+            settle_copies::<T>(db, document, &id).await?;
+        }
+        let derived = |source| RefError::Copies { collection: T::COLLECTION, source: Box::new(source) };
+        let written = document.contains_key("_id").then_some(document);
+        effects.after_insert_in(db, &id, written, session.as_deref_mut()).await.map_err(derived)?; // summaries
+        ids.push(id);
     }
-    .map_err(mongo)?
-    .inserted_id;
-    if !transaction {
-        settle_copies::<T>(db, &stored, &id).await?;
-    }
-    let derived = |source| RefError::Copies { collection: T::COLLECTION, source: Box::new(source) };
-    let written = stored.contains_key("_id").then_some(&stored);
-    effects.after_insert_in(db, &id, written, session).await.map_err(derived)?; // summaries
-    Ok(id)
+    Ok(ids)
 }
 
 /// [`insert_one`] of several documents in one `insert` command (ordered): each one's
@@ -440,7 +504,7 @@ where
 async fn insert_many_with<T>(
     db: &Database,
     values: &mut [T],
-    mut session: Option<&mut ClientSession>,
+    session: Option<&mut ClientSession>,
 ) -> Result<Vec<Bson>, RefError>
 where
     T: Model + Serialize + DeserializeOwned,
@@ -456,29 +520,7 @@ where
         effects.on_insert(&mut document);
         stored.push(document);
     }
-    let collection = db.collection::<Document>(T::COLLECTION);
-    let mongo = |source| RefError::Mongo { collection: T::COLLECTION, source: Box::new(source) };
-    let transaction =
-        crate::core::transaction::in_transaction(session.as_deref_mut()).await.map_err(mongo)?;
-    let command = collection.insert_many(&stored);
-    let inserted = match session.as_deref_mut() {
-        Some(s) => command.session(s).await,
-        None => command.await,
-    }
-    .map_err(mongo)?
-    .inserted_ids;
-    let mut ids = Vec::with_capacity(stored.len());
-    for (i, document) in stored.iter().enumerate() {
-        let id = inserted.get(&i).cloned().or_else(|| document.get("_id").cloned()).unwrap_or(Bson::Null);
-        if !transaction {
-            settle_copies::<T>(db, document, &id).await?;
-        }
-        let derived = |source| RefError::Copies { collection: T::COLLECTION, source: Box::new(source) };
-        let written = document.contains_key("_id").then_some(document);
-        effects.after_insert_in(db, &id, written, session.as_deref_mut()).await.map_err(derived)?; // summaries
-        ids.push(id);
-    }
-    Ok(ids)
+    insert_alone::<T>(db, &stored, session).await
 }
 
 /// Brings the refreshed copies of `stored`, just inserted with `_id` `id`, in line

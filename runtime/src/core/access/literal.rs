@@ -102,7 +102,7 @@ pub fn literal<T: Serialize + ?Sized>(value: &T) -> Result<Bson, SerError> {
 /// [`literal`] for a builder whose calls chain: each value written, the first error
 /// kept for the end, so that generated code builds a command in one expression (no
 /// closure and no `?` per value for the compiler to check in every model's crate).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Chained {
     error: Option<SerError>,
 }

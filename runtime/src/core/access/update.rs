@@ -48,7 +48,7 @@ pub struct PushBound {
 /// encoder refuses kept for [`build`](Self::build), as [`FilterBuilder`]'s.
 ///
 /// [`FilterBuilder`]: crate::core::access::find::FilterBuilder
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct UpdateBuilder {
     update: Document,
     bounds: Vec<PushBound>,
@@ -337,12 +337,75 @@ impl<T: Model, S: SessionSlot> Update<T, S> {
             true => crate::core::trace::span!("access.upsert", pattern = self.pattern.name),
             false => crate::core::trace::span!("access.update", pattern = self.pattern.name),
         };
-        let done = crate::core::trace::in_span(span.clone(), self.run_inner(db, upsert)).await;
+        let done = crate::core::trace::in_span(span.clone(), self.run_outer(db, upsert)).await;
         if let Err(e) = &done {
             let _entered = span.enter();
             crate::core::trace::event!(DEBUG, error = %e, "refused");
         }
         done
+    }
+
+    /// [`Update::run_inner`], in a transaction of its own when the caller gave none (no
+    /// session, or one that runs no transaction: then in that session) and the model
+    /// keeps data that must commit with its writes (a `sync` summary): the write's
+    /// command, that data, and the commit, so that both commit or neither and no crash
+    /// leaves the write without it. What the write derives after it (copies, cached
+    /// keys) waits for the commit, as in [`crate::transaction`].
+    async fn run_outer(&mut self, db: &Database, upsert: bool) -> Result<Wrote, UpdateError> {
+        use crate::core::transaction::{for_write, in_transaction, is_duplicate_key};
+        if !crate::core::write::Effects::of::<T>().commits_with_source() {
+            return self.run_inner(db, upsert).await;
+        }
+        let running = in_transaction(self.session.session()).await;
+        if running.map_err(|e| UpdateError::of_write(T::COLLECTION, e))? {
+            return self.run_inner(db, upsert).await;
+        }
+        let mut duplicates = 0;
+        loop {
+            let mongo = |e| UpdateError::of_write(T::COLLECTION, e);
+            let Update { pattern, filter, update, version, upgrade, session, .. } = &mut *self;
+            let (pattern, filter, update, version, upgrade) =
+                (*pattern, &*filter, &*update, *version, *upgrade);
+            let own = for_write(
+                db.client(),
+                session.session(),
+                |tx| {
+                    let mut update = Update::<T, _> {
+                        pattern,
+                        filter: filter.clone(),
+                        update: update.clone(),
+                        version,
+                        upgrade,
+                        session: &mut **tx,
+                        _model: std::marker::PhantomData,
+                    };
+                    Box::pin(async move { update.run_inner(db, upsert).await })
+                },
+                mongo,
+                UpdateError::AfterWrite,
+            );
+            return match own.await {
+                // An upsert that lost the race to insert its document aborted the
+                // transaction (a write in one is not retried alone): the whole
+                // transaction runs again and updates the winner's document, as
+                // `run_inner` does outside one.
+                Some(Err(refused @ UpdateError::WriteRefused { .. }))
+                    if upsert
+                        && matches!(&refused, UpdateError::WriteRefused { source, .. } if is_duplicate_key(source)) =>
+                {
+                    duplicates += 1;
+                    if duplicates < DUPLICATE_ATTEMPTS {
+                        continue;
+                    }
+                    Err(refused)
+                }
+                Some(done) => done,
+                // The deployment has no transactions (the driver refused to start one,
+                // nothing was sent): the write alone, its summaries then report why
+                // they could not follow, as without this path.
+                None => self.run_inner(db, upsert).await,
+            };
+        }
     }
 
     /// One command when the document is current. An older one is upgraded in place

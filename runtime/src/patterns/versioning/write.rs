@@ -348,15 +348,40 @@ async fn insert_one_with<T: Versioned>(
     // no copies elsewhere and no cached keys yet, a miss being never cached).
     let effects = Effects::of::<T>();
     effects.on_insert(&mut document);
+    let running = crate::core::transaction::in_transaction(session.as_deref_mut()).await?;
+    if !running && effects.commits_with_source() {
+        // The document and the summaries that must commit with it, in a transaction
+        // of their own (see `crate::core::write`); in the caller's session when given.
+        let own = crate::core::transaction::for_write(
+            db.client(),
+            session.as_deref_mut(),
+            |tx| Box::pin(insert_document::<T>(db, &document, Some(&mut **tx))),
+            VersionError::from,
+            VersionError::Copies,
+        );
+        if let Some(done) = own.await {
+            return done;
+        }
+    }
+    insert_document::<T>(db, &document, session).await
+}
+
+/// Inserts `document` (encoded, stamped) in `session` when given, then the summaries
+/// it counts in.
+async fn insert_document<T: Versioned>(
+    db: &Database,
+    document: &Document,
+    mut session: Option<&mut ClientSession>,
+) -> Result<(), VersionError> {
     let collection = db.collection::<Document>(T::COLLECTION);
-    let command = collection.insert_one(&document);
+    let command = collection.insert_one(document);
     let id = match session.as_deref_mut() {
         Some(s) => command.session(s).await?,
         None => command.await?,
     }
     .inserted_id;
-    let written = document.contains_key("_id").then_some(&document);
-    effects
+    let written = document.contains_key("_id").then_some(document);
+    Effects::of::<T>()
         .after_insert_in(db, &id, written, session)
         .await
         .map_err(|e| VersionError::Copies(Box::new(e)))?; // summaries
