@@ -30,6 +30,14 @@
 //!    session runs a transaction, it is written in it, before the commit, so both
 //!    commit or neither.
 //!
+//! When the collection keeps data that must commit with its writes (a `sync`
+//! summary, [`Effects::commits_with_source`]) and the caller gave no transaction, the
+//! writers that take a session (write and upsert rows, inserts, soft deletes and
+//! restores) run steps 3 and 4 in a transaction of their own
+//! ([`crate::core::transaction::for_write`]; in the caller's session when it gave one
+//! that runs none): the command and that data commit together or not at all, and the
+//! rest of step 4 waits for the commit.
+//!
 //! An insert creates a document: it has step 2, and of step 4 only the summaries it
 //! counts in ([`Effects::after_insert`], or [`Effects::after_insert_in`] for one made
 //! in a session): no copy of it exists elsewhere yet, and a cached row never caches a

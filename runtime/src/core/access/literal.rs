@@ -70,6 +70,25 @@ impl Literal {
     pub fn as_bson(&self) -> &Bson {
         &self.0
     }
+
+    /// An aggregation expression that is true exactly when `expression` (a field
+    /// path such as `"$total"`, or a `$getField`) evaluates to this value: `$eq` with
+    /// the value inside `$literal` (never read as an expression: a string starting
+    /// with `$`, an operator-shaped document), and `$type` for `null`, which a missing
+    /// field is not. For a check that a stored document holds a value, inside `$expr`.
+    pub fn equals_expr(self, expression: impl Into<Bson>) -> Document {
+        match self.0 {
+            Bson::Null => doc! { "$eq": [{ "$type": expression.into() }, "null"] },
+            value => doc! { "$eq": [expression.into(), { "$literal": value }] },
+        }
+    }
+
+    /// An aggregation expression true exactly when `expression` evaluates to nothing
+    /// (a missing field): `$type` is `"missing"`, which neither `null` nor any value
+    /// has.
+    pub fn missing_expr(expression: impl Into<Bson>) -> Document {
+        doc! { "$eq": [{ "$type": expression.into() }, "missing"] }
+    }
 }
 
 /// `{"v": value}`, for the document serializer, which writes maps literally.
@@ -290,5 +309,23 @@ mod tests {
             doc! { "_id": { "$nin": [1, { "copy": "c", "id": 1 }] } }
         );
         assert_eq!(not_in_filter("_id", []), doc! { "_id": { "$nin": [] } });
+    }
+
+    #[test]
+    fn an_expression_equality_reads_its_value_as_a_value_and_tells_null_from_missing() {
+        let path = || Bson::String("$total".into());
+        // A string that reads as a field path, an operator-shaped document: literal.
+        assert_eq!(
+            Literal::stored(Bson::String("$other".into())).equals_expr(path()),
+            doc! { "$eq": ["$total", { "$literal": "$other" }] }
+        );
+        assert_eq!(
+            Literal::stored(Bson::Document(doc! { "$gt": 1 })).equals_expr(path()),
+            doc! { "$eq": ["$total", { "$literal": { "$gt": 1 } }] }
+        );
+        // `null` is a type test: `$eq` would compare a missing field too on servers
+        // that read missing as null.
+        assert_eq!(Literal::stored(Bson::Null).equals_expr(path()), doc! { "$eq": [{ "$type": "$total" }, "null"] });
+        assert_eq!(Literal::missing_expr(path()), doc! { "$eq": [{ "$type": "$total" }, "missing"] });
     }
 }

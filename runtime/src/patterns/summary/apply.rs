@@ -16,6 +16,7 @@ use mongodb::Namespace;
 use super::contribution::{compare, contributions, read_fields, simulate, Contribution, Num};
 use super::spec::{SummaryOp, SummarySpec};
 use super::{SummaryError, LEDGER};
+use crate::core::access::literal::Literal;
 use crate::core::access::update::UpdateBuilder;
 use crate::core::hooks::Prior;
 use crate::core::model::eq;
@@ -376,8 +377,8 @@ fn source_check(id: &Bson, fields: &[&'static str], after: &Document) -> Documen
         .map(|f| {
             let path = format!("${f}");
             Bson::Document(match after.get(*f) {
-                Some(v) => doc! { "$eq": [path, { "$literal": v.clone() }] },
-                None => doc! { "$eq": [{ "$type": path }, "missing"] },
+                Some(v) => Literal::stored(v.clone()).equals_expr(path),
+                None => Literal::missing_expr(path),
             })
         })
         .collect();

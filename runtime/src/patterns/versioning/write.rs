@@ -41,11 +41,8 @@ pub(super) fn unchanged_since<T: Versioned>(original: &Document) -> Document {
         if !is_plain_name(key) {
             let field = doc! { "$getField": { "field": { "$literal": key.clone() }, "input": "$$ROOT" } };
             // An expression's `$eq` is exact (an array is not an element, a missing
-            // field is not null); `$type` tells null from missing.
-            by_name.push(match value {
-                Bson::Null => doc! { "$eq": [ { "$type": field }, "null" ] },
-                _ => doc! { "$eq": [ field, { "$literal": value.clone() } ] },
-            });
+            // field is not null).
+            by_name.push(Literal::stored(value.clone()).equals_expr(field));
             continue;
         }
         // A query's `$eq` on a field also matches an array holding the value as an
