@@ -117,3 +117,39 @@ async fn a_versioned_insert_in_a_transaction_commits_with_its_summary() {
     let spec = summary::summary("sm_tally_totals").unwrap();
     assert!(summary::check(&db, spec).await.unwrap().drifted.is_empty());
 }
+
+/// A versioned save outside a transaction runs in one of its own with its sync
+/// summary: a summary group that cannot be written (another program stored a total
+/// that is not a number) fails the save and leaves the document as it was; repaired,
+/// the same save goes through with its summary, in one commit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_versioned_save_outside_a_transaction_commits_with_its_summary() {
+    let (db, log) = testkit::monitored("summary_versioned_own").await.unwrap();
+    let tally = Tally { id: "t1".into(), seller_id: "a".into(), cents: 5, schema_version: 2 };
+    versioning::insert_one(&db, &tally).await.unwrap();
+    assert_eq!(totals(&db).await, (1, 5));
+
+    let groups = db.collection::<Document>("sm_tally_totals");
+    groups.update_one(doc! { "_id": "a" }, doc! { "$set": { "cents": "not a number" } }).await.unwrap();
+    let mut loaded = versioning::find_one::<Tally>(&db, doc! { "_id": "t1" }).await.unwrap().unwrap();
+    loaded.value.cents = 7;
+    let refused = loaded.save(&db).await;
+    assert!(refused.is_err(), "{refused:?}");
+    let stored =
+        db.collection::<Document>("sm_tallies").find_one(doc! { "_id": "t1" }).await.unwrap().unwrap();
+    assert_eq!(stored.get_i64("cents").unwrap(), 5, "saved without its summary: {stored}");
+
+    groups.update_one(doc! { "_id": "a" }, doc! { "$set": { "cents": 5_i64 } }).await.unwrap();
+    let mut loaded = versioning::find_one::<Tally>(&db, doc! { "_id": "t1" }).await.unwrap().unwrap();
+    loaded.value.cents = 7;
+    log.clear();
+    loaded.save(&db).await.unwrap();
+    let names: Vec<String> = log.take().into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names.iter().filter(|n| *n == "commitTransaction").count(), 1, "{names:?}");
+    assert_eq!(names.last().map(String::as_str), Some("commitTransaction"), "{names:?}");
+    assert_eq!(totals(&db).await, (1, 7));
+    // The value is what is stored: saved again unchanged, it still matches.
+    loaded.save(&db).await.unwrap();
+    let spec = summary::summary("sm_tally_totals").unwrap();
+    assert!(summary::check(&db, spec).await.unwrap().drifted.is_empty());
+}

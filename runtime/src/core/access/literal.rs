@@ -325,7 +325,10 @@ mod tests {
         );
         // `null` is a type test: `$eq` would compare a missing field too on servers
         // that read missing as null.
-        assert_eq!(Literal::stored(Bson::Null).equals_expr(path()), doc! { "$eq": [{ "$type": "$total" }, "null"] });
+        assert_eq!(
+            Literal::stored(Bson::Null).equals_expr(path()),
+            doc! { "$eq": [{ "$type": "$total" }, "null"] }
+        );
         assert_eq!(Literal::missing_expr(path()), doc! { "$eq": [{ "$type": "$total" }, "missing"] });
     }
 }

@@ -160,121 +160,28 @@ impl<T: Versioned> Loaded<T> {
         let effects = Effects::of::<T>();
         effects.check(db).map_err(|e| VersionError::Refused(Box::new(e)))?;
         let new = encode(&self.value)?;
-        let (mut set, mut unset) = (Document::new(), Document::new());
-        for (key, value) in new.iter().filter(|(k, _)| *k != "_id") {
-            if self.original.get(key) != Some(value) {
-                set.insert(key.clone(), value.clone());
-            }
-        }
-        for key in self.original.keys().filter(|k| *k != "_id" && !new.contains_key(k.as_str())) {
-            unset.insert(key.clone(), "");
-        }
-        // The stamps are the write's to set, never the value's: whatever the value
-        // holds there is left out, and the write stamps the document itself.
-        let stamps = effects.stamps();
-        for field in [stamps.created, stamps.updated, stamps.revision].into_iter().flatten() {
-            set.remove(field);
-            unset.remove(field);
-        }
-        let collection = db.collection::<Document>(T::COLLECTION);
-        let filter = unchanged_since::<T>(&self.original);
-        // A key `$set` would read as a path or an operator: replace the document instead
-        // (keys with dots or a leading `$`: from maps flattened into the type, or fields
-        // another program wrote that the type leaves out).
-        let plain = |k: &String| is_plain_name(k);
-        // What the write may have changed, for the denormalized copies of this model:
-        // `None` for a replacement (anything).
-        let mut written: Option<Document> = None;
-        // The stamps the write stored, which the document as read then holds.
-        let mut stamped = Document::new();
-        let matched = if !set.keys().chain(unset.keys()).all(plain) {
-            let mut replacement = new.clone();
-            replacement.insert("_id", self.id());
-            // A replacement takes no `$currentDate`: the writer's clock, and the
-            // revision as read plus one (the filter holds the one read).
-            for field in [stamps.created, stamps.revision].into_iter().flatten() {
-                match self.original.get(field) {
-                    Some(v) => replacement.insert(field, v.clone()),
-                    None => replacement.remove(field),
-                };
-            }
-            if let Some(updated) = stamps.updated {
-                replacement.insert(updated, bson::DateTime::now());
-            }
-            if let Some(revision) = stamps.revision {
-                let next = crate::core::stamps::revision_of(self.original.get(revision)).unwrap_or(0) + 1;
-                let next = match (stamps.wide_revision, i32::try_from(next)) {
-                    (false, Ok(n)) => Bson::Int32(n),
-                    _ => Bson::Int64(next),
-                };
-                replacement.insert(revision, next);
-            }
-            stamped = stamps
-                .projection()
-                .keys()
-                .filter_map(|k| Some((k.clone(), replacement.get(k)?.clone())))
-                .collect();
-            let replace = collection.replace_one(filter, replacement);
-            match session.as_deref_mut() {
-                Some(s) => replace.session(s).await?,
-                None => replace.await?,
-            }
-            .matched_count
-        } else if set.is_empty() && unset.is_empty() {
-            // Nothing to write; still say whether the document is as it was read.
-            let count = collection.count_documents(filter);
-            match session.as_deref_mut() {
-                Some(s) => count.session(s).await?,
-                None => count.await?,
-            }
-        } else {
-            let mut update = Document::new();
-            if !set.is_empty() {
-                update.insert("$set", set.clone());
-            }
-            if !unset.is_empty() {
-                update.insert("$unset", unset.clone());
-            }
-            let matched = if stamps.is_empty() {
-                let write = collection.update_one(filter, update.clone());
-                match session.as_deref_mut() {
-                    Some(s) => write.session(s).await?,
-                    None => write.await?,
+        let running = crate::core::transaction::in_transaction(session.as_deref_mut()).await?;
+        let saved = match !running && effects.commits_with_source() {
+            // The write and the summaries that must commit with it, in a transaction
+            // of their own (see `crate::core::write`); in the caller's session when
+            // given. The value is brought in line once it committed.
+            true => {
+                let (original, encoded) = (&self.original, &new);
+                let own = crate::core::transaction::for_write(
+                    db.client(),
+                    session.as_deref_mut(),
+                    |tx| Box::pin(write_save::<T>(db, original, encoded, Some(&mut **tx))),
+                    VersionError::from,
+                    VersionError::Copies,
+                );
+                match own.await {
+                    Some(done) => done?,
+                    None => write_save::<T>(db, &self.original, &new, session).await?,
                 }
-                .matched_count
-            } else {
-                // Stamped in the same command (`$currentDate`, `$inc`), the stamps
-                // returned, so that the next save compares what is stored.
-                effects.on_update(&mut update);
-                let write = collection
-                    .find_one_and_update(filter, update.clone())
-                    .projection(stamps.projection())
-                    .return_document(mongodb::options::ReturnDocument::After);
-                let found = match session.as_deref_mut() {
-                    Some(s) => write.session(s).await?,
-                    None => write.await?,
-                };
-                match found {
-                    Some(mut found) => {
-                        found.remove("_id");
-                        stamped = found;
-                        1
-                    }
-                    None => 0,
-                }
-            };
-            written = Some(update);
-            matched
+            }
+            false => write_save::<T>(db, &self.original, &new, session).await?,
         };
-        if matched == 0 {
-            return Err(VersionError::Conflict { collection: T::COLLECTION, id: self.id(), attempts: 1 });
-        }
-        if !(set.is_empty() && unset.is_empty()) {
-            effects
-                .after_in(db, &self.id(), written.as_ref(), None, session)
-                .await
-                .map_err(|e| VersionError::Copies(Box::new(e)))?;
-        }
+        let Saved { set, unset, stamped } = saved;
         self.value.stamp();
         self.stored_version = T::VERSION;
         for key in unset.keys() {
@@ -295,6 +202,142 @@ impl<T: Versioned> Loaded<T> {
         }
         Ok(())
     }
+}
+
+/// What a versioned save wrote: the fields set and unset, and the stamps stored.
+struct Saved {
+    set: Document,
+    unset: Document,
+    stamped: Document,
+}
+
+/// A versioned save's write of `new` (the value, encoded) over `original` (the
+/// document as read), compare-and-set, in `session` when given, then what is derived
+/// from it: see [`Loaded::save`]. Changes nothing of the value, so that a transaction
+/// may run it again.
+async fn write_save<T: Versioned>(
+    db: &Database,
+    original: &Document,
+    new: &Document,
+    mut session: Option<&mut mongodb::ClientSession>,
+) -> Result<Saved, VersionError> {
+    let effects = Effects::of::<T>();
+    let (mut set, mut unset) = (Document::new(), Document::new());
+    for (key, value) in new.iter().filter(|(k, _)| *k != "_id") {
+        if original.get(key) != Some(value) {
+            set.insert(key.clone(), value.clone());
+        }
+    }
+    for key in original.keys().filter(|k| *k != "_id" && !new.contains_key(k.as_str())) {
+        unset.insert(key.clone(), "");
+    }
+    // The stamps are the write's to set, never the value's: whatever the value
+    // holds there is left out, and the write stamps the document itself.
+    let stamps = effects.stamps();
+    for field in [stamps.created, stamps.updated, stamps.revision].into_iter().flatten() {
+        set.remove(field);
+        unset.remove(field);
+    }
+    let collection = db.collection::<Document>(T::COLLECTION);
+    let filter = unchanged_since::<T>(&original);
+    // A key `$set` would read as a path or an operator: replace the document instead
+    // (keys with dots or a leading `$`: from maps flattened into the type, or fields
+    // another program wrote that the type leaves out).
+    let plain = |k: &String| is_plain_name(k);
+    // What the write may have changed, for the denormalized copies of this model:
+    // `None` for a replacement (anything).
+    let mut written: Option<Document> = None;
+    // The stamps the write stored, which the document as read then holds.
+    let mut stamped = Document::new();
+    let matched = if !set.keys().chain(unset.keys()).all(plain) {
+        let mut replacement = new.clone();
+        replacement.insert("_id", id_of(original));
+        // A replacement takes no `$currentDate`: the writer's clock, and the
+        // revision as read plus one (the filter holds the one read).
+        for field in [stamps.created, stamps.revision].into_iter().flatten() {
+            match original.get(field) {
+                Some(v) => replacement.insert(field, v.clone()),
+                None => replacement.remove(field),
+            };
+        }
+        if let Some(updated) = stamps.updated {
+            replacement.insert(updated, bson::DateTime::now());
+        }
+        if let Some(revision) = stamps.revision {
+            let next = crate::core::stamps::revision_of(original.get(revision)).unwrap_or(0) + 1;
+            let next = match (stamps.wide_revision, i32::try_from(next)) {
+                (false, Ok(n)) => Bson::Int32(n),
+                _ => Bson::Int64(next),
+            };
+            replacement.insert(revision, next);
+        }
+        stamped = stamps
+            .projection()
+            .keys()
+            .filter_map(|k| Some((k.clone(), replacement.get(k)?.clone())))
+            .collect();
+        let replace = collection.replace_one(filter, replacement);
+        match session.as_deref_mut() {
+            Some(s) => replace.session(s).await?,
+            None => replace.await?,
+        }
+        .matched_count
+    } else if set.is_empty() && unset.is_empty() {
+        // Nothing to write; still say whether the document is as it was read.
+        let count = collection.count_documents(filter);
+        match session.as_deref_mut() {
+            Some(s) => count.session(s).await?,
+            None => count.await?,
+        }
+    } else {
+        let mut update = Document::new();
+        if !set.is_empty() {
+            update.insert("$set", set.clone());
+        }
+        if !unset.is_empty() {
+            update.insert("$unset", unset.clone());
+        }
+        let matched = if stamps.is_empty() {
+            let write = collection.update_one(filter, update.clone());
+            match session.as_deref_mut() {
+                Some(s) => write.session(s).await?,
+                None => write.await?,
+            }
+            .matched_count
+        } else {
+            // Stamped in the same command (`$currentDate`, `$inc`), the stamps
+            // returned, so that the next save compares what is stored.
+            effects.on_update(&mut update);
+            let write = collection
+                .find_one_and_update(filter, update.clone())
+                .projection(stamps.projection())
+                .return_document(mongodb::options::ReturnDocument::After);
+            let found = match session.as_deref_mut() {
+                Some(s) => write.session(s).await?,
+                None => write.await?,
+            };
+            match found {
+                Some(mut found) => {
+                    found.remove("_id");
+                    stamped = found;
+                    1
+                }
+                None => 0,
+            }
+        };
+        written = Some(update);
+        matched
+    };
+    if matched == 0 {
+        return Err(VersionError::Conflict { collection: T::COLLECTION, id: id_of(original), attempts: 1 });
+    }
+    if !(set.is_empty() && unset.is_empty()) {
+        effects
+            .after_in(db, &id_of(original), written.as_ref(), None, session)
+            .await
+            .map_err(|e| VersionError::Copies(Box::new(e)))?;
+    }
+    Ok(Saved { set, unset, stamped })
 }
 
 /// The first document matching `filter`, read as the current type.
