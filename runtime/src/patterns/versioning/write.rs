@@ -249,6 +249,8 @@ async fn write_save<T: Versioned>(
     let mut written: Option<Document> = None;
     // The stamps the write stored, which the document as read then holds.
     let mut stamped = Document::new();
+    // The whole document a replacement wrote.
+    let mut replaced: Option<Document> = None;
     let matched = if !set.keys().chain(unset.keys()).all(plain) {
         let mut replacement = new.clone();
         replacement.insert("_id", id_of(original));
@@ -276,6 +278,7 @@ async fn write_save<T: Versioned>(
             .keys()
             .filter_map(|k| Some((k.clone(), replacement.get(k)?.clone())))
             .collect();
+        replaced = Some(replacement.clone());
         let replace = collection.replace_one(filter, replacement);
         match session.as_deref_mut() {
             Some(s) => replace.session(s).await?,
@@ -332,8 +335,19 @@ async fn write_save<T: Versioned>(
         return Err(VersionError::Conflict { collection: T::COLLECTION, id: id_of(original), attempts: 1 });
     }
     if !(set.is_empty() && unset.is_empty()) {
+        // The compare-and-set matched: the document was `original` in every field it
+        // had when read, which is what it was before the write (a field another
+        // program added since is caught by the summaries' checks), so what the
+        // derived data needs of it comes from here, not from a read: the document as
+        // replaced, or as read and the update sent.
+        use crate::core::hooks::Prior;
+        let (prior, document) = match (&replaced, &written) {
+            (Some(replacement), _) => (Prior::Was(original), Some(replacement)),
+            (None, Some(update)) => (Prior::Updated { before: original, update }, None),
+            (None, None) => (Prior::Unknown, None),
+        };
         effects
-            .after_in(db, &id_of(original), written.as_ref(), None, session)
+            .after_in_from(db, &id_of(original), written.as_ref(), document, prior, session)
             .await
             .map_err(|e| VersionError::Copies(Box::new(e)))?;
     }
