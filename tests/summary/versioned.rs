@@ -151,6 +151,27 @@ async fn a_versioned_save_outside_a_transaction_commits_with_its_summary() {
     assert_eq!(totals(&db).await, (1, 7));
     // The value is what is stored: saved again unchanged, it still matches.
     loaded.save(&db).await.unwrap();
+
+    // `versioning::update_one` and `modify`: the same, each in one transaction.
+    log.clear();
+    versioning::update_one::<Tally>(&db, "t1", doc! { "$inc": { "cents": 3_i64 } }, Default::default())
+        .await
+        .unwrap();
+    let names: Vec<String> = log.take().into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["findAndModify", "bulkWrite", "commitTransaction"]);
+    assert_eq!(totals(&db).await, (1, 10));
+    versioning::modify::<Tally>(&db, "t1", Default::default(), |t| t.cents += 1).await.unwrap();
+    assert_eq!(totals(&db).await, (1, 11));
+    groups.update_one(doc! { "_id": "a" }, doc! { "$set": { "cents": "x" } }).await.unwrap();
+    let refused =
+        versioning::update_one::<Tally>(&db, "t1", doc! { "$inc": { "cents": 1_i64 } }, Default::default());
+    assert!(refused.await.is_err());
+    let refused = versioning::modify::<Tally>(&db, "t1", Default::default(), |t| t.cents += 1);
+    assert!(refused.await.is_err());
+    let stored =
+        db.collection::<Document>("sm_tallies").find_one(doc! { "_id": "t1" }).await.unwrap().unwrap();
+    assert_eq!(stored.get_i64("cents").unwrap(), 11, "written without its summary: {stored}");
+    groups.update_one(doc! { "_id": "a" }, doc! { "$set": { "cents": 11_i64 } }).await.unwrap();
     let spec = summary::summary("sm_tally_totals").unwrap();
     assert!(summary::check(&db, spec).await.unwrap().drifted.is_empty());
 }

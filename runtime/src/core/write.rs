@@ -33,7 +33,8 @@
 //! When the collection keeps data that must commit with its writes (a `sync`
 //! summary, [`Effects::commits_with_source`]) and the caller gave no transaction, the
 //! writers that take a session (write and upsert rows, inserts, versioned saves,
-//! soft deletes and restores) run steps 3 and 4 in a transaction of their own
+//! soft deletes and restores) and `versioning::update_one` and `modify` run steps 3
+//! and 4 in a transaction of their own
 //! ([`crate::core::transaction::for_write`]; in the caller's session when it gave one
 //! that runs none): the command and that data commit together or not at all, and the
 //! rest of step 4 waits for the commit.

@@ -522,14 +522,7 @@ async fn update_one_inner<T: Versioned + Identified>(
     let mut attempt = 0;
     while attempt < attempts {
         attempt += 1;
-        let done = collection
-            .update_one(doc! { "_id": eq(id.clone()), T::VERSION_FIELD: T::VERSION }, update.clone())
-            .await?;
-        if done.matched_count == 1 {
-            effects
-                .after(db, &id, Some(&update), false)
-                .await
-                .map_err(|e| VersionError::Copies(Box::new(e)))?;
+        if update_current::<T>(db, &id, &update).await? {
             return Ok(UpdateOutcome { stored_version: stored, upgraded, attempts: attempt });
         }
         let Some(document) = collection.find_one(doc! { "_id": eq(id.clone()) }).await? else {
@@ -555,6 +548,62 @@ async fn update_one_inner<T: Versioned + Identified>(
         }
     }
     Err(VersionError::Conflict { collection: T::COLLECTION, id, attempts })
+}
+
+/// One attempt at `update` (stamped) of the current-version document `id`: whether it
+/// matched; what is derived from the document brought in line. When the model keeps
+/// data that must commit with its writes (a `sync` summary), in a transaction of its
+/// own with that data (see `crate::core::write`).
+async fn update_current<T: Versioned>(
+    db: &Database,
+    id: &Bson,
+    update: &Document,
+) -> Result<bool, VersionError> {
+    if Effects::of::<T>().commits_with_source() {
+        let own = crate::core::transaction::for_write(
+            db.client(),
+            None,
+            |tx| Box::pin(update_current_in::<T>(db, id, update, Some(&mut **tx))),
+            VersionError::from,
+            VersionError::Copies,
+        );
+        if let Some(done) = own.await {
+            return done;
+        }
+    }
+    update_current_in::<T>(db, id, update, None).await
+}
+
+/// [`update_current`]'s attempt, in `transaction` when given: there the command
+/// returns the document as it was, from which and the update the summaries take
+/// their delta without a read.
+async fn update_current_in<T: Versioned>(
+    db: &Database,
+    id: &Bson,
+    update: &Document,
+    transaction: Option<&mut ClientSession>,
+) -> Result<bool, VersionError> {
+    let effects = Effects::of::<T>();
+    let collection = db.collection::<Document>(T::COLLECTION);
+    let filter = doc! { "_id": eq(id.clone()), T::VERSION_FIELD: T::VERSION };
+    let copies = |e| VersionError::Copies(Box::new(e));
+    let Some(tx) = transaction else {
+        if collection.update_one(filter, update.clone()).await?.matched_count == 0 {
+            return Ok(false);
+        }
+        effects.after(db, id, Some(update), false).await.map_err(copies)?;
+        return Ok(true);
+    };
+    let before = collection
+        .find_one_and_update(filter, update.clone())
+        .projection(Document::new())
+        .return_document(mongodb::options::ReturnDocument::Before)
+        .session(&mut *tx)
+        .await?;
+    let Some(before) = before else { return Ok(false) };
+    let prior = crate::core::hooks::Prior::Updated { before: &before, update };
+    effects.after_in_from(db, id, Some(update), None, prior, Some(tx)).await.map_err(copies)?;
+    Ok(true)
 }
 
 /// Upgrades the document with this `_id` to the current version in place: read, upgrade,
