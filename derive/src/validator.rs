@@ -200,6 +200,16 @@ fn field_parts(f: &Field) -> FieldParts {
 /// constant constraints) that `__ds::object` walks, rather than a call per field:
 /// less for the compiler to check in every model's crate.
 fn object(fields: &[Field], strict: bool, admit_id: bool) -> TokenStream {
+    let (checks, steps, strict) = object_parts(fields, strict, admit_id);
+    quote!({
+        #(#checks)*
+        __ds::object(#steps, #strict)
+    })
+}
+
+/// An object schema's parts: the compile-time checks of its fields' constraints, the
+/// constant list of its steps (`&[...]`) and its `strict` argument.
+fn object_parts(fields: &[Field], strict: bool, admit_id: bool) -> (Vec<TokenStream>, TokenStream, TokenStream) {
     let mut checks = Vec::new();
     let steps: Vec<TokenStream> = fields
         .iter()
@@ -231,10 +241,7 @@ fn object(fields: &[Field], strict: bool, admit_id: bool) -> TokenStream {
     } else {
         quote!(::core::option::Option::None)
     };
-    quote!({
-        #(#checks)*
-        __ds::object(&[#(#steps),*], #strict)
-    })
+    (checks, quote!(&[#(#steps),*]), strict)
 }
 
 /// The schema of unnamed fields: a newtype is its field, a tuple an array.
@@ -265,6 +272,9 @@ fn variant_content(v: &Variant, strict: bool) -> Option<TokenStream> {
 }
 
 fn enum_schema(c: &Container, variants: &[Variant]) -> TokenStream {
+    if let Some(tagged) = tagged_objects(c, variants) {
+        return tagged;
+    }
     let alternatives = variants.iter().filter(|v| !v.serde.skip).map(|v| {
         let name = &v.name;
         let content = variant_content(v, c.strict);
@@ -300,6 +310,43 @@ fn enum_schema(c: &Container, variants: &[Variant]) -> TokenStream {
         }
     });
     quote!(__ds::any_of(::std::vec![#(#alternatives),*]))
+}
+
+/// An internally tagged enum whose every variant is an object (named fields, a newtype
+/// over a struct, or a unit variant, each beside the tag): one `__ds::tagged` call over a
+/// constant list of each variant's steps, what `enum_schema`'s general form builds with
+/// an `object` and a `with_tag` call per variant. `None` for any other enum.
+fn tagged_objects(c: &Container, variants: &[Variant]) -> Option<TokenStream> {
+    let (Some(tag), None, None) = (&c.serde.tag, &c.serde.content, &c.serde.untagged) else {
+        return None;
+    };
+    let mut checks = Vec::new();
+    let mut rows = Vec::new();
+    for v in variants.iter().filter(|v| !v.serde.skip) {
+        if v.serde.untagged || v.serde.with.is_some() {
+            return None;
+        }
+        let (parts, steps, _) = match (v.style, v.fields.as_slice()) {
+            // As in `enum_schema`: a newtype's struct fields beside the tag.
+            (Style::Tuple, [only]) => {
+                let mut flattened = only.clone();
+                flattened.serde.flatten = Some(only.span);
+                object_parts(&[flattened], c.strict, false)
+            }
+            (Style::Struct, fields) => object_parts(fields, c.strict, false),
+            (Style::Unit, _) => object_parts(&[], c.strict, false),
+            // A tuple variant is an array, not an object.
+            (Style::Tuple, _) => return None,
+        };
+        checks.extend(parts);
+        let name = &v.name;
+        rows.push(quote!((#name, #steps)));
+    }
+    let (.., strict) = object_parts(&[], c.strict, false);
+    Some(quote!({
+        #(#checks)*
+        __ds::tagged(#tag, &[#(#rows),*], #strict)
+    }))
 }
 
 /// The expression building the container's schema.
