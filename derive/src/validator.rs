@@ -203,13 +203,15 @@ fn object(fields: &[Field], strict: bool, admit_id: bool) -> TokenStream {
     let (checks, steps, strict) = object_parts(fields, strict, admit_id);
     quote!({
         #(#checks)*
-        __ds::object(#steps, #strict)
+        __ds::object(&[#(#steps),*], #strict)
     })
 }
 
-/// An object schema's parts: the compile-time checks of its fields' constraints, the
-/// constant list of its steps (`&[...]`) and its `strict` argument.
-fn object_parts(fields: &[Field], strict: bool, admit_id: bool) -> (Vec<TokenStream>, TokenStream, TokenStream) {
+/// An object schema's parts: the compile-time checks of its fields' constraints, its
+/// steps and its `strict` argument.
+type ObjectParts = (Vec<TokenStream>, Vec<TokenStream>, TokenStream);
+
+fn object_parts(fields: &[Field], strict: bool, admit_id: bool) -> ObjectParts {
     let mut checks = Vec::new();
     let steps: Vec<TokenStream> = fields
         .iter()
@@ -241,7 +243,7 @@ fn object_parts(fields: &[Field], strict: bool, admit_id: bool) -> (Vec<TokenStr
     } else {
         quote!(::core::option::Option::None)
     };
-    (checks, quote!(&[#(#steps),*]), strict)
+    (checks, steps, strict)
 }
 
 /// The schema of unnamed fields: a newtype is its field, a tuple an array.
@@ -321,7 +323,7 @@ fn tagged_objects(c: &Container, variants: &[Variant]) -> Option<TokenStream> {
         return None;
     };
     let mut checks = Vec::new();
-    let mut rows = Vec::new();
+    let (mut names, mut lists) = (Vec::new(), Vec::new());
     for v in variants.iter().filter(|v| !v.serde.skip) {
         if v.serde.untagged || v.serde.with.is_some() {
             return None;
@@ -339,11 +341,15 @@ fn tagged_objects(c: &Container, variants: &[Variant]) -> Option<TokenStream> {
             (Style::Tuple, _) => return None,
         };
         checks.extend(parts);
-        let name = &v.name;
-        rows.push(quote!((#name, #steps)));
+        names.push(&v.name);
+        lists.push(steps);
     }
+    // The fields several variants store alike (`_id`, say): one constant step each.
+    let (shared, lists) = crate::common::shared::share("STEP", &quote!(__ds::Step), lists);
+    let rows = names.iter().zip(lists).map(|(name, steps)| quote!((#name, &[#(#steps),*])));
     let (.., strict) = object_parts(&[], c.strict, false);
     Some(quote!({
+        #shared
         #(#checks)*
         __ds::tagged(#tag, &[#(#rows),*], #strict)
     }))
