@@ -9,7 +9,11 @@ use quote::{format_ident, quote};
 /// `lists` with each entry that occurs more than once (by its tokens) replaced by a
 /// constant of type `ty`, and the constants' items, named `__DS_<prefix>_<n>`. An entry
 /// that occurs once stays where it is.
-pub(crate) fn share(prefix: &str, ty: &TokenStream, lists: Vec<Vec<TokenStream>>) -> (TokenStream, Vec<Vec<TokenStream>>) {
+pub(crate) fn share(
+    prefix: &str,
+    ty: &TokenStream,
+    lists: Vec<Vec<TokenStream>>,
+) -> (TokenStream, Vec<Vec<TokenStream>>) {
     let mut seen: Vec<(String, usize)> = Vec::new();
     for entry in lists.iter().flatten() {
         let text = entry.to_string();
@@ -49,9 +53,16 @@ mod tests {
 
     #[test]
     fn repeated_entries_become_one_constant_and_single_ones_stay() {
-        let lists = vec![vec![quote!(a(1)), quote!(b(2))], vec![quote!(a(1)), quote!(c(3))], vec![quote!(a(1))]];
+        let lists =
+            vec![vec![quote!(a(1)), quote!(b(2))], vec![quote!(a(1)), quote!(c(3))], vec![quote!(a(1))]];
         let (items, lists) = share("X", &quote!(T), lists);
-        assert_eq!(items.to_string(), quote!(const __DS_X_0: T = a(1);).to_string());
+        assert_eq!(
+            items.to_string(),
+            quote!(
+                const __DS_X_0: T = a(1);
+            )
+            .to_string()
+        );
         let text: Vec<Vec<String>> =
             lists.iter().map(|l| l.iter().map(ToString::to_string).collect()).collect();
         assert_eq!(text, [vec!["__DS_X_0", "b (2)"], vec!["__DS_X_0", "c (3)"], vec!["__DS_X_0"]]);

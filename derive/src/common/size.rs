@@ -393,7 +393,9 @@ mod tests {
         // One list per variant, the tag's element first with the discriminator value;
         // the `_id` both variants store alike is one constant element, named by both.
         assert!(
-            text.contains(r#"const __DS_ELEMENT_0 : __ds :: sz :: Element = __ds :: sz :: element_of ("_id""#),
+            text.contains(
+                r#"const __DS_ELEMENT_0 : __ds :: sz :: Element = __ds :: sz :: element_of ("_id""#
+            ),
             "{text}"
         );
         assert!(
