@@ -344,8 +344,13 @@ fn tagged_objects(c: &Container, variants: &[Variant]) -> Option<TokenStream> {
         names.push(&v.name);
         lists.push(steps);
     }
-    // The fields several variants store alike (`_id`, say): one constant step each.
-    let (shared, lists) = crate::common::shared::share("STEP", &quote!(__ds::Step), lists);
+    // The fields several variants store alike (`_id`, say): one constant step each. Not
+    // in a generic enum: a constant in `schema`'s body cannot name the impl's parameters.
+    let (shared, lists) = if c.generics.params.is_empty() {
+        crate::common::shared::share("STEP", &quote!(__ds::Step), lists)
+    } else {
+        (TokenStream::new(), lists)
+    };
     let rows = names.iter().zip(lists).map(|(name, steps)| quote!((#name, &[#(#steps),*])));
     let (.., strict) = object_parts(&[], c.strict, false);
     Some(quote!({

@@ -3,7 +3,7 @@
 //! that holds the entry names. The compiler then checks each such expression once per
 //! model instead of once per variant.
 
-use proc_macro2::TokenStream;
+use proc_macro2::{TokenStream, TokenTree};
 use quote::{format_ident, quote};
 
 /// `lists` with each entry that occurs more than once (by its tokens) replaced by a
@@ -30,7 +30,8 @@ pub(crate) fn share(
             list.into_iter()
                 .map(|entry| {
                     let text = entry.to_string();
-                    if !seen.iter().any(|(t, n)| *t == text && *n > 1) {
+                    // A constant cannot name the impl's `Self` (a `Box<Self>` field).
+                    if !seen.iter().any(|(t, n)| *t == text && *n > 1) || names_self(&entry) {
                         return entry;
                     }
                     if let Some((_, ident)) = named.iter().find(|(t, _)| *t == text) {
@@ -45,6 +46,15 @@ pub(crate) fn share(
         })
         .collect();
     (items, lists)
+}
+
+/// Whether `tokens` name `Self` anywhere.
+fn names_self(tokens: &TokenStream) -> bool {
+    tokens.clone().into_iter().any(|t| match t {
+        TokenTree::Ident(i) => i == "Self",
+        TokenTree::Group(g) => names_self(&g.stream()),
+        _ => false,
+    })
 }
 
 #[cfg(test)]
@@ -66,5 +76,13 @@ mod tests {
         let text: Vec<Vec<String>> =
             lists.iter().map(|l| l.iter().map(ToString::to_string).collect()).collect();
         assert_eq!(text, [vec!["__DS_X_0", "b (2)"], vec!["__DS_X_0", "c (3)"], vec!["__DS_X_0"]]);
+    }
+
+    #[test]
+    fn an_entry_naming_self_stays_in_every_list() {
+        let entry = quote!(a(<Box<Self> as S>::f));
+        let (items, lists) = share("X", &quote!(T), vec![vec![entry.clone()], vec![entry.clone()]]);
+        assert!(items.is_empty());
+        assert_eq!(lists[1][0].to_string(), entry.to_string());
     }
 }
