@@ -11,6 +11,7 @@
 //! - [`nested`]: the relations and copies inside a type's fields' embedded types;
 //! - [`paths`]: stored paths (`address.city`) and the `HasField` impls;
 //! - [`size`]: compile-time BSON size bounds;
+//! - [`shared`]: entries several variants repeat, as one constant each;
 //! - [`bounds`]: bounds a pattern adds to a field's validator;
 //! - [`duration`]: `"30d"`-style durations;
 //! - [`expansion`]: what one pattern adds to the generated code;
@@ -28,5 +29,6 @@ pub(crate) mod nested;
 pub(crate) mod old_field;
 pub(crate) mod paths;
 pub(crate) mod respan;
+pub(crate) mod shared;
 pub(crate) mod size;
 pub(crate) mod types;

@@ -200,6 +200,18 @@ fn field_parts(f: &Field) -> FieldParts {
 /// constant constraints) that `__ds::object` walks, rather than a call per field:
 /// less for the compiler to check in every model's crate.
 fn object(fields: &[Field], strict: bool, admit_id: bool) -> TokenStream {
+    let (checks, steps, strict) = object_parts(fields, strict, admit_id);
+    quote!({
+        #(#checks)*
+        __ds::object(&[#(#steps),*], #strict)
+    })
+}
+
+/// An object schema's parts: the compile-time checks of its fields' constraints, its
+/// steps and its `strict` argument.
+type ObjectParts = (Vec<TokenStream>, Vec<TokenStream>, TokenStream);
+
+fn object_parts(fields: &[Field], strict: bool, admit_id: bool) -> ObjectParts {
     let mut checks = Vec::new();
     let steps: Vec<TokenStream> = fields
         .iter()
@@ -231,10 +243,7 @@ fn object(fields: &[Field], strict: bool, admit_id: bool) -> TokenStream {
     } else {
         quote!(::core::option::Option::None)
     };
-    quote!({
-        #(#checks)*
-        __ds::object(&[#(#steps),*], #strict)
-    })
+    (checks, steps, strict)
 }
 
 /// The schema of unnamed fields: a newtype is its field, a tuple an array.
@@ -265,6 +274,9 @@ fn variant_content(v: &Variant, strict: bool) -> Option<TokenStream> {
 }
 
 fn enum_schema(c: &Container, variants: &[Variant]) -> TokenStream {
+    if let Some(tagged) = tagged_objects(c, variants) {
+        return tagged;
+    }
     let alternatives = variants.iter().filter(|v| !v.serde.skip).map(|v| {
         let name = &v.name;
         let content = variant_content(v, c.strict);
@@ -300,6 +312,52 @@ fn enum_schema(c: &Container, variants: &[Variant]) -> TokenStream {
         }
     });
     quote!(__ds::any_of(::std::vec![#(#alternatives),*]))
+}
+
+/// An internally tagged enum whose every variant is an object (named fields, a newtype
+/// over a struct, or a unit variant, each beside the tag): one `__ds::tagged` call over a
+/// constant list of each variant's steps, what `enum_schema`'s general form builds with
+/// an `object` and a `with_tag` call per variant. `None` for any other enum.
+fn tagged_objects(c: &Container, variants: &[Variant]) -> Option<TokenStream> {
+    let (Some(tag), None, None) = (&c.serde.tag, &c.serde.content, &c.serde.untagged) else {
+        return None;
+    };
+    let mut checks = Vec::new();
+    let (mut names, mut lists) = (Vec::new(), Vec::new());
+    for v in variants.iter().filter(|v| !v.serde.skip) {
+        if v.serde.untagged || v.serde.with.is_some() {
+            return None;
+        }
+        let (parts, steps, _) = match (v.style, v.fields.as_slice()) {
+            // As in `enum_schema`: a newtype's struct fields beside the tag.
+            (Style::Tuple, [only]) => {
+                let mut flattened = only.clone();
+                flattened.serde.flatten = Some(only.span);
+                object_parts(&[flattened], c.strict, false)
+            }
+            (Style::Struct, fields) => object_parts(fields, c.strict, false),
+            (Style::Unit, _) => object_parts(&[], c.strict, false),
+            // A tuple variant is an array, not an object.
+            (Style::Tuple, _) => return None,
+        };
+        checks.extend(parts);
+        names.push(&v.name);
+        lists.push(steps);
+    }
+    // The fields several variants store alike (`_id`, say): one constant step each. Not
+    // in a generic enum: a constant in `schema`'s body cannot name the impl's parameters.
+    let (shared, lists) = if c.generics.params.is_empty() {
+        crate::common::shared::share("STEP", &quote!(__ds::Step), lists)
+    } else {
+        (TokenStream::new(), lists)
+    };
+    let rows = names.iter().zip(lists).map(|(name, steps)| quote!((#name, &[#(#steps),*])));
+    let (.., strict) = object_parts(&[], c.strict, false);
+    Some(quote!({
+        #shared
+        #(#checks)*
+        __ds::tagged(#tag, &[#(#rows),*], #strict)
+    }))
 }
 
 /// The expression building the container's schema.

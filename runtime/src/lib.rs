@@ -378,8 +378,8 @@ pub mod __private {
     pub use crate::core::stamps::Stamps;
     pub use crate::core::validator::{
         adjacent, any_of, array_of, assert_array, assert_number, assert_string, bound, bson_type, constrain,
-        constrained, nullable, object, single_key, string_enum, tuple, with_tag, Base, Constraint, Lit,
-        ObjectSchema, Schema, Step,
+        constrained, nullable, object, single_key, string_enum, tagged, tuple, with_tag, Base, Constraint,
+        Lit, ObjectSchema, Schema, Step,
     };
     pub use crate::core::version::{StepFailure, VersionError};
     pub use crate::patterns::bucket as bk;

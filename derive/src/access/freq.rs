@@ -115,7 +115,7 @@ pub(crate) fn docs_per_call(a: &Access, indexes: &[IndexDef]) -> Reads {
 /// A row on one variant of a polymorphic model reads that variant's documents only: its
 /// `fields(...)`, or the variant's whole document (`MaxBsonSize::VARIANT_SIZES`); a row on
 /// the enum reads any variant, as large as the largest.
-fn doc_size_bound(a: &Access, cx: &Facts) -> (TokenStream, TokenStream) {
+fn doc_size_bound(a: &Access, cx: &Facts) -> DocSize {
     // The variant the row reads, and its place among the variants' sizes.
     let variant = match (&cx.polymorphic, &a.discriminator) {
         (Some(p), Some((_, value))) => {
@@ -126,7 +126,7 @@ fn doc_size_bound(a: &Access, cx: &Facts) -> (TokenStream, TokenStream) {
     let c = variant.map_or(&cx.container, |(_, v)| &v.container);
     if !c.generics.params.is_empty() {
         // A generic model has no size of its own: it depends on its parameters.
-        return (
+        return DocSize::Pair(
             quote!(::core::option::Option::None),
             quote!(__ds::sz::Unsized::Value {
                 what: "of a generic model, whose size depends on its type parameters",
@@ -156,16 +156,25 @@ fn doc_size_bound(a: &Access, cx: &Facts) -> (TokenStream, TokenStream) {
             // A variant's fields are named after it in a reason: `Event::Click.target`.
             let owner =
                 variant.map_or_else(|| c.ident.to_string(), |(_, v)| format!("{}::{}", c.ident, v.ident));
-            return crate::common::size::fields_size(&owner, &fields);
+            let (bytes, why) = crate::common::size::fields_size(&owner, &fields);
+            return DocSize::Pair(bytes, why);
         }
     }
     if let Some((i, _)) = variant {
-        return (
-            quote!(<Self as __ds::MaxBsonSize>::VARIANT_SIZES[#i].size),
-            quote!(<Self as __ds::MaxBsonSize>::VARIANT_SIZES[#i].why),
-        );
+        return DocSize::Variant(quote!(<Self as __ds::MaxBsonSize>::VARIANT_SIZES[#i]));
     }
-    (quote!(<Self as __ds::MaxBsonSize>::MAX_BSON_SIZE), quote!(<Self as __ds::MaxBsonSize>::UNSIZED))
+    DocSize::Pair(
+        quote!(<Self as __ds::MaxBsonSize>::MAX_BSON_SIZE),
+        quote!(<Self as __ds::MaxBsonSize>::UNSIZED),
+    )
+}
+
+/// The size of one document a row reads.
+enum DocSize {
+    /// `(size, reason)` tokens.
+    Pair(TokenStream, TokenStream),
+    /// A variant's `VariantSize`, which holds both.
+    Variant(TokenStream),
 }
 
 /// `__ds::Load { ... }` for one pattern.
@@ -174,18 +183,22 @@ pub(crate) fn load_tokens(a: &Access, cx: &Facts) -> TokenStream {
         Some(Rate { per_second, write }) => {
             let per_second = Literal::f64_suffixed(per_second);
             let kind = if write { quote!(__ds::RateKind::Write) } else { quote!(__ds::RateKind::Read) };
-            quote!(::core::option::Option::Some(__ds::Rate { per_second: #per_second, kind: #kind }))
+            Some(quote!(::core::option::Option::Some(__ds::Rate { per_second: #per_second, kind: #kind })))
         }
-        None => quote!(::core::option::Option::None),
+        None => None,
     };
     let docs = match a.reads {
         Reads::One => quote!(__ds::DocsPerCall::One),
         Reads::Page => quote!(__ds::DocsPerCall::Page { page_size: __ds::DEFAULT_PAGE_SIZE }),
         Reads::Unbounded => quote!(__ds::DocsPerCall::Unbounded),
     };
-    let (bytes, why) = doc_size_bound(a, cx);
-    quote! {
-        __ds::Load { rate: #rate, docs_per_call: #docs, doc_bytes: #bytes, doc_unsized: #why }
+    let load = match doc_size_bound(a, cx) {
+        DocSize::Pair(bytes, why) => quote!(__ds::Load::of(#docs, #bytes, #why)),
+        DocSize::Variant(size) => quote!(__ds::Load::variant(#docs, #size)),
+    };
+    match rate {
+        None => load,
+        Some(rate) => quote!(__ds::Load { rate: #rate, ..#load }),
     }
 }
 

@@ -21,13 +21,7 @@ pub(crate) fn entry(field: &str, many: bool, item: &TokenStream) -> TokenStream 
     quote!({
         #[allow(unused_imports)]
         use __ds::RelationsFallback as _;
-        __ds::Nested {
-            field: #field, many: #many,
-            relations: __ds::RelationsOf::<#item>::RELATIONS,
-            copies: __ds::RelationsOf::<#item>::COPIES,
-            nested: __ds::RelationsOf::<#item>::NESTED,
-            variant: ::core::option::Option::None,
-        }
+        __ds::Nested::of(#field, #many, __ds::RelationsOf::<#item>::ALL)
     })
 }
 

@@ -202,7 +202,7 @@ fn tagged_variants(c: &Container, variants: &[Variant]) -> Option<(TokenStream, 
         return None;
     }
     let owner = c.ident.to_string();
-    let (mut items, mut sizes) = (TokenStream::new(), Vec::new());
+    let (mut lists, mut sizes) = (Vec::new(), Vec::new());
     for (i, v) in stored.iter().enumerate() {
         let value = &v.name;
         let name = format!("{owner}::{}", v.ident);
@@ -232,13 +232,19 @@ fn tagged_variants(c: &Container, variants: &[Variant]) -> Option<(TokenStream, 
                     _ => v.fields.iter().filter(|f| !f.serde.skip).map(element_part).collect(),
                 };
                 let elements = quote::format_ident!("__DS_VARIANT_{}", i);
-                items.extend(quote! {
-                    const #elements: &[__ds::sz::Element] = &[__ds::sz::tag_of(#tag, #value) #(, #parts)*];
-                });
+                lists.push((elements.clone(), value, parts));
                 quote!(__ds::sz::VariantSize::of(#value, #name, #elements))
             }
         };
         sizes.push(size);
+    }
+    // The fields several variants store alike: one constant element each.
+    let (idents, rest): (Vec<_>, Vec<_>) = lists.into_iter().map(|(e, v, p)| ((e, v), p)).unzip();
+    let (mut items, parts) = crate::common::shared::share("ELEMENT", &quote!(__ds::sz::Element), rest);
+    for ((elements, value), parts) in idents.into_iter().zip(parts) {
+        items.extend(quote! {
+            const #elements: &[__ds::sz::Element] = &[__ds::sz::tag_of(#tag, #value) #(, #parts)*];
+        });
     }
     Some((items, quote!(&[#(#sizes),*])))
 }
@@ -384,13 +390,20 @@ mod tests {
                 Purchase { #[serde(rename = "_id")] id: i64, #[serde(skip)] cached: u8, order: String },
             }"#,
         );
-        // One list per variant, the tag's element first with the discriminator value.
+        // One list per variant, the tag's element first with the discriminator value;
+        // the `_id` both variants store alike is one constant element, named by both.
         assert!(
-            text.contains(r#"const __DS_VARIANT_0 : & [__ds :: sz :: Element] = & [__ds :: sz :: tag_of ("kind" , "click") , __ds :: sz :: element_of ("_id""#),
+            text.contains(
+                r#"const __DS_ELEMENT_0 : __ds :: sz :: Element = __ds :: sz :: element_of ("_id""#
+            ),
             "{text}"
         );
         assert!(
-            text.contains(r#"__ds :: sz :: tag_of ("kind" , "buy") , __ds :: sz :: element_of ("_id""#),
+            text.contains(r#"const __DS_VARIANT_0 : & [__ds :: sz :: Element] = & [__ds :: sz :: tag_of ("kind" , "click") , __DS_ELEMENT_0 , __ds :: sz :: element_of ("user""#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"__ds :: sz :: tag_of ("kind" , "buy") , __DS_ELEMENT_0 , __ds :: sz :: element_of ("order""#),
             "{text}"
         );
         // Skipped fields are not stored, so not sized.

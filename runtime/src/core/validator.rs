@@ -199,6 +199,15 @@ pub fn any_of(alternatives: Vec<Document>) -> Document {
     doc! { "anyOf": all.into_iter().map(Bson::Document).collect::<Vec<_>>() }
 }
 
+/// The schema of an internally tagged enum whose variants are all objects: each
+/// variant's [`object`] of its steps, with the `tag` property fixed to its value
+/// ([`with_tag`]), as [`any_of`] joins them. Generated code states the variants as one
+/// constant list instead of a call per variant: less for the compiler to check in
+/// every polymorphic model's crate.
+pub fn tagged(tag: &str, variants: &[(&str, &[Step])], strict: Option<bool>) -> Document {
+    any_of(variants.iter().map(|(value, steps)| with_tag(object(steps, strict), tag, value)).collect())
+}
+
 /// A document with exactly one key: an externally tagged enum variant `{key: value}`.
 pub fn single_key(key: &str, value: Document) -> Document {
     doc! {

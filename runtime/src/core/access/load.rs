@@ -71,6 +71,26 @@ pub struct Load {
 }
 
 impl Load {
+    /// A row's load without a declared rate: at most `docs_per_call` documents of the
+    /// model's size ([`MaxBsonSize`](crate::size::MaxBsonSize)). What the derive writes
+    /// for each row, in place of a struct literal naming every field: fewer tokens in
+    /// every model's generated code.
+    #[doc(hidden)]
+    pub const fn of(
+        docs_per_call: DocsPerCall,
+        doc_bytes: Option<usize>,
+        doc_unsized: crate::core::size::Unsized,
+    ) -> Self {
+        Self { rate: None, docs_per_call, doc_bytes, doc_unsized }
+    }
+
+    /// As [`Load::of`], for a row on one variant of a polymorphic model: the documents
+    /// are of that variant's size.
+    #[doc(hidden)]
+    pub const fn variant(docs_per_call: DocsPerCall, size: crate::core::size::VariantSize) -> Self {
+        Self::of(docs_per_call, size.size, size.why)
+    }
+
     /// The most bytes one call reads, when both documents and their size are bounded.
     pub fn bytes_per_call(&self) -> Option<u64> {
         let docs = self.docs_per_call.max()?;
