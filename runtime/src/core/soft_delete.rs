@@ -96,14 +96,15 @@ impl<T: Model> SoftDelete<T> {
     ///
     /// When the model keeps data that must commit with its writes (a `sync` summary),
     /// the command and that data run in one transaction of their own: see
-    /// [`crate::core::write`].
+    /// [`crate::guide::writes`].
     pub async fn run(self, db: &Database) -> Result<bool, SoftDeleteError> {
         self.run_with(db, None).await
     }
 
     /// [`SoftDelete::run`] in `session`: in the transaction it runs, if any (a
     /// `docshape::transaction`'s `tx`, or one the caller started), the delete or restore
-    /// commits with the rest, and so do the `sync` summaries it leaves or rejoins.
+    /// commits with the rest, and so do the `sync` summaries it leaves or rejoins. In
+    /// a session that runs none, as [`SoftDelete::run`], in that session.
     pub async fn run_in(self, db: &Database, session: &mut ClientSession) -> Result<bool, SoftDeleteError> {
         self.run_with(db, Some(session)).await
     }

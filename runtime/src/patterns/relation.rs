@@ -348,6 +348,10 @@ where
 /// once more until it shows what was written. A source gone meanwhile is
 /// [`RefError::Missing`]; a write that fails or that the server refuses is
 /// [`RefError::Copies`], the document being inserted either way.
+///
+/// On a model with a `sync` summary, the insert and the summaries it counts in run in
+/// a transaction started for it, so they commit together (see [`crate::guide::writes`]);
+/// the copies are settled after the commit.
 pub async fn insert_one<T>(db: &Database, value: &mut T) -> Result<Bson, RefError>
 where
     T: Model + Serialize + DeserializeOwned,

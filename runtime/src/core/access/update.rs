@@ -259,7 +259,9 @@ impl<T: Model> Update<T> {
     /// The same update inside `session`: in its transaction when one is running (with
     /// [`crate::transaction`], what is derived from the document is brought in line
     /// after the commit), and after the session's earlier writes when it is causally
-    /// consistent. The same command is sent.
+    /// consistent. The same command is sent. On a model with a `sync` summary, a
+    /// session that runs no transaction runs one for this write, as a write without a
+    /// session does ([`crate::guide::writes`]).
     pub fn session(self, session: &mut ClientSession) -> Update<T, &mut ClientSession> {
         Update {
             pattern: self.pattern,
