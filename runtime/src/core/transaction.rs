@@ -194,7 +194,8 @@ pub struct Transaction<'env> {
 /// caller's session that runs no transaction, [`for_write`]) the caller's, so that the
 /// write stays in that session's causal order.
 enum Held<'env> {
-    Own(ClientSession),
+    // Boxed: a session is large, a lent one a pointer.
+    Own(Box<ClientSession>),
     Lent(&'env mut ClientSession),
 }
 
@@ -374,7 +375,7 @@ where
     let session = match session {
         Some(lent) => Held::Lent(lent),
         None => match client.start_session().await {
-            Ok(s) => Held::Own(s),
+            Ok(s) => Held::Own(Box::new(s)),
             Err(e) if no_transactions(&e) => return Err(TransactionError::Unsupported),
             Err(e) => return Err(TransactionError::Start(e)),
         },

@@ -239,7 +239,7 @@ async fn write_save<T: Versioned>(
         unset.remove(field);
     }
     let collection = db.collection::<Document>(T::COLLECTION);
-    let filter = unchanged_since::<T>(&original);
+    let filter = unchanged_since::<T>(original);
     // A key `$set` would read as a path or an operator: replace the document instead
     // (keys with dots or a leading `$`: from maps flattened into the type, or fields
     // another program wrote that the type leaves out).
