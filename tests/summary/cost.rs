@@ -222,8 +222,13 @@ async fn outside_a_transaction_the_write_and_its_sync_summary_commit_together() 
 
     let groups = db.collection::<Document>("sm_tx_cart_units");
     groups.update_one(doc! { "_id": "s1" }, doc! { "$set": { "units": "not a number" } }).await.unwrap();
-    let refused = TxCart::add_item("c1", item("s1", "b", 2, 10)).run(&db).await;
-    assert!(refused.is_err(), "{refused:?}");
+    let refused = TxCart::add_item("c1", item("s1", "b", 2, 10)).run(&db).await.unwrap_err();
+    // Reported as nothing written: the transaction was aborted with the summary.
+    assert!(
+        matches!(&refused, docshape::access::UpdateError::Refused(e)
+            if matches!(**e, docshape::denormalized::CopyError::Copy { source_updated: false, .. })),
+        "{refused:?}"
+    );
     let stored =
         db.collection::<Document>("sm_tx_carts").find_one(doc! { "_id": "c1" }).await.unwrap().unwrap();
     assert_eq!(
@@ -231,6 +236,12 @@ async fn outside_a_transaction_the_write_and_its_sync_summary_commit_together() 
         1,
         "the write was applied without its summary: {stored}"
     );
+    // An insert the same: not inserted, and said so.
+    let mut c2 = TxCart { id: "c2".into(), items: vec![item("s1", "a", 1, 10)] };
+    let refused = docshape::relation::insert_one(&db, &mut c2).await.unwrap_err();
+    assert!(refused.to_string().contains("was not inserted"), "{refused}");
+    let c2 = db.collection::<Document>("sm_tx_carts").find_one(doc! { "_id": "c2" }).await.unwrap();
+    assert!(c2.is_none(), "inserted without its summary: {c2:?}");
 
     // Repaired, the same write goes through, with its summary.
     groups.update_one(doc! { "_id": "s1" }, doc! { "$set": { "units": 1_i64 } }).await.unwrap();

@@ -40,8 +40,9 @@ impl<T> fmt::Debug for SoftDelete<T> {
 pub enum SoftDeleteError {
     /// A parameter (the tenant, the id) could not be encoded.
     Encode(SerError),
-    /// The write pipeline refused the write before sending it (derived data it could
-    /// not keep).
+    /// Nothing was written: the write pipeline refused the write before sending it
+    /// (derived data it could not keep), or data that must commit with it (a `sync`
+    /// summary) failed in the transaction started for it, which was aborted.
     Refused(Box<CopyError>),
     /// The server refused the command.
     Command(mongodb::error::Error),
@@ -53,7 +54,7 @@ impl fmt::Display for SoftDeleteError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Encode(e) => write!(f, "soft delete: a parameter could not be encoded: {e}"),
-            Self::Refused(e) => write!(f, "soft delete refused before sending: {e}"),
+            Self::Refused(e) => write!(f, "soft delete not written: {e}"),
             Self::Command(e) => write!(f, "soft delete: the server refused the command: {e}"),
             Self::Derived(e) => write!(f, "soft delete written, its derived data failed: {e}"),
         }
@@ -124,6 +125,11 @@ impl<T: Model> SoftDelete<T> {
                 |tx| {
                     let again = SoftDelete::<T> { filter: this.filter.clone(), model: PhantomData, ..*this };
                     Box::pin(async move { again.run_once(db, Some(&mut **tx)).await })
+                },
+                |e| match e {
+                    // The transaction was aborted with it: nothing was written.
+                    SoftDeleteError::Derived(e) => SoftDeleteError::Refused(e),
+                    e => e,
                 },
                 SoftDeleteError::Command,
                 SoftDeleteError::Derived,

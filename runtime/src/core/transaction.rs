@@ -310,13 +310,16 @@ where
 /// is sent ([`TransactionError::Unsupported`]), so the one check would be one more
 /// command on every such write.
 ///
-/// Returns the body's result, a failure to start or commit as `mongo` makes it and one
-/// of what is derived after the commit as `derived` does; `None` when the deployment
-/// has no transactions (nothing was sent: the writer then writes alone).
+/// Returns the body's result (its error as `unwritten` says: the transaction was
+/// aborted, so a writer's "written, but its derived data failed" is "nothing was
+/// written" here), a failure to start or commit as `mongo` makes it and one of what is
+/// derived after the commit as `derived` does; `None` when the deployment has no
+/// transactions (nothing was sent: the writer then writes alone).
 pub(crate) async fn for_write<'env, R, E, F>(
     client: &Client,
     session: Option<&'env mut ClientSession>,
     body: F,
+    unwritten: impl FnOnce(E) -> E,
     mongo: impl FnOnce(mongodb::error::Error) -> E,
     derived: impl FnOnce(Box<CopyError>) -> E,
 ) -> Option<Result<R, E>>
@@ -329,7 +332,7 @@ where
     match run(client, session, body, Deployment::Trusted, may_retry).await {
         Ok(value) => Some(Ok(value)),
         Err(TransactionError::Unsupported) => None,
-        Err(TransactionError::Aborted(e)) => Some(Err(e)),
+        Err(TransactionError::Aborted(e)) => Some(Err(unwritten(e))),
         Err(TransactionError::Start(e) | TransactionError::Commit(e)) => Some(Err(mongo(e))),
         Err(TransactionError::AfterCommit(e)) => Some(Err(derived(e))),
     }

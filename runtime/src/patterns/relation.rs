@@ -414,6 +414,9 @@ async fn insert_alone<T: Model>(
             db.client(),
             session.as_deref_mut(),
             |tx| Box::pin(insert_stored::<T>(db, stored, Some(&mut **tx))),
+            // The transaction was aborted with it: the inner error says nothing was
+            // written (`source_updated: false`).
+            |e| e,
             mongo,
             |source| RefError::Copies { collection: T::COLLECTION, source },
         );

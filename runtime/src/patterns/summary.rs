@@ -241,12 +241,23 @@ fn derived(spec: &SummarySpec) -> impl Fn(CopyError) -> SummaryError + '_ {
     move |e| SummaryError::Derived { summary: spec.collection, error: Box::new(e) }
 }
 
-/// The error a source's writer reports for `spec`'s maintenance.
+/// The error a source's writer reports for `spec`'s maintenance after its write.
 fn copy_error(spec: &SummarySpec, id: &Bson, error: mongodb::error::Error) -> CopyError {
     CopyError::Copy {
         copy: format!("summary {}", spec.collection),
         id: id.clone(),
         source_updated: true,
+        error,
+    }
+}
+
+/// The error a source's writer reports for `spec`'s maintenance in the write's
+/// transaction: the error aborts it, so the source is not updated either.
+fn in_transaction_error(spec: &SummarySpec, id: &Bson, error: mongodb::error::Error) -> CopyError {
+    CopyError::Copy {
+        copy: format!("summary {}", spec.collection),
+        id: id.clone(),
+        source_updated: false,
         error,
     }
 }
@@ -271,7 +282,7 @@ async fn in_source_session(
     match crate::core::transaction::runs_transaction(session).await {
         Ok(true) => {}
         Ok(false) => return Ok(false),
-        Err(error) => return Err(copy_error(specs[0], id, error)),
+        Err(error) => return Err(in_transaction_error(specs[0], id, error)),
     }
     // The async summaries' jobs first, right after the source write: a worker's claim
     // or acknowledgement of a job written after the transaction began and before the
@@ -293,7 +304,7 @@ async fn in_source_session(
         };
         match done {
             Ok(()) => {}
-            Err(SummaryError::Mongo { error, .. }) => return Err(copy_error(spec, id, error)),
+            Err(SummaryError::Mongo { error, .. }) => return Err(in_transaction_error(spec, id, error)),
             Err(SummaryError::Derived { error, .. }) => return Err(*error),
             Err(e) => {
                 crate::core::trace::event!(WARN, summary = spec.collection, error = %e, "summary not maintained");

@@ -383,6 +383,11 @@ impl<T: Model, S: SessionSlot> Update<T, S> {
                     };
                     Box::pin(async move { update.run_inner(db, upsert).await })
                 },
+                |e| match e {
+                    // The transaction was aborted with it: nothing was written.
+                    UpdateError::AfterWrite(e) => UpdateError::Refused(e),
+                    e => e,
+                },
                 mongo,
                 UpdateError::AfterWrite,
             );

@@ -260,7 +260,9 @@ pub enum RefError {
     /// its refreshed copies in line with a source that changed meanwhile failed, or the
     /// server refused the copy's new value
     /// ([`CopyError::Refused`](crate::core::denormalized::CopyError::Refused)): the
-    /// document holds the values it was inserted with.
+    /// document holds the values it was inserted with. Also an insert's `sync` summary
+    /// that failed in the insert's transaction (the inner error's `source_updated` is
+    /// `false`): then nothing was inserted.
     Copies {
         /// The inserted document's collection.
         collection: &'static str,
@@ -306,6 +308,13 @@ impl fmt::Display for RefError {
                 f,
                 "loading references from `{collection}`: asked again for {pending} id(s) a full reply left out, and the answer settled none; stopped rather than ask forever"
             ),
+            // Data that had to commit with the insert (a `sync` summary) failed in the
+            // insert's transaction, which was aborted with it.
+            Self::Copies { collection, source }
+                if matches!(**source, crate::core::denormalized::CopyError::Copy { source_updated: false, .. }) =>
+            {
+                write!(f, "a `{collection}` document was not inserted: {source}")
+            }
             Self::Copies { collection, source } => {
                 write!(f, "a `{collection}` document was inserted, and its copies were not refreshed: {source}")
             }

@@ -171,6 +171,7 @@ impl<T: Versioned> Loaded<T> {
                     db.client(),
                     session.as_deref_mut(),
                     |tx| Box::pin(write_save::<T>(db, original, encoded, Some(&mut **tx))),
+                    unwritten,
                     VersionError::from,
                     VersionError::Copies,
                 );
@@ -201,6 +202,15 @@ impl<T: Versioned> Loaded<T> {
             })?;
         }
         Ok(())
+    }
+}
+
+/// A versioned writer's error from a transaction started for its write, which was
+/// aborted with it: "written, but its derived data failed" is "nothing was written".
+fn unwritten(e: VersionError) -> VersionError {
+    match e {
+        VersionError::Copies(e) => VersionError::Refused(e),
+        e => e,
     }
 }
 
@@ -410,6 +420,7 @@ async fn insert_one_with<T: Versioned>(
             db.client(),
             session.as_deref_mut(),
             |tx| Box::pin(insert_document::<T>(db, &document, Some(&mut **tx))),
+            unwritten,
             VersionError::from,
             VersionError::Copies,
         );
@@ -564,6 +575,7 @@ async fn update_current<T: Versioned>(
             db.client(),
             None,
             |tx| Box::pin(update_current_in::<T>(db, id, update, Some(&mut **tx))),
+            unwritten,
             VersionError::from,
             VersionError::Copies,
         );

@@ -93,7 +93,8 @@ pub enum UpdateError {
     AfterWrite(Box<CopyError>),
     /// Nothing was written: a pattern keeping data derived from the document could not
     /// have done its part (cached keys with no connection installed to delete them:
-    /// [`CopyError::CacheNotInvalidated`]).
+    /// [`CopyError::CacheNotInvalidated`]), or data that must commit with the write (a
+    /// `sync` summary) failed in the transaction started for it, which was aborted.
     Refused(Box<CopyError>),
 }
 
