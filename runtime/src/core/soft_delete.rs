@@ -61,7 +61,18 @@ impl fmt::Display for SoftDeleteError {
     }
 }
 
-impl std::error::Error for SoftDeleteError {}
+impl std::error::Error for SoftDeleteError {
+    // The driver's error among the sources is what tells a transaction (a
+    // `docshape::transaction`'s, or the one a write starts for its sync summaries)
+    // that a conflict is transient and the body is to run again.
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Encode(e) => Some(e),
+            Self::Command(e) => Some(e),
+            Self::Refused(e) | Self::Derived(e) => Some(e.as_ref()),
+        }
+    }
+}
 
 impl<T: Model> SoftDelete<T> {
     /// Generated code: the delete of the live document `filter` matches.
@@ -185,5 +196,25 @@ impl<T: Model> SoftDelete<T> {
         };
         done.map_err(|e| SoftDeleteError::Derived(Box::new(e)))?;
         Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_drivers_error_is_found_among_the_sources() {
+        let driver = || mongodb::error::Error::custom(std::sync::Arc::new("conflict".to_owned()));
+        let command = SoftDeleteError::Command(driver());
+        assert!(crate::core::transaction::mongo_error_in(&command).is_some());
+        let copy = CopyError::Copy {
+            copy: "summary s".into(),
+            id: Bson::Int32(1),
+            source_updated: false,
+            error: driver(),
+        };
+        let derived = SoftDeleteError::Derived(Box::new(copy));
+        assert!(crate::core::transaction::mongo_error_in(&derived).is_some());
     }
 }
