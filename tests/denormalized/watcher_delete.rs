@@ -152,6 +152,11 @@ async fn a_deleted_source_under_each_policy() {
     // The cleared reviews are still valid reviews.
     let read = Review::collection(&db).find_one(doc! { "_id": 100_i64 }).await.unwrap().unwrap();
     assert_eq!((read.cleared, read.nulled), (None, None));
+    // A job is acknowledged after its copies are written, so the copies above can be
+    // seen while the worker still holds their jobs (under load, past a 300 ms lease:
+    // claimed again): wait for the acknowledgements, bounded.
+    until("the other jobs acknowledged", Duration::from_secs(60), || async { queue(&db).await.len() == 1 })
+        .await;
     let jobs = queue(&db).await;
     assert_eq!(jobs.len(), 1, "only the report is left: {jobs:?}");
     assert_eq!(jobs[0].get_document("_id").unwrap(), &doc! { "copy": REPORTED, "id": 1_i64 });
