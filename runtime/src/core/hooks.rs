@@ -143,6 +143,9 @@ pub struct SessionWriteHook {
     /// was and the update sent ([`Prior::Updated`]) than from the document as written:
     /// a writer in a transaction then has its command return the former.
     pub reads_prior: fn(source: &'static str) -> bool,
+    /// Whether a write of `source` given no transaction is to run in one of its own,
+    /// so that what the hook keeps commits with it.
+    pub owns_write: fn(source: &'static str) -> bool,
 }
 
 inventory::collect!(SessionWriteHook);
@@ -171,6 +174,12 @@ pub async fn in_source_session(
 /// writer in a transaction returns it with its command). No I/O.
 pub fn session_write_reads_document(source: &'static str) -> bool {
     inventory::iter::<SessionWriteHook>.into_iter().any(|h| (h.reads_document)(source))
+}
+
+/// Whether a [`SessionWriteHook`] has a write of `source` given no transaction run in
+/// one of its own ([`SessionWriteHook::owns_write`]).
+pub fn session_write_owns_write(source: &'static str) -> bool {
+    inventory::iter::<SessionWriteHook>.into_iter().any(|h| (h.owns_write)(source))
 }
 
 /// Whether a [`SessionWriteHook`] prefers, for a write of `source`, the document as it

@@ -206,7 +206,7 @@ impl Effects {
     /// both commit or neither, and what the write derives after it (copies, cached
     /// keys) waits for that commit. No I/O.
     pub(crate) fn commits_with_source(&self) -> bool {
-        hooks::session_write_reads_document(self.collection)
+        hooks::session_write_owns_write(self.collection)
     }
 
     /// Whether what a write in a transaction keeps in line costs less from the
