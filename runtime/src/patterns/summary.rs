@@ -211,7 +211,7 @@ pub(crate) async fn after_source_write(
         if let Err(e) = done {
             crate::core::trace::event!(WARN, summary = spec.collection, error = %e, "summary not maintained");
             match e {
-                SummaryError::Mongo { error, .. } => return Err(copy_error(spec, id, error)),
+                SummaryError::Mongo { error, .. } => return Err(copy_error(spec, id, error, true)),
                 SummaryError::Derived { error, .. } => return Err(*error),
                 _ => continue,
             }
@@ -241,25 +241,16 @@ fn derived(spec: &SummarySpec) -> impl Fn(CopyError) -> SummaryError + '_ {
     move |e| SummaryError::Derived { summary: spec.collection, error: Box::new(e) }
 }
 
-/// The error a source's writer reports for `spec`'s maintenance after its write.
-fn copy_error(spec: &SummarySpec, id: &Bson, error: mongodb::error::Error) -> CopyError {
-    CopyError::Copy {
-        copy: format!("summary {}", spec.collection),
-        id: id.clone(),
-        source_updated: true,
-        error,
-    }
-}
-
-/// The error a source's writer reports for `spec`'s maintenance in the write's
-/// transaction: the error aborts it, so the source is not updated either.
-fn in_transaction_error(spec: &SummarySpec, id: &Bson, error: mongodb::error::Error) -> CopyError {
-    CopyError::Copy {
-        copy: format!("summary {}", spec.collection),
-        id: id.clone(),
-        source_updated: false,
-        error,
-    }
+/// The error a source's writer reports for `spec`'s maintenance: `source_updated`
+/// after its write, `false` in the write's transaction (the error aborts it, so the
+/// source is not updated either).
+fn copy_error(
+    spec: &SummarySpec,
+    id: &Bson,
+    error: mongodb::error::Error,
+    source_updated: bool,
+) -> CopyError {
+    CopyError::Copy { copy: format!("summary {}", spec.collection), id: id.clone(), source_updated, error }
 }
 
 /// The source document `id` of `source` was written in `session`: when the session
@@ -282,7 +273,7 @@ async fn in_source_session(
     match crate::core::transaction::runs_transaction(session).await {
         Ok(true) => {}
         Ok(false) => return Ok(false),
-        Err(error) => return Err(in_transaction_error(specs[0], id, error)),
+        Err(error) => return Err(copy_error(specs[0], id, error, false)),
     }
     // The async summaries' jobs first, right after the source write: a worker's claim
     // or acknowledgement of a job written after the transaction began and before the
@@ -304,7 +295,7 @@ async fn in_source_session(
         };
         match done {
             Ok(()) => {}
-            Err(SummaryError::Mongo { error, .. }) => return Err(in_transaction_error(spec, id, error)),
+            Err(SummaryError::Mongo { error, .. }) => return Err(copy_error(spec, id, error, false)),
             Err(SummaryError::Derived { error, .. }) => return Err(*error),
             Err(e) => {
                 crate::core::trace::event!(WARN, summary = spec.collection, error = %e, "summary not maintained");
