@@ -192,3 +192,49 @@ async fn workers_claiming_in_batches_complete_each_job_once() {
     }
     assert!(queue(&db).await.is_empty());
 }
+
+/// A worker restarted under its id takes back the jobs it holds without writing
+/// them (no stamp: a write to a job would make a transaction queuing it conflict)
+/// when at least two thirds of their lease is left, and runs them; a job whose lease
+/// is nearer its end is claimed again as usual (stamped).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_worker_takes_back_its_jobs_without_writing_them() {
+    let (db, commands) = testkit::monitored("claims_resumed").await.unwrap();
+    docshape::sync::<User>(&db).await.unwrap();
+    docshape::sync::<Post>(&db).await.unwrap();
+    users_with_posts(&db, 3, 2).await;
+    let lease = std::time::Duration::from_secs(60);
+    for (round, left_secs) in [(1, 59_i64), (2, 10)] {
+        for u in 0..3 {
+            denormalized::update_one::<User>(&db, &format!("u{u}"), rename(&format!("n{round} {u}")))
+                .await
+                .unwrap();
+        }
+        // Held by "back", as a claim leaves them when its worker is stopped.
+        let until = DateTime::from_millis(DateTime::now().timestamp_millis() + left_secs * 1000);
+        db.collection::<Document>(QUEUE)
+            .update_many(
+                doc! {},
+                doc! { "$set": { "owner": "back", "lease_until": until, "claim": ObjectId::new() } },
+            )
+            .await
+            .unwrap();
+        let other = Worker::new(&db).lease(lease).run_until_empty().await.unwrap();
+        assert_eq!(other.jobs, 0, "held by another worker: {other:?}");
+        commands.clear();
+        let report =
+            Worker::new(&db).id("back").lease(lease).jobs_per_claim(4).run_until_empty().await.unwrap();
+        assert_eq!((report.jobs, report.requeued), (3, 0), "{report:?}");
+        let stamps = claim_updates(&commands).len() + commands.named("findAndModify").len();
+        if round == 1 {
+            assert_eq!(stamps, 0, "taken back without a write: {:?}", commands.names());
+        } else {
+            assert_eq!(stamps, 1, "claimed again: {:?}", commands.names());
+        }
+        for u in 0..3 {
+            let filter = doc! { "author_id": format!("u{u}"), "author_name": format!("n{round} {u}") };
+            assert_eq!(count(&db, "posts", filter).await, 2, "u{u}");
+        }
+        assert!(queue(&db).await.is_empty());
+    }
+}

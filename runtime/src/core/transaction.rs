@@ -81,6 +81,14 @@ pub fn is_transient(e: &mongodb::error::Error) -> bool {
     e.contains_label(TRANSIENT_TRANSACTION_ERROR)
 }
 
+/// Whether `e` is the network failing (an I/O error, a pool cleared by one, or an
+/// error the driver labelled retryable for it): a command that is safe to send twice
+/// may be sent again.
+pub fn is_network(e: &mongodb::error::Error) -> bool {
+    matches!(e.kind.as_ref(), ErrorKind::Io(_) | ErrorKind::ConnectionPoolCleared { .. })
+        || e.contains_label("RetryableError")
+}
+
 /// Whether a write failed on a unique index (`DuplicateKey`, code 11000; 11001 and
 /// 12582 are older servers' spellings of it), as an `update` reports it (a write error)
 /// or a `findAndModify` (a command error).

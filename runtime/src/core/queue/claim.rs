@@ -23,13 +23,19 @@ pub(crate) struct Claimer<'a> {
     pub(crate) lease: Duration,
 }
 
-/// The jobs of one claim, oldest `due` first, all stamped with one token.
+/// The jobs of one claim, oldest `due` first, each carrying the token of the claim
+/// that stamped it (`claim`): one token for a new claim, the stored ones for jobs a
+/// worker takes back ([`Claimer::resume`]).
 pub(crate) struct Batch {
-    token: ObjectId,
     /// The jobs not yet handed out, in the order they run.
     pending: std::collections::VecDeque<Document>,
     /// When the lease of the pending jobs was last set (the claim, then each renewal).
     renewed: Instant,
+}
+
+/// The claim token a job was stamped with.
+fn token_of(job: &Document) -> Bson {
+    job.get("claim").cloned().unwrap_or(Bson::Null)
 }
 
 impl Claimer<'_> {
@@ -91,7 +97,50 @@ impl Claimer<'_> {
             .return_document(ReturnDocument::After)
             .await
             .map_err(|error| CopyError::Queue { operation: "claim", error })?;
-        Ok(job.map(|job| Batch { token, pending: [job].into(), renewed: Instant::now() }))
+        Ok(job.map(|job| Batch { pending: [job].into(), renewed: Instant::now() }))
+    }
+
+    /// Takes back, without writing them, up to `most` jobs this worker holds with at
+    /// least two thirds of a lease left (a worker restarted under the same id); `None`
+    /// when it holds none. Their lease is renewed on the usual schedule, counted from
+    /// when it was last set.
+    ///
+    /// Why not stamp them again, as a claim would: every write to a job makes a
+    /// transaction that queues the same job (a source write's) conflict and run again
+    /// whole. A worker restarted again and again (a deployment's crash loop, or the
+    /// tests' kills) would otherwise keep its jobs written and such writers
+    /// conflicting, while finishing none of the jobs itself.
+    pub(crate) async fn resume(&self, most: usize, failed: &[Bson]) -> Result<Option<Batch>, CopyError> {
+        let error = |error| CopyError::Queue { operation: "claim", error };
+        let now = DateTime::now();
+        let left = self.lease.saturating_mul(2) / 3;
+        let mut filter = doc! {
+            "_id.copy": { "$in": self.keys },
+            "owner": eq(Bson::from(self.owner)),
+            "lease_until": { "$gte": plus(now, left) },
+            "claim": { "$type": "objectId" },
+        };
+        if !failed.is_empty() {
+            filter.extend(not_in_filter("_id", failed.iter().cloned().map(Literal::stored)));
+        }
+        let limit = i64::try_from(most.max(1)).unwrap_or(i64::MAX);
+        let jobs: Vec<Document> = self
+            .queue
+            .find(filter)
+            .sort(doc! { "due": 1 })
+            .limit(limit)
+            .await
+            .map_err(error)?
+            .try_collect()
+            .await
+            .map_err(error)?;
+        // The lease that ends first sets the renewal schedule.
+        let Some(first_end) = jobs.iter().filter_map(|j| j.get_datetime("lease_until").ok()).min() else {
+            return Ok(None);
+        };
+        let since_set = self.lease.saturating_sub(super::since(now, *first_end));
+        let renewed = Instant::now().checked_sub(since_set).unwrap_or_else(Instant::now);
+        Ok(Some(Batch { pending: jobs.into(), renewed }))
     }
 
     /// `None` when nothing is claimable; an empty batch when every job found was
@@ -134,7 +183,7 @@ impl Claimer<'_> {
         let stamped = each(self.queue, statements).await.map_err(error)?;
         let renewed = Instant::now();
         if stamped.modified == 0 {
-            return Ok(Some(Batch { token, pending: Default::default(), renewed }));
+            return Ok(Some(Batch { pending: Default::default(), renewed }));
         }
         // Read back by token: a job taken by another worker right after the stamp
         // (a lease shorter than a round trip) carries that worker's token instead.
@@ -149,7 +198,7 @@ impl Claimer<'_> {
             .try_collect()
             .await
             .map_err(error)?;
-        Ok(Some(Batch { token, pending: jobs.into(), renewed }))
+        Ok(Some(Batch { pending: jobs.into(), renewed }))
     }
 
     /// The next job of `batch`, the lease of every job not yet run renewed first when
@@ -169,7 +218,6 @@ impl Claimer<'_> {
                         .iter()
                         .map(|j| Literal::stored(j.get("_id").cloned().unwrap_or(Bson::Null))),
                 );
-                f.insert("claim", batch.token);
                 f.insert("owner", eq(Bson::from(self.owner)));
                 f
             };
@@ -178,30 +226,36 @@ impl Claimer<'_> {
             let statements = batch.pending.iter().map(|j| {
                 let id = j.get("_id").cloned().unwrap_or(Bson::Null);
                 let filter =
-                    doc! { "_id": eq(id), "claim": batch.token, "owner": eq(Bson::from(self.owner)) };
+                    doc! { "_id": eq(id), "claim": eq(token_of(j)), "owner": eq(Bson::from(self.owner)) };
                 (filter, lease.clone())
             });
             let renewed = each(self.queue, statements).await.map_err(error)?;
             batch.renewed = Instant::now();
             if usize::try_from(renewed.matched).unwrap_or(usize::MAX) < batch.pending.len() {
-                let still: Vec<Bson> = self
+                // Still this worker's: the same id and the same claim token.
+                let still: Vec<(Bson, Bson)> = self
                     .queue
                     .find(held())
-                    .projection(doc! { "_id": 1 })
+                    .projection(doc! { "_id": 1, "claim": 1 })
                     .await
                     .map_err(error)?
                     .try_collect::<Vec<Document>>()
                     .await
                     .map_err(error)?
                     .into_iter()
-                    .filter_map(|j| j.get("_id").cloned())
+                    .filter_map(|j| Some((j.get("_id")?.clone(), token_of(&j))))
                     .collect();
-                batch.pending.retain(|j| j.get("_id").is_some_and(|id| still.contains(id)));
+                batch.pending.retain(|j| {
+                    j.get("_id").is_some_and(|id| still.iter().any(|(i, t)| i == id && *t == token_of(j)))
+                });
             }
         }
         Ok(batch.pending.pop_front())
     }
 }
+
+/// How many times [`each`] sends its command when the network fails it.
+const SENDS: u32 = 3;
 
 /// What [`each`] matched and modified.
 struct Each {
@@ -240,7 +294,21 @@ async fn each(
             crate::core::bson_compat::to_bson(concern).map_err(mongodb::error::Error::custom)?,
         );
     }
-    let reply = db.run_command(command).await?;
+    // `run_command` is not retried by the driver, as its own update helpers are once
+    // after a network error; the statements are safe to send again (a stamp by the
+    // same owner and token, a lease set again), so this does the same, a bounded
+    // number of times.
+    let mut attempt = 0;
+    let reply = loop {
+        attempt += 1;
+        match db.run_command(command.clone()).await {
+            Ok(reply) => break reply,
+            Err(e) if attempt < SENDS && crate::core::transaction::is_network(&e) => {
+                tokio::time::sleep(crate::core::transaction::backoff(attempt)).await;
+            }
+            Err(e) => return Err(e),
+        }
+    };
     if let Ok(errors) = reply.get_array("writeErrors") {
         if let Some(error) = errors.first() {
             return Err(mongodb::error::Error::custom(format!("updating jobs: {error}")));

@@ -229,7 +229,13 @@ impl Worker {
         // took it (another writer's progress).
         let mut failed: Vec<Bson> = Vec::new();
         let claimer = Claimer { queue: &queue, keys: &keys, owner: &self.id, lease: self.lease };
-        while let Some(mut batch) = claimer.claim(self.jobs_per_claim, &failed).await? {
+        // First the jobs this worker already holds (restarted under the same id), taken
+        // back without a write; once, so that this adds no loop.
+        let mut resumed = claimer.resume(self.jobs_per_claim, &failed).await?;
+        while let Some(mut batch) = match resumed.take() {
+            Some(batch) => Some(batch),
+            None => claimer.claim(self.jobs_per_claim, &failed).await?,
+        } {
             while let Some(job) = claimer.next(&mut batch).await? {
                 let id = job.get("_id").cloned().unwrap_or(Bson::Null);
                 let copy = id.as_document().and_then(|k| k.get_str("copy").ok()).unwrap_or("");
