@@ -155,6 +155,12 @@
 //!   the token, which gives each job's `seq`. When the update takes none (other
 //!   workers took them all), a `findAndModify` claims one job, or finds none and ends
 //!   the run. With N = 1 a claim is that `findAndModify` alone.
+//! - A worker restarted with the same id first takes back, with one `find` and no
+//!   write, up to N of the jobs it holds with at least two thirds of a lease left; it
+//!   renews their lease on the usual schedule. Stamping them again would write each
+//!   job at every restart, and every write to a job makes a transaction that queues
+//!   the same job (an async summary's) conflict and run again: a worker in a crash
+//!   loop would keep such writers conflicting while finishing none of its jobs.
 //! - A job queued in a running transaction (an async summary's, queued by a source
 //!   write in that transaction) is that transaction's until it commits or aborts: a
 //!   claim or renewal that meets it waits for that end (on mongod at most
@@ -166,7 +172,7 @@
 //!   claim that waits for the transaction.
 //! - The jobs of a claim not yet run stay held: before each job, once a third of the
 //!   lease has passed since they were last renewed, their lease is renewed (on
-//!   `{claim: <token>, owner: me}`), and the jobs the renewal no longer finds
+//!   `{claim: <its token>, owner: me}`), and the jobs the renewal no longer finds
 //!   (another worker took them after their lease expired during a long job) are
 //!   dropped from the batch before anything was written for them. A worker that stops
 //!   before running them does not release them: a stop may be a crash or an aborted
