@@ -81,12 +81,15 @@
 //!   changed groups (whatever their number), a `delete` when a group may be left
 //!   empty. Whether
 //!   the session runs a transaction is read from the session's state, never from an
-//!   error's text. Outside a transaction the
-//!   application is a transaction of its own right after the write (a read of the
-//!   source, the record, the groups, the commit), not refused: inserts and several
-//!   writers take no session, a failed application is the writer's error, and a crash
-//!   in between is repaired by the [`Watcher`] (the guide's *Writes outside a
-//!   transaction*). The source declares `#[model(transactions)]`, or the derive
+//!   error's text. Given no transaction, a write row, an upsert, an insert, a
+//!   versioned save or update, a soft delete or a restore runs in one started for it
+//!   (`core::transaction::for_write`): the write, its sync summaries and its async
+//!   summaries' jobs commit together. The writers that take no session (an outlier
+//!   push, a bucket append, a time-series insert, `denormalized::update_one`, a
+//!   backfill) apply it in a transaction of its own right after the write (a read of
+//!   the source, the record, the groups, the commit), not refused: a failed
+//!   application is the writer's error, and a crash in between is repaired by the
+//!   [`Watcher`] (the guide's *Writes outside a transaction*). The source declares `#[model(transactions)]`, or the derive
 //!   refuses the summary.
 //! - `async`: the writer queues the document in the refresh queue the async copies
 //!   use ([`QUEUE`](crate::denormalized::QUEUE), `docshape_refresh`): one upsert of the job
