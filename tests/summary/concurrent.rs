@@ -1,6 +1,8 @@
 //! Eight writers adding, removing and editing the items of orders shared by five
-//! sellers, half of them in transactions (where the sync summaries are written in the
-//! write's own transaction, and two of them on one group conflict and run again),
+//! sellers, half of them in `docshape::transaction`s and half given no transaction (each
+//! write then runs in one started for it); either way the sync summaries and the async
+//! jobs are written in the write's transaction, and two of them on one group conflict
+//! and run again,
 //! with workers of the one refresh queue killed at random points (after an
 //! application committed and before its job was acknowledged among them) and
 //! restarted: once drained, every summary (sync and async) equals a recount of the
