@@ -1,6 +1,7 @@
 //! Claims of several jobs at once: how many commands a drain sends, jobs of a claim
 //! that another worker takes before they run, a worker aborted with jobs of its claim
-//! not yet run, and workers whose claims interleave.
+//! not yet run, workers whose claims interleave, a restarted worker taking its jobs
+//! back, and a claim whose connection the server closes.
 
 use docshape::bson::{doc, oid::ObjectId, Bson, DateTime, Document};
 use docshape::denormalized::{self, RefreshReport, Worker, QUEUE};
@@ -237,4 +238,50 @@ async fn a_restarted_worker_takes_back_its_jobs_without_writing_them() {
         }
         assert!(queue(&db).await.is_empty());
     }
+}
+
+/// A claim's stamp (one `update` command sent with `run_command`, which the driver does
+/// not retry) whose connection the server closes is sent again: the worker drains the
+/// queue instead of ending its run with the network's error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_whose_connection_closes_is_sent_again() {
+    if testkit::server().unwrap().is_external() {
+        eprintln!("skipped: MONGODB_URI is set, and this test needs a server of its own with failpoints");
+        return;
+    }
+    let server = tokio::task::spawn_blocking(testkit::TestServer::start_local_with_test_commands)
+        .await
+        .unwrap()
+        .unwrap();
+    // Polled monitoring: after the closed connection the driver checks the server
+    // again at once, where a streamed check would wait out its 10 s first.
+    let client = server
+        .client_with(|o| {
+            o.server_monitoring_mode = Some(docshape::mongodb::options::ServerMonitoringMode::Poll)
+        })
+        .await
+        .unwrap();
+    let db = client.database("claims_closed");
+    docshape::sync::<User>(&db).await.unwrap();
+    docshape::sync::<Post>(&db).await.unwrap();
+    users_with_posts(&db, 3, 2).await;
+    for u in 0..3 {
+        denormalized::update_one::<User>(&db, &format!("u{u}"), rename(&format!("closed {u}")))
+            .await
+            .unwrap();
+    }
+    // The next `update` command, the claim's stamp, meets a closed connection.
+    let fail = doc! {
+        "configureFailPoint": "failCommand",
+        "mode": { "times": 1 },
+        "data": { "failCommands": ["update"], "closeConnection": true },
+    };
+    client.database("admin").run_command(fail).await.unwrap();
+    let report = Worker::new(&db).jobs_per_claim(4).run_until_empty().await.unwrap();
+    assert_eq!((report.jobs, report.requeued), (3, 0), "{report:?}");
+    for u in 0..3 {
+        let filter = doc! { "author_id": format!("u{u}"), "author_name": format!("closed {u}") };
+        assert_eq!(count(&db, "posts", filter).await, 2, "u{u}");
+    }
+    assert!(queue(&db).await.is_empty());
 }
