@@ -173,7 +173,7 @@ pub(crate) async fn enqueue_many(db: &Database, jobs: &[Enqueue<'_>]) -> mongodb
             doc! { "q": q, "u": u, "upsert": true }
         })
         .collect();
-    let reply = db.run_command(doc! { "update": QUEUE, "updates": updates, "ordered": false }).await?;
+    let reply = send(db, doc! { "update": QUEUE, "updates": updates, "ordered": false }).await?;
     let Ok(errors) = reply.get_array("writeErrors") else { return Ok(()) };
     for error in errors {
         let error = error.as_document();
@@ -190,6 +190,27 @@ pub(crate) async fn enqueue_many(db: &Database, jobs: &[Enqueue<'_>]) -> mongodb
         }
     }
     Ok(())
+}
+
+/// How many times [`send`] sends a command when the network fails it.
+const SENDS: u32 = 3;
+
+/// Sends `command`, a write to the queue that is safe to send twice (upserts that add
+/// one more `seq`, a claim's stamp by the same owner and token, a lease set again),
+/// again after a network error, a bounded number of times: `run_command` is not
+/// retried by the driver, as its own write helpers are once.
+pub(crate) async fn send(db: &Database, command: Document) -> mongodb::error::Result<Document> {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        match db.run_command(command.clone()).await {
+            Ok(reply) => return Ok(reply),
+            Err(e) if attempt < SENDS && crate::core::transaction::is_network(&e) => {
+                tokio::time::sleep(crate::core::transaction::backoff(attempt)).await;
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 fn integer(value: Option<&Bson>) -> Option<i64> {

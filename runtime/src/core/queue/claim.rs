@@ -254,9 +254,6 @@ impl Claimer<'_> {
     }
 }
 
-/// How many times [`each`] sends its command when the network fails it.
-const SENDS: u32 = 3;
-
 /// What [`each`] matched and modified.
 struct Each {
     matched: u64,
@@ -294,21 +291,7 @@ async fn each(
             crate::core::bson_compat::to_bson(concern).map_err(mongodb::error::Error::custom)?,
         );
     }
-    // `run_command` is not retried by the driver, as its own update helpers are once
-    // after a network error; the statements are safe to send again (a stamp by the
-    // same owner and token, a lease set again), so this does the same, a bounded
-    // number of times.
-    let mut attempt = 0;
-    let reply = loop {
-        attempt += 1;
-        match db.run_command(command.clone()).await {
-            Ok(reply) => break reply,
-            Err(e) if attempt < SENDS && crate::core::transaction::is_network(&e) => {
-                tokio::time::sleep(crate::core::transaction::backoff(attempt)).await;
-            }
-            Err(e) => return Err(e),
-        }
-    };
+    let reply = super::send(&db, command).await?;
     if let Ok(errors) = reply.get_array("writeErrors") {
         if let Some(error) = errors.first() {
             return Err(mongodb::error::Error::custom(format!("updating jobs: {error}")));
