@@ -89,8 +89,8 @@
 //!   backfill) apply it in a transaction of its own right after the write (a read of
 //!   the source, the record, the groups, the commit), not refused: a failed
 //!   application is the writer's error, and a crash in between is repaired by the
-//!   [`Watcher`] (the guide's *Writes outside a transaction*). The source declares `#[model(transactions)]`, or the derive
-//!   refuses the summary.
+//!   [`Watcher`] (the guide's *Writes outside a transaction*). The source declares
+//!   `#[model(transactions)]`, or the derive refuses the summary.
 //! - `async`: the writer queues the document in the refresh queue the async copies
 //!   use ([`QUEUE`](crate::denormalized::QUEUE), `docshape_refresh`): one upsert of the job
 //!   `{_id: {copy: "summary:<collection>", id}, kind: "summary"}`, `$inc: {seq: 1}`,
