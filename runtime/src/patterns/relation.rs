@@ -486,7 +486,9 @@ async fn insert_stored<T: Model>(
 /// An error of the insert leaves the documents before the failing one inserted (an
 /// ordered insert stops there) and their copies as filled before the insert: a
 /// rename landing in between reaches them at the source's next write, or with
-/// `denormalized::reconcile`.
+/// `denormalized::reconcile`. On a model with a `sync` summary the insert and the
+/// summaries run in a transaction started for them (as in [`insert_one`]), so there an
+/// error leaves **none** of the documents inserted.
 pub async fn insert_many<T>(db: &Database, values: &mut [T]) -> Result<Vec<Bson>, RefError>
 where
     T: Model + Serialize + DeserializeOwned,
