@@ -199,3 +199,26 @@ async fn a_worker_run_creates_the_ledger_indexes() {
     // Idempotent: a second run (or a deploy step) creates nothing new.
     summary::create_indexes(&db).await.unwrap();
 }
+
+/// `relation::insert_many` on a source with sync summaries runs in a transaction
+/// started for it: a document the insert refuses (a duplicate `_id`, after a new one)
+/// leaves none of them inserted, no summary changed and no job queued.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_insert_many_that_fails_inserts_none() {
+    let db = setup("summary_insert_many_none").await;
+    let o1 = order("o1", "c1", "2026-08-05T10:00:00Z", vec![item("s1", "a", 2, 500)]);
+    docshape::relation::insert_one(&db, &mut o1.clone()).await.unwrap();
+    Worker::new(&db).run_until_empty().await.unwrap();
+    let before = (all(&db, "sm_all_orders").await, all(&db, "sm_seller_sales_now").await);
+    let o2 = order("o2", "c2", "2026-08-05T11:00:00Z", vec![item("s2", "b", 1, 300)]);
+    let failed = docshape::relation::insert_many(&db, &mut [o2, o1]).await;
+    assert!(failed.is_err(), "the duplicate `_id` is refused");
+    assert_eq!(
+        Order::collection(&db).count_documents(doc! {}).await.unwrap(),
+        1,
+        "o2 was not inserted either"
+    );
+    assert_eq!((all(&db, "sm_all_orders").await, all(&db, "sm_seller_sales_now").await), before);
+    assert_eq!(denormalized::lag(&db).await.unwrap().pending, 0);
+    assert_no_drift(&db).await;
+}
