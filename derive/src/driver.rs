@@ -275,7 +275,10 @@ fn expansion(cx: Facts, mut errors: darling::error::Accumulator) -> Expanded {
     let c = &bounded.container;
     // A struct's fields are paths (`HasField`); an enum's are its variants'.
     let paths = on(shape != Shape::Polymorphic).map(|()| crate::common::paths::has_field_impls(c));
-    let size = crate::common::size::impl_for(c);
+    // A model's `_id` element, declared once for its size list and `Identified::ID_SIZE`
+    // (a polymorphic model's is the one its variants share).
+    let id = bounded.is_model().then(|| crate::common::size::id_element(bounded.container_for(None)));
+    let size = crate::common::size::impl_for(c, id);
     let (model, registration, variants) = match (&model, &bounded.polymorphic) {
         (Some(m), None) => {
             let parts = [

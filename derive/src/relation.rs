@@ -278,13 +278,9 @@ pub(crate) fn variant_entries(p: &Polymorphic, parts: &[&Expansion]) -> Expansio
             continue;
         }
         items.extend(defs);
-        entries.push(quote!(__ds::Nested {
-            field: "", many: false,
-            relations: &[#(#relations),*],
-            copies: &[#(#copies),*],
-            nested: &[#(#nested),*],
-            variant: ::core::option::Option::Some(__ds::Variant { tag: #tag, value: #value }),
-        }));
+        entries.push(quote!(__ds::Nested::variant(
+            #tag, #value, (&[#(#relations),*], &[#(#copies),*], &[#(#nested),*])
+        )));
     }
     // The variants' field entries are constants the `unindexed_via` checks read too.
     Expansion { nested: entries, items, ..Expansion::default() }
@@ -509,12 +505,10 @@ fn items(c: &Container, r: &Parsed, model: bool) -> TokenStream {
             .into_iter()
             .find(|f| f.name.as_deref() == Some("_id") && f.serde.flatten.is_none());
         // The `_id`'s size with its field's bounds (`max_length`), what a `Ref<Self>`
-        // weighs; an implicit `_id` is an ObjectId.
+        // weighs: the element `size::impl_for` declares once (`id_element`), which the
+        // model's own size list names too.
         let owner = ident.to_string();
-        let id_size = match id_field {
-            Some(f) => crate::common::size::element_part(f),
-            None => quote!(__ds::sz::element_of("_id", false, __ds::Probe::<__ds::ObjectId>::PART)),
-        };
+        let id_size = crate::common::size::id_ident();
         let id = id_field
             .map(|f| {
                 let ty = &f.recv.ty;

@@ -19,7 +19,7 @@ pub(super) fn patterns_const(patterns: &[Access], cx: &Facts) -> TokenStream {
             let kind = k.kind.tokens();
             quote!((#path, #kind))
         });
-        // Only what differs from `AccessPattern::PLAIN` is written: fewer tokens per model.
+        // Only what differs from `AccessPattern::row` is written: fewer tokens per model.
         let ci = ci.then(|| quote!(case_insensitive: true,));
         let range = (!a.range.is_empty()).then(|| {
             let range = strs(&a.range);
@@ -60,18 +60,15 @@ pub(super) fn patterns_const(patterns: &[Access], cx: &Facts) -> TokenStream {
             (Some(_), None) => Some(quote!(kind: __ds::RowKind::Write,)),
             (Some(_), Some(_)) => Some(quote!(kind: __ds::RowKind::Upsert,)),
         };
-        quote! {
-            __ds::AccessPattern {
-                name: #name,
-                operation: #operation,
-                filter: #filter,
-                sort: &[#(#sort),*],
-                load: #load,
-                index: #index,
-                #ci #range #fields #freq #consistency #guarantee #waivers #paginate #kind
-                ..__ds::AccessPattern::PLAIN
-            }
+        // The operation defaults to the name, the sort to none (`AccessPattern::row`).
+        let operation = (operation != name).then(|| quote!(operation: #operation,));
+        let sort = (!a.sort.is_empty()).then(|| quote!(sort: &[#(#sort),*],));
+        let row = quote!(__ds::AccessPattern::row(#name, #filter, #load, #index));
+        let rest = quote!(#operation #sort #ci #range #fields #freq #consistency #guarantee #waivers #paginate #kind);
+        if rest.is_empty() {
+            return row;
         }
+        quote!(__ds::AccessPattern { #rest ..#row })
     });
     quote!(const ACCESS_PATTERNS: &'static [__ds::AccessPattern] = &[#(#items),*];)
 }

@@ -30,8 +30,12 @@ pub(crate) fn share(
             list.into_iter()
                 .map(|entry| {
                     let text = entry.to_string();
-                    // A constant cannot name the impl's `Self` (a `Box<Self>` field).
-                    if !seen.iter().any(|(t, n)| *t == text && *n > 1) || names_self(&entry) {
+                    // A constant cannot name the impl's `Self` (a `Box<Self>` field); an
+                    // entry that already names a constant stays as it is.
+                    if !seen.iter().any(|(t, n)| *t == text && *n > 1)
+                        || names_self(&entry)
+                        || is_ident(&entry)
+                    {
                         return entry;
                     }
                     if let Some((_, ident)) = named.iter().find(|(t, _)| *t == text) {
@@ -46,6 +50,12 @@ pub(crate) fn share(
         })
         .collect();
     (items, lists)
+}
+
+/// Whether `tokens` are one identifier (a constant's name).
+fn is_ident(tokens: &TokenStream) -> bool {
+    let mut it = tokens.clone().into_iter();
+    matches!((it.next(), it.next()), (Some(TokenTree::Ident(_)), None))
 }
 
 /// Whether `tokens` name `Self` anywhere.
@@ -84,5 +94,13 @@ mod tests {
         let (items, lists) = share("X", &quote!(T), vec![vec![entry.clone()], vec![entry.clone()]]);
         assert!(items.is_empty());
         assert_eq!(lists[1][0].to_string(), entry.to_string());
+    }
+
+    #[test]
+    fn an_entry_already_naming_a_constant_is_not_named_again() {
+        let (items, lists) = share("X", &quote!(T), vec![vec![quote!(ID)], vec![quote!(ID)]]);
+        assert!(items.is_empty());
+        assert_eq!(lists[0][0].to_string(), "ID");
+        assert_eq!(lists[1][0].to_string(), "ID");
     }
 }

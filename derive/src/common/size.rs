@@ -166,6 +166,32 @@ pub(crate) fn element_part(f: &Field) -> TokenStream {
     quote!(__ds::sz::element_of(#key, #many, #part))
 }
 
+/// The name of the constant holding a model's `_id` element ([`id_element`]), which
+/// both `Identified::ID_SIZE` and the model's own size list name.
+pub(crate) fn id_ident() -> syn::Ident {
+    syn::Ident::new("__DS_ID_ELEMENT", proc_macro2::Span::call_site())
+}
+
+/// A model's `_id` as an `Element` constant expression, with its field's bounds
+/// (`max_length`): what a `Ref<Self>` weighs. An implicit `_id` is an ObjectId.
+pub(crate) fn id_element(c: &Container) -> TokenStream {
+    let id_field = crate::common::paths::stored_fields(c)
+        .into_iter()
+        .find(|f| f.name.as_deref() == Some("_id") && f.serde.flatten.is_none());
+    match id_field {
+        Some(f) => element_part(f),
+        None => quote!(__ds::sz::element_of("_id", false, __ds::Probe::<__ds::ObjectId>::PART)),
+    }
+}
+
+/// `parts` with each entry spelled as `id` (the model's `_id` element) naming its
+/// constant instead, so that the compiler checks that expression once.
+fn name_id(parts: Vec<TokenStream>, id: Option<&str>) -> Vec<TokenStream> {
+    let Some(id) = id else { return parts };
+    let name = id_ident();
+    parts.into_iter().map(|p| if p.to_string() == id { quote!(#name) } else { p }).collect()
+}
+
 /// A document of some of `owner`'s fields (a projection's view): `(size, reason)`
 /// tokens.
 pub(crate) fn fields_size(owner: &str, fields: &[&Field]) -> (TokenStream, TokenStream) {
@@ -192,7 +218,11 @@ enum Size {
 /// variant as a document of its fields plus the tag, one more string element whose
 /// value is the discriminator: each variant is sized as a struct of those elements.
 /// `None` for another enum (or one with no stored variant), sized as before.
-fn tagged_variants(c: &Container, variants: &[Variant]) -> Option<(TokenStream, TokenStream)> {
+fn tagged_variants(
+    c: &Container,
+    variants: &[Variant],
+    id: Option<&str>,
+) -> Option<(TokenStream, TokenStream)> {
     let tag = c.serde.tag.as_ref()?.value();
     if c.serde.content.is_some() || c.serde.untagged.is_some() {
         return None;
@@ -231,6 +261,7 @@ fn tagged_variants(c: &Container, variants: &[Variant]) -> Option<(TokenStream, 
                         .collect(),
                     _ => v.fields.iter().filter(|f| !f.serde.skip).map(element_part).collect(),
                 };
+                let parts = name_id(parts, id);
                 let elements = quote::format_ident!("__DS_VARIANT_{}", i);
                 lists.push((elements.clone(), value, parts));
                 quote!(__ds::sz::VariantSize::of(#value, #name, #elements))
@@ -250,7 +281,7 @@ fn tagged_variants(c: &Container, variants: &[Variant]) -> Option<(TokenStream, 
 }
 
 /// The whole value's size tokens.
-fn container_size(c: &Container) -> Size {
+fn container_size(c: &Container, id: Option<&str>) -> Size {
     let owner = c.ident.to_string();
     let unknown = |what: String| {
         Size::Pair(
@@ -275,7 +306,7 @@ fn container_size(c: &Container) -> Size {
             if c.serde.tag.is_some() {
                 return unknown(format!("`{owner}`, written with a tag docshape does not size"));
             }
-            let parts = fields.iter().filter(|f| !f.serde.skip).map(element_part);
+            let parts = name_id(fields.iter().filter(|f| !f.serde.skip).map(element_part).collect(), id);
             Size::Parts(quote!(&[#(#parts),*]))
         }
         Body::Struct(darling::ast::Style::Tuple, fields) => {
@@ -301,7 +332,7 @@ fn container_size(c: &Container) -> Size {
             Size::Pair(quote!(::core::option::Option::Some(0usize)), quote!(__ds::sz::Unsized::Known))
         }
         Body::Enum(variants) => {
-            if let Some(sizes) = tagged_variants(c, variants) {
+            if let Some(sizes) = tagged_variants(c, variants, id) {
                 return Size::Variants(sizes);
             }
             let plain = c.serde.tag.is_none() && c.serde.untagged.is_none();
@@ -318,14 +349,21 @@ fn container_size(c: &Container) -> Size {
 }
 
 /// `impl MaxBsonSize` for a non-generic type; nothing for generic ones, whose sizes
-/// depend on their parameters.
-pub(crate) fn impl_for(c: &Container) -> TokenStream {
+/// depend on their parameters. `id`: a model's `_id` element ([`id_element`]),
+/// declared here as the constant `Identified::ID_SIZE` names, and named by the
+/// entries of the size lists that spell it alike.
+pub(crate) fn impl_for(c: &Container, id: Option<TokenStream>) -> TokenStream {
     if !c.generics.params.is_empty() {
         return TokenStream::new();
     }
     let ident = &c.ident;
     let mut variants = None;
-    let (size, why, parts) = match container_size(c) {
+    let id_text = id.as_ref().map(ToString::to_string);
+    let id = id.map(|id| {
+        let name = id_ident();
+        quote!(const #name: __ds::sz::Element = #id;)
+    });
+    let (size, why, parts) = match container_size(c, id_text.as_deref()) {
         Size::Pair(size, why) => (size, why, None),
         // One list per variant, and one of the variants, read for each constant.
         Size::Variants((items, sizes)) => {
@@ -353,6 +391,7 @@ pub(crate) fn impl_for(c: &Container) -> TokenStream {
     quote! {
         #[allow(unused_imports)]
         use __ds::ProbeFallback as _;
+        #id
         #parts
         #[automatically_derived]
         impl __ds::MaxBsonSize for #ident {
@@ -391,19 +430,22 @@ mod tests {
             }"#,
         );
         // One list per variant, the tag's element first with the discriminator value;
-        // the `_id` both variants store alike is one constant element, named by both.
+        // the `_id` both variants store alike is the model's one constant element,
+        // named by both and by `Identified::ID_SIZE`.
+        assert_eq!(text.matches(r#"element_of ("_id""#).count(), 1, "{text}");
         assert!(
             text.contains(
-                r#"const __DS_ELEMENT_0 : __ds :: sz :: Element = __ds :: sz :: element_of ("_id""#
+                r#"const __DS_ID_ELEMENT : __ds :: sz :: Element = __ds :: sz :: element_of ("_id""#
             ),
             "{text}"
         );
+        assert!(text.contains(r#"__ds :: sz :: id_of ("Event" , & [__DS_ID_ELEMENT])"#), "{text}");
         assert!(
-            text.contains(r#"const __DS_VARIANT_0 : & [__ds :: sz :: Element] = & [__ds :: sz :: tag_of ("kind" , "click") , __DS_ELEMENT_0 , __ds :: sz :: element_of ("user""#),
+            text.contains(r#"const __DS_VARIANT_0 : & [__ds :: sz :: Element] = & [__ds :: sz :: tag_of ("kind" , "click") , __DS_ID_ELEMENT , __ds :: sz :: element_of ("user""#),
             "{text}"
         );
         assert!(
-            text.contains(r#"__ds :: sz :: tag_of ("kind" , "buy") , __DS_ELEMENT_0 , __ds :: sz :: element_of ("order""#),
+            text.contains(r#"__ds :: sz :: tag_of ("kind" , "buy") , __DS_ID_ELEMENT , __ds :: sz :: element_of ("order""#),
             "{text}"
         );
         // Skipped fields are not stored, so not sized.

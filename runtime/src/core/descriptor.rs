@@ -644,6 +644,13 @@ impl Index {
         case_insensitive: None,
         partial_filter: None,
     };
+
+    /// An index of `keys` named `name`, with no options: what the derive writes for
+    /// each index, completed with struct update syntax for the options it sets.
+    #[doc(hidden)]
+    pub const fn of(name: &'static str, keys: &'static [(&'static str, IndexKey)]) -> Index {
+        Index { name, keys, ..Self::PLAIN }
+    }
 }
 
 impl AccessPattern {
@@ -672,4 +679,18 @@ impl AccessPattern {
         paginate: false,
         kind: RowKind::Read,
     };
+
+    /// A read row named `name`, its operation described by the same words, matching
+    /// `filter` by equality, with its load and the index that serves it, and nothing
+    /// else set: what the derive writes for each row, completed with struct update
+    /// syntax for what else the row sets (a sort, a range, its own `operation`...).
+    #[doc(hidden)]
+    pub const fn row(
+        name: &'static str,
+        filter: &'static [&'static str],
+        load: Load,
+        index: Option<&'static str>,
+    ) -> AccessPattern {
+        AccessPattern { name, operation: name, filter, load, index, ..Self::PLAIN }
+    }
 }

@@ -73,6 +73,18 @@ impl Nested {
     pub const fn of(field: &'static str, many: bool, (relations, copies, nested): NestedParts) -> Self {
         Self { field, many, relations, copies, nested, variant: None }
     }
+
+    /// The entry of one variant of a polymorphic model, whose documents hold `tag` =
+    /// `value`: its rows, copies and fields' entries (`parts`), under no field of its
+    /// own (the variant's fields are the document's).
+    #[doc(hidden)]
+    pub const fn variant(
+        tag: &'static str,
+        value: &'static str,
+        (relations, copies, nested): NestedParts,
+    ) -> Self {
+        Self { field: "", many: false, relations, copies, nested, variant: Some(Variant { tag, value }) }
+    }
 }
 
 /// See [`RelationsOf`].
