@@ -337,6 +337,26 @@ pub(crate) fn new_server_folder(what: &str, port: u16) -> Result<PathBuf, Testki
     Ok(dir)
 }
 
+/// A local server of the test's own with the test commands on
+/// ([`TestServer::start_local_with_test_commands`]), and a client that polls it: after
+/// a failure the test provoked (a closed connection, a "shutting down" answer) the
+/// driver checks the server again at once, where a streamed check would wait out its
+/// 10 s first. `None` when `MONGODB_URI` is set: the test needs failpoints no other
+/// test meets, so it skips (and says so).
+pub async fn failpoint_server() -> Result<Option<(TestServer, Client)>, TestkitError> {
+    if server()?.is_external() {
+        eprintln!("skipped: MONGODB_URI is set, and this test needs a server of its own with failpoints");
+        return Ok(None);
+    }
+    let server = tokio::task::spawn_blocking(TestServer::start_local_with_test_commands)
+        .await
+        .map_err(|e| TestkitError::caused("starting a server with test commands", e))??;
+    let client = server
+        .client_with(|o| o.server_monitoring_mode = Some(mongodb::options::ServerMonitoringMode::Poll))
+        .await?;
+    Ok(Some((server, client)))
+}
+
 /// The process-wide server: `MONGODB_URI` when set, otherwise one local SecantusDB
 /// started on first use.
 pub fn server() -> Result<&'static TestServer, TestkitError> {

@@ -245,22 +245,7 @@ async fn a_restarted_worker_takes_back_its_jobs_without_writing_them() {
 /// queue instead of ending its run with the network's error.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_claim_whose_connection_closes_is_sent_again() {
-    if testkit::server().unwrap().is_external() {
-        eprintln!("skipped: MONGODB_URI is set, and this test needs a server of its own with failpoints");
-        return;
-    }
-    let server = tokio::task::spawn_blocking(testkit::TestServer::start_local_with_test_commands)
-        .await
-        .unwrap()
-        .unwrap();
-    // Polled monitoring: after the closed connection the driver checks the server
-    // again at once, where a streamed check would wait out its 10 s first.
-    let client = server
-        .client_with(|o| {
-            o.server_monitoring_mode = Some(docshape::mongodb::options::ServerMonitoringMode::Poll)
-        })
-        .await
-        .unwrap();
+    let Some((_server, client)) = testkit::failpoint_server().await.unwrap() else { return };
     let db = client.database("claims_closed");
     docshape::sync::<User>(&db).await.unwrap();
     docshape::sync::<Post>(&db).await.unwrap();

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use docshape::bson::{doc, Document};
-use docshape::mongodb::options::{ClientOptions, ServerAddress, ServerMonitoringMode, WriteConcern};
+use docshape::mongodb::options::{ClientOptions, ServerAddress, WriteConcern};
 use docshape::versioning::{self, BackfillEnd, BackfillOptions, Progress};
 use docshape_testkit as testkit;
 
@@ -152,19 +152,8 @@ async fn a_server_restart_mid_run_is_ridden_over() {
 /// that one document ended `Remaining { old: 1 }` with it in `failures`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upgrade_refused_while_the_server_shuts_down_is_read_again() {
-    if testkit::server().unwrap().is_external() {
-        eprintln!("skipped: MONGODB_URI is set, and this test needs a server of its own with failpoints");
-        return;
-    }
-    let server = tokio::task::spawn_blocking(testkit::TestServer::start_local_with_test_commands)
-        .await
-        .unwrap()
-        .unwrap();
+    let Some((server, client)) = testkit::failpoint_server().await.unwrap() else { return };
     let uri = server.uri().to_owned();
-    // Polled monitoring: after a "shutting down" answer the driver checks the server
-    // again at once, where a streamed check would wait out its 10 s first.
-    let client =
-        server.client_with(|o| o.server_monitoring_mode = Some(ServerMonitoringMode::Poll)).await.unwrap();
     let db = client.database("backfill_refused");
     docshape::sync::<Profile>(&db).await.unwrap();
     db.collection::<Document>("profiles").insert_many(v1_profiles(0, 100)).await.unwrap();
