@@ -633,7 +633,7 @@ fn bucket(c: &Container, b: &BucketDef, stamp: Option<(&str, i64, bool)>) -> Tok
             quote! {
                 const _: () = {
                     const __NAMED: &[__ds::sz::Element] = &[#named];
-                    const __VERDICT: __ds::sz::ConstMessage = if #element.size.is_none() && !__NAMED[0].why.is_known() {
+                    const __VERDICT: __ds::sz::ConstMessage = if (#element).size.is_none() && !__NAMED[0].why.is_known() {
                         __ds::sz::verdict("bucket_size", #what, ::core::option::Option::None, #limit,
                             __ds::sz::Unsized::Fields { owner: #owner, elements: __NAMED }, #fix)
                     } else {

@@ -374,6 +374,7 @@ fn outliers(c: &Container, outliers: &[OutlierDef]) -> TokenStream {
         #[automatically_derived]
         impl __ds::Outliers for #ident {
             const OUTLIERS: &'static [__ds::OutlierSpec] = &[#(#specs),*];
+            #[inline]
             fn item_schemas() -> __ds::Vec<__ds::Document> {
                 ::std::vec![#(#schemas),*]
             }

@@ -529,6 +529,7 @@ fn items(c: &Container, r: &Parsed, model: bool) -> TokenStream {
             quote! {
                 #[automatically_derived]
                 impl __ds::IdOf<#ident> for ::core::primitive::str {
+                    #[inline]
                     fn id_bson(&self) -> ::core::result::Result<__ds::Bson, __ds::BsonSerError> {
                         ::core::result::Result::Ok(__ds::Bson::String(::std::string::ToString::to_string(self)))
                     }
@@ -540,7 +541,7 @@ fn items(c: &Container, r: &Parsed, model: bool) -> TokenStream {
         let id_schema =
             id_field.filter(|f| f.recv.validate_span().is_some() && !is_option(&f.recv.ty)).map(|f| {
                 let schema = crate::validator::field_schema(f);
-                quote!(fn id_schema() -> __ds::Document { #schema })
+                quote!(#[inline] fn id_schema() -> __ds::Document { #schema })
             });
         out.extend(quote! {
             #[automatically_derived]
@@ -551,6 +552,7 @@ fn items(c: &Container, r: &Parsed, model: bool) -> TokenStream {
             }
             #[automatically_derived]
             impl __ds::IdOf<#ident> for #id {
+                #[inline]
                 fn id_bson(&self) -> ::core::result::Result<__ds::Bson, __ds::BsonSerError> {
                     __ds::to_bson(self)
                 }

@@ -468,6 +468,7 @@ pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> TokenStream {
                 let doc = format!("The average of `{}` per source document of the group (`None` for an empty group): `{}` divided by the count, derived on read.", f.stored, f.stored);
                 accessors.extend(quote! {
                     #[doc = #doc]
+                    #[inline]
                     pub fn #name(&self) -> ::core::option::Option<f64> {
                         __ds::summary_avg(&self.#field, &self.#count)
                     }

@@ -403,6 +403,7 @@ fn schema_impl(c: &Container, admit_id: bool) -> TokenStream {
         #[automatically_derived]
         impl #impl_generics __ds::Schema for #ident #ty_generics #where_clause {
             const DOCUMENT: bool = #document;
+            #[inline]
             fn schema() -> __ds::Document {
                 #expr
             }

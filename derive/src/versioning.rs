@@ -593,6 +593,7 @@ fn versioned(c: &Container, v: &Versioning, kept: &[KeptField]) -> (TokenStream,
                 }
             }
 
+            #[inline]
             fn stamp(&mut self) {
                 #stamp
             }
@@ -623,6 +624,7 @@ fn versioned(c: &Container, v: &Versioning, kept: &[KeptField]) -> (TokenStream,
             fn(__ds::Document) -> ::core::result::Result<Self, __ds::VersionError>,
         > = ::core::option::Option::Some(__ds::versioned_decode::<Self>);
 
+        #[inline]
         fn validator() -> __ds::Document {
             #validator_fn(
                 <Self as __ds::Schema>::schema(),

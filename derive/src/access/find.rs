@@ -533,6 +533,7 @@ fn wrapper_view(
         #[automatically_derived]
         impl #ident {
             /// The wrapped value.
+            #[inline]
             #vis fn into_inner(self) -> #inner {
                 self.0
             }
@@ -541,6 +542,7 @@ fn wrapper_view(
         #[automatically_derived]
         impl ::core::ops::Deref for #ident {
             type Target = #inner;
+            #[inline]
             fn deref(&self) -> &#inner {
                 &self.0
             }
@@ -548,6 +550,7 @@ fn wrapper_view(
 
         #[automatically_derived]
         impl ::core::ops::DerefMut for #ident {
+            #[inline]
             fn deref_mut(&mut self) -> &mut #inner {
                 &mut self.0
             }

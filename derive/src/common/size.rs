@@ -29,6 +29,74 @@ fn is_char(ty: &Type) -> bool {
     quote!(#inner).to_string() == "char"
 }
 
+/// A value's size as the derive writes it: when the attributes alone fix it (a
+/// `String` with `max_length`, an array with no `max_items`, a value docshape cannot
+/// see), the bytes themselves, so that the element is plain data; otherwise a
+/// constant expression the compiler evaluates (`Probe::<T>::PART`, which looks the
+/// type up). A constant expression costs the compiler about twice what a literal
+/// does, per element of every model, so the data form is used wherever it can be.
+enum ValuePart {
+    /// The bytes (`None`: unbounded) and the `Unsized` reason tokens.
+    Data(Option<usize>, TokenStream),
+    /// A `(Option<usize>, Unsized)` constant expression.
+    Expr(TokenStream),
+}
+
+impl ValuePart {
+    fn unknown(why: TokenStream) -> Self {
+        Self::Data(None, why)
+    }
+
+    fn known(size: usize) -> Self {
+        Self::Data(Some(size), quote!(__ds::sz::Unsized::Known))
+    }
+
+    /// `(Option<usize>, Unsized)` tokens.
+    fn tokens(self) -> TokenStream {
+        match self {
+            Self::Data(size, why) => {
+                let size = size_tokens(size);
+                quote!((#size, #why))
+            }
+            Self::Expr(part) => part,
+        }
+    }
+}
+
+/// `Some(n)` / `None` as an `Option<usize>` expression.
+fn size_tokens(size: Option<usize>) -> TokenStream {
+    match size {
+        Some(n) => quote!(::core::option::Option::Some(#n)),
+        None => quote!(::core::option::Option::<usize>::None),
+    }
+}
+
+/// The largest value size the derive computes itself: far enough below a 32-bit
+/// `usize`'s limit that the runtime's arithmetic (`checked_*`, `None` on overflow),
+/// the element's key included, gives the same result on every target.
+const DATA_MAX: u128 = (u32::MAX / 2) as u128;
+
+/// `runtime::size::string`: a string of at most `chars` code points (length, UTF-8
+/// bytes, NUL), when it stays under [`DATA_MAX`].
+fn string_size(chars: u64) -> Option<usize> {
+    let n = chars as u128 * 4 + 5;
+    (n <= DATA_MAX).then_some(n as usize)
+}
+
+/// `runtime::size::array`: at most `n` values of `value` bytes, keyed by index, when
+/// it stays under [`DATA_MAX`].
+fn array_size(n: u64, value: usize) -> Option<usize> {
+    let (n, value) = (n as u128, value as u128);
+    let mut digits = 0u128;
+    let (mut low, mut high, mut width) = (0u128, 10u128, 1u128);
+    while low < n {
+        digits += (high.min(n) - low) * width;
+        (low, high, width) = (high, high * 10, width + 1);
+    }
+    let total = (value + 2) * n + 5 + digits;
+    (total <= DATA_MAX).then_some(total as usize)
+}
+
 /// The size of one field's value and why it is unknown, as one `(Option<usize>,
 /// Unsized)` constant expression: a type's size is looked up once
 /// (`Probe::<T>::PART`), not once for the size and again for the reason, which halves
@@ -36,9 +104,14 @@ fn is_char(ty: &Type) -> bool {
 /// holds the value does ([`element_part`]), so that a path through embedded types is
 /// written once, where a message is rendered.
 pub(crate) fn value_part(f: &Field) -> TokenStream {
+    value_data(f).tokens()
+}
+
+/// [`value_part`], as data where the attributes fix the size.
+fn value_data(f: &Field) -> ValuePart {
     let r = &f.recv;
     let ty = &r.ty;
-    let unknown = |what: String| quote!((::core::option::Option::<usize>::None, __ds::sz::Unsized::Value { what: #what, fix: false }));
+    let unknown = |what: String| ValuePart::unknown(quote!(__ds::sz::Unsized::Value { what: #what, fix: false }));
     if let Some(with) = &f.serde.with {
         return unknown(format!("written by `{}`, whose output size docshape cannot see", with.value()));
     }
@@ -52,19 +125,28 @@ pub(crate) fn value_part(f: &Field) -> TokenStream {
         return match (classify(ty), &r.max_items) {
             (Kind::Array, Some(n)) => {
                 let (n, (elem, _)) = (**n as usize, types::element(&as_ref));
-                quote!(__ds::sz::array_of(#n, __ds::Probe::<#elem>::PART))
+                ValuePart::Expr(quote!(__ds::sz::array_of(#n, __ds::Probe::<#elem>::PART)))
             }
-            (Kind::Array, None) => quote!((::core::option::Option::<usize>::None, __ds::sz::NO_MAX_ITEMS)),
-            _ => quote!(__ds::Probe::<#as_ref>::PART),
+            (Kind::Array, None) => ValuePart::unknown(quote!(__ds::sz::NO_MAX_ITEMS)),
+            _ => ValuePart::Expr(quote!(__ds::Probe::<#as_ref>::PART)),
         };
     }
+    let no_item_bound = || {
+        ValuePart::unknown(quote!(__ds::sz::Unsized::Value {
+            what: "an array of Strings with no `#[validate(items(max_length = N))]`",
+            fix: true
+        }))
+    };
     match classify(ty) {
         Kind::String if !is_char(ty) => match &r.max_length {
-            Some(n) => {
-                let n = **n as usize;
-                quote!((__ds::sz::string(#n), __ds::sz::Unsized::Known))
-            }
-            None => quote!((::core::option::Option::<usize>::None, __ds::sz::NO_MAX_LENGTH)),
+            Some(n) => match string_size(**n) {
+                Some(size) => ValuePart::known(size),
+                None => {
+                    let n = **n as usize;
+                    ValuePart::Expr(quote!((__ds::sz::string(#n), __ds::sz::Unsized::Known)))
+                }
+            },
+            None => ValuePart::unknown(quote!(__ds::sz::NO_MAX_LENGTH)),
         },
         Kind::Array if !matches!(peel_array(ty), Some(Type::Array(_))) => {
             let (elem, _) = types::element(ty);
@@ -72,30 +154,28 @@ pub(crate) fn value_part(f: &Field) -> TokenStream {
             match (&r.max_items, elem) {
                 // Strings: as long as `items(max_length = N)` lets them be.
                 (Some(n), Some(_)) if string_items => {
-                    let n = **n as usize;
                     match r.items.as_ref().and_then(|i| i.max_length.as_ref()) {
-                        Some(m) => {
-                            let m = **m as usize;
-                            quote!(__ds::sz::array_of(#n, (__ds::sz::string(#m), __ds::sz::Unsized::Known)))
-                        }
-                        None => quote!((
-                            ::core::option::Option::<usize>::None,
-                            __ds::sz::Unsized::Value {
-                                what: "an array of Strings with no `#[validate(items(max_length = N))]`",
-                                fix: true
+                        Some(m) => match string_size(**m).and_then(|item| array_size(**n, item)) {
+                            Some(size) => ValuePart::known(size),
+                            None => {
+                                let (n, m) = (**n as usize, **m as usize);
+                                ValuePart::Expr(
+                                    quote!(__ds::sz::array_of(#n, (__ds::sz::string(#m), __ds::sz::Unsized::Known))),
+                                )
                             }
-                        )),
+                        },
+                        None => no_item_bound(),
                     }
                 }
                 (Some(n), Some(elem)) => {
                     let n = **n as usize;
-                    quote!(__ds::sz::array_of(#n, __ds::Probe::<#elem>::PART))
+                    ValuePart::Expr(quote!(__ds::sz::array_of(#n, __ds::Probe::<#elem>::PART)))
                 }
                 (Some(_), None) => unknown("an array of values whose size docshape cannot see".to_owned()),
-                (None, _) => quote!((::core::option::Option::<usize>::None, __ds::sz::NO_MAX_ITEMS)),
+                (None, _) => ValuePart::unknown(quote!(__ds::sz::NO_MAX_ITEMS)),
             }
         }
-        _ => quote!(__ds::Probe::<#ty>::PART),
+        _ => ValuePart::Expr(quote!(__ds::Probe::<#ty>::PART)),
     }
 }
 
@@ -155,15 +235,24 @@ fn peel_array(ty: &Type) -> Option<&Type> {
 }
 
 /// One element of a document as an `Element` constant expression (its key, size and
-/// why that is unknown), or the merged elements of a flattened field.
+/// why that is unknown), or the merged elements of a flattened field. An element whose
+/// size the attributes fix is a struct literal, with its bytes counted here as
+/// `runtime::size::element` counts them (type byte, key, NUL, value).
 pub(crate) fn element_part(f: &Field) -> TokenStream {
-    let part = value_part(f);
+    let part = value_data(f);
     if f.serde.flatten.is_some() {
+        let part = part.tokens();
         return quote!(__ds::sz::flattened_of(#part));
     }
     let key = f.name.as_deref().unwrap_or_default();
     let many = is_many(f);
-    quote!(__ds::sz::element_of(#key, #many, #part))
+    match part {
+        ValuePart::Data(size, why) => {
+            let size = size_tokens(size.map(|n| n + key.len() + 2));
+            quote!(__ds::sz::Element { key: #key, many: #many, size: #size, why: #why })
+        }
+        ValuePart::Expr(part) => quote!(__ds::sz::element_of(#key, #many, #part)),
+    }
 }
 
 /// The name of the constant holding a model's `_id` element ([`id_element`]), which
@@ -273,8 +362,14 @@ fn tagged_variants(
     let (idents, rest): (Vec<_>, Vec<_>) = lists.into_iter().map(|(e, v, p)| ((e, v), p)).unzip();
     let (mut items, parts) = crate::common::shared::share("ELEMENT", &quote!(__ds::sz::Element), rest);
     for ((elements, value), parts) in idents.into_iter().zip(parts) {
+        // The tag's element as `runtime::size::tag_of` counts it: type byte, key, NUL,
+        // and the string value (length, bytes, NUL).
+        let size = tag.len() + 2 + value.len() + 5;
         items.extend(quote! {
-            const #elements: &[__ds::sz::Element] = &[__ds::sz::tag_of(#tag, #value) #(, #parts)*];
+            const #elements: &[__ds::sz::Element] = &[
+                __ds::sz::Element { key: #tag, many: false, size: ::core::option::Option::Some(#size), why: __ds::sz::Unsized::Known }
+                #(, #parts)*
+            ];
         });
     }
     Some((items, quote!(&[#(#sizes),*])))
@@ -441,15 +536,15 @@ mod tests {
         );
         assert!(text.contains(r#"__ds :: sz :: id_of ("Event" , & [__DS_ID_ELEMENT])"#), "{text}");
         assert!(
-            text.contains(r#"const __DS_VARIANT_0 : & [__ds :: sz :: Element] = & [__ds :: sz :: tag_of ("kind" , "click") , __DS_ID_ELEMENT , __ds :: sz :: element_of ("user""#),
+            text.contains(r#"const __DS_VARIANT_0 : & [__ds :: sz :: Element] = & [__ds :: sz :: Element { key : "kind" , many : false , size : :: core :: option :: Option :: Some (16usize) , why : __ds :: sz :: Unsized :: Known } , __DS_ID_ELEMENT , __ds :: sz :: Element { key : "user""#),
             "{text}"
         );
         assert!(
-            text.contains(r#"__ds :: sz :: tag_of ("kind" , "buy") , __DS_ID_ELEMENT , __ds :: sz :: element_of ("order""#),
+            text.contains(r#"__ds :: sz :: Element { key : "kind" , many : false , size : :: core :: option :: Option :: Some (14usize) , why : __ds :: sz :: Unsized :: Known } , __DS_ID_ELEMENT , __ds :: sz :: Element { key : "order""#),
             "{text}"
         );
         // Skipped fields are not stored, so not sized.
-        assert!(!text.contains(r#"element_of ("cached""#), "{text}");
+        assert!(!text.contains(r#""cached""#), "{text}");
         // Each variant named for the reasons, and the enum as the largest of them.
         assert!(text.contains(r#"VariantSize :: of ("click" , "Event::Click" , __DS_VARIANT_0)"#), "{text}");
         assert!(text.contains(r#"VariantSize :: of ("buy" , "Event::Purchase" , __DS_VARIANT_1)"#), "{text}");
@@ -472,9 +567,10 @@ mod tests {
             false,
             r#"#[serde(tag = "t")] enum Shape { Dot, Circle { r: f64 }, Wrapped(Inner), Pair(i32, i32) }"#,
         );
-        assert!(text.contains(r#"const __DS_VARIANT_0 : & [__ds :: sz :: Element] = & [__ds :: sz :: tag_of ("t" , "Dot")] ;"#), "{text}");
+        // The tag's element, counted as `tag_of` counts it: 1 + "t" + 1, then 4 + "Dot" + 1.
+        assert!(text.contains(r#"const __DS_VARIANT_0 : & [__ds :: sz :: Element] = & [__ds :: sz :: Element { key : "t" , many : false , size : :: core :: option :: Option :: Some (11usize) , why : __ds :: sz :: Unsized :: Known }] ;"#), "{text}");
         // A newtype variant: its inner document's elements beside the tag.
-        assert!(text.contains(r#"& [__ds :: sz :: tag_of ("t" , "Wrapped") , __ds :: sz :: flattened_of (__ds :: Probe :: < Inner > :: PART)]"#), "{text}");
+        assert!(text.contains(r#"& [__ds :: sz :: Element { key : "t" , many : false , size : :: core :: option :: Option :: Some (15usize) , why : __ds :: sz :: Unsized :: Known } , __ds :: sz :: flattened_of (__ds :: Probe :: < Inner > :: PART)]"#), "{text}");
         assert!(text.contains(r#"VariantSize :: unknown ("Pair" , __ds :: sz :: Unsized :: Value { what : "`Shape::Pair`, a tuple variant, whose size docshape does not estimate""#), "{text}");
     }
 
