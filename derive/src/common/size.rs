@@ -111,7 +111,8 @@ pub(crate) fn value_part(f: &Field) -> TokenStream {
 fn value_data(f: &Field) -> ValuePart {
     let r = &f.recv;
     let ty = &r.ty;
-    let unknown = |what: String| ValuePart::unknown(quote!(__ds::sz::Unsized::Value { what: #what, fix: false }));
+    let unknown =
+        |what: String| ValuePart::unknown(quote!(__ds::sz::Unsized::Value { what: #what, fix: false }));
     if let Some(with) = &f.serde.with {
         return unknown(format!("written by `{}`, whose output size docshape cannot see", with.value()));
     }
