@@ -51,6 +51,34 @@ impl ValuePart {
         Self::Data(Some(size), quote!(__ds::sz::Unsized::Known))
     }
 
+    /// A string of at most `chars` code points (`runtime::size::string`).
+    fn string(chars: u64) -> Self {
+        match string_size(chars) {
+            Some(size) => Self::known(size),
+            None => {
+                let chars = chars as usize;
+                Self::Expr(quote!((__ds::sz::string(#chars), __ds::sz::Unsized::Known)))
+            }
+        }
+    }
+
+    /// An array of at most `n` of these values (`runtime::size::array_of`): unbounded
+    /// with the item's reason when the item is.
+    fn array(self, n: u64) -> Self {
+        let expr = |item: TokenStream| {
+            let n = n as usize;
+            Self::Expr(quote!(__ds::sz::array_of(#n, #item)))
+        };
+        match self {
+            Self::Data(Some(item), why) => match array_size(n, item) {
+                Some(size) => Self::known(size),
+                None => expr(Self::Data(Some(item), why).tokens()),
+            },
+            unbounded @ Self::Data(None, _) => unbounded,
+            Self::Expr(item) => expr(item),
+        }
+    }
+
     /// `(Option<usize>, Unsized)` tokens.
     fn tokens(self) -> TokenStream {
         match self {
@@ -125,53 +153,24 @@ fn value_data(f: &Field) -> ValuePart {
     if let (false, Some((_, as_ref))) = (own_bound, crate::attr::reference::as_ref_type(ty, &r.attrs)) {
         return match (classify(ty), &r.max_items) {
             (Kind::Array, Some(n)) => {
-                let (n, (elem, _)) = (**n as usize, types::element(&as_ref));
-                ValuePart::Expr(quote!(__ds::sz::array_of(#n, __ds::Probe::<#elem>::PART)))
+                let (elem, _) = types::element(&as_ref);
+                ValuePart::Expr(quote!(__ds::Probe::<#elem>::PART)).array(**n)
             }
             (Kind::Array, None) => ValuePart::unknown(quote!(__ds::sz::NO_MAX_ITEMS)),
             _ => ValuePart::Expr(quote!(__ds::Probe::<#as_ref>::PART)),
         };
     }
-    let no_item_bound = || {
-        ValuePart::unknown(quote!(__ds::sz::Unsized::Value {
-            what: "an array of Strings with no `#[validate(items(max_length = N))]`",
-            fix: true
-        }))
-    };
     match classify(ty) {
         Kind::String if !is_char(ty) => match &r.max_length {
-            Some(n) => match string_size(**n) {
-                Some(size) => ValuePart::known(size),
-                None => {
-                    let n = **n as usize;
-                    ValuePart::Expr(quote!((__ds::sz::string(#n), __ds::sz::Unsized::Known)))
-                }
-            },
+            Some(n) => ValuePart::string(**n),
             None => ValuePart::unknown(quote!(__ds::sz::NO_MAX_LENGTH)),
         },
         Kind::Array if !matches!(peel_array(ty), Some(Type::Array(_))) => {
             let (elem, _) = types::element(ty);
             let string_items = elem.as_ref().is_some_and(|e| classify(e) == Kind::String && !is_char(ty));
             match (&r.max_items, elem) {
-                // Strings: as long as `items(max_length = N)` lets them be.
-                (Some(n), Some(_)) if string_items => {
-                    match r.items.as_ref().and_then(|i| i.max_length.as_ref()) {
-                        Some(m) => match string_size(**m).and_then(|item| array_size(**n, item)) {
-                            Some(size) => ValuePart::known(size),
-                            None => {
-                                let (n, m) = (**n as usize, **m as usize);
-                                ValuePart::Expr(
-                                    quote!(__ds::sz::array_of(#n, (__ds::sz::string(#m), __ds::sz::Unsized::Known))),
-                                )
-                            }
-                        },
-                        None => no_item_bound(),
-                    }
-                }
-                (Some(n), Some(elem)) => {
-                    let n = **n as usize;
-                    ValuePart::Expr(quote!(__ds::sz::array_of(#n, __ds::Probe::<#elem>::PART)))
-                }
+                (Some(n), Some(_)) if string_items => string_item(f).array(**n),
+                (Some(n), Some(elem)) => ValuePart::Expr(quote!(__ds::Probe::<#elem>::PART)).array(**n),
                 (Some(_), None) => unknown("an array of values whose size docshape cannot see".to_owned()),
                 (None, _) => ValuePart::unknown(quote!(__ds::sz::NO_MAX_ITEMS)),
             }
@@ -187,18 +186,18 @@ pub(crate) fn item_part(f: &Field, item: &Type) -> TokenStream {
     if classify(item) != Kind::String || is_char(item) {
         return probe_part(item);
     }
+    string_item(f).tokens()
+}
+
+/// A string item of array field `f`: as long as its `items(max_length = N)` lets it
+/// be, unbounded without one.
+fn string_item(f: &Field) -> ValuePart {
     match f.recv.items.as_ref().and_then(|i| i.max_length.as_ref()) {
-        Some(m) => {
-            let m = **m as usize;
-            quote!((__ds::sz::string(#m), __ds::sz::Unsized::Known))
-        }
-        None => quote!((
-            ::core::option::Option::<usize>::None,
-            __ds::sz::Unsized::Value {
-                what: "an array of Strings with no `#[validate(items(max_length = N))]`",
-                fix: true
-            }
-        )),
+        Some(m) => ValuePart::string(**m),
+        None => ValuePart::unknown(quote!(__ds::sz::Unsized::Value {
+            what: "an array of Strings with no `#[validate(items(max_length = N))]`",
+            fix: true
+        })),
     }
 }
 
