@@ -147,3 +147,50 @@ fn only_an_index_that_compares_as_the_query_and_covers_every_document_bounds_it(
     // And the fix: the attribute, and the field it goes on.
     assert!(why.ends_with("add it to `Member.handle`"), "{why}");
 }
+
+/// Sizes fixed by the attributes alone, which the derive writes as counted bytes.
+#[derive(Debug, Clone, Serialize, Deserialize, docshape::Embedded)]
+struct Profile {
+    #[validate(max_length = 40)]
+    name: String,
+    #[validate(max_items = 12, items(max_length = 30))]
+    tags: Vec<String>,
+    #[validate(max_items = 120, items(max_length = 9))]
+    codes: Vec<String>,
+    #[validate(max_items = 3)]
+    notes: Vec<String>,
+    scores: Vec<i64>,
+    bio: String,
+    rank: i32,
+}
+
+#[test]
+fn the_sizes_the_derive_counts_are_the_runtime_arithmetic() {
+    use docshape::size::{self as sz, Unsized};
+    let Unsized::Fields { elements, .. } = Profile::UNSIZED else { panic!("a struct lists its fields") };
+    let known = |chars| (sz::string(chars), Unsized::Known);
+    let expected = [
+        sz::element_of("name", false, known(40)),
+        sz::element_of("tags", true, sz::array_of(12, known(30))),
+        // Three-digit index keys from "100" on.
+        sz::element_of("codes", true, sz::array_of(120, known(9))),
+        sz::element_of(
+            "notes",
+            true,
+            (
+                None,
+                Unsized::Value {
+                    what: "an array of Strings with no `#[validate(items(max_length = N))]`",
+                    fix: true,
+                },
+            ),
+        ),
+        sz::element_of("scores", true, (None, sz::NO_MAX_ITEMS)),
+        sz::element_of("bio", false, (None, sz::NO_MAX_LENGTH)),
+        sz::element_of("rank", false, (i32::MAX_BSON_SIZE, i32::UNSIZED)),
+    ];
+    assert_eq!(elements, &expected);
+    // By hand: type byte, "codes", NUL; then the array's length and NUL, and per item a
+    // type byte, its index key and NUL, and a string of 9 code points (4 + 36 + 1).
+    assert_eq!(elements[2].size, Some(1 + 5 + 1 + 5 + 120 * (1 + 1 + 41) + (10 + 90 * 2 + 20 * 3)));
+}

@@ -505,6 +505,21 @@ mod tests {
 
     use crate::driver::{expand_embedded, expand_model};
 
+    #[test]
+    fn counted_sizes_stop_where_a_32_bit_target_could_overflow() {
+        use super::{array_size, string_size, DATA_MAX};
+        assert_eq!(string_size(40), Some(165));
+        // Keys "0".."9" and "10".."11": 14 digits.
+        assert_eq!(array_size(12, 125), Some(127 * 12 + 5 + 14));
+        assert_eq!(array_size(0, 125), Some(5));
+        let chars = (DATA_MAX as u64 - 5) / 4;
+        assert_eq!(string_size(chars), Some(chars as usize * 4 + 5));
+        assert_eq!(string_size(chars + 1), None, "left to the compiler's arithmetic");
+        assert_eq!(string_size(u64::MAX), None);
+        assert_eq!(array_size(u64::MAX, 1), None);
+        assert_eq!(array_size(2, DATA_MAX as usize), None);
+    }
+
     fn expanded(model: bool, src: &str) -> String {
         let input = TokenStream::from_str(src).unwrap();
         let out = if model { expand_model(input) } else { expand_embedded(input) };
