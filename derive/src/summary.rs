@@ -425,6 +425,19 @@ pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> TokenStream {
         ),
         def.group_span,
     ));
+    // A summary stays exact because every change of its source reaches it: docshape's
+    // writes through the write pipeline, everyone else's through the source's change
+    // stream. A time-series collection has no change stream and takes no write in a
+    // transaction, and its readings expire without a write (`expire_after`): a
+    // summary over one would drift with nothing to tell. Known only to the compiler:
+    // a constant over the source's `Model::TIMESERIES`, under `of`.
+    let message = "a summary cannot be kept over a time-series model: the server gives no change stream of a time-series collection, so readings another program writes or the server expires (`expire_after`) would never reach it, and it takes no write to one in a transaction; aggregate the readings on read (a `$group` over the row's time range), or keep them in a `#[bucket]` model, whose appends a summary follows";
+    checks.extend(respan(
+        quote!(
+            const _: () = ::core::assert!(<#source as __ds::Model>::TIMESERIES.is_none(), #message);
+        ),
+        def.source_span,
+    ));
     // A sync summary is written in the source write's transaction: one over a source
     // written outside transactions would leave a window between the write and its
     // application (covered only by the watcher). The source's declaration is known
