@@ -252,3 +252,42 @@ async fn outside_a_transaction_the_write_and_its_sync_summary_commit_together() 
     let report = docshape::summary::check(&db, spec("sm_tx_cart_units")).await.unwrap();
     assert!(report.drifted.is_empty(), "{:#?}", report.drifted);
 }
+
+/// `denormalized::update_one` of a source with a sync summary writes in a transaction
+/// even when the update touches no copy, and applies the summary in it: a summary that
+/// cannot be written fails the write and leaves the source as it was; written, the
+/// summary commits with the source in the one commit, the last command sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copy_writers_update_commits_with_its_sync_summary() {
+    let (db, log) = testkit::monitored("summary_copy_writer").await.unwrap();
+    let mut cart = TxCart { id: "c1".into(), items: vec![item("s1", "a", 1, 10)] };
+    docshape::relation::insert_one(&db, &mut cart).await.unwrap();
+    let push = |sku: &str| {
+        let item = docshape::bson_compat::to_bson(&item("s1", sku, 2, 10)).unwrap();
+        doc! { "$push": { "items": item } }
+    };
+
+    let groups = db.collection::<Document>("sm_tx_cart_units");
+    groups.update_one(doc! { "_id": "s1" }, doc! { "$set": { "units": "not a number" } }).await.unwrap();
+    let refused = docshape::denormalized::update_one::<TxCart>(&db, "c1", push("b")).await.unwrap_err();
+    assert!(
+        matches!(&refused, docshape::denormalized::CopyError::Copy { source_updated: false, .. }),
+        "{refused:?}"
+    );
+    let stored =
+        db.collection::<Document>("sm_tx_carts").find_one(doc! { "_id": "c1" }).await.unwrap().unwrap();
+    assert_eq!(stored.get_array("items").unwrap().len(), 1, "written without its summary: {stored}");
+
+    groups.update_one(doc! { "_id": "s1" }, doc! { "$set": { "units": 1_i64 } }).await.unwrap();
+    log.clear();
+    let done = docshape::denormalized::update_one::<TxCart>(&db, "c1", push("b")).await.unwrap();
+    assert!(done.transaction, "{done:?}");
+    let names: Vec<String> = log.take().into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names.iter().filter(|n| *n == "commitTransaction").count(), 1, "{names:?}");
+    assert_eq!(names.last().map(String::as_str), Some("commitTransaction"), "{names:?}");
+    assert!(!names.iter().any(|n| n == "abortTransaction"), "{names:?}");
+    let s1 = one(&db, "sm_tx_cart_units", "s1").await.unwrap();
+    assert_eq!((s1.get_i64("carts").unwrap(), s1.get_i64("units").unwrap()), (1, 3));
+    let report = docshape::summary::check(&db, spec("sm_tx_cart_units")).await.unwrap();
+    assert!(report.drifted.is_empty(), "{:#?}", report.drifted);
+}

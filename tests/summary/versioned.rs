@@ -182,3 +182,46 @@ async fn a_versioned_save_outside_a_transaction_commits_with_its_summary() {
     let spec = summary::summary("sm_tally_totals").unwrap();
     assert!(summary::check(&db, spec).await.unwrap().drifted.is_empty());
 }
+
+/// A backfill upgrades each document by a versioned save, which runs with the sync
+/// summary in one transaction of its own: an upgrade whose summary cannot be written
+/// (another program stored a total that is not a number) is a failure of the run and
+/// leaves the document at its old version; repaired, the next run upgrades it, and the
+/// summary counts the moved field from then on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backfill_upgrades_a_document_with_its_summary_or_not_at_all() {
+    let db = testkit::database("summary_versioned_backfill").await.unwrap();
+    let current = Tally { id: "t2".into(), seller_id: "a".into(), cents: 5, schema_version: 2 };
+    versioning::insert_one(&db, &current).await.unwrap();
+    db.collection::<Document>("sm_tallies")
+        .insert_one(doc! { "_id": "t1", "seller_id": "a", "amount": 4_i64 })
+        .await
+        .unwrap();
+    let spec = summary::summary("sm_tally_totals").unwrap();
+    summary::resync(&db, spec).await.unwrap();
+    Worker::new(&db).run_until_empty().await.unwrap();
+    assert_eq!(totals(&db).await, (2, 5));
+
+    let groups = db.collection::<Document>("sm_tally_totals");
+    groups.update_one(doc! { "_id": "a" }, doc! { "$set": { "cents": "not a number" } }).await.unwrap();
+    let report = versioning::backfill::<Tally>(&db, versioning::BackfillOptions::default()).await.unwrap();
+    assert_eq!(report.failures.len(), 1, "{report:?}");
+    assert!(
+        matches!(&report.failures[0], versioning::VersionError::Refused(c)
+            if matches!(**c, docshape::denormalized::CopyError::Copy { source_updated: false, .. })),
+        "{report:?}"
+    );
+    let t1 = one(&db, "sm_tallies", "t1").await.unwrap();
+    assert!(
+        t1.contains_key("amount") && !t1.contains_key("schema_version"),
+        "upgraded without its summary: {t1}"
+    );
+
+    groups.update_one(doc! { "_id": "a" }, doc! { "$set": { "cents": 5_i64 } }).await.unwrap();
+    let report = versioning::backfill::<Tally>(&db, versioning::BackfillOptions::default()).await.unwrap();
+    assert!(report.failures.is_empty(), "{report:?}");
+    let t1 = one(&db, "sm_tallies", "t1").await.unwrap();
+    assert_eq!((t1.get_i64("cents").ok(), t1.get_i32("schema_version").ok()), (Some(4), Some(2)), "{t1}");
+    assert_eq!(totals(&db).await, (2, 9));
+    assert!(summary::check(&db, spec).await.unwrap().drifted.is_empty());
+}

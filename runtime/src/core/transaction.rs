@@ -440,20 +440,26 @@ where
                 Err(e) => return Err(TransactionError::Commit(e)),
             }
         }
-        let written = std::mem::take(&mut *deferred.lock().unwrap_or_else(PoisonError::into_inner));
-        for w in written {
-            w.effects
-                .after(&w.db, &w.id, w.update.as_ref(), false)
-                .await
-                .map_err(|e| TransactionError::AfterCommit(Box::new(e)))?;
-        }
+        after_commit(&deferred).await.map_err(|e| TransactionError::AfterCommit(Box::new(e)))?;
         return Ok(value);
     }
 }
 
+/// Runs what the writes of a committed transaction deferred to its commit (collected
+/// in `deferred` by [`scoped`]): the rest of their step 4, now that they are visible.
+pub(crate) async fn after_commit(deferred: &Deferred) -> Result<(), CopyError> {
+    let written = std::mem::take(&mut *deferred.lock().unwrap_or_else(PoisonError::into_inner));
+    for w in written {
+        w.effects.after(&w.db, &w.id, w.update.as_ref(), false).await?;
+    }
+    Ok(())
+}
+
 /// `future` with its write rows' hooks collected in `deferred`, run as the body of
-/// the transaction of the session `lsid`.
-fn scoped<T>(
+/// the transaction of the session `lsid`: for [`run`], and for a writer that runs its
+/// own transaction loop (`denormalized::update_one`), which then calls
+/// [`after_commit`] once committed.
+pub(crate) fn scoped<T>(
     deferred: Deferred,
     lsid: bson::Document,
     future: impl Future<Output = T>,

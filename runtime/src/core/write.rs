@@ -37,7 +37,10 @@
 //! and 4 in a transaction of their own
 //! ([`crate::core::transaction::for_write`]; in the caller's session when it gave one
 //! that runs none): the command and that data commit together or not at all, and the
-//! rest of step 4 waits for the commit.
+//! rest of step 4 waits for the commit. `denormalized::update_one` does the same in
+//! the transaction it runs for the source and its copies
+//! ([`crate::core::transaction::scoped`], then
+//! [`crate::core::transaction::after_commit`]).
 //!
 //! An insert creates a document: it has step 2, and of step 4 only the summaries it
 //! counts in ([`Effects::after_insert`], or [`Effects::after_insert_in`] for one made

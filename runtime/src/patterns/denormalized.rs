@@ -35,7 +35,11 @@
 //! a sharded cluster), the source write and the sync copies are one transaction: on
 //! any error in it nothing is written ([`CopyError::Copy`] with `source_updated:
 //! false`), and transient errors (a write conflict with a concurrent update of the
-//! same source) retry the whole transaction. The async copies' jobs are enqueued right
+//! same source) retry the whole transaction. A source with a `sync` summary is
+//! written in a transaction even when no copy is touched, and its summaries are applied
+//! in it (its `async` summaries' jobs queued in it), so they commit with the write or
+//! not at all, as for every writer that takes the write pipeline's session step
+//! ([`crate::summary`]). The async copies' jobs are enqueued right
 //! after the commit, outside the transaction: a worker renewing its lease on the same
 //! job would otherwise make the transaction conflict and start over for as long as
 //! that worker runs. Without transactions ([`Atomicity::Sequential`], or

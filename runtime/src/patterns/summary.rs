@@ -82,11 +82,12 @@
 //!   empty. Whether
 //!   the session runs a transaction is read from the session's state, never from an
 //!   error's text. Given no transaction, a write row, an upsert, an insert, a
-//!   versioned save or update, a soft delete or a restore runs in one started for it
-//!   (`core::transaction::for_write`): the write, its sync summaries and its async
-//!   summaries' jobs commit together. The writers that take no session (an outlier
-//!   push, a bucket append, a time-series insert, `denormalized::update_one`, a
-//!   backfill) apply it in a transaction of its own right after the write (a read of
+//!   versioned save or update (a backfill's upgrades are saves), a soft delete or a
+//!   restore runs in one started for it (`core::transaction::for_write`), and
+//!   `denormalized::update_one` writes the source, its sync copies and its summaries
+//!   in its own: the write, its sync summaries and its async summaries' jobs commit
+//!   together. The writers that take no session (an outlier push, a bucket append)
+//!   apply it in a transaction of its own right after the write (a read of
 //!   the source, the record, the groups, the commit), not refused: a failed
 //!   application is the writer's error, and a crash in between is repaired by the
 //!   [`Watcher`] (the guide's *Writes outside a transaction*). The source declares

@@ -16,8 +16,10 @@ use crate::core::denormalized::{CopyError, CopySpec, Refresh};
 use crate::core::model::{eq, IdOf, Identified};
 // The transaction rules every docshape transaction follows (`docshape::transaction` too).
 use crate::core::transaction::{
-    backoff, is_transient as retry_transaction, no_transactions, COMMIT_ATTEMPTS, TRANSACTION_TIME,
+    after_commit, backoff, is_transient as retry_transaction, mongo_error_in, no_transactions, scoped,
+    COMMIT_ATTEMPTS, TRANSACTION_TIME,
 };
+use crate::core::write::Deferred;
 
 /// Whether [`update_one_with`] writes the source and its copies in one transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -158,30 +160,33 @@ pub async fn update_one_with<S: Identified>(
         UpdateModifications::Document(d) => Some(d.clone()),
         _ => None,
     };
-    let write = SourceWrite::new(db, S::COLLECTION, id.clone(), update);
-    let done = if !write.touched.iter().any(|c| c.refresh != Refresh::Never) {
+    let write = SourceWrite::new(db, S::COLLECTION, id.clone(), update, effects, written);
+    // A transaction when a copy is kept in step with the write, or when the source
+    // keeps data that must commit with its writes (a `sync` summary).
+    let keeps = write.touched.iter().any(|c| c.refresh != Refresh::Never) || effects.commits_with_source();
+    let committed = match (keeps, options.atomicity) {
         // One write and nothing to keep in step with it: no transaction needed.
-        write.sequential().await?
-    } else {
-        match options.atomicity {
-            Atomicity::Sequential => write.sequential().await?,
-            Atomicity::Transaction => match write.transaction().await? {
-                Some(done) => done,
-                None => return Err(CopyError::NoTransactions { collection: S::COLLECTION }),
-            },
-            Atomicity::Auto => match write.transaction().await? {
-                Some(done) => done,
-                None => write.sequential().await?,
-            },
-        }
+        (false, _) | (_, Atomicity::Sequential) => None,
+        (true, Atomicity::Transaction) => match write.transaction().await? {
+            Some(done) => Some(done),
+            None => return Err(CopyError::NoTransactions { collection: S::COLLECTION }),
+        },
+        (true, Atomicity::Auto) => write.transaction().await?,
     };
-    // The copies are written above; what other patterns derive from the source (a
-    // read-through cache's keys) is kept in line by their hooks, as after every
-    // docshape writer.
-    if done.matched > 0 {
-        effects.after(db, &id, written.as_ref(), false).await?;
+    // In a transaction, the derived data was written in it (the summaries) or after
+    // its commit (cached keys). Otherwise: the copies are written by `sequential`;
+    // what other patterns derive from the source (a summary, a read-through cache's
+    // keys) is kept in line by their hooks, as after every docshape writer.
+    match committed {
+        Some(done) => Ok(done),
+        None => {
+            let done = write.sequential().await?;
+            if done.matched > 0 {
+                write.effects.after(db, &write.id, write.written.as_ref(), false).await?;
+            }
+            Ok(done)
+        }
     }
-    Ok(done)
 }
 
 /// Runs a driver action with the session when there is one.
@@ -200,6 +205,25 @@ enum Stage {
     Copy(&'static CopySpec),
 }
 
+/// Why one attempt of [`SourceWrite::transaction`] failed.
+enum Failed {
+    /// A command of the source write or of a copy.
+    At(Stage, mongodb::error::Error),
+    /// What the write derives in its transaction (a `sync` summary), as the write
+    /// pipeline reports it.
+    Derived(CopyError),
+}
+
+impl Failed {
+    /// The driver's error, for the retry rules.
+    fn mongo(&self) -> Option<&mongodb::error::Error> {
+        match self {
+            Failed::At(_, e) => Some(e),
+            Failed::Derived(e) => mongo_error_in(e),
+        }
+    }
+}
+
 /// One source update and the copies it touches.
 struct SourceWrite<'a> {
     db: &'a Database,
@@ -207,12 +231,23 @@ struct SourceWrite<'a> {
     id: Bson,
     update: UpdateModifications,
     touched: Vec<&'static CopySpec>,
+    /// The write pipeline's effects of the source, but the copies (written here).
+    effects: Effects,
+    /// The update document sent, for the derived data's hooks (`None`: a pipeline).
+    written: Option<Document>,
 }
 
 impl<'a> SourceWrite<'a> {
-    fn new(db: &'a Database, source: &'static str, id: Bson, update: UpdateModifications) -> Self {
+    fn new(
+        db: &'a Database,
+        source: &'static str,
+        id: Bson,
+        update: UpdateModifications,
+        effects: Effects,
+        written: Option<Document>,
+    ) -> Self {
         let touched = dependents(source).into_iter().filter(|c| touches(&update, c.source_field)).collect();
-        Self { db, source, id, update, touched }
+        Self { db, source, id, update, touched, effects, written }
     }
 
     fn sync_copies(&self) -> impl Iterator<Item = &'static CopySpec> + '_ {
@@ -264,7 +299,28 @@ impl<'a> SourceWrite<'a> {
     /// keys), the `_id`s of the copy documents the transaction rewrites: read in it, so
     /// they are exactly those its `update_many` writes (a document that comes to
     /// reference the source meanwhile conflicts with the transaction instead).
+    ///
+    /// Then what the write derives that must commit with it (a `sync` summary's
+    /// application, an `async` one's job) is written in the transaction by the write
+    /// pipeline's session step ([`Effects::after_in`]), which leaves the rest (cached
+    /// keys) to the commit: run in [`scoped`], whose caller runs [`after_commit`].
     async fn write(
+        &self,
+        session: &mut ClientSession,
+    ) -> Result<(SourceUpdate, Vec<(&'static CopySpec, Vec<Bson>)>), Failed> {
+        let (report, rewritten) =
+            self.write_copies(session).await.map_err(|(stage, e)| Failed::At(stage, e))?;
+        if report.matched > 0 {
+            self.effects
+                .after_in(self.db, &self.id, self.written.as_ref(), None, Some(session))
+                .await
+                .map_err(Failed::Derived)?;
+        }
+        Ok((report, rewritten))
+    }
+
+    /// The source write and the copies of [`SourceWrite::write`].
+    async fn write_copies(
         &self,
         session: &mut ClientSession,
     ) -> Result<(SourceUpdate, Vec<(&'static CopySpec, Vec<Bson>)>), (Stage, mongodb::error::Error)> {
@@ -350,20 +406,29 @@ impl<'a> SourceWrite<'a> {
                 Err(e) if no_transactions(&e) => return Ok(None),
                 Err(e) => return Err(self.error(Stage::Source, e, false)),
             }
-            let (report, rewritten) = match self.write(&mut session).await {
+            // What the attempt's writes defer to its commit; an aborted attempt's are
+            // forgotten with it.
+            let deferred = Deferred::default();
+            let lsid = session.id().clone();
+            let (report, rewritten) = match scoped(deferred.clone(), lsid, self.write(&mut session)).await {
                 Ok(written) => written,
-                Err((stage, e)) => {
+                Err(failed) => {
                     // The server aborts it anyway when this fails; the error that
                     // matters is the one that made us abort.
                     let _ = session.abort_transaction().await;
-                    if attempt == 1 && matches!(stage, Stage::Source) && no_transactions(&e) {
-                        return Ok(None);
+                    if let Failed::At(Stage::Source, e) = &failed {
+                        if attempt == 1 && no_transactions(e) {
+                            return Ok(None);
+                        }
                     }
-                    if may_retry(&e) {
+                    if failed.mongo().is_some_and(may_retry) {
                         tokio::time::sleep(backoff(attempt)).await;
                         continue 'transaction;
                     }
-                    return Err(self.error(stage, e, false));
+                    return Err(match failed {
+                        Failed::At(stage, e) => self.error(stage, e, false),
+                        Failed::Derived(e) => e,
+                    });
                 }
             };
             let mut commits = 0;
@@ -372,7 +437,9 @@ impl<'a> SourceWrite<'a> {
                 match session.commit_transaction().await {
                     Ok(()) => {
                         self.after_commit(&rewritten).await?;
-                        return self.enqueue_after_commit(report).await.map(Some);
+                        let report = self.enqueue_after_commit(report).await?;
+                        after_commit(&deferred).await?;
+                        return Ok(Some(report));
                     }
                     Err(e)
                         if e.contains_label(UNKNOWN_TRANSACTION_COMMIT_RESULT)
