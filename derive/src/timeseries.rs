@@ -162,7 +162,7 @@ pub(crate) fn add_index(parsed: &Parsed, index: &mut crate::index::Parsed) {
 
 /// What the server refuses or makes slow on a time-series collection, each under the
 /// tokens that ask for it: unique and TTL indexes, rows by `_id`, updates outside the
-/// meta field, upserts, and the patterns that rewrite whole documents.
+/// meta field, upserts, soft deletes, and the patterns that rewrite whole documents.
 pub(crate) fn check(
     parsed: &Parsed,
     cx: &Facts,
@@ -178,6 +178,9 @@ pub(crate) fn check(
     }
     if let Some(v) = &m.version {
         errors.push(Error::custom(rule("timeseries_update", "a versioned model upgrades old documents by rewriting them by `_id`, which a time-series collection refuses (updates match and write the `meta` field only); migrate readings by copying them into a new collection, and leave `version` out".to_owned())).with_span(v));
+    }
+    if let Some(field) = &m.soft_delete {
+        errors.push(Error::custom(rule("timeseries_update", format!("a soft delete sets `{field}` by an update matched on `_id`, which a time-series collection refuses (updates match and write the `meta` field only); let `expire_after` remove old readings, and leave `soft_delete` out"))).with_span(field));
     }
     for i in &index.indexes {
         if let Some(unique) = i.unique {
