@@ -201,25 +201,9 @@ impl<E: From<mongodb::error::Error> + From<AppendContention> + From<CorruptCount
             }
             let (chunk, after) = rest.split_at(rest.len().min(cap));
             let k = chunk.len() as i64;
-            let mut update = doc! {
-                "$push": { self.items_field: { "$each": chunk.to_vec() } },
-                "$setOnInsert": self.on_insert.clone(),
-            };
-            let mut extra = (self.extra)(chunk)?;
-            let mut inc = match extra.remove("$inc") {
-                Some(Bson::Document(d)) => d,
-                _ => Document::new(),
-            };
-            inc.insert(self.count_field, Bson::Int32(k as i32));
-            update.insert("$inc", inc);
-            update.extend(extra);
-            let filter =
-                doc! { "_id": eq(id.clone()), self.count_field: { "$lte": i64::from(self.max) - k } };
+            let (filter, update) = self.statement(&id, chunk)?;
             report.updates += 1;
-            // The hint keeps planners that would scan for `_id` plus another
-            // predicate (the local test server does) on the `_id` index.
-            let hint = mongodb::options::Hint::Name("_id_".to_owned());
-            match self.collection.update_one(filter, update).upsert(true).hint(hint).await {
+            match self.collection.update_one(filter, update).upsert(true).hint(by_id()).await {
                 Ok(r) => {
                     report.items += chunk.len();
                     ledger.writes.push((id, chunk.len()));
@@ -282,6 +266,107 @@ impl<E: From<mongodb::error::Error> + From<AppendContention> + From<CorruptCount
         }
         Ok(())
     }
+}
+
+impl<E: From<mongodb::error::Error> + From<AppendContention> + From<CorruptCount>> GuardedAppend<'_, E> {
+    /// The guarded upsert that appends `chunk` to document `id`: its filter matches
+    /// only while the document has room for the whole chunk.
+    fn statement(&self, id: &Bson, chunk: &[Bson]) -> Result<(Document, Document), E> {
+        let k = chunk.len() as i64;
+        let mut update = doc! {
+            "$push": { self.items_field: { "$each": chunk.to_vec() } },
+            "$setOnInsert": self.on_insert.clone(),
+        };
+        let mut extra = (self.extra)(chunk)?;
+        let mut inc = match extra.remove("$inc") {
+            Some(Bson::Document(d)) => d,
+            _ => Document::new(),
+        };
+        inc.insert(self.count_field, Bson::Int32(k as i32));
+        update.insert("$inc", inc);
+        update.extend(extra);
+        let filter = doc! { "_id": eq(id.clone()), self.count_field: { "$lte": i64::from(self.max) - k } };
+        Ok((filter, update))
+    }
+
+    /// [`GuardedAppend::run`] in `session`'s running transaction. There a refused
+    /// write aborts the whole transaction, so the append cannot learn that a document
+    /// is full from its guarded upsert's refused insert: each document's count is
+    /// read in the transaction first, and the chunk sent is what it has room for, so
+    /// the upsert matches (or creates the document). A concurrent writer of the same
+    /// document makes the transaction conflict instead (the server's write conflict,
+    /// labelled transient), and its owner runs it again. Two commands per document
+    /// written instead of one; no hint is recorded, as the transaction may still be
+    /// aborted.
+    ///
+    /// Progress: every round either stores items (`rest` shrinks) or finds document
+    /// `seq` full (`seq` grows); [`MAX_ATTEMPTS`] bounds the rounds all the same. A
+    /// count that is not a whole number ends it with [`CorruptCount`].
+    pub(crate) async fn run_in(
+        &self,
+        items: Vec<Bson>,
+        report: &mut Appended,
+        ledger: &mut Ledger,
+        session: &mut mongodb::ClientSession,
+    ) -> Result<(), E> {
+        let (mut seq, _) = HINTS.get(&self.hint_key);
+        let mut rest: &[Bson] = &items;
+        let mut rounds = 0;
+        while !rest.is_empty() {
+            rounds += 1;
+            let id = (self.id_of)(seq)?;
+            if rounds > MAX_ATTEMPTS {
+                return Err(AppendContention { id }.into());
+            }
+            report.finds += 1;
+            let current = self
+                .collection
+                .find_one(doc! { "_id": eq(id.clone()) })
+                .projection(doc! { self.count_field: 1 })
+                .session(&mut *session)
+                .await?;
+            let count = match &current {
+                None => 0,
+                Some(d) => match stored_count(d.get(self.count_field)) {
+                    Some(c) => c,
+                    None => {
+                        let found = d
+                            .get(self.count_field)
+                            .map_or("nothing".to_owned(), |c| format!("{c} ({:?})", c.element_type()));
+                        return Err(CorruptCount { id, field: self.count_field.to_owned(), found }.into());
+                    }
+                },
+            };
+            let room = (i64::from(self.max) - count).clamp(0, i64::from(self.max)) as usize;
+            if room == 0 {
+                seq += 1;
+                continue;
+            }
+            let (chunk, after) = rest.split_at(rest.len().min(room));
+            let (filter, update) = self.statement(&id, chunk)?;
+            report.updates += 1;
+            let r = self
+                .collection
+                .update_one(filter, update)
+                .upsert(true)
+                .hint(by_id())
+                .session(&mut *session)
+                .await?;
+            report.items += chunk.len();
+            ledger.writes.push((id, chunk.len()));
+            if r.upserted_id.is_some() {
+                report.created += 1;
+            }
+            rest = after;
+        }
+        Ok(())
+    }
+}
+
+/// The hint that keeps planners that would scan for `_id` plus another predicate (the
+/// local test server does) on the `_id` index.
+fn by_id() -> mongodb::options::Hint {
+    mongodb::options::Hint::Name("_id_".to_owned())
 }
 
 /// The documents of a sequence kept filling up under other writers for far longer

@@ -37,8 +37,9 @@
 //! and 4 in a transaction of their own
 //! ([`crate::core::transaction::for_write`]; in the caller's session when it gave one
 //! that runs none): the command and that data commit together or not at all, and the
-//! rest of step 4 waits for the commit. `denormalized::update_one` does the same in
-//! the transaction it runs for the source and its copies
+//! rest of step 4 waits for the commit. So do outlier pushes and bucket appends (in
+//! a transaction always their own: they take no session). `denormalized::update_one`
+//! does the same in the transaction it runs for the source and its copies
 //! ([`crate::core::transaction::scoped`], then
 //! [`crate::core::transaction::after_commit`]).
 //!

@@ -8,7 +8,7 @@ use std::fmt;
 
 use bson::{doc, Bson, Document};
 use futures_util::TryStreamExt;
-use mongodb::Database;
+use mongodb::{ClientSession, Database};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -341,7 +341,10 @@ async fn settle(
 /// The parent is written through the write pipeline ([`crate::stamps`]): its
 /// `#[updated_at]` and `#[revision]` move in the write that completes the push, and
 /// what is derived from it (copies of the array elsewhere, cached keys of the parent)
-/// is kept in line afterwards; a push that could not keep them writes nothing.
+/// is kept in line afterwards; a push that could not keep them writes nothing. When
+/// the parent's model keeps a `sync` summary, the push and the summary run in one
+/// transaction of their own (each overflow document's count read in it first: a
+/// refused insert would abort it), so they commit together or nothing is pushed.
 pub async fn push<P: Serialize + ?Sized, I: Serialize>(
     db: &Database,
     collection: &'static str,
@@ -356,18 +359,61 @@ pub async fn push<P: Serialize + ?Sized, I: Serialize>(
         return Ok(Pushed::default());
     }
     let effects = Effects::of_collection(collection);
-    effects.check(db).map_err(|e| OutlierError::Copies(Box::new(e)))?;
+    let copies = |e: CopyError| OutlierError::Copies(Box::new(e));
+    effects.check(db).map_err(copies)?;
     let followed = fill_items(db, spec, &mut docs).await?;
-    let pushed = push_filled(db, collection, spec, &effects, &parent, docs).await?;
-    settle(db, collection, spec, &parent, followed, pushed.overflow > 0).await?;
     // What changed in the parent, for the derived data's hooks: its array (and count).
     let mut changed = doc! { "$push": { spec.field: { "$each": [] } } };
     effects.on_update(&mut changed);
-    effects.after(db, &parent, Some(&changed), false).await.map_err(|e| OutlierError::Copies(Box::new(e)))?;
+    if effects.commits_with_source() {
+        // The parent keeps data that must commit with its writes (a `sync` summary):
+        // the push and that data in one transaction of its own, the rest of what is
+        // derived from the parent after its commit (`crate::core::write`).
+        let (docs, changed, parent) = (&docs, &changed, &parent);
+        let own = crate::core::transaction::for_write(
+            db.client(),
+            None,
+            |tx| {
+                Box::pin(async move {
+                    let pushed =
+                        push_filled(db, collection, spec, &effects, parent, docs.clone(), Some(&mut **tx))
+                            .await?;
+                    effects
+                        .after_in(db, parent, Some(changed), None, Some(&mut **tx))
+                        .await
+                        .map_err(copies)?;
+                    Ok(pushed)
+                })
+            },
+            // Aborted with the transaction: nothing was pushed.
+            |e| e,
+            OutlierError::Mongo,
+            OutlierError::Copies,
+        );
+        if let Some(done) = own.await {
+            let pushed = done?;
+            settle(db, collection, spec, parent, followed, pushed.overflow > 0).await?;
+            return Ok(pushed);
+        }
+    }
+    let pushed = push_filled(db, collection, spec, &effects, &parent, docs, None).await?;
+    settle(db, collection, spec, &parent, followed, pushed.overflow > 0).await?;
+    effects.after(db, &parent, Some(&changed), false).await.map_err(copies)?;
     Ok(pushed)
 }
 
-/// [`push`] of items whose copies are filled.
+/// Runs a driver action in the session when there is one.
+macro_rules! with_session {
+    ($action:expr, $session:expr) => {
+        match $session.as_deref_mut() {
+            Some(session) => $action.session(session).await,
+            None => $action.await,
+        }
+    };
+}
+
+/// [`push`] of items whose copies are filled, in `session`'s running transaction
+/// when given (the overflow documents then filled by [`GuardedAppend::run_in`]).
 async fn push_filled(
     db: &Database,
     collection: &str,
@@ -375,6 +421,7 @@ async fn push_filled(
     effects: &Effects,
     parent: &Bson,
     docs: Vec<Bson>,
+    mut session: Option<&mut ClientSession>,
 ) -> Result<Pushed, OutlierError> {
     let parent = parent.clone();
     let k = docs.len();
@@ -397,9 +444,10 @@ async fn push_filled(
         update.extend(inc_count(k));
         effects.on_update(&mut update);
         pushed.commands += 1;
-        let r = parents
-            .update_one(doc! { "_id": eq(parent.clone()), slot: { "$exists": false } }, update)
-            .await?;
+        let r = with_session!(
+            parents.update_one(doc! { "_id": eq(parent.clone()), slot: { "$exists": false } }, update),
+            session
+        )?;
         if r.matched_count == 1 {
             pushed.embedded = k;
             return Ok(pushed);
@@ -413,7 +461,7 @@ async fn push_filled(
     if spec.count.is_none() {
         effects.on_update(&mut flag);
     }
-    let r = parents.update_one(doc! { "_id": eq(parent.clone()) }, flag).await?;
+    let r = with_session!(parents.update_one(doc! { "_id": eq(parent.clone()) }, flag), session)?;
     if r.matched_count == 0 {
         return Err(OutlierError::ParentNotFound(parent));
     }
@@ -431,14 +479,17 @@ async fn push_filled(
         extra: &no_extra,
     };
     let mut report = Appended::default();
-    run.run(docs, &mut report, &mut Ledger::default()).await?;
+    match session.as_deref_mut() {
+        Some(session) => run.run_in(docs, &mut report, &mut Ledger::default(), session).await?,
+        None => run.run(docs, &mut report, &mut Ledger::default()).await?,
+    }
     pushed.commands += report.updates + report.finds;
     pushed.overflow = k;
     let mut inc = inc_count(k);
     if !inc.is_empty() {
         effects.on_update(&mut inc);
         pushed.commands += 1;
-        parents.update_one(doc! { "_id": eq(parent.clone()) }, inc).await?;
+        with_session!(parents.update_one(doc! { "_id": eq(parent.clone()) }, inc), session)?;
     }
     Ok(pushed)
 }

@@ -2,7 +2,7 @@
 
 use crate::core::bson_compat;
 use bson::{doc, Bson, DateTime, Document};
-use mongodb::Database;
+use mongodb::{ClientSession, Database};
 
 use super::cap::{cap_collection_name, Counter};
 use super::error::{BucketError, Incomplete};
@@ -243,6 +243,12 @@ pub async fn append<B: Bucket>(
 /// by index into `items`, what each bucket stored, the one update in doubt and what
 /// was never sent. [`resume`] with the same items stores exactly the missing ones,
 /// also after the call's future was dropped (a task aborted, a timeout).
+///
+/// When the bucket model keeps a `sync` summary, the append and the summary run in one
+/// transaction of their own (each bucket's count and the cap counter read in it first:
+/// a refused insert would abort it): an error before its commit stores nothing, and
+/// [`BucketError::Incomplete`] comes only from a capped period, whose granted items
+/// are stored.
 pub async fn append_many<B: Bucket>(
     db: &Database,
     series: &B::Series,
@@ -253,6 +259,13 @@ pub async fn append_many<B: Bucket>(
 }
 
 /// [`append_many`] over borrowed items.
+///
+/// When the bucket model keeps data that must commit with its writes (a `sync`
+/// summary), the whole append runs in one transaction of its own with that data
+/// ([`crate::core::transaction::for_write`]): every bucket written and its summaries
+/// commit together, or nothing is stored. A capped period's refusal is not a failure
+/// of the transaction: the items granted are stored and committed, and the error lists
+/// the rest as [`append_groups`] does without one.
 async fn append_refs<B: Bucket>(
     db: &Database,
     series: &B::Series,
@@ -264,12 +277,72 @@ async fn append_refs<B: Bucket>(
         series_text(&series_bson)?;
     }
     let groups = group_by_period::<B>(items)?;
-    let collection = db.collection::<Document>(B::COLLECTION);
     let effects = crate::core::write::Effects::of::<B>();
     effects.check(db).map_err(|e| BucketError::Derived(Box::new(e)))?;
     // What an append changes, for step 4's hooks: the items, the count, the stamps.
     let mut appended = doc! { "$push": { spec.items: { "$each": [] } }, "$inc": { spec.count: 1 } };
     effects.on_update(&mut appended);
+    if effects.commits_with_source() {
+        let (series_bson, groups, appended) = (&series_bson, &groups, &appended);
+        let own = crate::core::transaction::for_write(
+            db.client(),
+            None,
+            |tx| {
+                Box::pin(async move {
+                    match append_groups::<B>(db, series_bson, groups, effects, appended, Some(&mut **tx))
+                        .await
+                    {
+                        Ok(report) => Ok(Ok(report)),
+                        // Capped: what was granted is stored, and commits.
+                        Err(BucketError::Incomplete(i)) if matches!(i.cause, BucketError::Capped { .. }) => {
+                            Ok(Err(BucketError::Incomplete(i)))
+                        }
+                        Err(e) => Err(e),
+                    }
+                })
+            },
+            // Aborted with the transaction: nothing was stored.
+            |e| unstored(e, items.len()),
+            BucketError::Mongo,
+            BucketError::Derived,
+        );
+        if let Some(done) = own.await {
+            return done?;
+        }
+    }
+    append_groups::<B>(db, &series_bson, &groups, effects, &appended, None).await
+}
+
+/// An error of an append whose transaction was aborted: nothing of it is stored, so an
+/// [`Incomplete`] lists every item as never sent.
+fn unstored(e: BucketError, items: usize) -> BucketError {
+    match e {
+        BucketError::Incomplete(i) => BucketError::Incomplete(Box::new(Incomplete {
+            cause: i.cause,
+            appended: Appended::default(),
+            stored: Vec::new(),
+            in_doubt: None,
+            unsent: (0..items).collect(),
+        })),
+        other => other,
+    }
+}
+
+/// The append of [`append_refs`], period by period, in `session`'s running
+/// transaction when given (the buckets then filled by [`GuardedAppend::run_in`], the
+/// cap counters by [`Counter::reserve_in`], and each written bucket's summaries
+/// applied in it).
+async fn append_groups<B: Bucket>(
+    db: &Database,
+    series_bson: &Bson,
+    groups: &Groups,
+    effects: crate::core::write::Effects,
+    appended: &Document,
+    mut session: Option<&mut ClientSession>,
+) -> Result<Appended, BucketError> {
+    let spec = &B::BUCKET;
+    let series_bson = series_bson.clone();
+    let collection = db.collection::<Document>(B::COLLECTION);
     let mut report = Appended::default();
     let mut stored: Vec<(Bson, Vec<usize>)> = Vec::new();
     for (g, (start, indices, docs)) in groups.iter().enumerate() {
@@ -303,7 +376,7 @@ async fn append_refs<B: Bucket>(
         };
         let granted = match &counter {
             None => docs.len(),
-            Some(c) => match c.reserve(docs.len(), &mut report).await {
+            Some(c) => match c.reserve_in(docs.len(), &mut report, session.as_deref_mut()).await {
                 Ok(n) => n,
                 Err(cause) => {
                     // The reservation was sent, so this is an `append_many` error after
@@ -338,7 +411,12 @@ async fn append_refs<B: Bucket>(
         let outcome = if granted == 0 {
             Ok(())
         } else {
-            run.run(docs[..granted].to_vec(), &mut report, &mut ledger).await
+            match session.as_deref_mut() {
+                Some(session) => {
+                    run.run_in(docs[..granted].to_vec(), &mut report, &mut ledger, session).await
+                }
+                None => run.run(docs[..granted].to_vec(), &mut report, &mut ledger).await,
+            }
         };
         let mut next = 0;
         for (id, n) in ledger.writes {
@@ -363,15 +441,21 @@ async fn append_refs<B: Bucket>(
         // before the error is returned (a failure here is logged, the append's own
         // error being the one to report).
         for (id, _) in &stored {
-            if let Err(e) = effects.after(db, id, Some(&appended), false).await {
-                crate::core::trace::event!(WARN, error = %e, "derived data of an appended bucket not kept in line");
+            match effects.after_in(db, id, Some(appended), None, session.as_deref_mut()).await {
+                Ok(()) => {}
+                // In a transaction that is to commit what was stored (a capped
+                // period), its summaries must be in it: fail it instead.
+                Err(e) if session.is_some() => return Err(BucketError::Derived(Box::new(e))),
+                Err(e) => {
+                    crate::core::trace::event!(WARN, error = %e, "derived data of an appended bucket not kept in line")
+                }
             }
         }
         if let Some(c) = &counter {
             // Places granted to items certainly not stored (never sent, or refused by
             // the server) are given back; those of an update in doubt are kept, so the
             // counter never counts fewer items than the buckets hold.
-            c.release(granted.saturating_sub(next), &mut report).await;
+            c.release_in(granted.saturating_sub(next), &mut report, session.as_deref_mut()).await;
         }
         return Err(BucketError::Incomplete(Box::new(Incomplete {
             cause,
@@ -384,7 +468,10 @@ async fn append_refs<B: Bucket>(
     // Step 4 of the write pipeline: what is derived from the written buckets (their
     // cached keys, copies of them), now that every item is stored.
     for (id, _) in &stored {
-        effects.after(db, id, Some(&appended), false).await.map_err(|e| BucketError::Derived(Box::new(e)))?;
+        effects
+            .after_in(db, id, Some(appended), None, session.as_deref_mut())
+            .await
+            .map_err(|e| BucketError::Derived(Box::new(e)))?;
     }
     Ok(report)
 }

@@ -34,7 +34,7 @@
 //! collection is `<bucket collection>_caps`, with its own validator.
 
 use bson::{doc, Bson, DateTime, Document};
-use mongodb::Collection;
+use mongodb::{ClientSession, Collection};
 
 use super::error::BucketError;
 use super::spec::Bucket;
@@ -129,6 +129,42 @@ impl Counter {
         granted
     }
 
+    /// [`Counter::reserve`] in `session`'s running transaction when given. There a
+    /// refused write aborts the whole transaction, so the counter is read first and
+    /// the places asked are those left (the guarded upsert then matches, or creates
+    /// the counter); a concurrent reservation makes the transaction conflict, and its
+    /// owner runs it again. Two commands instead of one.
+    pub async fn reserve_in(
+        &self,
+        want: usize,
+        report: &mut Appended,
+        session: Option<&mut ClientSession>,
+    ) -> Result<usize, BucketError> {
+        let Some(session) = session else { return self.reserve(want, report).await };
+        let cap = i64::from(self.cap);
+        report.finds += 1;
+        let current = self
+            .collection
+            .find_one(doc! { "_id": eq(self.id.clone()) })
+            .projection(doc! { RESERVED: 1 })
+            .session(&mut *session)
+            .await?;
+        let reserved = match &current {
+            None => 0,
+            Some(d) => stored_count(d.get(RESERVED)).ok_or_else(|| self.corrupt(d.get(RESERVED)))?,
+        };
+        let ask = (want as i64).min(cap - reserved);
+        if ask <= 0 {
+            return Ok(0);
+        }
+        let filter = doc! { "_id": eq(self.id.clone()), RESERVED: { "$lte": cap - ask } };
+        let update = doc! { "$inc": { RESERVED: ask }, "$setOnInsert": { START: self.start } };
+        report.updates += 1;
+        let hint = mongodb::options::Hint::Name("_id_".to_owned());
+        self.collection.update_one(filter, update).upsert(true).hint(hint).session(&mut *session).await?;
+        Ok(ask as usize)
+    }
+
     async fn reserve_inner(&self, want: usize, report: &mut Appended) -> Result<usize, BucketError> {
         let cap = i64::from(self.cap);
         let mut ask = (want as i64).min(cap);
@@ -180,15 +216,22 @@ impl Counter {
 
     /// Gives back `n` places whose items were certainly not stored. Best effort: when
     /// it fails, the places stay reserved (the count overstates, the cap still holds),
-    /// and the append's own error is the one reported.
-    pub async fn release(&self, n: usize, report: &mut Appended) {
+    /// and the append's own error is the one reported. In `session` when given (a
+    /// transaction's: they go back with its commit, and an abort takes back their
+    /// reservation with them).
+    pub async fn release_in(&self, n: usize, report: &mut Appended, session: Option<&mut ClientSession>) {
         if n == 0 {
             return;
         }
         let n = n as i64;
         report.updates += 1;
         let filter = doc! { "_id": eq(self.id.clone()), RESERVED: { "$gte": n } };
-        if let Err(e) = self.collection.update_one(filter, doc! { "$inc": { RESERVED: -n } }).await {
+        let update = self.collection.update_one(filter, doc! { "$inc": { RESERVED: -n } });
+        let released = match session {
+            Some(session) => update.session(session).await,
+            None => update.await,
+        };
+        if let Err(e) = released {
             trace::event!(WARN, error = %e, released = n, "could not give back reserved places");
         }
     }
