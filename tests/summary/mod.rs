@@ -15,9 +15,11 @@ use futures_util::TryStreamExt;
 use mongodb::Database;
 use serde::{Deserialize, Serialize};
 
+mod appends;
 mod basics;
 mod cached;
 mod concurrent;
+mod copies;
 mod cost;
 mod foreign;
 mod guess;

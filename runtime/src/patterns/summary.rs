@@ -83,15 +83,15 @@
 //!   the session runs a transaction is read from the session's state, never from an
 //!   error's text. Given no transaction, a write row, an upsert, an insert, a
 //!   versioned save or update (a backfill's upgrades are saves), a soft delete or a
-//!   restore runs in one started for it (`core::transaction::for_write`), and
-//!   `denormalized::update_one` writes the source, its sync copies and its summaries
-//!   in its own: the write, its sync summaries and its async summaries' jobs commit
-//!   together. The writers that take no session (an outlier push, a bucket append)
-//!   apply it in a transaction of its own right after the write (a read of
-//!   the source, the record, the groups, the commit), not refused: a failed
-//!   application is the writer's error, and a crash in between is repaired by the
-//!   [`Watcher`] (the guide's *Writes outside a transaction*). The source declares
-//!   `#[model(transactions)]`, or the derive refuses the summary.
+//!   restore, an outlier push or a bucket append runs in one started for it
+//!   (`core::transaction::for_write`; the push's and the append's guarded upserts
+//!   then read each document's count first, as a refused insert would abort the
+//!   transaction), and `denormalized::update_one` writes the source, its sync copies
+//!   and its summaries in its own: the write, its sync summaries and its async
+//!   summaries' jobs commit together, or none of them. A copy writer's rewrite of
+//!   source documents (above) is applied after it, in a transaction of its own per
+//!   document: a crash in between is repaired by the [`Watcher`]. The source
+//!   declares `#[model(transactions)]`, or the derive refuses the summary.
 //! - `async`: the writer queues the document in the refresh queue the async copies
 //!   use ([`QUEUE`](crate::denormalized::QUEUE), `docshape_refresh`): one upsert of the job
 //!   `{_id: {copy: "summary:<collection>", id}, kind: "summary"}`, `$inc: {seq: 1}`,
@@ -109,6 +109,10 @@
 //!   of its own: one queue, drained by one worker, is one deadline order and one
 //!   place to watch, and a second name for the same worker would invite running two
 //!   fleets that compete for the same jobs.
+//!
+//! A copy writer that rewrites documents of the source (a denormalized copy held in
+//! it, which a summary groups by or aggregates) applies or queues each of them, through
+//! the write pipeline's copy hook.
 //!
 //! A process that dies between a source write and its application or queueing, and
 //! writes made around docshape, reach the summary through the [`Watcher`] (the
@@ -131,8 +135,8 @@ use bson::{Bson, Document};
 use futures_util::future::BoxFuture;
 use mongodb::{ClientSession, Database};
 
-use crate::core::denormalized::CopyError;
-use crate::core::hooks::{Derived, Prior, SessionWriteHook, SourceWriteHook};
+use crate::core::denormalized::{CopyError, CopySpec};
+use crate::core::hooks::{CopyWriteHook, Derived, Prior, SessionWriteHook, SourceWriteHook};
 use crate::core::write::Effects;
 
 pub use jobs::{create_indexes, job_key};
@@ -352,3 +356,55 @@ fn after_write_hook<'a>(
 }
 
 inventory::submit! { SourceWriteHook { kind: Derived::Summary, after_write: after_write_hook } }
+
+// A copy writer (a source's update, in its transaction; the worker; the watcher's and
+// `denormalized::reconcile`'s and `repair`'s refreshes) rewrites documents of a
+// collection that hold a copy, not the one its caller wrote: a summary of that
+// collection that groups by or aggregates the copied field follows them as it follows
+// every other docshape write of its source.
+inventory::submit! { CopyWriteHook { interested: reads_copies, after_write: after_copy_write_hook } }
+
+/// Whether a summary of `collection` reads a path that a denormalized copy held in
+/// `collection` writes: a group part or an aggregated field at, under or above the
+/// copy's field. No I/O.
+fn reads_copies(collection: &'static str) -> bool {
+    let specs = summaries_of(collection);
+    if specs.is_empty() {
+        return false;
+    }
+    let overlaps = |path: &str, field: &str| {
+        !path.is_empty()
+            && (path == field
+                || path.strip_prefix(field).is_some_and(|rest| rest.starts_with('.'))
+                || field.strip_prefix(path).is_some_and(|rest| rest.starts_with('.')))
+    };
+    let read = |spec: &&&SummarySpec, field: &str| {
+        spec.group
+            .iter()
+            .map(|g| g.path())
+            .chain(spec.fields.iter().map(|f| f.path))
+            .any(|p| overlaps(p, field))
+    };
+    inventory::iter::<CopySpec>
+        .into_iter()
+        .chain(crate::core::denormalized::nested_copies().iter().copied())
+        .filter(|c| c.collection == collection)
+        .any(|c| specs.iter().any(|s| read(&s, c.field)))
+}
+
+/// The copy documents `ids` of `collection` were rewritten: each is applied to its
+/// sync summaries and queued for its async ones, as after a write of the source
+/// ([`after_source_write`]). One application (a transaction) per document: a rename
+/// that rewrites many copies costs as many.
+fn after_copy_write_hook<'a>(
+    db: &'a Database,
+    collection: &'static str,
+    ids: &'a [Bson],
+) -> BoxFuture<'a, Result<(), CopyError>> {
+    Box::pin(async move {
+        for id in ids {
+            after_source_write(db, collection, id).await?;
+        }
+        Ok(())
+    })
+}
