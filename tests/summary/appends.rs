@@ -71,11 +71,10 @@ async fn assert_exact(db: &Database, summary: &str) {
     assert!(report.drifted.is_empty(), "{summary} drifts: {:#?}", report.drifted);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_outlier_push_commits_with_its_sync_summary_or_pushes_nothing() {
-    let (db, log) = testkit::monitored("summary_outlier_push").await.unwrap();
-    docshape::sync::<Channel>(&db).await.unwrap();
-    docshape::outlier::sync::<Channel>(&db).await.unwrap();
+/// The channels' collections, and channel `c1` of owner `o`, empty.
+async fn channel_c1(db: &Database) {
+    docshape::sync::<Channel>(db).await.unwrap();
+    docshape::outlier::sync::<Channel>(db).await.unwrap();
     let mut c1 = Channel {
         id: "c1".into(),
         owner_id: "o".into(),
@@ -83,7 +82,13 @@ async fn an_outlier_push_commits_with_its_sync_summary_or_pushes_nothing() {
         has_extra: false,
         members_count: 0,
     };
-    docshape::relation::insert_one(&db, &mut c1).await.unwrap();
+    docshape::relation::insert_one(db, &mut c1).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outlier_push_commits_with_its_sync_summary_or_pushes_nothing() {
+    let (db, log) = testkit::monitored("summary_outlier_push").await.unwrap();
+    channel_c1(&db).await;
     let by_owner =
         || async { totals(&one(&db, "sm_members_by_owner", "o").await.unwrap(), "channels", "members") };
     assert_eq!(by_owner().await, (1, 0));
@@ -180,17 +185,8 @@ async fn a_bucket_append_commits_with_its_sync_summary_or_stores_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_pushes_and_appends_stay_whole_and_exact() {
     let db = testkit::database("summary_appends_concurrent").await.unwrap();
-    docshape::sync::<Channel>(&db).await.unwrap();
-    docshape::outlier::sync::<Channel>(&db).await.unwrap();
+    channel_c1(&db).await;
     docshape::sync::<SensorDay>(&db).await.unwrap();
-    let mut c1 = Channel {
-        id: "c1".into(),
-        owner_id: "o".into(),
-        members: vec![],
-        has_extra: false,
-        members_count: 0,
-    };
-    docshape::relation::insert_one(&db, &mut c1).await.unwrap();
 
     let mut tasks = Vec::new();
     for w in 0..4_i64 {

@@ -52,22 +52,28 @@ async fn totals(db: &Database) -> (i64, i64) {
     (d.get_i64("tallies").unwrap(), d.get_i64("cents").unwrap())
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_versioned_source_counts_a_moved_field_from_its_upgrade_and_saves_in_a_transaction() {
-    let db = testkit::database("summary_versioned").await.unwrap();
+/// A current tally `t2` (5 cents) and a version 1 one `t1` (`amount: 4`) written
+/// before the summary existed, brought in by a resync: it counts, but its `amount` is
+/// not `cents` until it is upgraded. Returns the summary's spec.
+async fn old_and_current(db: &Database) -> &'static SummarySpec {
     let current = Tally { id: "t2".into(), seller_id: "a".into(), cents: 5, schema_version: 2 };
-    versioning::insert_one(&db, &current).await.unwrap();
-    assert_eq!(totals(&db).await, (1, 5));
-    // A version 1 document written before the summary existed: brought in by a
-    // resync, it counts, but its `amount` is not `cents` until it is upgraded.
+    versioning::insert_one(db, &current).await.unwrap();
+    assert_eq!(totals(db).await, (1, 5));
     db.collection::<Document>("sm_tallies")
         .insert_one(doc! { "_id": "t1", "seller_id": "a", "amount": 4_i64 })
         .await
         .unwrap();
     let spec = summary::summary("sm_tally_totals").unwrap();
-    summary::resync(&db, spec).await.unwrap();
-    Worker::new(&db).run_until_empty().await.unwrap();
-    assert_eq!(totals(&db).await, (2, 5));
+    summary::resync(db, spec).await.unwrap();
+    Worker::new(db).run_until_empty().await.unwrap();
+    assert_eq!(totals(db).await, (2, 5));
+    spec
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_versioned_source_counts_a_moved_field_from_its_upgrade_and_saves_in_a_transaction() {
+    let db = testkit::database("summary_versioned").await.unwrap();
+    let spec = old_and_current(&db).await;
 
     // A versioned save in a transaction writes the version 2 shape, and the summary
     // in the same transaction: read in it before the commit.
@@ -191,16 +197,7 @@ async fn a_versioned_save_outside_a_transaction_commits_with_its_summary() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_backfill_upgrades_a_document_with_its_summary_or_not_at_all() {
     let db = testkit::database("summary_versioned_backfill").await.unwrap();
-    let current = Tally { id: "t2".into(), seller_id: "a".into(), cents: 5, schema_version: 2 };
-    versioning::insert_one(&db, &current).await.unwrap();
-    db.collection::<Document>("sm_tallies")
-        .insert_one(doc! { "_id": "t1", "seller_id": "a", "amount": 4_i64 })
-        .await
-        .unwrap();
-    let spec = summary::summary("sm_tally_totals").unwrap();
-    summary::resync(&db, spec).await.unwrap();
-    Worker::new(&db).run_until_empty().await.unwrap();
-    assert_eq!(totals(&db).await, (2, 5));
+    let spec = old_and_current(&db).await;
 
     let groups = db.collection::<Document>("sm_tally_totals");
     groups.update_one(doc! { "_id": "a" }, doc! { "$set": { "cents": "not a number" } }).await.unwrap();

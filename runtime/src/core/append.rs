@@ -365,7 +365,7 @@ impl<E: From<mongodb::error::Error> + From<AppendContention> + From<CorruptCount
 
 /// The hint that keeps planners that would scan for `_id` plus another predicate (the
 /// local test server does) on the `_id` index.
-fn by_id() -> mongodb::options::Hint {
+pub(crate) fn by_id() -> mongodb::options::Hint {
     mongodb::options::Hint::Name("_id_".to_owned())
 }
 

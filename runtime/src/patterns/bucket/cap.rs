@@ -38,7 +38,7 @@ use mongodb::{ClientSession, Collection};
 
 use super::error::BucketError;
 use super::spec::Bucket;
-use crate::core::append::{is_duplicate_key, stored_count, Appended};
+use crate::core::append::{by_id, is_duplicate_key, stored_count, Appended};
 use crate::core::model::eq;
 use crate::core::spec::CollectionSpec;
 use crate::core::trace;
@@ -141,28 +141,44 @@ impl Counter {
         session: Option<&mut ClientSession>,
     ) -> Result<usize, BucketError> {
         let Some(session) = session else { return self.reserve(want, report).await };
-        let cap = i64::from(self.cap);
         report.finds += 1;
-        let current = self
-            .collection
-            .find_one(doc! { "_id": eq(self.id.clone()) })
-            .projection(doc! { RESERVED: 1 })
-            .session(&mut *session)
-            .await?;
-        let reserved = match &current {
-            None => 0,
-            Some(d) => stored_count(d.get(RESERVED)).ok_or_else(|| self.corrupt(d.get(RESERVED)))?,
-        };
-        let ask = (want as i64).min(cap - reserved);
+        let (_, reserved) = self.read(Some(&mut *session)).await?;
+        let ask = (want as i64).min(i64::from(self.cap) - reserved.unwrap_or(0));
         if ask <= 0 {
             return Ok(0);
         }
-        let filter = doc! { "_id": eq(self.id.clone()), RESERVED: { "$lte": cap - ask } };
-        let update = doc! { "$inc": { RESERVED: ask }, "$setOnInsert": { START: self.start } };
+        let (filter, update) = self.statement(ask);
         report.updates += 1;
-        let hint = mongodb::options::Hint::Name("_id_".to_owned());
-        self.collection.update_one(filter, update).upsert(true).hint(hint).session(&mut *session).await?;
+        self.collection.update_one(filter, update).upsert(true).hint(by_id()).session(&mut *session).await?;
         Ok(ask as usize)
+    }
+
+    /// The guarded upsert that reserves `ask` places: its filter matches only while
+    /// the counter has room for all of them.
+    fn statement(&self, ask: i64) -> (Document, Document) {
+        let filter = doc! { "_id": eq(self.id.clone()), RESERVED: { "$lte": i64::from(self.cap) - ask } };
+        let update = doc! { "$inc": { RESERVED: ask }, "$setOnInsert": { START: self.start } };
+        (filter, update)
+    }
+
+    /// The counter as stored (`None`: there is none) and its places reserved, in
+    /// `session` when given; a count that is not a whole number is
+    /// [`BucketError::CorruptBucket`].
+    async fn read(
+        &self,
+        session: Option<&mut ClientSession>,
+    ) -> Result<(Option<Document>, Option<i64>), BucketError> {
+        let find =
+            self.collection.find_one(doc! { "_id": eq(self.id.clone()) }).projection(doc! { RESERVED: 1 });
+        let current = match session {
+            Some(session) => find.session(session).await?,
+            None => find.await?,
+        };
+        let reserved = match &current {
+            None => None,
+            Some(d) => Some(stored_count(d.get(RESERVED)).ok_or_else(|| self.corrupt(d.get(RESERVED)))?),
+        };
+        Ok((current, reserved))
     }
 
     async fn reserve_inner(&self, want: usize, report: &mut Appended) -> Result<usize, BucketError> {
@@ -173,32 +189,18 @@ impl Counter {
             if ask <= 0 {
                 return Ok(0);
             }
-            let filter = doc! { "_id": eq(self.id.clone()), RESERVED: { "$lte": cap - ask } };
-            let update = doc! { "$inc": { RESERVED: ask }, "$setOnInsert": { START: self.start } };
+            let (filter, update) = self.statement(ask);
             report.updates += 1;
             // Upserts that hit a duplicate key are retried by mongod (4.2+) only when the
             // filter is equalities on the unique index's fields; this one has a range
-            // too, so the retry is ours. The hint keeps planners that would scan for
-            // `_id` plus another predicate (the local test server does) on `_id`.
-            let hint = mongodb::options::Hint::Name("_id_".to_owned());
-            match self.collection.update_one(filter, update).upsert(true).hint(hint).await {
+            // too, so the retry is ours.
+            match self.collection.update_one(filter, update).upsert(true).hint(by_id()).await {
                 Ok(_) => return Ok(ask as usize),
                 Err(e) if is_duplicate_key(&e) => {
                     report.finds += 1;
-                    let current = self
-                        .collection
-                        .find_one(doc! { "_id": eq(self.id.clone()) })
-                        .projection(doc! { RESERVED: 1 })
-                        .await?;
-                    let count = match &current {
-                        // Removed meanwhile (by an operator clearing old counters): the
-                        // next round creates it again.
-                        None => None,
-                        Some(d) => match stored_count(d.get(RESERVED)) {
-                            Some(c) => Some(c),
-                            None => return Err(self.corrupt(d.get(RESERVED))),
-                        },
-                    };
+                    // `None`: removed meanwhile (by an operator clearing old counters),
+                    // and the next round creates it again.
+                    let (current, count) = self.read(None).await?;
                     let room = cap - count.unwrap_or(0);
                     if room >= ask && last_read == Some(count) {
                         return Err(self.corrupt(current.as_ref().and_then(|d| d.get(RESERVED))));
