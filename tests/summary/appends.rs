@@ -223,3 +223,58 @@ async fn concurrent_pushes_and_appends_stay_whole_and_exact() {
     assert_exact(&db, "sm_members_by_owner").await;
     assert_exact(&db, "sm_readings_by_sensor").await;
 }
+
+/// Overflow documents and buckets another program left with a count that is not a
+/// whole number: a push or an append in its transaction reports the document as
+/// corrupt and writes nothing; a count that says full (written around the validator)
+/// sends the items to the next document. Every round trip of these loops reads or
+/// writes a document that moves them on, so each call ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_corrupt_count_fails_the_transaction_and_a_full_one_moves_on() {
+    let db = testkit::database("summary_appends_hostile").await.unwrap();
+    channel_c1(&db).await;
+    docshape::sync::<SensorDay>(&db).await.unwrap();
+    let c1 = "c1".to_owned();
+    Channel::push_members(&db, &c1, &[1, 2, 3]).await.unwrap();
+    Channel::push_members(&db, &c1, &[4]).await.unwrap();
+    let overflow = db.collection::<Document>("sm_channel_members_extra");
+    let first = doc! { "_id": { "parent": "c1", "seq": 0_i64 } };
+    let set = |count: Bson| doc! { "$set": { "count": count } };
+    overflow
+        .update_one(first.clone(), set(Bson::String("x".into())))
+        .bypass_document_validation(true)
+        .await
+        .unwrap();
+    let refused = Channel::push_members(&db, &c1, &[5]).await.unwrap_err();
+    assert!(matches!(refused, OutlierError::Corrupt { .. }), "{refused:?}");
+    assert_eq!(one(&db, "sm_channels", "c1").await.unwrap().get_i64("members_count").unwrap(), 4);
+    let by_owner = one(&db, "sm_members_by_owner", "o").await.unwrap();
+    assert_eq!(totals(&by_owner, "channels", "members"), (1, 4));
+
+    // Full by its count, though it holds one item: the next push opens document 1.
+    overflow.update_one(first, set(Bson::Int32(2))).bypass_document_validation(true).await.unwrap();
+    Channel::push_members(&db, &c1, &[5]).await.unwrap();
+    assert_eq!(Channel::load_members(&db, &c1).await.unwrap(), [1, 2, 3, 4, 5]);
+    assert_eq!(overflow.count_documents(doc! {}).await.unwrap(), 2);
+    assert_exact(&db, "sm_members_by_owner").await;
+
+    // A bucket the same: corrupt, nothing stored and every item listed as unsent.
+    let reading =
+        |minute: i64| Reading { t: DateTime::from_millis(1_785_888_000_000 + minute * 60_000), v: 1.0 };
+    SensorDay::append(&db, "s1", &reading(1)).await.unwrap();
+    let buckets = db.collection::<Document>("sm_sensor_days");
+    buckets
+        .update_one(doc! {}, doc! { "$set": { "count": "x" } })
+        .bypass_document_validation(true)
+        .await
+        .unwrap();
+    let refused = SensorDay::append_many(&db, "s1", &[reading(2), reading(3)]).await.unwrap_err();
+    let BucketError::Incomplete(incomplete) = &refused else { panic!("{refused:?}") };
+    assert!(matches!(incomplete.cause, BucketError::CorruptBucket { .. }), "{refused:?}");
+    assert!(incomplete.stored.is_empty() && incomplete.in_doubt.is_none(), "{refused:?}");
+    assert_eq!(incomplete.unsent, [0, 1]);
+    let stored: Vec<Document> = all(&db, "sm_sensor_days").await;
+    assert_eq!(stored[0].get_array("readings").unwrap().len(), 1, "{stored:?}");
+    let by_sensor = one(&db, "sm_readings_by_sensor", "s1").await.unwrap();
+    assert_eq!(by_sensor.get_i64("buckets").unwrap(), 1);
+}
