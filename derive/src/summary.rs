@@ -438,6 +438,27 @@ pub(crate) fn expand(parsed: &Parsed, cx: &Context) -> TokenStream {
         ),
         def.source_span,
     ));
+    // A path through an `#[outlier]` array reads only the items the document keeps:
+    // the rest are in overflow documents, which neither an application (from the
+    // source document) nor a recount (over the source collection) reads, so the
+    // summary would leave them out with nothing to tell. The source's outliers are
+    // known only to the compiler: a constant over its `Model::RELATIONS`, per path.
+    let group_paths = def.group.iter().map(|g| match g {
+        GroupPart::Field { path, span } | GroupPart::Period { path, span, .. } => (path, *span),
+    });
+    let field_paths = def.fields.iter().filter_map(|f| f.path.as_ref().map(|(p, span)| (p, *span)));
+    for (path, span) in group_paths.chain(field_paths) {
+        let message = format!("`{path}` reads through an `#[outlier]` array of the source, which keeps only its first items in the document and the rest in overflow documents that a summary never reads, so the summary would leave them out; summarise the array's items as a model of their own, or keep a total on the source and sum that");
+        checks.extend(respan(
+            quote!(
+                const _: () = ::core::assert!(
+                    !__ds::summary_reads_outlier(<#source as __ds::Model>::RELATIONS, #path),
+                    #message
+                );
+            ),
+            span,
+        ));
+    }
     // A sync summary is written in the source write's transaction: one over a source
     // written outside transactions would leave a window between the write and its
     // application (covered only by the watcher). The source's declaration is known

@@ -408,8 +408,8 @@ pub mod __private {
     };
     pub use crate::patterns::relation::refs::{IdOf, Identified, Ref};
     pub use crate::patterns::summary::{
-        summary_avg, summary_groups_by_tenant, GroupKey, GroupPart, Summable, SummaryField, SummaryOp,
-        SummaryPeriod, SummaryRefresh, SummarySpec, SummaryTime,
+        summary_avg, summary_groups_by_tenant, summary_reads_outlier, GroupKey, GroupPart, Summable,
+        SummaryField, SummaryOp, SummaryPeriod, SummaryRefresh, SummarySpec, SummaryTime,
     };
     pub use crate::patterns::timeseries::{Granularity, SeriesTime, TimeSeries};
     pub use crate::patterns::versioning::{

@@ -142,8 +142,8 @@ use crate::core::write::Effects;
 pub use jobs::{create_indexes, job_key};
 pub use reconcile::{check, reconcile, Drift, SummaryReconcile};
 pub use spec::{
-    summaries, summaries_of, summary, summary_avg, summary_groups_by_tenant, GroupKey, GroupPart, Summable,
-    SummaryField, SummaryOp, SummaryPeriod, SummaryRefresh, SummarySpec, SummaryTime,
+    summaries, summaries_of, summary, summary_avg, summary_groups_by_tenant, summary_reads_outlier, GroupKey,
+    GroupPart, Summable, SummaryField, SummaryOp, SummaryPeriod, SummaryRefresh, SummarySpec, SummaryTime,
 };
 pub use watch::{resync, SummaryWatch, Watcher};
 

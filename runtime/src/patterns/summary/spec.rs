@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use bson::DateTime;
 
-use crate::core::descriptor::Variant;
+use crate::core::descriptor::{Relation, RelationKind, Variant};
 
 /// One summary, as declared on its model: registered at link time, so that the
 /// source's writers find every summary kept from it. (Built by the derive, as a
@@ -232,6 +232,31 @@ pub const fn summary_groups_by_tenant(tenant: Option<&str>, first: Option<&str>)
     true
 }
 
+/// Whether the stored `path` reads through an `#[outlier]` array of the source
+/// (`relations`: its `Model::RELATIONS`): such an array keeps only its first items in
+/// the document and the rest in overflow documents, which a summary (computed from the
+/// source document, and recounted from the source collection) never reads. Evaluated
+/// at compile time by the summary derive.
+pub const fn summary_reads_outlier(relations: &[Relation], path: &str) -> bool {
+    let path = path.as_bytes();
+    let mut i = 0;
+    while i < relations.len() {
+        let r = &relations[i];
+        let field = r.field.as_bytes();
+        if matches!(r.kind, RelationKind::Outlier) && path.len() >= field.len() {
+            let mut j = 0;
+            while j < field.len() && path[j] == field[j] {
+                j += 1;
+            }
+            if j == field.len() && (path.len() == field.len() || path[j] == b'.') {
+                return true;
+            }
+        }
+        i += 1;
+    }
+    false
+}
+
 /// `sum / count`, or `None` for an empty group: the generated `avg_*` accessors.
 pub fn summary_avg<S: Summable, C: Summable>(sum: &S, count: &C) -> Option<f64> {
     let n = count.as_f64()?;
@@ -273,6 +298,30 @@ mod tests {
         assert_eq!(at(SummaryPeriod::Year), "2026-01-01T00:00:00Z");
         let old = DateTime::parse_rfc3339_str("1969-12-31T23:59:59Z").unwrap();
         assert_eq!(SummaryPeriod::Day.start(old).try_to_rfc3339_string().unwrap(), "1969-12-31T00:00:00Z");
+    }
+
+    #[test]
+    fn a_path_reads_an_outlier_at_or_under_its_field_only() {
+        let outlier = Relation {
+            field: "members",
+            kind: RelationKind::Outlier,
+            target: "members_extra",
+            many: true,
+            bound: None,
+            refresh: None,
+            via: None,
+            reason: None,
+            split: None,
+        };
+        let embedded = Relation { field: "items", kind: RelationKind::Embed, ..outlier };
+        let relations = [outlier, embedded];
+        assert!(summary_reads_outlier(&relations, "members"));
+        assert!(summary_reads_outlier(&relations, "members.likes"));
+        // A sibling that shares the prefix, a shorter path, an embedded array: not it.
+        assert!(!summary_reads_outlier(&relations, "members_count"));
+        assert!(!summary_reads_outlier(&relations, "member"));
+        assert!(!summary_reads_outlier(&relations, "items.qty"));
+        assert!(!summary_reads_outlier(&[], "members"));
     }
 
     #[test]
