@@ -113,6 +113,18 @@ pub fn backoff(attempt: u32) -> Duration {
     Duration::from_micros((ceiling * fraction * 1000.0) as u64)
 }
 
+/// Sends a driver action in `$session` (an `Option<&mut ClientSession>`) when it holds
+/// one, else outside any session: the one spelling of a writer's optional session.
+macro_rules! with_session {
+    ($action:expr, $session:expr) => {
+        match $session.as_deref_mut() {
+            Some(session) => $action.session(session).await,
+            None => $action.await,
+        }
+    };
+}
+pub(crate) use with_session;
+
 /// The driver's error inside `e`: `e` itself, or the first one among its
 /// [`source`](StdError::source)s (`UpdateError::Find(FindError::Mongo(..))`, say).
 pub fn mongo_error_in<'e>(e: &'e (dyn StdError + 'static)) -> Option<&'e mongodb::error::Error> {

@@ -42,6 +42,7 @@ use crate::core::append::{by_id, is_duplicate_key, stored_count, Appended};
 use crate::core::model::eq;
 use crate::core::spec::CollectionSpec;
 use crate::core::trace;
+use crate::core::transaction::with_session;
 
 /// The counter's field of granted reservations.
 pub(super) const RESERVED: &str = "reserved";
@@ -166,14 +167,11 @@ impl Counter {
     /// [`BucketError::CorruptBucket`].
     async fn read(
         &self,
-        session: Option<&mut ClientSession>,
+        mut session: Option<&mut ClientSession>,
     ) -> Result<(Option<Document>, Option<i64>), BucketError> {
         let find =
             self.collection.find_one(doc! { "_id": eq(self.id.clone()) }).projection(doc! { RESERVED: 1 });
-        let current = match session {
-            Some(session) => find.session(session).await?,
-            None => find.await?,
-        };
+        let current = with_session!(find, session)?;
         let reserved = match &current {
             None => None,
             Some(d) => Some(stored_count(d.get(RESERVED)).ok_or_else(|| self.corrupt(d.get(RESERVED)))?),
@@ -221,7 +219,7 @@ impl Counter {
     /// and the append's own error is the one reported. In `session` when given (a
     /// transaction's: they go back with its commit, and an abort takes back their
     /// reservation with them).
-    pub async fn release_in(&self, n: usize, report: &mut Appended, session: Option<&mut ClientSession>) {
+    pub async fn release_in(&self, n: usize, report: &mut Appended, mut session: Option<&mut ClientSession>) {
         if n == 0 {
             return;
         }
@@ -229,10 +227,7 @@ impl Counter {
         report.updates += 1;
         let filter = doc! { "_id": eq(self.id.clone()), RESERVED: { "$gte": n } };
         let update = self.collection.update_one(filter, doc! { "$inc": { RESERVED: -n } });
-        let released = match session {
-            Some(session) => update.session(session).await,
-            None => update.await,
-        };
+        let released = with_session!(update, session);
         if let Err(e) = released {
             trace::event!(WARN, error = %e, released = n, "could not give back reserved places");
         }

@@ -17,7 +17,7 @@ use crate::core::model::{eq, IdOf, Identified};
 // The transaction rules every docshape transaction follows (`docshape::transaction` too).
 use crate::core::transaction::{
     after_commit, backoff, is_transient as retry_transaction, mongo_error_in, no_transactions, scoped,
-    COMMIT_ATTEMPTS, TRANSACTION_TIME,
+    with_session, COMMIT_ATTEMPTS, TRANSACTION_TIME,
 };
 use crate::core::write::Deferred;
 
@@ -187,16 +187,6 @@ pub async fn update_one_with<S: Identified>(
             Ok(done)
         }
     }
-}
-
-/// Runs a driver action with the session when there is one.
-macro_rules! with_session {
-    ($action:expr, $session:expr) => {
-        match $session.as_deref_mut() {
-            Some(session) => $action.session(session).await,
-            None => $action.await,
-        }
-    };
 }
 
 /// Where a source update failed.
