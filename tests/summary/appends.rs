@@ -142,7 +142,10 @@ async fn a_bucket_append_commits_with_its_sync_summary_or_stores_nothing() {
 
     // Three readings of one day: two buckets, one commit, the last command sent.
     log.clear();
-    SensorDay::append_many(&db, "s1", &[reading(1), reading(2), reading(3)]).await.unwrap();
+    let report = SensorDay::append_many(&db, "s1", &[reading(1), reading(2), reading(3)]).await.unwrap();
+    // The cap counter and each bucket read once, before their one update: a bucket
+    // this append filled is not read again.
+    assert_eq!((report.finds, report.updates, report.created), (3, 3, 2), "{report:?}");
     let names = log.names();
     assert_eq!(names.iter().filter(|n| *n == "commitTransaction").count(), 1, "{names:?}");
     assert_eq!(names.last().map(String::as_str), Some("commitTransaction"), "{names:?}");

@@ -296,12 +296,17 @@ impl<E: From<mongodb::error::Error> + From<AppendContention> + From<CorruptCount
     /// the upsert matches (or creates the document). A concurrent writer of the same
     /// document makes the transaction conflict instead (the server's write conflict,
     /// labelled transient), and its owner runs it again. Two commands per document
-    /// written instead of one; no hint is recorded, as the transaction may still be
-    /// aborted.
+    /// written instead of one.
     ///
-    /// Progress: every round either stores items (`rest` shrinks) or finds document
-    /// `seq` full (`seq` grows); [`MAX_ATTEMPTS`] bounds the rounds all the same. A
-    /// count that is not a whole number ends it with [`CorruptCount`].
+    /// Each document is read at most once per call, before this call writes to it: a
+    /// count read is the committed one, so a document read full is full for good, and
+    /// only that is recorded as a hint (where the next append starts); what this
+    /// transaction writes is not, as it may still be aborted.
+    ///
+    /// Progress: every round either finds document `seq` full or fills it as far as
+    /// the items go, and then `seq` grows or the items are all sent;
+    /// [`MAX_ATTEMPTS`] bounds the rounds all the same. A count that is not a whole
+    /// number ends it with [`CorruptCount`].
     pub(crate) async fn run_in(
         &self,
         items: Vec<Bson>,
@@ -340,6 +345,7 @@ impl<E: From<mongodb::error::Error> + From<AppendContention> + From<CorruptCount
             let room = (i64::from(self.max) - count).clamp(0, i64::from(self.max)) as usize;
             if room == 0 {
                 seq += 1;
+                HINTS.record(&self.hint_key, seq, None);
                 continue;
             }
             let (chunk, after) = rest.split_at(rest.len().min(room));
@@ -358,6 +364,10 @@ impl<E: From<mongodb::error::Error> + From<AppendContention> + From<CorruptCount
                 report.created += 1;
             }
             rest = after;
+            // Filled by this write: the next items go to the next document, unread.
+            if chunk.len() == room {
+                seq += 1;
+            }
         }
         Ok(())
     }
