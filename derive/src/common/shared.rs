@@ -3,7 +3,7 @@
 //! that holds the entry names. The compiler then checks each such expression once per
 //! model instead of once per variant.
 
-use proc_macro2::{TokenStream, TokenTree};
+use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 /// `lists` with each entry that occurs more than once (by its tokens) replaced by a
@@ -14,28 +14,30 @@ pub(crate) fn share(
     ty: &TokenStream,
     lists: Vec<Vec<TokenStream>>,
 ) -> (TokenStream, Vec<Vec<TokenStream>>) {
-    let mut seen: Vec<(String, usize)> = Vec::new();
-    for entry in lists.iter().flatten() {
-        let text = entry.to_string();
-        match seen.iter_mut().find(|(t, _)| *t == text) {
+    // Each entry is printed once: printing a token stream is a call into the compiler,
+    // and the derive's most frequent one on a polymorphic model.
+    let lists: Vec<Vec<(String, TokenStream)>> = lists
+        .into_iter()
+        .map(|list| list.into_iter().map(|entry| (entry.to_string(), entry)).collect())
+        .collect();
+    let mut seen: Vec<(&str, usize)> = Vec::new();
+    for (text, _) in lists.iter().flatten() {
+        match seen.iter_mut().find(|(t, _)| *t == text.as_str()) {
             Some((_, n)) => *n += 1,
             None => seen.push((text, 1)),
         }
     }
+    let repeated: Vec<String> = seen.into_iter().filter(|(_, n)| *n > 1).map(|(t, _)| t.to_owned()).collect();
     let mut items = TokenStream::new();
     let mut named: Vec<(String, syn::Ident)> = Vec::new();
     let lists = lists
         .into_iter()
         .map(|list| {
             list.into_iter()
-                .map(|entry| {
-                    let text = entry.to_string();
+                .map(|(text, entry)| {
                     // A constant cannot name the impl's `Self` (a `Box<Self>` field); an
                     // entry that already names a constant stays as it is.
-                    if !seen.iter().any(|(t, n)| *t == text && *n > 1)
-                        || names_self(&entry)
-                        || is_ident(&entry)
-                    {
+                    if !repeated.contains(&text) || names_self(&text) || is_ident(&text) {
                         return entry;
                     }
                     if let Some((_, ident)) = named.iter().find(|(t, _)| *t == text) {
@@ -52,19 +54,18 @@ pub(crate) fn share(
     (items, lists)
 }
 
-/// Whether `tokens` are one identifier (a constant's name).
-fn is_ident(tokens: &TokenStream) -> bool {
-    let mut it = tokens.clone().into_iter();
-    matches!((it.next(), it.next()), (Some(TokenTree::Ident(_)), None))
+/// Whether an entry, as printed, is one identifier (a constant's name). Read from the
+/// text: walking the tokens asks the compiler for each one.
+fn is_ident(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
+        && chars.all(|c| c.is_alphanumeric() || c == '_')
 }
 
-/// Whether `tokens` name `Self` anywhere.
-fn names_self(tokens: &TokenStream) -> bool {
-    tokens.clone().into_iter().any(|t| match t {
-        TokenTree::Ident(i) => i == "Self",
-        TokenTree::Group(g) => names_self(&g.stream()),
-        _ => false,
-    })
+/// Whether an entry, as printed, names `Self` anywhere. A string literal holding the
+/// word also counts, which only keeps that entry unshared.
+fn names_self(text: &str) -> bool {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|word| word == "Self")
 }
 
 #[cfg(test)]

@@ -273,12 +273,23 @@ pub(crate) fn id_element(c: &Container) -> TokenStream {
     }
 }
 
-/// `parts` with each entry spelled as `id` (the model's `_id` element) naming its
-/// constant instead, so that the compiler checks that expression once.
-fn name_id(parts: Vec<TokenStream>, id: Option<&str>) -> Vec<TokenStream> {
-    let Some(id) = id else { return parts };
+/// The elements of `fields`, each one spelled as `id` (the model's `_id` element)
+/// naming its constant instead, so that the compiler checks that expression once.
+fn id_named<'a>(fields: impl IntoIterator<Item = &'a Field>, id: Option<&str>) -> Vec<TokenStream> {
     let name = id_ident();
-    parts.into_iter().map(|p| if p.to_string() == id { quote!(#name) } else { p }).collect()
+    fields
+        .into_iter()
+        .map(|f| {
+            let part = element_part(f);
+            // Only a field stored as `_id` can spell the id's element: printing the
+            // others to compare them would ask the compiler once each, for nothing.
+            let stored_as_id = f.name.as_deref() == Some("_id") && f.serde.flatten.is_none();
+            match id {
+                Some(id) if stored_as_id && part.to_string() == id => quote!(#name),
+                _ => part,
+            }
+        })
+        .collect()
 }
 
 /// A document of some of `owner`'s fields (a projection's view): `(size, reason)`
@@ -339,7 +350,8 @@ fn tagged_variants(
             style => {
                 let parts: Vec<TokenStream> = match style {
                     // A newtype variant: its inner document's elements, merged with the
-                    // tag (serde writes no other newtype under an internal tag).
+                    // tag (serde writes no other newtype under an internal tag). None of
+                    // them is the `_id` element.
                     darling::ast::Style::Tuple => v
                         .fields
                         .iter()
@@ -348,9 +360,8 @@ fn tagged_variants(
                             quote!(__ds::sz::flattened_of(#part))
                         })
                         .collect(),
-                    _ => v.fields.iter().filter(|f| !f.serde.skip).map(element_part).collect(),
+                    _ => id_named(v.fields.iter().filter(|f| !f.serde.skip), id),
                 };
-                let parts = name_id(parts, id);
                 let elements = quote::format_ident!("__DS_VARIANT_{}", i);
                 lists.push((elements.clone(), value, parts));
                 quote!(__ds::sz::VariantSize::of(#value, #name, #elements))
@@ -401,7 +412,7 @@ fn container_size(c: &Container, id: Option<&str>) -> Size {
             if c.serde.tag.is_some() {
                 return unknown(format!("`{owner}`, written with a tag docshape does not size"));
             }
-            let parts = name_id(fields.iter().filter(|f| !f.serde.skip).map(element_part).collect(), id);
+            let parts = id_named(fields.iter().filter(|f| !f.serde.skip), id);
             Size::Parts(quote!(&[#(#parts),*]))
         }
         Body::Struct(darling::ast::Style::Tuple, fields) => {
