@@ -488,19 +488,16 @@ fn indexes_const(indexes: &[IndexDef]) -> TokenStream {
             let kind = k.kind.tokens();
             quote!((#path, #kind))
         });
-        // Only the options the index sets: the rest come from `Index::of`, so the
-        // compiler reads fewer tokens per model.
-        let unique = i.unique.is_some().then(|| quote!(unique: true,));
-        let sparse = i.sparse.then(|| quote!(sparse: true,));
-        let ttl = i.ttl.map(|s| quote!(expire_after_secs: ::core::option::Option::Some(#s),));
-        let locale = i.locale.as_ref().map(|l| quote!(case_insensitive: ::core::option::Option::Some(#l),));
-        let partial = i.partial.as_ref().map(|p| quote!(partial_filter: ::core::option::Option::Some(#p),));
-        let index = quote!(__ds::Index::of(#name, &[#(#keys),*]));
-        let options = quote!(#unique #sparse #ttl #locale #partial);
-        if options.is_empty() {
-            return index;
-        }
-        quote!(__ds::Index { #options ..#index })
+        // Only the options the index sets, each one `const fn` call on `Index::of`:
+        // struct update syntax would copy every field of `Index` in each model's MIR.
+        let unique = i.unique.is_some().then(|| quote!(.with_unique(true)));
+        let sparse = i.sparse.then(|| quote!(.with_sparse(true)));
+        let ttl = i.ttl.map(|s| quote!(.with_expire_after_secs(::core::option::Option::Some(#s))));
+        let locale =
+            i.locale.as_ref().map(|l| quote!(.with_case_insensitive(::core::option::Option::Some(#l))));
+        let partial =
+            i.partial.as_ref().map(|p| quote!(.with_partial_filter(::core::option::Option::Some(#p))));
+        quote!(__ds::Index::of(#name, &[#(#keys),*]) #unique #sparse #ttl #locale #partial)
     });
     quote!(const INDEXES: &'static [__ds::Index] = &[#(#items),*];)
 }

@@ -19,27 +19,29 @@ pub(super) fn patterns_const(patterns: &[Access], cx: &Facts) -> TokenStream {
             let kind = k.kind.tokens();
             quote!((#path, #kind))
         });
-        // Only what differs from `AccessPattern::row` is written: fewer tokens per model.
-        let ci = ci.then(|| quote!(case_insensitive: true,));
+        // Only what differs from `AccessPattern::row` is written, each one `const fn` call
+        // on it: struct update syntax would copy every field of `AccessPattern` in each
+        // model's MIR.
+        let ci = ci.then(|| quote!(.with_case_insensitive(true)));
         let range = (!a.range.is_empty()).then(|| {
             let range = strs(&a.range);
-            quote!(range: #range,)
+            quote!(.with_range(#range))
         });
         // A write row's "fields needed" are the fields it writes (the seed's "cart items").
         let written: Vec<&String> = a.update.iter().flat_map(|w| w.ops.iter().map(|(_, p, _)| p)).collect();
         let fields: Vec<&String> = a.fields.iter().map(|(p, _)| p).chain(&a.foreign).chain(written).collect();
-        let fields = (!fields.is_empty()).then(|| quote!(fields: &[#(#fields),*],));
+        let fields = (!fields.is_empty()).then(|| quote!(.with_fields(&[#(#fields),*])));
         let freq = (!a.freq.is_empty()).then(|| {
             let freq = &a.freq;
-            quote!(freq: #freq,)
+            quote!(.with_freq(#freq))
         });
         let consistency = (!a.consistency.is_empty()).then(|| {
             let consistency = &a.consistency;
-            quote!(consistency: #consistency,)
+            quote!(.with_consistency(#consistency))
         });
         let guarantee = (!matches!(a.guarantee, consistency::Consistency::Unspecified)).then(|| {
             let guarantee = consistency::tokens(a.guarantee);
-            quote!(guarantee: #guarantee,)
+            quote!(.with_guarantee(#guarantee))
         });
         let load = freq::load_tokens(a, cx);
         let index = match &a.index {
@@ -53,22 +55,18 @@ pub(super) fn patterns_const(patterns: &[Access], cx: &Facts) -> TokenStream {
             .zip(&a.allow.reasons)
             .map(|((r, _), reason)| quote!((#r, #reason)))
             .collect();
-        let waivers = (!waivers.is_empty()).then(|| quote!(waivers: &[#(#waivers),*],));
-        let paginate = a.paginate.is_some().then(|| quote!(paginate: true,));
+        let waivers = (!waivers.is_empty()).then(|| quote!(.with_waivers(&[#(#waivers),*])));
+        let paginate = a.paginate.is_some().then(|| quote!(.with_paginate(true)));
         let kind = match (&a.update, &a.upsert) {
             (None, _) => None,
-            (Some(_), None) => Some(quote!(kind: __ds::RowKind::Write,)),
-            (Some(_), Some(_)) => Some(quote!(kind: __ds::RowKind::Upsert,)),
+            (Some(_), None) => Some(quote!(.with_kind(__ds::RowKind::Write))),
+            (Some(_), Some(_)) => Some(quote!(.with_kind(__ds::RowKind::Upsert))),
         };
         // The operation defaults to the name, the sort to none (`AccessPattern::row`).
-        let operation = (operation != name).then(|| quote!(operation: #operation,));
-        let sort = (!a.sort.is_empty()).then(|| quote!(sort: &[#(#sort),*],));
+        let operation = (operation != name).then(|| quote!(.with_operation(#operation)));
+        let sort = (!a.sort.is_empty()).then(|| quote!(.with_sort(&[#(#sort),*])));
         let row = quote!(__ds::AccessPattern::row(#name, #filter, #load, #index));
-        let rest = quote!(#operation #sort #ci #range #fields #freq #consistency #guarantee #waivers #paginate #kind);
-        if rest.is_empty() {
-            return row;
-        }
-        quote!(__ds::AccessPattern { #rest ..#row })
+        quote!(#row #operation #sort #ci #range #fields #freq #consistency #guarantee #waivers #paginate #kind)
     });
     quote!(const ACCESS_PATTERNS: &'static [__ds::AccessPattern] = &[#(#items),*];)
 }

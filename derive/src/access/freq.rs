@@ -177,7 +177,7 @@ enum DocSize {
     Variant(TokenStream),
 }
 
-/// `__ds::Load { ... }` for one pattern.
+/// `__ds::Load::of(..)` for one pattern, completed with its rate.
 pub(crate) fn load_tokens(a: &Access, cx: &Facts) -> TokenStream {
     let rate = match a.rate {
         Some(Rate { per_second, write }) => {
@@ -198,7 +198,8 @@ pub(crate) fn load_tokens(a: &Access, cx: &Facts) -> TokenStream {
     };
     match rate {
         None => load,
-        Some(rate) => quote!(__ds::Load { rate: #rate, ..#load }),
+        // A call, not struct update syntax: see `AccessPattern::row`'s completions.
+        Some(rate) => quote!(#load.with_rate(#rate)),
     }
 }
 

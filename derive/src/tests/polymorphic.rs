@@ -164,8 +164,9 @@ fn a_range_on_the_sort_key_is_served_by_the_sort_keys_index() {
     let out = expand_model(tokens(src));
     assert!(!is_error(&out), "{out}");
     assert!(
-        // The row's index is the last argument of `AccessPattern::row`.
-        out.to_string().contains(r#", :: core :: option :: Option :: Some ("user_1_at_-1")) }"#),
+        // The row's index is the last argument of `AccessPattern::row`, which its sort
+        // and range complete.
+        out.to_string().contains(r#", :: core :: option :: Option :: Some ("user_1_at_-1")) . with_sort"#),
         "{out}"
     );
     // Without an index, the proposal holds each key once.

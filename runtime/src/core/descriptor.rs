@@ -646,7 +646,7 @@ impl Index {
     };
 
     /// An index of `keys` named `name`, with no options: what the derive writes for
-    /// each index, completed with struct update syntax for the options it sets.
+    /// each index, completed by the `with_*` calls below for the options it sets.
     #[doc(hidden)]
     pub const fn of(name: &'static str, keys: &'static [(&'static str, IndexKey)]) -> Index {
         Index { name, keys, ..Self::PLAIN }
@@ -682,8 +682,8 @@ impl AccessPattern {
 
     /// A read row named `name`, its operation described by the same words, matching
     /// `filter` by equality, with its load and the index that serves it, and nothing
-    /// else set: what the derive writes for each row, completed with struct update
-    /// syntax for what else the row sets (a sort, a range, its own `operation`...).
+    /// else set: what the derive writes for each row, completed by the `with_*` calls
+    /// below for what else the row sets (a sort, a range, its own `operation`...).
     #[doc(hidden)]
     pub const fn row(
         name: &'static str,
@@ -694,3 +694,45 @@ impl AccessPattern {
         AccessPattern { name, operation: name, filter, load, index, ..Self::PLAIN }
     }
 }
+
+/// `const fn with_<field>(self, value) -> Self` for each named field: how the derive
+/// completes an [`Index::of`] or an [`AccessPattern::row`]. A call is one statement in
+/// the constant's MIR; struct update syntax copies every field of the struct there,
+/// in each model's crate (about 5 M instructions for a struct model's row and unique
+/// index, counted: the compile-time section of benches/README.md).
+macro_rules! setters {
+    ($ty:ident { $($method:ident => $field:ident: $value:ty),* $(,)? }) => {
+        impl $ty {
+            $(
+                #[doc = concat!("This value with `", stringify!($field), "` set: for the derive.")]
+                #[doc(hidden)]
+                pub const fn $method(mut self, value: $value) -> Self {
+                    self.$field = value;
+                    self
+                }
+            )*
+        }
+    };
+}
+
+setters!(Index {
+    with_unique => unique: bool,
+    with_sparse => sparse: bool,
+    with_expire_after_secs => expire_after_secs: Option<u64>,
+    with_case_insensitive => case_insensitive: Option<&'static str>,
+    with_partial_filter => partial_filter: Option<&'static str>,
+});
+
+setters!(AccessPattern {
+    with_operation => operation: &'static str,
+    with_case_insensitive => case_insensitive: bool,
+    with_sort => sort: &'static [(&'static str, IndexKey)],
+    with_range => range: &'static [&'static str],
+    with_fields => fields: &'static [&'static str],
+    with_freq => freq: &'static str,
+    with_consistency => consistency: &'static str,
+    with_guarantee => guarantee: Consistency,
+    with_waivers => waivers: &'static [(&'static str, &'static str)],
+    with_paginate => paginate: bool,
+    with_kind => kind: RowKind,
+});

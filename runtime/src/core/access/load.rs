@@ -84,6 +84,15 @@ impl Load {
         Self { rate: None, docs_per_call, doc_bytes, doc_unsized }
     }
 
+    /// This load at the declared `rate`: how the derive completes [`Load::of`] for a
+    /// row with `freq` (a call is one statement in each model's MIR, where struct update
+    /// syntax copies every field).
+    #[doc(hidden)]
+    pub const fn with_rate(mut self, rate: Option<Rate>) -> Self {
+        self.rate = rate;
+        self
+    }
+
     /// As [`Load::of`], for a row on one variant of a polymorphic model: the documents
     /// are of that variant's size.
     #[doc(hidden)]
