@@ -144,3 +144,23 @@ fn a_whole_variant_view_reads_its_variant_only() {
         other => panic!("a purchase read as a click: {other:?}"),
     }
 }
+
+/// A whole variant's view writes what the variant writes, less the tag: the stored
+/// names (`_id`, not `id`), in the variant's order, as serde's derive would write them.
+#[test]
+fn a_whole_variant_view_serializes_as_its_variant_without_the_tag() {
+    let id = docshape::bson::oid::ObjectId::new();
+    let at = docshape::bson::DateTime::from_millis(1_700_000_000_000);
+    let view = PurchaseByOrderView { id, user: "u1".into(), at, order_id: "o1".into(), amount_cents: 4999 };
+    let event = Event::Purchase { id, user: "u1".into(), at, order_id: "o1".into(), amount_cents: 4999 };
+    let mut stored = docshape::bson::to_document(&event).unwrap();
+    assert_eq!(stored.remove("kind"), Some("buy".into()));
+    let written = docshape::bson::to_document(&view).unwrap();
+    assert_eq!(written, stored);
+    let keys: Vec<&str> = written.keys().map(String::as_str).collect();
+    assert_eq!(keys, ["_id", "user", "at", "order_id", "amount_cents"]);
+    // And the same through a human-readable format.
+    let mut json = serde_json::to_value(&event).unwrap();
+    assert_eq!(json.as_object_mut().unwrap().remove("kind"), Some("buy".into()));
+    assert_eq!(serde_json::to_value(&view).unwrap(), json);
+}

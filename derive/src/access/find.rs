@@ -405,6 +405,13 @@ fn view(c: &Container, a: &Access, versioned: bool) -> (syn::Ident, TokenStream,
     // The Rust names of the view's fields, as the variant's: a whole variant's view is
     // moved out of the decoded enum.
     let mut idents = Vec::new();
+    // Each field's stored name and Rust name, and whether every field is written as
+    // serde's derive would write it with no attribute but its `rename`.
+    let mut keyed: Vec<(String, syn::Ident)> = Vec::new();
+    // The fields without their `serde` attributes, for a view whose `Serialize` is
+    // written here: no derive reads those attributes then.
+    let mut bare = Vec::new();
+    let mut plain = true;
     for first in &firsts {
         let field =
             stored.iter().find(|f| f.serde.flatten.is_none() && f.name.as_deref() == Some(first.as_str()));
@@ -413,8 +420,10 @@ fn view(c: &Container, a: &Access, versioned: bool) -> (syn::Ident, TokenStream,
                 let Some(fident) = &f.recv.ident else { continue };
                 let ty = &f.recv.ty;
                 let fvis = &f.recv.vis;
-                let docs = f.recv.attrs.iter().filter(|a| a.path().is_ident("doc"));
+                let docs: Vec<_> = f.recv.attrs.iter().filter(|a| a.path().is_ident("doc")).collect();
                 let serde = serde_attrs(f);
+                plain &= serde.is_empty();
+                bare.push(quote!(#(#docs)* #fvis #fident: #ty));
                 fields.push(quote! {
                     #(#docs)*
                     #[serde(rename = #first)]
@@ -422,6 +431,7 @@ fn view(c: &Container, a: &Access, versioned: bool) -> (syn::Ident, TokenStream,
                     #fvis #fident: #ty
                 });
                 idents.push(fident.clone());
+                keyed.push((first.clone(), fident.clone()));
             }
             None if first == "_id" => {
                 let doc = format!("The document's `_id`, as [`{model}`]'s id type.");
@@ -430,6 +440,11 @@ fn view(c: &Container, a: &Access, versioned: bool) -> (syn::Ident, TokenStream,
                     #[serde(rename = "_id")]
                     pub id: <#model as ::docshape::__private::Identified>::Id
                 });
+                bare.push(quote! {
+                    #[doc = #doc]
+                    pub id: <#model as ::docshape::__private::Identified>::Id
+                });
+                keyed.push((first.clone(), format_ident!("id")));
             }
             // A path through a flattened field: not a field of its own in the view.
             None => continue,
@@ -447,17 +462,47 @@ fn view(c: &Container, a: &Access, versioned: bool) -> (syn::Ident, TokenStream,
     );
     let derives = a.view.derive.iter();
     let doc = match whole {
-        Some(_) => format!("{doc} Moved out of the enum the finder decodes: it derives `Serialize`, and `Deserialize` with `view(derive(serde::Deserialize))`."),
+        Some(_) => format!("{doc} Moved out of the enum the finder decodes: it implements `Serialize` (the stored names, as serde's derive writes them), and derives `Deserialize` with `view(derive(serde::Deserialize))`."),
         None => doc,
     };
     let deserialize = whole.is_none().then(|| quote!(, ::docshape::__private::serde::Deserialize));
     let alias = view_alias(a, vis, false);
-    let tokens = quote! {
-        #[doc = #doc]
-        #[derive(::docshape::__private::serde::Serialize #deserialize #(, #derives)*)]
-        #[serde(crate = "::docshape::__private::serde")]
-        #vis struct #ident {
-            #(#fields,)*
+    let tokens = if whole.is_some() && a.view.derive.is_empty() && plain {
+        // Nothing else reads the fields' `serde` attributes: the view's `Serialize`
+        // is written here, as serde's derive writes it for these fields, instead of
+        // running that derive once more per view.
+        let len = keyed.len();
+        let writes = keyed.iter().map(|(key, field)| {
+            quote!(::docshape::__private::serde::ser::SerializeStruct::serialize_field(&mut __state, #key, &self.#field)?;)
+        });
+        let name = ident.to_string();
+        quote! {
+            #[doc = #doc]
+            #vis struct #ident {
+                #(#bare,)*
+            }
+
+            #[automatically_derived]
+            impl ::docshape::__private::serde::Serialize for #ident {
+                fn serialize<__S>(&self, __serializer: __S) -> ::core::result::Result<__S::Ok, __S::Error>
+                where
+                    __S: ::docshape::__private::serde::Serializer,
+                {
+                    let mut __state =
+                        ::docshape::__private::serde::Serializer::serialize_struct(__serializer, #name, #len)?;
+                    #(#writes)*
+                    ::docshape::__private::serde::ser::SerializeStruct::end(__state)
+                }
+            }
+        }
+    } else {
+        quote! {
+            #[doc = #doc]
+            #[derive(::docshape::__private::serde::Serialize #deserialize #(, #derives)*)]
+            #[serde(crate = "::docshape::__private::serde")]
+            #vis struct #ident {
+                #(#fields,)*
+            }
         }
     };
     let tokens = quote!(#tokens #alias);
