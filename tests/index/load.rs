@@ -194,3 +194,76 @@ fn the_sizes_the_derive_counts_are_the_runtime_arithmetic() {
     // type byte, its index key and NUL, and a string of 9 code points (4 + 36 + 1).
     assert_eq!(elements[2].size, Some(1 + 5 + 1 + 5 + 120 * (1 + 1 + 41) + (10 + 90 * 2 + 20 * 3)));
 }
+
+/// Every scalar whose size its spelling tells, bare and inside the wrappers that write
+/// their content: the derive writes these sizes as numbers instead of looking them up.
+#[derive(Debug, Clone, Serialize, Deserialize, docshape::Embedded)]
+struct Scalars {
+    flag: bool,
+    tiny: i8,
+    small: i16,
+    int: i32,
+    byte: u8,
+    word: u16,
+    long: i64,
+    size: isize,
+    unsigned: u32,
+    big: u64,
+    length: usize,
+    single: f32,
+    double: f64,
+    maybe: Option<i32>,
+    boxed: Box<u16>,
+    nested: Option<Option<bool>>,
+    #[validate(max_items = 3)]
+    few: Vec<i32>,
+}
+
+/// Each of those sizes is the one BSON writes: a value with every field set (and
+/// `few` full) serializes to exactly the bound, and the bound is the runtime's sum of
+/// the types' own sizes.
+#[test]
+fn scalars_are_sized_as_bson_writes_them() {
+    let full = Scalars {
+        flag: true,
+        tiny: -1,
+        small: -1,
+        int: -1,
+        byte: 1,
+        word: 1,
+        long: -1,
+        size: -1,
+        unsigned: 1,
+        big: 1,
+        length: 1,
+        single: 1.0,
+        double: 1.0,
+        maybe: Some(1),
+        boxed: Box::new(1),
+        nested: Some(Some(true)),
+        few: vec![1, 2, 3],
+    };
+    let written = bson::to_vec(&full).unwrap().len();
+    assert_eq!(Scalars::MAX_BSON_SIZE, Some(written));
+    // The same total from the types' own bounds, as the runtime looks them up.
+    let element = |key: &str, value: Option<usize>| value.unwrap() + key.len() + 2;
+    let from_types = 5
+        + element("flag", bool::MAX_BSON_SIZE)
+        + element("tiny", i8::MAX_BSON_SIZE)
+        + element("small", i16::MAX_BSON_SIZE)
+        + element("int", i32::MAX_BSON_SIZE)
+        + element("byte", u8::MAX_BSON_SIZE)
+        + element("word", u16::MAX_BSON_SIZE)
+        + element("long", i64::MAX_BSON_SIZE)
+        + element("size", isize::MAX_BSON_SIZE)
+        + element("unsigned", u32::MAX_BSON_SIZE)
+        + element("big", u64::MAX_BSON_SIZE)
+        + element("length", usize::MAX_BSON_SIZE)
+        + element("single", f32::MAX_BSON_SIZE)
+        + element("double", f64::MAX_BSON_SIZE)
+        + element("maybe", Option::<i32>::MAX_BSON_SIZE)
+        + element("boxed", Box::<u16>::MAX_BSON_SIZE)
+        + element("nested", Option::<Option<bool>>::MAX_BSON_SIZE)
+        + element("few", <[i32; 3]>::MAX_BSON_SIZE);
+    assert_eq!(Scalars::MAX_BSON_SIZE, Some(from_types));
+}

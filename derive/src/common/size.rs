@@ -26,7 +26,12 @@ pub(crate) fn probe_part(ty: &Type) -> TokenStream {
 
 fn is_char(ty: &Type) -> bool {
     let (Some(inner), _) = types::element(ty) else { return false };
-    quote!(#inner).to_string() == "char"
+    // Read from the syntax: printing the type would ask the compiler, once per field.
+    let mut inner = &inner;
+    while let Type::Group(g) = inner {
+        inner = &g.elem;
+    }
+    matches!(inner, Type::Path(p) if p.qself.is_none() && p.path.is_ident("char"))
 }
 
 /// A value's size as the derive writes it: when the attributes alone fix it (a
@@ -160,6 +165,9 @@ fn value_data(f: &Field) -> ValuePart {
             _ => ValuePart::Expr(quote!(__ds::Probe::<#as_ref>::PART)),
         };
     }
+    if let Some(size) = fixed_size(ty) {
+        return ValuePart::known(size);
+    }
     match classify(ty) {
         Kind::String if !is_char(ty) => match &r.max_length {
             Some(n) => ValuePart::string(**n),
@@ -170,12 +178,50 @@ fn value_data(f: &Field) -> ValuePart {
             let string_items = elem.as_ref().is_some_and(|e| classify(e) == Kind::String && !is_char(ty));
             match (&r.max_items, elem) {
                 (Some(n), Some(_)) if string_items => string_item(f).array(**n),
-                (Some(n), Some(elem)) => ValuePart::Expr(quote!(__ds::Probe::<#elem>::PART)).array(**n),
+                (Some(n), Some(elem)) => match fixed_size(&elem) {
+                    Some(size) => ValuePart::known(size).array(**n),
+                    None => ValuePart::Expr(quote!(__ds::Probe::<#elem>::PART)).array(**n),
+                },
                 (Some(_), None) => unknown("an array of values whose size docshape cannot see".to_owned()),
                 (None, _) => ValuePart::unknown(quote!(__ds::sz::NO_MAX_ITEMS)),
             }
         }
         _ => ValuePart::Expr(quote!(__ds::Probe::<#ty>::PART)),
+    }
+}
+
+/// The bytes of a scalar whose size its spelling tells (`i32`, `Option<f64>`, ...), as
+/// `runtime::size`'s `fixed!` table states them, with the wrappers whose size is their
+/// content's (`Option`, `Box`, `Rc`, `Arc`, `&`). Written as a number, the compiler
+/// need not look the size up by type for each such field.
+fn fixed_size(ty: &Type) -> Option<usize> {
+    match ty {
+        Type::Reference(r) => fixed_size(&r.elem),
+        Type::Paren(p) => fixed_size(&p.elem),
+        Type::Group(g) => fixed_size(&g.elem),
+        Type::Path(p) if p.qself.is_none() && p.path.leading_colon.is_none() => {
+            let [segment] = p.path.segments.iter().collect::<Vec<_>>()[..] else {
+                return None;
+            };
+            let name = segment.ident.to_string();
+            match (&segment.arguments, name.as_str()) {
+                (syn::PathArguments::None, "bool") => Some(1),
+                (syn::PathArguments::None, "i8" | "i16" | "i32" | "u8" | "u16") => Some(4),
+                (syn::PathArguments::None, "i64" | "isize" | "u32" | "u64" | "usize" | "f32" | "f64") => {
+                    Some(8)
+                }
+                (syn::PathArguments::AngleBracketed(args), "Option" | "Box" | "Rc" | "Arc")
+                    if args.args.len() == 1 =>
+                {
+                    match args.args.first() {
+                        Some(syn::GenericArgument::Type(inner)) => fixed_size(inner),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            }
+        }
+        _ => None,
     }
 }
 
@@ -553,10 +599,11 @@ mod tests {
         // One list per variant, the tag's element first with the discriminator value;
         // the `_id` both variants store alike is the model's one constant element,
         // named by both and by `Identified::ID_SIZE`.
-        assert_eq!(text.matches(r#"element_of ("_id""#).count(), 1, "{text}");
+        // An `i64` is 8 bytes, written as a number: key, type byte and NUL make 13.
+        assert_eq!(text.matches(r#"key : "_id""#).count(), 1, "{text}");
         assert!(
             text.contains(
-                r#"const __DS_ID_ELEMENT : __ds :: sz :: Element = __ds :: sz :: element_of ("_id""#
+                r#"const __DS_ID_ELEMENT : __ds :: sz :: Element = __ds :: sz :: Element { key : "_id" , many : false , size : :: core :: option :: Option :: Some (13usize)"#
             ),
             "{text}"
         );
