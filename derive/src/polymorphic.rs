@@ -22,6 +22,7 @@ use syn::{DeriveInput, Ident};
 
 use crate::ast::{Body, Container, Field, FieldReceiver, ModelAttrs};
 use crate::attr::serde::{SerdeContainer, SerdeField};
+use crate::common::types::same_type;
 
 /// A polymorphic model's shape: the tag, the common fields, one struct-like view per variant.
 #[derive(Clone)]
@@ -200,12 +201,10 @@ pub(crate) fn read(c: &Container) -> Option<Polymorphic> {
     if let Some(Container { body: Body::Struct(_, fields), .. }) = first {
         for f in fields.iter().filter(|f| !f.serde.skip && f.serde.flatten.is_none() && f.name.is_some()) {
             let ty = &f.recv.ty;
-            let ty = quote!(#ty).to_string();
             let everywhere = structs.iter().all(|m| {
-                crate::common::paths::stored_fields(&m.container).iter().any(|g| {
-                    let gt = &g.recv.ty;
-                    g.name == f.name && g.serde.flatten.is_none() && quote!(#gt).to_string() == ty
-                })
+                crate::common::paths::stored_fields(&m.container)
+                    .iter()
+                    .any(|g| g.name == f.name && g.serde.flatten.is_none() && same_type(&g.recv.ty, ty))
             });
             if everywhere {
                 common.push(without_index(f));
@@ -222,7 +221,7 @@ pub(crate) fn read(c: &Container) -> Option<Polymorphic> {
 pub(crate) fn check(c: &Container, model: &ModelAttrs, p: &Polymorphic, errors: &mut Accumulator) {
     let Body::Enum(variants) = &c.body else { return };
     let mut seen: Vec<(&str, &Ident)> = Vec::new();
-    let mut id: Option<(String, &Ident)> = None;
+    let mut id: Option<(&syn::Type, &Ident)> = None;
     for v in variants.iter().filter(|v| !v.serde.skip) {
         let ident = &v.ident;
         if let Some((_, other)) = seen.iter().find(|(value, _)| *value == v.name) {
@@ -250,15 +249,17 @@ pub(crate) fn check(c: &Container, model: &ModelAttrs, p: &Polymorphic, errors: 
             ),
             Some(f) => {
                 let ty = &f.recv.ty;
-                let ty = quote!(#ty).to_string();
                 match &id {
-                    Some((first, first_variant)) if *first != ty => errors.push(
-                        Error::custom(format!(
-                            "the `_id` of variant `{ident}` is `{ty}`, but variant `{first_variant}` stores `{first}`: a collection's documents share one `_id` type, which `Ref<{}>` and the finders take; use `{first}`",
-                            c.ident
-                        ))
-                        .with_span(&f.recv.ty),
-                    ),
+                    Some((first, first_variant)) if !same_type(first, ty) => {
+                        let (first, ty) = (quote!(#first).to_string(), quote!(#ty).to_string());
+                        errors.push(
+                            Error::custom(format!(
+                                "the `_id` of variant `{ident}` is `{ty}`, but variant `{first_variant}` stores `{first}`: a collection's documents share one `_id` type, which `Ref<{}>` and the finders take; use `{first}`",
+                                c.ident
+                            ))
+                            .with_span(&f.recv.ty),
+                        )
+                    }
                     Some(_) => {}
                     None => id = Some((ty, ident)),
                 }

@@ -241,10 +241,8 @@ fn entry(c: &Container, f: &Field) -> Entry {
     } else {
         quote!(__ds::Bson)
     };
-    let float = element.as_ref().is_some_and(|t| {
-        let t = quote!(#t).to_string();
-        !array && (t == "f64" || t == "f32")
-    });
+    let float =
+        !array && element.as_ref().is_some_and(|t| crate::common::types::is_named(t, &["f64", "f32"]));
     let nullable = is_option(&f.recv.ty) || f.serde.skip_serializing_if.is_some();
     let value = element.map_or_else(|| quote!(__ds::Open), |t| quote!(#t));
     let flags = u8::from(array) | (u8::from(nullable) << 1) | (u8::from(float) << 2);

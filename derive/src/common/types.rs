@@ -3,6 +3,58 @@
 
 use syn::{GenericArgument, PathArguments, Type};
 
+/// Whether `ty` is spelled as one of `names` alone (`f64`, not `a::f64` or `f64<T>`).
+/// Read from the syntax: printing a type asks the compiler, once per call.
+pub(crate) fn is_named(ty: &Type, names: &[&str]) -> bool {
+    match ty {
+        Type::Group(g) => is_named(&g.elem, names),
+        Type::Path(p) if p.qself.is_none() => names.iter().any(|n| p.path.is_ident(n)),
+        _ => false,
+    }
+}
+
+/// Whether two types are spelled alike. Paths of plain segments and type arguments
+/// (`String`, `Option<Vec<i64>>`, `bson::oid::ObjectId`) are compared from the syntax;
+/// any other spelling is printed and compared as text, as the compiler prints it.
+pub(crate) fn same_type(a: &Type, b: &Type) -> bool {
+    let plain = |p: &syn::TypePath| {
+        p.qself.is_none()
+            && p.path.segments.iter().all(|s| match &s.arguments {
+                PathArguments::None => true,
+                PathArguments::AngleBracketed(args) => {
+                    args.args.iter().all(|a| matches!(a, GenericArgument::Type(_)))
+                }
+                PathArguments::Parenthesized(_) => false,
+            })
+    };
+    match (a, b) {
+        (Type::Group(a), _) => same_type(&a.elem, b),
+        (_, Type::Group(b)) => same_type(a, &b.elem),
+        (Type::Path(x), Type::Path(y)) if plain(x) && plain(y) => {
+            x.path.leading_colon.is_some() == y.path.leading_colon.is_some()
+                && x.path.segments.len() == y.path.segments.len()
+                && x.path.segments.iter().zip(&y.path.segments).all(|(s, t)| {
+                    s.ident == t.ident
+                        && match (&s.arguments, &t.arguments) {
+                            (PathArguments::None, PathArguments::None) => true,
+                            (PathArguments::AngleBracketed(u), PathArguments::AngleBracketed(v)) => {
+                                u.args.len() == v.args.len()
+                                    && u.args.iter().zip(&v.args).all(|pair| match pair {
+                                        (GenericArgument::Type(u), GenericArgument::Type(v)) => {
+                                            same_type(u, v)
+                                        }
+                                        _ => false,
+                                    })
+                            }
+                            _ => false,
+                        }
+                })
+        }
+        (Type::Path(x), Type::Path(y)) if plain(x) != plain(y) => false,
+        _ => quote::quote!(#a).to_string() == quote::quote!(#b).to_string(),
+    }
+}
+
 /// What a field's type serializes as, as far as its spelling tells.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Kind {
@@ -269,5 +321,29 @@ mod tests {
         assert!(matches!(classify(&ty), Kind::Int { max: 255, .. }));
         let ty: Type = syn::parse_quote!(my::Thing);
         assert_eq!(classify(&ty), Kind::Other);
+    }
+
+    #[test]
+    fn types_spelled_alike_are_the_same_whether_read_or_printed() {
+        let pairs: [(Type, Type, bool); 9] = [
+            (syn::parse_quote!(String), syn::parse_quote!(String), true),
+            (syn::parse_quote!(Option<Vec<i64>>), syn::parse_quote!(Option<Vec<i64>>), true),
+            (syn::parse_quote!(bson::oid::ObjectId), syn::parse_quote!(bson::oid::ObjectId), true),
+            (syn::parse_quote!(ObjectId), syn::parse_quote!(bson::oid::ObjectId), false),
+            (syn::parse_quote!(Option<i64>), syn::parse_quote!(Option<i32>), false),
+            (syn::parse_quote!(::std::string::String), syn::parse_quote!(std::string::String), false),
+            (syn::parse_quote!(Vec<[u8; 4]>), syn::parse_quote!(Vec<[u8; 4]>), true),
+            (syn::parse_quote!(&'static str), syn::parse_quote!(&'static str), true),
+            (syn::parse_quote!(Cow<'static, str>), syn::parse_quote!(Cow<'static, String>), false),
+        ];
+        for (a, b, same) in &pairs {
+            assert_eq!(same_type(a, b), *same, "{} / {}", quote::quote!(#a), quote::quote!(#b));
+            // The same answer as comparing the printed types.
+            let printed = quote::quote!(#a).to_string() == quote::quote!(#b).to_string();
+            assert_eq!(printed, *same, "{} / {}", quote::quote!(#a), quote::quote!(#b));
+        }
+        assert!(is_named(&syn::parse_quote!(f64), &["f64", "f32"]));
+        assert!(!is_named(&syn::parse_quote!(my::f64), &["f64"]));
+        assert!(!is_named(&syn::parse_quote!(Option<f64>), &["f64"]));
     }
 }
