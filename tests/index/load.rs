@@ -243,7 +243,7 @@ fn scalars_are_sized_as_bson_writes_them() {
         nested: Some(Some(true)),
         few: vec![1, 2, 3],
     };
-    let written = bson::to_vec(&full).unwrap().len();
+    let written = docshape::bson_compat::to_vec(&full).unwrap().len();
     assert_eq!(Scalars::MAX_BSON_SIZE, Some(written));
     // The same total from the types' own bounds, as the runtime looks them up.
     let element = |key: &str, value: Option<usize>| value.unwrap() + key.len() + 2;

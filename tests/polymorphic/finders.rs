@@ -153,9 +153,9 @@ fn a_whole_variant_view_serializes_as_its_variant_without_the_tag() {
     let at = docshape::bson::DateTime::from_millis(1_700_000_000_000);
     let view = PurchaseByOrderView { id, user: "u1".into(), at, order_id: "o1".into(), amount_cents: 4999 };
     let event = Event::Purchase { id, user: "u1".into(), at, order_id: "o1".into(), amount_cents: 4999 };
-    let mut stored = docshape::bson::to_document(&event).unwrap();
+    let mut stored = docshape::bson_compat::to_document(&event).unwrap();
     assert_eq!(stored.remove("kind"), Some("buy".into()));
-    let written = docshape::bson::to_document(&view).unwrap();
+    let written = docshape::bson_compat::to_document(&view).unwrap();
     assert_eq!(written, stored);
     let keys: Vec<&str> = written.keys().map(String::as_str).collect();
     assert_eq!(keys, ["_id", "user", "at", "order_id", "amount_cents"]);
