@@ -246,24 +246,26 @@ fn scalars_are_sized_as_bson_writes_them() {
     let written = docshape::bson_compat::to_vec(&full).unwrap().len();
     assert_eq!(Scalars::MAX_BSON_SIZE, Some(written));
     // The same total from the types' own bounds, as the runtime looks them up.
-    let element = |key: &str, value: Option<usize>| value.unwrap() + key.len() + 2;
-    let from_types = 5
-        + element("flag", bool::MAX_BSON_SIZE)
-        + element("tiny", i8::MAX_BSON_SIZE)
-        + element("small", i16::MAX_BSON_SIZE)
-        + element("int", i32::MAX_BSON_SIZE)
-        + element("byte", u8::MAX_BSON_SIZE)
-        + element("word", u16::MAX_BSON_SIZE)
-        + element("long", i64::MAX_BSON_SIZE)
-        + element("size", isize::MAX_BSON_SIZE)
-        + element("unsigned", u32::MAX_BSON_SIZE)
-        + element("big", u64::MAX_BSON_SIZE)
-        + element("length", usize::MAX_BSON_SIZE)
-        + element("single", f32::MAX_BSON_SIZE)
-        + element("double", f64::MAX_BSON_SIZE)
-        + element("maybe", Option::<i32>::MAX_BSON_SIZE)
-        + element("boxed", Box::<u16>::MAX_BSON_SIZE)
-        + element("nested", Option::<Option<bool>>::MAX_BSON_SIZE)
-        + element("few", <[i32; 3]>::MAX_BSON_SIZE);
+    // Each element: type byte, key, NUL and the value; the document: length and NUL.
+    let elements: [(&str, Option<usize>); 17] = [
+        ("flag", bool::MAX_BSON_SIZE),
+        ("tiny", i8::MAX_BSON_SIZE),
+        ("small", i16::MAX_BSON_SIZE),
+        ("int", i32::MAX_BSON_SIZE),
+        ("byte", u8::MAX_BSON_SIZE),
+        ("word", u16::MAX_BSON_SIZE),
+        ("long", i64::MAX_BSON_SIZE),
+        ("size", isize::MAX_BSON_SIZE),
+        ("unsigned", u32::MAX_BSON_SIZE),
+        ("big", u64::MAX_BSON_SIZE),
+        ("length", usize::MAX_BSON_SIZE),
+        ("single", f32::MAX_BSON_SIZE),
+        ("double", f64::MAX_BSON_SIZE),
+        ("maybe", Option::<i32>::MAX_BSON_SIZE),
+        ("boxed", Box::<u16>::MAX_BSON_SIZE),
+        ("nested", Option::<Option<bool>>::MAX_BSON_SIZE),
+        ("few", <[i32; 3]>::MAX_BSON_SIZE),
+    ];
+    let from_types = 5 + elements.iter().map(|(key, value)| value.unwrap() + key.len() + 2).sum::<usize>();
     assert_eq!(Scalars::MAX_BSON_SIZE, Some(from_types));
 }
