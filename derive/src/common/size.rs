@@ -26,12 +26,7 @@ pub(crate) fn probe_part(ty: &Type) -> TokenStream {
 
 fn is_char(ty: &Type) -> bool {
     let (Some(inner), _) = types::element(ty) else { return false };
-    // Read from the syntax: printing the type would ask the compiler, once per field.
-    let mut inner = &inner;
-    while let Type::Group(g) = inner {
-        inner = &g.elem;
-    }
-    matches!(inner, Type::Path(p) if p.qself.is_none() && p.path.is_ident("char"))
+    types::is_named(&inner, &["char"])
 }
 
 /// A value's size as the derive writes it: when the attributes alone fix it (a
