@@ -344,7 +344,7 @@ pub mod outlier {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::core::access::find::{
-        decode_model, decode_raw, decode_upgraded, decode_variant, FilterBuilder,
+        decode_model, decode_raw, decode_upgraded, decode_variant, FilterBuilder, NamedFields,
     };
     pub use crate::core::access::update::UpdateBuilder;
     pub use crate::core::access::{

@@ -164,3 +164,126 @@ fn a_whole_variant_view_serializes_as_its_variant_without_the_tag() {
     assert_eq!(json.as_object_mut().unwrap().remove("kind"), Some("buy".into()));
     assert_eq!(serde_json::to_value(&view).unwrap(), json);
 }
+
+/// A variant of sixteen fields and one of seventeen: the two ways a whole variant's
+/// view writes itself (through the runtime's one call, and field by field past it).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, Model)]
+#[serde(tag = "t")]
+#[model(collection = "poly_wide")]
+#[index(keys(f1))]
+#[access(name = "sixteen_of", variant = Sixteen, filter(f1))]
+#[access(name = "seventeen_of", variant = Seventeen, filter(f1))]
+pub enum Wide {
+    Sixteen {
+        #[serde(rename = "_id")]
+        id: i64,
+        f1: String,
+        f2: i32,
+        f3: i32,
+        f4: i32,
+        f5: i32,
+        f6: i32,
+        f7: i32,
+        f8: i32,
+        f9: i32,
+        f10: i32,
+        f11: i32,
+        f12: i32,
+        f13: i32,
+        f14: i32,
+        #[serde(rename = "last")]
+        f15: bool,
+    },
+    Seventeen {
+        #[serde(rename = "_id")]
+        id: i64,
+        f1: String,
+        f2: i32,
+        f3: i32,
+        f4: i32,
+        f5: i32,
+        f6: i32,
+        f7: i32,
+        f8: i32,
+        f9: i32,
+        f10: i32,
+        f11: i32,
+        f12: i32,
+        f13: i32,
+        f14: i32,
+        f15: i32,
+        #[serde(rename = "last")]
+        f16: bool,
+    },
+}
+
+#[test]
+fn a_view_of_sixteen_fields_and_one_of_seventeen_serialize_as_their_variants() {
+    let sixteen = Wide::Sixteen {
+        id: 7,
+        f1: "a".into(),
+        f2: 2,
+        f3: 3,
+        f4: 4,
+        f5: 5,
+        f6: 6,
+        f7: 7,
+        f8: 8,
+        f9: 9,
+        f10: 10,
+        f11: 11,
+        f12: 12,
+        f13: 13,
+        f14: 14,
+        f15: true,
+    };
+    let seventeen = Wide::Seventeen {
+        id: 8,
+        f1: "b".into(),
+        f2: 2,
+        f3: 3,
+        f4: 4,
+        f5: 5,
+        f6: 6,
+        f7: 7,
+        f8: 8,
+        f9: 9,
+        f10: 10,
+        f11: 11,
+        f12: 12,
+        f13: 13,
+        f14: 14,
+        f15: 15,
+        f16: false,
+    };
+    let view_16 = match sixteen.clone() {
+        Wide::Sixteen { id, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15 } => {
+            SixteenOfView { id, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15 }
+        }
+        Wide::Seventeen { .. } => unreachable!(),
+    };
+    let view_17 = match seventeen.clone() {
+        Wide::Seventeen { id, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16 } => {
+            SeventeenOfView { id, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16 }
+        }
+        Wide::Sixteen { .. } => unreachable!(),
+    };
+    for (event, written, fields) in [
+        (&sixteen, docshape::bson_compat::to_document(&view_16).unwrap(), 16),
+        (&seventeen, docshape::bson_compat::to_document(&view_17).unwrap(), 17),
+    ] {
+        let mut stored = docshape::bson_compat::to_document(event).unwrap();
+        assert!(stored.remove("t").is_some());
+        assert_eq!(written, stored, "{fields} fields");
+        let keys: Vec<&str> = written.keys().map(String::as_str).collect();
+        assert_eq!(keys.len(), fields);
+        assert_eq!((keys[0], keys[fields - 1]), ("_id", "last"));
+        let mut json = serde_json::to_value(event).unwrap();
+        assert!(json.as_object_mut().unwrap().remove("t").is_some());
+        let view_json = match fields {
+            16 => serde_json::to_value(&view_16).unwrap(),
+            _ => serde_json::to_value(&view_17).unwrap(),
+        };
+        assert_eq!(view_json, json, "{fields} fields");
+    }
+}

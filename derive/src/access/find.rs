@@ -13,6 +13,10 @@ use crate::ast::{Container, Field};
 use crate::common::paths;
 use crate::index::KeyKind;
 
+/// The most fields a view's `Serialize` writes through the runtime's `NamedFields`,
+/// which implements `Serialize` for one to this many values.
+const NAMED_FIELDS_MAX: usize = 16;
+
 /// A parameter name for a stored path: `author_id`, `customer.id` -> `customer_id`.
 pub(crate) fn param_name(path: &str, taken: &mut Vec<String>) -> syn::Ident {
     let mut name: String = path
@@ -470,12 +474,34 @@ fn view(c: &Container, a: &Access, versioned: bool) -> (syn::Ident, TokenStream,
     let tokens = if whole.is_some() && a.view.derive.is_empty() && plain {
         // Nothing else reads the fields' `serde` attributes: the view's `Serialize`
         // is written here, as serde's derive writes it for these fields, instead of
-        // running that derive once more per view.
-        let len = keyed.len();
-        let writes = keyed.iter().map(|(key, field)| {
-            quote!(::docshape::__private::serde::ser::SerializeStruct::serialize_field(&mut __state, #key, &self.#field)?;)
-        });
+        // running that derive once more per view. Up to sixteen fields it is one call
+        // to the runtime's `NamedFields`, whose impl does the writing: the compiler
+        // then checks one call per view instead of one per field.
         let name = ident.to_string();
+        let body = if (1..=NAMED_FIELDS_MAX).contains(&keyed.len()) {
+            let (keys, fields): (Vec<_>, Vec<_>) = keyed.iter().map(|(key, field)| (key, field)).unzip();
+            quote! {
+                ::docshape::__private::serde::Serialize::serialize(
+                    &::docshape::__private::NamedFields {
+                        name: #name,
+                        keys: &[#(#keys),*],
+                        values: (#(&self.#fields,)*),
+                    },
+                    __serializer,
+                )
+            }
+        } else {
+            let len = keyed.len();
+            let writes = keyed.iter().map(|(key, field)| {
+                quote!(::docshape::__private::serde::ser::SerializeStruct::serialize_field(&mut __state, #key, &self.#field)?;)
+            });
+            quote! {
+                let mut __state =
+                    ::docshape::__private::serde::Serializer::serialize_struct(__serializer, #name, #len)?;
+                #(#writes)*
+                ::docshape::__private::serde::ser::SerializeStruct::end(__state)
+            }
+        };
         quote! {
             #[doc = #doc]
             #vis struct #ident {
@@ -488,10 +514,7 @@ fn view(c: &Container, a: &Access, versioned: bool) -> (syn::Ident, TokenStream,
                 where
                     __S: ::docshape::__private::serde::Serializer,
                 {
-                    let mut __state =
-                        ::docshape::__private::serde::Serializer::serialize_struct(__serializer, #name, #len)?;
-                    #(#writes)*
-                    ::docshape::__private::serde::ser::SerializeStruct::end(__state)
+                    #body
                 }
             }
         }

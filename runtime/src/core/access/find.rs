@@ -171,6 +171,52 @@ where
     })
 }
 
+/// A view's fields, written as serde's derive writes a struct: `serialize_struct(name,
+/// keys.len())`, then one `serialize_field(key, value)` per key, in order. A view
+/// that reads a whole variant implements `Serialize` through it, so that each view's
+/// impl is one call the compiler checks instead of one call per field.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct NamedFields<T> {
+    /// The struct's name.
+    pub name: &'static str,
+    /// The stored names, one per value.
+    pub keys: &'static [&'static str],
+    /// A tuple of references to the values.
+    pub values: T,
+}
+
+/// `Serialize` for [`NamedFields`] of one to sixteen values (the derive writes a
+/// larger view's impl out in full).
+macro_rules! named_fields {
+    ($($n:tt $t:ident),+) => {
+        impl<'a, $($t: serde::Serialize + ?Sized),+> serde::Serialize for NamedFields<($(&'a $t,)+)> {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeStruct as _;
+                let mut state = serializer.serialize_struct(self.name, self.keys.len())?;
+                $(state.serialize_field(self.keys[$n], self.values.$n)?;)+
+                state.end()
+            }
+        }
+    };
+}
+named_fields!(0 A);
+named_fields!(0 A, 1 B);
+named_fields!(0 A, 1 B, 2 C);
+named_fields!(0 A, 1 B, 2 C, 3 D);
+named_fields!(0 A, 1 B, 2 C, 3 D, 4 E);
+named_fields!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F);
+named_fields!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G);
+named_fields!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H);
+named_fields!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I);
+named_fields!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J);
+named_fields!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K);
+named_fields!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L);
+named_fields!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L, 12 M);
+named_fields!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L, 12 M, 13 N);
+named_fields!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L, 12 M, 13 N, 14 O);
+named_fields!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L, 12 M, 13 N, 14 O, 15 P);
+
 /// Reads a document of a versioned model's collection as the view `V`: upgraded to the
 /// current version first, then the view's fields taken from it.
 pub fn decode_upgraded<T, V>(document: RawDocumentBuf) -> Result<V, FindError>
