@@ -164,35 +164,81 @@ struct Profile {
     rank: i32,
 }
 
+/// The fields of [`Profile`] whose sizes the attributes fix, each alone in a document.
+#[derive(Debug, Clone, Serialize, Deserialize, docshape::Embedded)]
+struct OneName {
+    #[validate(max_length = 40)]
+    name: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, docshape::Embedded)]
+struct OneTags {
+    #[validate(max_items = 12, items(max_length = 30))]
+    tags: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, docshape::Embedded)]
+struct OneCodes {
+    #[validate(max_items = 120, items(max_length = 9))]
+    codes: Vec<String>,
+}
+
+/// Those fields together, with a size the compiler looks up (`inner`) between them.
+#[derive(Debug, Clone, Serialize, Deserialize, docshape::Embedded)]
+struct Bounded {
+    #[validate(max_length = 40)]
+    name: String,
+    inner: OneName,
+    #[validate(max_items = 12, items(max_length = 30))]
+    tags: Vec<String>,
+    #[validate(max_items = 120, items(max_length = 9))]
+    codes: Vec<String>,
+    rank: i32,
+}
+
 #[test]
 fn the_sizes_the_derive_counts_are_the_runtime_arithmetic() {
-    use docshape::size::{self as sz, Unsized};
-    let Unsized::Fields { elements, .. } = Profile::UNSIZED else { panic!("a struct lists its fields") };
+    use docshape::size::{self as sz, Element, Unsized};
     let known = |chars| (sz::string(chars), Unsized::Known);
-    let expected = [
-        sz::element_of("name", false, known(40)),
-        sz::element_of("tags", true, sz::array_of(12, known(30))),
-        // Three-digit index keys from "100" on.
-        sz::element_of("codes", true, sz::array_of(120, known(9))),
-        sz::element_of(
-            "notes",
-            true,
-            (
-                None,
-                Unsized::Value {
-                    what: "an array of Strings with no `#[validate(items(max_length = N))]`",
-                    fix: true,
-                },
-            ),
-        ),
-        sz::element_of("scores", true, (None, sz::NO_MAX_ITEMS)),
-        sz::element_of("bio", false, (None, sz::NO_MAX_LENGTH)),
-        sz::element_of("rank", false, (i32::MAX_BSON_SIZE, i32::UNSIZED)),
-    ];
-    assert_eq!(elements, &expected);
+    let name = sz::element_of("name", false, known(40));
+    let tags = sz::element_of("tags", true, sz::array_of(12, known(30)));
+    // Three-digit index keys from "100" on.
+    let codes = sz::element_of("codes", true, sz::array_of(120, known(9)));
     // By hand: type byte, "codes", NUL; then the array's length and NUL, and per item a
     // type byte, its index key and NUL, and a string of 9 code points (4 + 36 + 1).
-    assert_eq!(elements[2].size, Some(1 + 5 + 1 + 5 + 120 * (1 + 1 + 41) + (10 + 90 * 2 + 20 * 3)));
+    assert_eq!(codes.size, Some(1 + 5 + 1 + 5 + 120 * (1 + 1 + 41) + (10 + 90 * 2 + 20 * 3)));
+    // Each size the derive counts, alone: the runtime's arithmetic for that element.
+    assert_eq!(OneName::MAX_BSON_SIZE, sz::document_of(&[name]));
+    assert_eq!(OneTags::MAX_BSON_SIZE, sz::document_of(&[tags]));
+    assert_eq!(OneCodes::MAX_BSON_SIZE, sz::document_of(&[codes]));
+    // Together: the counted sizes added up into one element with no key, after the
+    // element whose size the compiler looks up; the total is the runtime's for every
+    // element.
+    let inner = sz::element_of("inner", false, (OneName::MAX_BSON_SIZE, OneName::UNSIZED));
+    let rank = sz::element_of("rank", false, (i32::MAX_BSON_SIZE, i32::UNSIZED));
+    let Unsized::Fields { owner: "Bounded", elements } = Bounded::UNSIZED else {
+        panic!("a struct lists its fields")
+    };
+    let counted = [name, tags, codes, rank].iter().map(|e| e.size.unwrap()).sum::<usize>();
+    let merged = Element { key: "", many: false, size: Some(counted), why: Unsized::Known };
+    assert_eq!(elements, &[inner, merged]);
+    assert_eq!(Bounded::MAX_BSON_SIZE, sz::document_of(&[name, inner, tags, codes, rank]));
+    // With a field that has no bound by its attributes (`notes`, the first of three),
+    // the list ends there: the size is unknown, and `notes` is the field to blame.
+    let Unsized::Fields { owner: "Profile", elements } = Profile::UNSIZED else {
+        panic!("a struct lists its fields")
+    };
+    let notes = Unsized::Value {
+        what: "an array of Strings with no `#[validate(items(max_length = N))]`",
+        fix: true,
+    };
+    assert_eq!(elements, &[sz::element_of("notes", true, (None, notes))]);
+    assert_eq!(Profile::MAX_BSON_SIZE, None);
+    let why = Profile::UNSIZED.to_string();
+    assert_eq!(
+        why,
+        "`Profile.notes` is an array of Strings with no `#[validate(items(max_length = N))]`; add it to `Profile.notes`"
+    );
 }
 
 /// Every scalar whose size its spelling tells, bare and inside the wrappers that write

@@ -280,20 +280,84 @@ fn peel_array(ty: &Type) -> Option<&Type> {
 /// size the attributes fix is a struct literal, with its bytes counted here as
 /// `runtime::size::element` counts them (type byte, key, NUL, value).
 pub(crate) fn element_part(f: &Field) -> TokenStream {
+    match piece(f) {
+        Piece::Known(size) => {
+            let key = f.name.as_deref().unwrap_or_default();
+            let many = is_many(f);
+            let size = size_tokens(Some(size));
+            quote!(__ds::sz::Element { key: #key, many: #many, size: #size, why: __ds::sz::Unsized::Known })
+        }
+        Piece::Unbounded(tokens) | Piece::Looked(tokens) => tokens,
+    }
+}
+
+/// One element of a document, by what it can change in the document's size and its
+/// reason (`runtime::size`: the sizes are added up, and the first element with no
+/// bound is the one a message names).
+enum Piece {
+    /// A size the attributes fix, the element's bytes (type byte, key, NUL, value):
+    /// such an element only adds to the total, it is never named.
+    Known(usize),
+    /// No bound, from the attributes alone: the document has none either, and no
+    /// element after this one can be named.
+    Unbounded(TokenStream),
+    /// A size the compiler looks up, or a flattened document's elements.
+    Looked(TokenStream),
+}
+
+/// [`element_part`], as the [`Piece`] it is.
+fn piece(f: &Field) -> Piece {
     let part = value_data(f);
     if f.serde.flatten.is_some() {
         let part = part.tokens();
-        return quote!(__ds::sz::flattened_of(#part));
+        return Piece::Looked(quote!(__ds::sz::flattened_of(#part)));
     }
     let key = f.name.as_deref().unwrap_or_default();
     let many = is_many(f);
     match part {
-        ValuePart::Data(size, why) => {
-            let size = size_tokens(size.map(|n| n + key.len() + 2));
-            quote!(__ds::sz::Element { key: #key, many: #many, size: #size, why: #why })
-        }
-        ValuePart::Expr(part) => quote!(__ds::sz::element_of(#key, #many, #part)),
+        ValuePart::Data(Some(size), _) => Piece::Known(size + key.len() + 2),
+        ValuePart::Data(None, why) => Piece::Unbounded(
+            quote!(__ds::sz::Element { key: #key, many: #many, size: ::core::option::Option::<usize>::None, why: #why }),
+        ),
+        ValuePart::Expr(part) => Piece::Looked(quote!(__ds::sz::element_of(#key, #many, #part))),
     }
+}
+
+/// A document's size list (`Unsized::Fields`) from its elements in order, `known`
+/// bytes (a tag's element, say) besides them: only what can change the size or the
+/// element a message names is written. The runtime adds the sizes up and names the
+/// first element with no bound, so
+/// - the sizes the attributes fix are added up here, into one element (or a few,
+///   each under [`DATA_MAX`]) placed last: they are never named;
+/// - the list ends at the first element that has no bound by its attributes alone:
+///   the total is then unknown, and nothing after it can be named first.
+///
+/// The elements in between (sizes the compiler looks up) stay, in order. The size
+/// and the reason read from the list are the ones the whole list gives.
+fn size_list(pieces: impl IntoIterator<Item = Piece>, known: usize) -> Vec<TokenStream> {
+    let mut out = Vec::new();
+    let mut sums = Vec::new();
+    let mut sum = known;
+    for p in pieces {
+        match p {
+            Piece::Known(n) if sum as u128 + n as u128 > DATA_MAX && sum > 0 => {
+                sums.push(sum);
+                sum = n;
+            }
+            Piece::Known(n) => sum += n,
+            Piece::Looked(tokens) => out.push(tokens),
+            Piece::Unbounded(tokens) => {
+                out.push(tokens);
+                return out;
+            }
+        }
+    }
+    sums.push(sum);
+    out.extend(sums.into_iter().filter(|n| *n > 0).map(|n| {
+        let size = size_tokens(Some(n));
+        quote!(__ds::sz::Element { key: "", many: false, size: #size, why: __ds::sz::Unsized::Known })
+    }));
+    out
 }
 
 /// The name of the constant holding a model's `_id` element ([`id_element`]), which
@@ -314,23 +378,30 @@ pub(crate) fn id_element(c: &Container) -> TokenStream {
     }
 }
 
-/// The elements of `fields`, each one spelled as `id` (the model's `_id` element)
-/// naming its constant instead, so that the compiler checks that expression once.
-fn id_named<'a>(fields: impl IntoIterator<Item = &'a Field>, id: Option<&str>) -> Vec<TokenStream> {
+/// The size list of a document of `fields` ([`size_list`]), `known` bytes besides
+/// them, each element spelled as `id` (the model's `_id` element) naming its constant
+/// instead, so that the compiler checks that expression once.
+fn id_named<'a>(
+    fields: impl IntoIterator<Item = &'a Field>,
+    id: Option<&str>,
+    known: usize,
+) -> Vec<TokenStream> {
     let name = id_ident();
-    fields
-        .into_iter()
-        .map(|f| {
-            let part = element_part(f);
-            // Only a field stored as `_id` can spell the id's element: printing the
-            // others to compare them would ask the compiler once each, for nothing.
-            let stored_as_id = f.name.as_deref() == Some("_id") && f.serde.flatten.is_none();
-            match id {
-                Some(id) if stored_as_id && part.to_string() == id => quote!(#name),
-                _ => part,
+    let pieces = fields.into_iter().map(|f| {
+        // Only a field stored as `_id` can spell the id's element: printing the
+        // others to compare them would ask the compiler once each, for nothing.
+        let stored_as_id = f.name.as_deref() == Some("_id") && f.serde.flatten.is_none();
+        match (piece(f), id) {
+            (Piece::Looked(part), Some(id)) if stored_as_id && part.to_string() == id => {
+                Piece::Looked(quote!(#name))
             }
-        })
-        .collect()
+            (Piece::Unbounded(part), Some(id)) if stored_as_id && part.to_string() == id => {
+                Piece::Unbounded(quote!(#name))
+            }
+            (piece, _) => piece,
+        }
+    });
+    size_list(pieces, known)
 }
 
 /// A document of some of `owner`'s fields (a projection's view): `(size, reason)`
@@ -389,19 +460,21 @@ fn tagged_variants(
                 unknown(format!("`{name}`, a tuple variant, whose size docshape does not estimate"))
             }
             style => {
+                // The tag's element as `runtime::size::tag_of` counts it: type byte,
+                // key, NUL, and the string value (length, bytes, NUL).
+                let tag_size = tag.len() + 2 + value.len() + 5;
                 let parts: Vec<TokenStream> = match style {
                     // A newtype variant: its inner document's elements, merged with the
                     // tag (serde writes no other newtype under an internal tag). None of
                     // them is the `_id` element.
-                    darling::ast::Style::Tuple => v
-                        .fields
-                        .iter()
-                        .map(|f| {
+                    darling::ast::Style::Tuple => size_list(
+                        v.fields.iter().map(|f| {
                             let part = value_part(f);
-                            quote!(__ds::sz::flattened_of(#part))
-                        })
-                        .collect(),
-                    _ => id_named(v.fields.iter().filter(|f| !f.serde.skip), id),
+                            Piece::Looked(quote!(__ds::sz::flattened_of(#part)))
+                        }),
+                        tag_size,
+                    ),
+                    _ => id_named(v.fields.iter().filter(|f| !f.serde.skip), id, tag_size),
                 };
                 let elements = quote::format_ident!("__DS_VARIANT_{}", i);
                 lists.push((elements.clone(), value, parts));
@@ -413,15 +486,9 @@ fn tagged_variants(
     // The fields several variants store alike: one constant element each.
     let (idents, rest): (Vec<_>, Vec<_>) = lists.into_iter().map(|(e, v, p)| ((e, v), p)).unzip();
     let (mut items, parts) = crate::common::shared::share("ELEMENT", &quote!(__ds::sz::Element), rest);
-    for ((elements, value), parts) in idents.into_iter().zip(parts) {
-        // The tag's element as `runtime::size::tag_of` counts it: type byte, key, NUL,
-        // and the string value (length, bytes, NUL).
-        let size = tag.len() + 2 + value.len() + 5;
+    for ((elements, _), parts) in idents.into_iter().zip(parts) {
         items.extend(quote! {
-            const #elements: &[__ds::sz::Element] = &[
-                __ds::sz::Element { key: #tag, many: false, size: ::core::option::Option::Some(#size), why: __ds::sz::Unsized::Known }
-                #(, #parts)*
-            ];
+            const #elements: &[__ds::sz::Element] = &[#(#parts),*];
         });
     }
     Some((items, quote!(&[#(#sizes),*])))
@@ -453,7 +520,7 @@ fn container_size(c: &Container, id: Option<&str>) -> Size {
             if c.serde.tag.is_some() {
                 return unknown(format!("`{owner}`, written with a tag docshape does not size"));
             }
-            let parts = id_named(fields.iter().filter(|f| !f.serde.skip), id);
+            let parts = id_named(fields.iter().filter(|f| !f.serde.skip), id, 0);
             Size::Parts(quote!(&[#(#parts),*]))
         }
         Body::Struct(darling::ast::Style::Tuple, fields) => {
@@ -591,10 +658,9 @@ mod tests {
                 Purchase { #[serde(rename = "_id")] id: i64, #[serde(skip)] cached: u8, order: String },
             }"#,
         );
-        // One list per variant, the tag's element first with the discriminator value;
-        // the `_id` both variants store alike is the model's one constant element,
-        // named by both and by `Identified::ID_SIZE`.
-        // An `i64` is 8 bytes, written as a number: key, type byte and NUL make 13.
+        // One list per variant. The `_id` both variants store alike is the model's one
+        // constant element, named by `Identified::ID_SIZE`; an `i64` is 8 bytes, written
+        // as a number: key, type byte and NUL make 13.
         assert_eq!(text.matches(r#"key : "_id""#).count(), 1, "{text}");
         assert!(
             text.contains(
@@ -603,12 +669,17 @@ mod tests {
             "{text}"
         );
         assert!(text.contains(r#"__ds :: sz :: id_of ("Event" , & [__DS_ID_ELEMENT])"#), "{text}");
+        // Every size of `Click` is fixed by its attributes: one element of their sum,
+        // the tag's (1 + "kind" + 1, then 4 + "click" + 1: 16), the `_id` (13) and
+        // `user` (a String of at most 8 code points, 37, under its key: 43).
         assert!(
-            text.contains(r#"const __DS_VARIANT_0 : & [__ds :: sz :: Element] = & [__ds :: sz :: Element { key : "kind" , many : false , size : :: core :: option :: Option :: Some (16usize) , why : __ds :: sz :: Unsized :: Known } , __DS_ID_ELEMENT , __ds :: sz :: Element { key : "user""#),
+            text.contains(r#"const __DS_VARIANT_0 : & [__ds :: sz :: Element] = & [__ds :: sz :: Element { key : "" , many : false , size : :: core :: option :: Option :: Some (72usize) , why : __ds :: sz :: Unsized :: Known }] ;"#),
             "{text}"
         );
+        // `order` has no bound: `Purchase` has none, `order` is the field to blame, and
+        // nothing else is listed.
         assert!(
-            text.contains(r#"__ds :: sz :: Element { key : "kind" , many : false , size : :: core :: option :: Option :: Some (14usize) , why : __ds :: sz :: Unsized :: Known } , __DS_ID_ELEMENT , __ds :: sz :: Element { key : "order""#),
+            text.contains(r#"const __DS_VARIANT_1 : & [__ds :: sz :: Element] = & [__ds :: sz :: Element { key : "order" , many : false , size : :: core :: option :: Option :: < usize > :: None , why : __ds :: sz :: NO_MAX_LENGTH }] ;"#),
             "{text}"
         );
         // Skipped fields are not stored, so not sized.
@@ -636,9 +707,11 @@ mod tests {
             r#"#[serde(tag = "t")] enum Shape { Dot, Circle { r: f64 }, Wrapped(Inner), Pair(i32, i32) }"#,
         );
         // The tag's element, counted as `tag_of` counts it: 1 + "t" + 1, then 4 + "Dot" + 1.
-        assert!(text.contains(r#"const __DS_VARIANT_0 : & [__ds :: sz :: Element] = & [__ds :: sz :: Element { key : "t" , many : false , size : :: core :: option :: Option :: Some (11usize) , why : __ds :: sz :: Unsized :: Known }] ;"#), "{text}");
+        assert!(text.contains(r#"const __DS_VARIANT_0 : & [__ds :: sz :: Element] = & [__ds :: sz :: Element { key : "" , many : false , size : :: core :: option :: Option :: Some (11usize) , why : __ds :: sz :: Unsized :: Known }] ;"#), "{text}");
+        // The tag (14) and `r`, an f64 under its key (11), added up.
+        assert!(text.contains(r#"const __DS_VARIANT_1 : & [__ds :: sz :: Element] = & [__ds :: sz :: Element { key : "" , many : false , size : :: core :: option :: Option :: Some (25usize) , why : __ds :: sz :: Unsized :: Known }] ;"#), "{text}");
         // A newtype variant: its inner document's elements beside the tag.
-        assert!(text.contains(r#"& [__ds :: sz :: Element { key : "t" , many : false , size : :: core :: option :: Option :: Some (15usize) , why : __ds :: sz :: Unsized :: Known } , __ds :: sz :: flattened_of (__ds :: Probe :: < Inner > :: PART)]"#), "{text}");
+        assert!(text.contains(r#"& [__ds :: sz :: flattened_of (__ds :: Probe :: < Inner > :: PART) , __ds :: sz :: Element { key : "" , many : false , size : :: core :: option :: Option :: Some (15usize) , why : __ds :: sz :: Unsized :: Known }]"#), "{text}");
         assert!(text.contains(r#"VariantSize :: unknown ("Pair" , __ds :: sz :: Unsized :: Value { what : "`Shape::Pair`, a tuple variant, whose size docshape does not estimate""#), "{text}");
     }
 

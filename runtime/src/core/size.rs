@@ -161,7 +161,10 @@ pub enum Unsized {
     Fields {
         /// The type's name, where the path starts.
         owner: &'static str,
-        /// Its stored elements, in order.
+        /// Its stored elements, in order, as far as they decide the size and the
+        /// element to blame: a derived type's list adds the sizes its attributes fix
+        /// into one element with no key (never named), and ends at the first element
+        /// whose attributes leave it with no bound.
         elements: &'static [Element],
     },
     /// A `Ref<T>`: as large as `T`'s `_id`, which is `id` (a [`Unsized::Fields`] of the
@@ -186,8 +189,9 @@ impl std::fmt::Display for Unsized {
 }
 
 /// One stored element of a document, as sized: its key (`""` for the merged fields of
-/// a `#[serde(flatten)]`), whether it is an array (so that a path into its items reads
-/// `key[]`), its size with the type byte and key, and why that is unknown.
+/// a `#[serde(flatten)]`, and for the fields whose sizes a derived type's list adds up
+/// into one), whether it is an array (so that a path into its items reads `key[]`),
+/// its size with the type byte and key, and why that is unknown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Element {
     /// The stored key.
