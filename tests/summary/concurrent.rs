@@ -32,6 +32,8 @@ const SELLERS: [&str; 5] = ["s0", "s1", "s2", "s3", "s4"];
 const ORDERS: u64 = 6;
 /// The lease of the workers killed under a new id each time.
 const LEASE: Duration = Duration::from_millis(250);
+/// How often the killed workers look for jobs when they found none.
+const POLL: Duration = Duration::from_millis(10);
 
 /// Runs `row` (built anew for each attempt) alone, or in a transaction of its own.
 async fn send(
@@ -107,7 +109,12 @@ async fn concurrent_writers_and_killed_workers_leave_no_drift() {
     // application's commit and its acknowledgement, included), two at a time, while
     // the writers run: one restarted under the same id (it resumes its leased jobs at
     // once), one under a new id with a short lease (its jobs are taken over when the
-    // lease ends).
+    // lease ends). Restarted after a pause, as a supervisor restarts a crashed
+    // worker, and polling every `POLL`: the test's own load then stays bounded. With
+    // no pause and a 2 ms poll, the workers sent about a thousand commands a second
+    // for as long as the writers ran; the longer they ran, the more they sent, and on
+    // a loaded machine the one test server slowed until a writer lost its transaction
+    // to conflicts for the whole of its retry budget.
     let killer = {
         let (db, writing) = ((*db).clone(), writing.clone());
         tokio::spawn(async move {
@@ -116,15 +123,11 @@ async fn concurrent_writers_and_killed_workers_leave_no_drift() {
             while writing.load(Ordering::Relaxed) {
                 let a = tokio::spawn({
                     let db = db.clone();
-                    async move {
-                        Worker::new(&db).id("killed-a").jobs_per_claim(4).run(Duration::from_millis(2)).await
-                    }
+                    async move { Worker::new(&db).id("killed-a").jobs_per_claim(4).run(POLL).await }
                 });
                 let b = tokio::spawn({
                     let db = db.clone();
-                    async move {
-                        Worker::new(&db).jobs_per_claim(1).lease(LEASE).run(Duration::from_millis(2)).await
-                    }
+                    async move { Worker::new(&db).jobs_per_claim(1).lease(LEASE).run(POLL).await }
                 });
                 tokio::time::sleep(Duration::from_millis(1 + rng.below(25))).await;
                 a.abort();
@@ -135,6 +138,8 @@ async fn concurrent_writers_and_killed_workers_leave_no_drift() {
                     }
                 }
                 kills += 2;
+                // The restart's pause: no worker runs, and jobs pile up meanwhile.
+                tokio::time::sleep(Duration::from_millis(1 + rng.below(25))).await;
             }
             kills
         })
